@@ -1,0 +1,110 @@
+"""The on-disk model cache.
+
+Entries are keyed by a hash of everything that affects training (the caller's
+config dict, the seed, the device type and a fingerprint of the code that
+builds data, models and training).  Writes are atomic (temporary file +
+``os.replace``); a ``filelock`` per entry makes concurrent xdist workers train a
+model once and share it; entries are read with ``torch.load(weights_only=True)``
+and a corrupt or mismatching entry is discarded and rebuilt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import warnings
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+from filelock import FileLock
+
+from . import __version__
+
+#: Modules whose source decides what a trained model looks like.
+_CODE_MODULES = ("formulas.py", "symbolic_data.py", "models.py", "training.py")
+LOCK_TIMEOUT_S = 3600.0
+
+
+def code_fingerprint() -> str:
+    """Hash of the package version and the source of the training-relevant modules."""
+    h = hashlib.sha256(__version__.encode())
+    here = Path(__file__).parent
+    for name in _CODE_MODULES:
+        h.update((here / name).read_bytes())
+    return h.hexdigest()[:16]
+
+
+def cache_key(config: dict[str, Any]) -> str:
+    """Stable hash of a JSON-serialisable training config plus the code fingerprint."""
+    payload = json.dumps({"config": config, "code": code_fingerprint(), "torch": torch.__version__}, sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()[:24]
+
+
+class CorruptEntry(Exception):
+    """A cache file that cannot be read or does not match its key."""
+
+
+class ModelCache:
+    """Train-or-load store of model state dicts under ``root/<suite>/<key>.pt``."""
+
+    def __init__(self, root: str | os.PathLike[str]):
+        self.root = Path(root)
+
+    def path(self, suite: str, key: str) -> Path:
+        return self.root / suite / f"{key}.pt"
+
+    def get_or_train(
+        self,
+        suite: str,
+        config: dict[str, Any],
+        train: Callable[[], tuple[dict[str, torch.Tensor], dict[str, Any]]],
+    ) -> tuple[dict[str, torch.Tensor], dict[str, Any], bool]:
+        """Return ``(state_dict, meta, trained_now)``.
+
+        ``train`` is called only when no valid entry exists; it returns the state
+        dict and JSON-like metadata (numbers, strings, lists) to store beside it.
+        """
+        key = cache_key(config)
+        path = self.path(suite, key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(path) + ".lock", timeout=LOCK_TIMEOUT_S):
+            if path.exists():
+                try:
+                    state, meta = self._load(path, key)
+                    return state, meta, False
+                except CorruptEntry as exc:
+                    warnings.warn(f"chaosmining: discarding corrupt cache entry {path}: {exc}", stacklevel=2)
+                    path.unlink(missing_ok=True)
+            state, meta = train()
+            meta = {**meta, "key": key, "config": json.dumps(config, sort_keys=True)}
+            self._save(path, state, meta)
+            return state, meta, True
+
+    @staticmethod
+    def _load(path: Path, key: str) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+        try:
+            payload = torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as exc:  # truncated, garbage, or unpickling refused
+            raise CorruptEntry(f"{type(exc).__name__}: {exc}") from exc
+        if not isinstance(payload, dict) or "state_dict" not in payload or "meta" not in payload:
+            raise CorruptEntry("unexpected layout")
+        if payload["meta"].get("key") != key:
+            raise CorruptEntry("key mismatch")
+        return payload["state_dict"], payload["meta"]
+
+    @staticmethod
+    def _save(path: Path, state: dict[str, torch.Tensor], meta: dict[str, Any]) -> None:
+        state = {k: v.detach().cpu() for k, v in state.items()}
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                torch.save({"state_dict": state, "meta": meta}, fh)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise

@@ -1,0 +1,156 @@
+"""The per-session state the suites use: settings, device, explainers,
+thresholds, baseline, model cache, progress lines and result recording.
+
+Created by the plugin when ``--chaosmining`` is on; heavy imports happen here,
+lazily, never in the entry module.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from pathlib import Path
+from typing import Any
+
+from .results import OUTCOME_PROPERTY, USER_PROPERTY, Record
+from .settings import Settings
+
+
+class ConformanceFailure(AssertionError):
+    """A measured value fell below its threshold or its baseline."""
+
+
+class ChaosminingContext:
+    """Everything a suite needs from the session, created once per process."""
+
+    def __init__(self, config: Any, settings: Settings):
+        self.config = config
+        self.settings = settings
+        self._models: dict[Any, Any] = {}
+
+    # -- lazily built session resources ------------------------------------
+    @functools.cached_property
+    def device(self) -> Any:
+        import torch
+
+        name = self.settings.device or ("cuda" if torch.cuda.is_available() else "cpu")
+        return torch.device(name)
+
+    @functools.cached_property
+    def all_explainers(self) -> dict[str, Any]:
+        from .explainers import collect_explainers
+
+        return collect_explainers(self.config.hook.pytest_chaosmining_explainers(config=self.config))
+
+    @functools.cached_property
+    def explainers(self) -> dict[str, Any]:
+        """The registered explainers, filtered by ``--chaosmining-explainers``."""
+        from .explainers import select
+
+        return select(self.all_explainers, list(self.settings.explainers))
+
+    @functools.cached_property
+    def thresholds(self) -> Any:
+        from .thresholds import Thresholds
+
+        return Thresholds.load(self.settings.thresholds_file)
+
+    @functools.cached_property
+    def baseline(self) -> Any:
+        from .baseline import Baseline
+
+        return Baseline.load(self.settings.baseline_file) if self.settings.baseline_file else None
+
+    @functools.cached_property
+    def cache(self) -> Any:
+        from .cache import ModelCache
+
+        root = self.settings.cache_dir
+        if root is None:
+            import platformdirs
+
+            root = Path(platformdirs.user_cache_dir("pytest-chaosmining"))
+        return ModelCache(root)
+
+    # -- symbolic suite -----------------------------------------------------
+    def symbolic_cases(self) -> list[Any]:
+        from .symbolic_suite import plan_cases
+        from .tiers import SYMBOLIC
+
+        return plan_cases(SYMBOLIC[self.settings.tier], self.settings.seeds, list(self.settings.sweeps))
+
+    def symbolic_cost_case(self) -> Any:
+        from .symbolic_suite import cost_case
+        from .tiers import SYMBOLIC
+
+        return cost_case(SYMBOLIC[self.settings.tier])
+
+    def symbolic_model(self, case: Any) -> Any:
+        """The trained model of ``case``, trained at most once per process (and cached on disk)."""
+        if case not in self._models:
+            from .symbolic_suite import trained_model
+
+            self._models[case] = trained_model(case, self.cache, self.device, self.progress(f"symbolic {case.id}"))
+        return self._models[case]
+
+    def marks_for(self, explainer: str) -> list[Any]:
+        """The random control must fail: its tests are strict xfails, so a
+        threshold loose enough to let it pass turns the run red (XPASS)."""
+        import pytest
+
+        if self.explainers[explainer].control:
+            return [pytest.mark.xfail(raises=ConformanceFailure, strict=True,
+                                      reason="control: random attributions must fail every threshold")]
+        return []
+
+    # -- recording and asserting ---------------------------------------------
+    def tag_test(self, node: Any, suite: str, explainer: str) -> None:
+        """Mark ``node`` as a conformance test of ``explainer`` (for outcome counts)."""
+        node.user_properties.append((OUTCOME_PROPERTY, {"suite": suite, "explainer": explainer}))
+
+    def record(self, node: Any, record: Record) -> Record:
+        """Attach ``record`` to the test report (travels through xdist to the controller)."""
+        record.nodeid = node.nodeid
+        node.user_properties.append((USER_PROPERTY, record.to_dict()))
+        return record
+
+    def require(self, node: Any, record: Record, threshold: float, what: str) -> None:
+        """Record ``record`` with its threshold, then fail if it is below the threshold
+        or regressed against the baseline."""
+        record.threshold = threshold
+        record.passed = record.value >= threshold
+        regression = self.baseline.regression(record, self.settings.max_drop) if self.baseline else None
+        if regression:
+            record.passed = False
+        self.record(node, record)
+        if record.value < threshold:
+            raise ConformanceFailure(
+                f"{what}: {record.metric} {record.value:.4f} < threshold {threshold:.4f} "
+                f"(margin {record.value - threshold:+.4f})"
+            )
+        if regression:
+            raise ConformanceFailure(f"{what}: {regression}")
+
+    # -- progress lines --------------------------------------------------------
+    def progress(self, label: str, every_s: float = 2.0) -> Any:
+        """A training callback printing ``label``, epoch and elapsed time, at most
+        every ``every_s`` seconds and once at the end; silent under ``-q`` or on xdist workers."""
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is None or self.config.get_verbosity() < 0 or hasattr(self.config, "workerinput"):
+            return None
+        capture = self.config.pluginmanager.get_plugin("capturemanager")
+        last = [time.monotonic()]
+
+        def report(epoch: int, epochs: int, elapsed: float, loss: Any) -> None:
+            now = time.monotonic()
+            if epoch != epochs and now - last[0] < every_s:
+                return
+            last[0] = now
+            line = f"chaosmining: training {label}: epoch {epoch}/{epochs}, loss {float(loss):.4g}, {elapsed:.1f} s"
+            if capture is not None:
+                with capture.global_and_fixture_disabled():
+                    reporter.write_line(line)
+            else:
+                reporter.write_line(line)
+
+        return report

@@ -1,0 +1,173 @@
+"""Explainers: the contract, the built-ins, the registry and a guarded call.
+
+An explainer is either a captum ``Attribution`` class (constructed with the
+model, then ``.attribute(inputs, target=..., **kwargs)``) or any callable
+``(model, inputs, target) -> Tensor`` of the inputs' shape.  Wrap either in
+:class:`Explainer` to pass keyword arguments or to declare which exact ground
+truth it estimates ('gradient', 'ablation' or 'path').
+
+Registration, merged in this order: the built-ins, installed packages through
+the ``pytest_chaosmining.explainers`` entry-point group (entry-point name =
+explainer name), and ``pytest_chaosmining_explainers(config)`` hooks in
+conftest files or plugins.
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import Any, Callable
+
+ENTRY_POINT_GROUP = "pytest_chaosmining.explainers"
+BUILTIN_NAMES = ("SA", "DL", "IG", "FA", "random")
+CONTROL_NAME = "random"
+IG_STEPS = 10
+
+
+class ExplainerError(Exception):
+    """An explainer raised or returned something unusable; names the explainer."""
+
+
+@dataclass
+class Explainer:
+    """A registered explainer.
+
+    ``method``: a captum Attribution class or a callable ``(model, inputs, target)``.
+    ``attribute_kwargs``: extra keyword arguments for ``attribute``.
+    ``ground_truth``: the exact quantity it estimates, if any ('gradient',
+    'ablation', 'path'), used for the attribution-UScore report column.
+    """
+
+    name: str
+    method: Any
+    attribute_kwargs: dict[str, Any] = field(default_factory=dict)
+    ground_truth: str | None = None
+    source: str = "user"
+    control: bool = False
+
+    @property
+    def is_captum(self) -> bool:
+        return inspect.isclass(self.method) and hasattr(self.method, "attribute")
+
+
+def _random_attribution(model: Any, inputs: Any, target: Any) -> Any:
+    """The control: uniform noise, seeded, independent of the model."""
+    import torch
+
+    gen = torch.Generator(device="cpu").manual_seed(0)
+    return torch.rand(inputs.shape, generator=gen, dtype=inputs.dtype).to(inputs.device)
+
+
+def builtin_explainers() -> dict[str, Explainer]:
+    """SA, DL, IG (10 steps, zero baseline), FA (zero baseline) and the random control."""
+    from captum.attr import DeepLift, FeatureAblation, IntegratedGradients, Saliency
+
+    return {
+        "SA": Explainer("SA", Saliency, {"abs": False}, "gradient", "builtin"),
+        "DL": Explainer("DL", DeepLift, {}, "path", "builtin"),
+        "IG": Explainer("IG", IntegratedGradients, {"n_steps": IG_STEPS, "internal_batch_size": 4096}, "path", "builtin"),
+        "FA": Explainer("FA", FeatureAblation, {"perturbations_per_eval": 8}, "ablation", "builtin"),
+        CONTROL_NAME: Explainer(CONTROL_NAME, _random_attribution, {}, None, "builtin", control=True),
+    }
+
+
+def as_explainer(name: str, obj: Any, source: str) -> Explainer:
+    """Normalise a registered object into an :class:`Explainer`."""
+    if isinstance(obj, Explainer):
+        obj.name = name
+        obj.source = source
+        return obj
+    if inspect.isclass(obj) and hasattr(obj, "attribute"):
+        return Explainer(name, obj, source=source)
+    if callable(obj):
+        return Explainer(name, obj, source=source)
+    return Explainer(name, _not_an_explainer(name, obj), source=source)
+
+
+def _not_an_explainer(name: str, obj: Any) -> Callable[..., Any]:
+    def fail(model: Any, inputs: Any, target: Any) -> Any:
+        raise TypeError(f"registered object {obj!r} is neither a captum Attribution class nor a callable")
+
+    return fail
+
+
+def _failed_load(error: BaseException) -> Callable[..., Any]:
+    def fail(model: Any, inputs: Any, target: Any) -> Any:
+        raise RuntimeError(f"could not load entry point: {type(error).__name__}: {error}")
+
+    return fail
+
+
+def collect_explainers(hook_results: list[dict[str, Any]]) -> dict[str, Explainer]:
+    """Merge built-ins, entry-point explainers and hook results (later wins, with a warning)."""
+    registry = builtin_explainers()
+
+    def add(name: str, obj: Any, source: str) -> None:
+        if name in registry:
+            warnings.warn(f"chaosmining: explainer {name!r} from {source} replaces the one from {registry[name].source}")
+        registry[name] = as_explainer(name, obj, source)
+
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            obj = ep.load()
+        except Exception as exc:  # a broken package fails its own tests, not the session
+            obj = _failed_load(exc)
+        add(ep.name, obj, f"entry point {ep.value}")
+    for result in hook_results:
+        if not isinstance(result, dict):
+            raise TypeError(f"pytest_chaosmining_explainers must return a dict, got {type(result).__name__}")
+        for name, obj in result.items():
+            add(str(name), obj, "pytest_chaosmining_explainers hook")
+    return registry
+
+
+def select(registry: dict[str, Explainer], names: list[str] | None) -> dict[str, Explainer]:
+    """Keep only ``names`` (all when None); unknown names raise ``KeyError`` listing the known ones."""
+    if not names:
+        return registry
+    unknown = [n for n in names if n not in registry]
+    if unknown:
+        raise KeyError(f"unknown explainer(s) {unknown}; registered: {sorted(registry)}")
+    return {n: registry[n] for n in names}
+
+
+def attribute(
+    explainer: Explainer,
+    model: Any,
+    inputs: Any,
+    target: Any,
+    extra_kwargs: dict[str, Any] | None = None,
+) -> Any:
+    """Run ``explainer`` and validate its output (tensor, same shape and device,
+    finite).  Any failure is re-raised as :class:`ExplainerError` naming it."""
+    import torch
+
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", module="captum")
+            if explainer.is_captum:
+                kwargs = {**(extra_kwargs or {}), **explainer.attribute_kwargs}
+                out = explainer.method(model).attribute(inputs, target=target, **kwargs)
+            else:
+                out = explainer.method(model, inputs, target)
+    except Exception as exc:
+        raise ExplainerError(f"explainer {explainer.name!r} raised {type(exc).__name__}: {exc}") from exc
+    if isinstance(out, tuple) and len(out) == 1:
+        out = out[0]
+    if not isinstance(out, torch.Tensor):
+        raise ExplainerError(f"explainer {explainer.name!r} returned {type(out).__name__}, expected a torch.Tensor")
+    if out.shape != inputs.shape:
+        raise ExplainerError(
+            f"explainer {explainer.name!r} returned shape {tuple(out.shape)}, expected the inputs' shape {tuple(inputs.shape)}"
+        )
+    if out.device != inputs.device:
+        raise ExplainerError(f"explainer {explainer.name!r} returned a tensor on {out.device}, inputs are on {inputs.device}")
+    if not torch.is_floating_point(out):
+        out = out.to(torch.float32)
+    finite = torch.isfinite(out)
+    if not bool(finite.all()):
+        bad = int((~finite).sum())
+        raise ExplainerError(f"explainer {explainer.name!r} returned {bad} non-finite value(s) (NaN/inf)")
+    return out.detach()

@@ -1,0 +1,251 @@
+"""Report writers: results.json, results.csv, report.md, a PNG plot and the
+terminal summary table."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from .results import Record
+
+MODEL_LEVEL = "-"  # explainer column of model-level records (prediction quality)
+VARIANT_FIELDS = ("noise_features", "label_noise", "n_samples")
+
+
+def _frame(records: list[Record]) -> Any:
+    import pandas as pd
+
+    rows = [{**{k: v for k, v in r.to_dict().items() if k != "condition"}, **r.condition} for r in records]
+    return pd.DataFrame(rows)
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
+def _pm(values: Any, digits: int = 3) -> str:
+    values = [float(v) for v in values]
+    if not values:
+        return ""
+    import numpy as np
+
+    mean = float(np.mean(values))
+    std = float(np.std(values)) if len(values) > 1 else 0.0
+    return f"{mean:.{digits}f} ± {std:.{digits}f}"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return out
+
+
+def _variant(row: Any) -> str:
+    return f"nf={int(row['noise_features'])}, ln={row['label_noise']:g}, n={int(row['n_samples'])}, {row['model']}"
+
+
+def _explainer_order(names: Any) -> list[str]:
+    fixed = ["SA", "DL", "IG", "FA"]
+    names = [n for n in dict.fromkeys(names) if n != MODEL_LEVEL]
+    return [n for n in fixed if n in names] + sorted(n for n in names if n not in fixed and n != "random") + (
+        ["random"] if "random" in names else []
+    )
+
+
+def _symbolic_sections(df: Any) -> list[str]:
+    sym = df[df["suite"] == "symbolic"].copy()
+    if sym.empty:
+        return []
+    sym["variant"] = sym.apply(_variant, axis=1)
+    explainers = _explainer_order(sym["explainer"])
+    lines = ["## Symbolic functions", ""]
+    lines += [
+        "Per seed, each value is the mean over formulas; cells give mean ± std over seeds. "
+        "`Pred` is the UScore of the model's test predictions against the noise-free target.",
+        "",
+    ]
+    header = ["condition", "Pred (UScore)"] + [f"{e} (FPrec)" for e in explainers]
+    rows = []
+    for variant, group in sym.groupby("variant", sort=False):
+        pred = group[(group.metric == "uscore") & (group.explainer == MODEL_LEVEL)]
+        row = [variant, _pm(pred.groupby("seed")["value"].mean())]
+        for e in explainers:
+            sel = group[(group.metric == "fprec") & (group.explainer == e)]
+            row.append(_pm(sel.groupby("seed")["value"].mean()))
+        rows.append(row)
+    lines += _table(header, rows) + [""]
+
+    lines += ["### Per formula (mean ± std over seeds)", ""]
+    for variant, group in sym.groupby("variant", sort=False):
+        lines += [f"**{variant}**", ""]
+        rows = []
+        for formula, fg in group.groupby("formula"):
+            pred = fg[(fg.metric == "uscore") & (fg.explainer == MODEL_LEVEL)]["value"]
+            row = [f"f{int(formula):02d}", _pm(pred)]
+            for e in explainers:
+                sel = fg[(fg.metric == "fprec") & (fg.explainer == e)]
+                row.append(_pm(sel["value"]) if len(sel) else "skipped")
+            rows.append(row)
+        lines += _table(["formula", "Pred (UScore)"] + [f"{e} (FPrec)" for e in explainers], rows) + [""]
+
+    gt = sym[sym.metric == "attr_uscore"]
+    if not gt.empty:
+        lines += [
+            "### Attributions against exact ground truth (UScore of L1-normalised vectors)",
+            "",
+            "SA is compared with ∂f/∂x, FA with the ablation delta, IG and DL with the 10-step path sum.",
+            "",
+        ]
+        gexpl = _explainer_order(gt["explainer"])
+        rows = []
+        for variant, group in gt.groupby("variant", sort=False):
+            rows.append([variant] + [_pm(group[group.explainer == e].groupby("seed")["value"].mean()) for e in gexpl])
+        lines += _table(["condition"] + gexpl, rows) + [""]
+    return lines
+
+
+def _cost_sections(df: Any) -> list[str]:
+    cost = df[df.metric.isin(["time_ms", "peak_mem_mb"])]
+    if cost.empty:
+        return []
+    lines = [
+        "## Attribution cost",
+        "",
+        "Time and peak memory of one attribution call over the whole test set "
+        "(CPU memory: sampled peak RSS growth; CUDA: max_memory_allocated growth).",
+        "",
+    ]
+    rows = []
+    for (suite, e), group in cost.groupby(["suite", "explainer"], sort=True):
+        t = group[group.metric == "time_ms"]["value"]
+        m = group[group.metric == "peak_mem_mb"]["value"]
+        rows.append([suite, e, _pm(t, 1), _pm(m, 1), str(len(t))])
+    lines += _table(["suite", "explainer", "time (ms)", "peak memory (MiB)", "calls"], rows) + [""]
+    return lines
+
+
+def _outcome_section(outcomes: dict[str, int]) -> list[str]:
+    if not outcomes:
+        return []
+    table: dict[tuple[str, str], Counter[str]] = {}
+    for key, n in outcomes.items():
+        suite, explainer, outcome = key.split("|")
+        table.setdefault((suite, explainer), Counter())[outcome] += n
+    kinds = ["passed", "failed", "skipped", "xfailed", "xpassed"]
+    rows = [[s, e] + [str(c.get(k, 0)) for k in kinds] for (s, e), c in sorted(table.items())]
+    return [
+        "## Conformance tests",
+        "",
+        "`random` is the control: its tests are expected to fail (xfailed); an xpassed control means a threshold is too low.",
+        "",
+    ] + _table(["suite", "explainer"] + kinds, rows) + [""]
+
+
+def build_markdown(records: list[Record], meta: dict[str, Any], outcomes: dict[str, int]) -> str:
+    """The Markdown report: run metadata, paper-style tables, cost, outcomes."""
+    lines = ["# ChaosMining conformance report", ""]
+    versions = ", ".join(f"{k} {v}" for k, v in meta.get("versions", {}).items() if v)
+    lines += [
+        f"tier **{meta.get('tier')}**, seeds {meta.get('seeds')}, device {meta.get('device')}, "
+        f"explainers {', '.join(meta.get('explainers', []))}; {versions}",
+        "",
+    ]
+    lines += _outcome_section(outcomes)
+    if records:
+        df = _frame(records)
+        lines += _symbolic_sections(df)
+        lines += _cost_sections(df)
+    return "\n".join(lines)
+
+
+def _plot(records: list[Record], path: Path) -> bool:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    df = _frame(records)
+    sym = df[(df.suite == "symbolic") & (df.metric == "fprec")]
+    if sym.empty:
+        return False
+    sym = sym.assign(variant=sym.apply(_variant, axis=1))
+    first = sym["variant"].iloc[0]
+    sym = sym[sym.variant == first]
+    explainers = _explainer_order(sym["explainer"])
+    formulas = sorted(sym["formula"].unique())
+    fig, ax = plt.subplots(figsize=(max(8, len(formulas) * 0.7), 4))
+    width = 0.8 / max(1, len(explainers))
+    for i, e in enumerate(explainers):
+        g = sym[sym.explainer == e].groupby("formula")["value"]
+        mean, std = g.mean(), g.std().fillna(0.0)
+        xs = np.arange(len(formulas)) + i * width
+        ax.bar(xs, [mean.get(f, np.nan) for f in formulas], width, yerr=[std.get(f, 0) for f in formulas], label=e)
+    ax.set_xticks(np.arange(len(formulas)) + 0.4 - width / 2)
+    ax.set_xticklabels([f"f{int(f)}" for f in formulas])
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("FPrec")
+    ax.set_title(f"Symbolic suite, {first}")
+    ax.legend(ncol=len(explainers), fontsize=8, loc="lower left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return True
+
+
+def write_reports(
+    out_dir: Path, records: list[Record], meta: dict[str, Any], outcomes: dict[str, int], markdown: str
+) -> list[str]:
+    """Write results.json, results.csv, report.md and fprec.png into ``out_dir``."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    payload = {"meta": meta, "outcomes": outcomes, "records": [r.to_dict() for r in records]}
+    _atomic_write(out_dir / "results.json", json.dumps(payload, indent=1, sort_keys=True))
+    written.append(str(out_dir / "results.json"))
+    cond_keys = sorted({k for r in records for k in r.condition})
+    fields = ["suite", "model", "explainer", *cond_keys, "seed", "metric", "value", "threshold", "passed", "nodeid"]
+    fd, tmp = tempfile.mkstemp(dir=out_dir, prefix="results.csv", suffix=".tmp")
+    with os.fdopen(fd, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=fields)
+        writer.writeheader()
+        for r in records:
+            row = {k: v for k, v in r.to_dict().items() if k != "condition"}
+            writer.writerow({**row, **r.condition})
+    os.replace(tmp, out_dir / "results.csv")
+    written.append(str(out_dir / "results.csv"))
+    _atomic_write(out_dir / "report.md", markdown + "\n")
+    written.append(str(out_dir / "report.md"))
+    if _plot(records, out_dir / "fprec.png"):
+        written.append(str(out_dir / "fprec.png"))
+    return written
+
+
+def terminal_table(records: list[Record], outcomes: Counter[tuple[str, str, str]]) -> list[str]:
+    """Per suite and explainer: test outcomes, mean FPrec and mean attribution time."""
+    stats: dict[tuple[str, str], dict[str, list[float]]] = {}
+    for r in records:
+        if r.explainer == MODEL_LEVEL:
+            continue
+        stats.setdefault((r.suite, r.explainer), {}).setdefault(r.metric, []).append(r.value)
+    keys = sorted(set(stats) | {(s, e) for s, e, _ in outcomes})
+    lines = [f"{'suite':<10} {'explainer':<14} {'passed':>6} {'failed':>6} {'skipped':>7} {'xfailed':>7} {'FPrec':>7} {'time ms':>8}"]
+    for suite, e in keys:
+        counts = {o: n for (s, x, o), n in outcomes.items() if s == suite and x == e}
+        st = stats.get((suite, e), {})
+        fp = st.get("fprec", [])
+        tm = st.get("time_ms", [])
+        lines.append(
+            f"{suite:<10} {e:<14} {counts.get('passed', 0):>6} {counts.get('failed', 0):>6} "
+            f"{counts.get('skipped', 0):>7} {counts.get('xfailed', 0):>7} "
+            f"{(sum(fp) / len(fp)) if fp else float('nan'):>7.3f} {(sum(tm) / len(tm)) if tm else float('nan'):>8.1f}"
+        )
+    return lines

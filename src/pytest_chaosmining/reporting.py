@@ -1,0 +1,108 @@
+"""Collects results on the controlling process and writes the reports.
+
+Records travel as ``user_properties`` on test reports, so they reach the
+controller the same way with or without xdist.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from collections import Counter
+from importlib import metadata
+from typing import Any
+
+import pytest
+
+from .results import OUTCOME_PROPERTY, USER_PROPERTY, Record, sort_records
+from .settings import Settings
+
+_PACKAGES = ("pytest-chaosmining", "torch", "captum", "numpy", "sympy", "pytest", "pytest-xdist", "pytest-benchmark")
+
+
+def _outcome(report: pytest.TestReport) -> str:
+    if hasattr(report, "wasxfail"):
+        return "xfailed" if report.skipped else "xpassed"
+    return report.outcome
+
+
+class ResultCollector:
+    """A plugin object registered only on the controller when ``--chaosmining`` is on."""
+
+    def __init__(self, config: pytest.Config, settings: Settings):
+        self.config = config
+        self.settings = settings
+        self.records: list[Record] = []
+        self.outcomes: Counter[tuple[str, str, str]] = Counter()
+        self.started = time.time()
+        self.summary_lines: list[str] = []
+        self.written: list[str] = []
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        props = dict(p for p in report.user_properties if p[0] == OUTCOME_PROPERTY)
+        tag = props.get(OUTCOME_PROPERTY)
+        if tag and (report.when == "call" or (report.when == "setup" and not report.passed)):
+            self.outcomes[(tag["suite"], tag["explainer"], _outcome(report))] += 1
+        if report.when == "teardown":
+            self.records += [Record.from_dict(v) for k, v in report.user_properties if k == USER_PROPERTY]
+
+    def metadata(self) -> dict[str, Any]:
+        from .tiers import SYMBOLIC
+
+        versions = {}
+        for name in _PACKAGES:
+            try:
+                versions[name] = metadata.version(name)
+            except metadata.PackageNotFoundError:
+                versions[name] = None
+        context = self.config.stash.get(_context_key(), None)
+        workers = getattr(self.config.option, "numprocesses", None)
+        return {
+            "tier": self.settings.tier,
+            "seeds": self.settings.seeds if self.settings.seeds is not None else SYMBOLIC[self.settings.tier].seeds,
+            "suites": list(self.settings.suites),
+            "explainers": list(context.explainers) if context is not None else [],
+            "sweeps": list(self.settings.sweeps),
+            "device": str(context.device) if context is not None else None,
+            "xdist_workers": workers,
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "versions": versions,
+            "started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(self.started)),
+            "duration_s": round(time.time() - self.started, 1),
+            "baseline": str(self.settings.baseline_file) if self.settings.baseline_file else None,
+        }
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if not self.records and not self.outcomes:
+            return
+        from .report import build_markdown, terminal_table, write_reports
+
+        records = sort_records(self.records)
+        meta = self.metadata()
+        outcomes = {f"{s}|{e}|{o}": n for (s, e, o), n in sorted(self.outcomes.items())}
+        markdown = build_markdown(records, meta, outcomes)
+        if self.settings.report_dir is not None:
+            self.written = write_reports(self.settings.report_dir, records, meta, outcomes, markdown)
+        summary = os.environ.get("GITHUB_STEP_SUMMARY")
+        if summary:
+            with open(summary, "a", encoding="utf-8") as fh:
+                fh.write(markdown + "\n")
+        self.summary_lines = terminal_table(records, self.outcomes)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.summary_lines:
+            return
+        terminalreporter.write_sep("=", "chaosmining summary")
+        for line in self.summary_lines:
+            terminalreporter.write_line(line)
+        for path in self.written:
+            terminalreporter.write_line(f"chaosmining report: {path}")
+
+
+def _context_key() -> Any:
+    from .plugin import CONTEXT_KEY
+
+    return CONTEXT_KEY

@@ -1,0 +1,46 @@
+"""Result records: one measured value of one (suite, model, explainer, condition, seed)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+#: Metrics where higher is better; only these are checked against a baseline.
+HIGHER_IS_BETTER = frozenset({"fprec", "uscore", "attr_uscore", "iou", "accuracy"})
+#: Metrics that measure cost; they vary between runs and never decide a test.
+COST_METRICS = frozenset({"time_ms", "peak_mem_mb", "train_seconds"})
+USER_PROPERTY = "chaosmining_record"
+OUTCOME_PROPERTY = "chaosmining_test"
+
+
+@dataclass
+class Record:
+    """One measured value; ``threshold``/``passed`` are set when a test asserts it."""
+
+    suite: str
+    model: str
+    explainer: str
+    seed: int
+    metric: str
+    value: float
+    condition: dict[str, Any] = field(default_factory=dict)
+    threshold: float | None = None
+    passed: bool | None = None
+    nodeid: str = ""
+
+    def key(self) -> tuple[Any, ...]:
+        """Identity of a result across runs (for baselines and sorting)."""
+        return (self.suite, self.model, self.explainer, json.dumps(self.condition, sort_keys=True), self.seed, self.metric)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Record":
+        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
+
+
+def sort_records(records: list[Record]) -> list[Record]:
+    """Deterministic order, independent of which worker ran what."""
+    return sorted(records, key=lambda r: tuple(str(p) for p in r.key()))

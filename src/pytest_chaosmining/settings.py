@@ -1,0 +1,107 @@
+"""Command-line and ini options, resolved into one :class:`Settings`.
+
+Every option can be given on the command line or as an ini / pyproject key of
+the same name with ``-`` replaced by ``_`` (``chaosmining_tier = "paper"``).
+The command line wins.  Relative paths from ini files are taken relative to the
+ini file's directory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .tiers import TIERS
+
+SUITE_FILES = {"symbolic": "test_symbolic.py", "cost": "test_cost.py"}
+
+_OPTIONS: list[tuple[str, dict[str, Any], str]] = [
+    ("tier", {"choices": TIERS}, "suite size: smoke, ci (default) or paper"),
+    ("report", {"metavar": "DIR"}, "write results.json, results.csv, report.md and plots to DIR"),
+    ("cache", {"metavar": "DIR"}, "model cache directory (default: the user cache dir)"),
+    ("device", {"metavar": "DEVICE"}, "torch device (default: cuda if available, else cpu)"),
+    ("explainers", {"metavar": "NAMES"}, "comma list of explainers to run (default: all registered)"),
+    ("suites", {"metavar": "NAMES"}, f"comma list of suites to run (default: all: {', '.join(SUITE_FILES)})"),
+    ("seeds", {"metavar": "N", "type": int}, "number of seeds (default: the tier's)"),
+    ("sweep", {"metavar": "FACTORS"}, "comma list of one-factor sweeps to add (ChaosMining Figure 4)"),
+    ("thresholds", {"metavar": "FILE"}, "TOML file of thresholds overriding the shipped ones"),
+    ("baseline", {"metavar": "FILE"}, "results.json of an earlier run; fail results that dropped"),
+    ("max-drop", {"metavar": "X", "type": float}, "largest allowed drop below the baseline (default 0.02)"),
+]
+
+
+def add_options(parser: Any) -> None:
+    """Register the ``--chaosmining*`` options and ini keys in one group."""
+    group = parser.getgroup("chaosmining", "ChaosMining attribution conformance")
+    group.addoption("--chaosmining", action="store_true", default=None, help="run the ChaosMining conformance suites")
+    parser.addini("chaosmining", "run the ChaosMining suites (like --chaosmining)", type="bool", default=False)
+    for name, kwargs, help_text in _OPTIONS:
+        group.addoption(f"--chaosmining-{name}", dest=f"chaosmining_{name.replace('-', '_')}", default=None,
+                        help=help_text, **kwargs)
+        parser.addini(f"chaosmining_{name.replace('-', '_')}", help_text, default="")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Resolved options of one pytest session."""
+
+    enabled: bool
+    tier: str = "ci"
+    report_dir: Path | None = None
+    cache_dir: Path | None = None
+    device: str | None = None
+    explainers: tuple[str, ...] = ()
+    suites: tuple[str, ...] = tuple(SUITE_FILES)
+    seeds: int | None = None
+    sweeps: tuple[str, ...] = ()
+    thresholds_file: Path | None = None
+    baseline_file: Path | None = None
+    max_drop: float = 0.02
+
+
+def _split(value: str | None) -> tuple[str, ...]:
+    return tuple(v.strip() for v in (value or "").split(",") if v.strip())
+
+
+def resolve(config: Any) -> Settings:
+    """Read options (command line first, then ini) into :class:`Settings`."""
+    ini_dir = Path(config.inipath).parent if config.inipath else Path(config.invocation_params.dir)
+    cwd = Path(config.invocation_params.dir)
+
+    def get(name: str) -> tuple[Any, Path]:
+        cli = config.getoption(f"chaosmining_{name}")
+        if cli is not None:
+            return cli, cwd
+        ini = config.getini(f"chaosmining_{name}")
+        return (ini if ini != "" else None), ini_dir
+
+    def path(name: str) -> Path | None:
+        value, base = get(name)
+        return (base / Path(value).expanduser()) if value else None
+
+    flag = config.getoption("chaosmining")
+    enabled = bool(flag) if flag is not None else bool(config.getini("chaosmining"))
+    tier = get("tier")[0] or "ci"
+    if tier not in TIERS:
+        raise ValueError(f"chaosmining_tier must be one of {TIERS}, got {tier!r}")
+    suites = _split(get("suites")[0]) or tuple(SUITE_FILES)
+    unknown = [s for s in suites if s not in SUITE_FILES]
+    if unknown:
+        raise ValueError(f"unknown suite(s) {unknown}; available: {list(SUITE_FILES)}")
+    seeds = get("seeds")[0]
+    max_drop = get("max_drop")[0]
+    return Settings(
+        enabled=enabled,
+        tier=tier,
+        report_dir=path("report"),
+        cache_dir=path("cache"),
+        device=get("device")[0],
+        explainers=_split(get("explainers")[0]),
+        suites=suites,
+        seeds=int(seeds) if seeds is not None else None,
+        sweeps=_split(get("sweep")[0]),
+        thresholds_file=path("thresholds"),
+        baseline_file=path("baseline"),
+        max_drop=float(max_drop) if max_drop is not None else 0.02,
+    )

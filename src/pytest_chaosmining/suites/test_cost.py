@@ -1,0 +1,51 @@
+"""ChaosMining cost suite: time and peak memory of each explainer on one
+symbolic model (ChaosMining Figure 5).  Uses pytest-benchmark's ``benchmark``
+fixture where it is active (not under xdist); records, never asserts, timings."""
+
+from __future__ import annotations
+
+import statistics
+
+import pytest
+
+from pytest_chaosmining.cost import measure
+from pytest_chaosmining.explainers import ExplainerError, attribute
+from pytest_chaosmining.plugin import CONTEXT_KEY
+from pytest_chaosmining.results import Record
+
+SUITE = "cost"
+ROUNDS = 5
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    ctx = metafunc.config.stash.get(CONTEXT_KEY, None)
+    if "explainer_name" in metafunc.fixturenames:
+        metafunc.parametrize("explainer_name", list(ctx.explainers) if ctx is not None else [])
+
+
+def test_attribution_cost(chaosmining, explainer_name, request):
+    """Time and memory of one attribution of the whole test set (recorded in the report)."""
+    import torch
+
+    case = chaosmining.symbolic_cost_case()
+    trained = chaosmining.symbolic_model(case)
+    explainer = chaosmining.explainers[explainer_name]
+    inputs = torch.from_numpy(trained.data.x_test).to(chaosmining.device)
+
+    def run():
+        return attribute(explainer, trained.model, inputs, target=0)
+
+    try:
+        _, cost = measure(run, chaosmining.device)  # warm-up, memory and validation
+        times = []
+        bench = request.getfixturevalue("benchmark") if request.config.pluginmanager.hasplugin("benchmark") else None
+        if bench is not None and not getattr(bench, "disabled", True):
+            bench.pedantic(run, rounds=ROUNDS, warmup_rounds=0)
+            times = [t * 1000 for t in bench.stats.stats.data]
+        else:
+            times = [measure(run, chaosmining.device)[1].time_ms for _ in range(ROUNDS)]
+    except ExplainerError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    condition = {**case.condition(), "rows": int(inputs.shape[0]), "features": int(inputs.shape[1])}
+    for metric, value in (("time_ms", statistics.median(times)), ("peak_mem_mb", cost.peak_mem_mb)):
+        chaosmining.record(request.node, Record(SUITE, case.model_id, explainer_name, case.seed, metric, value, condition))

@@ -1,0 +1,69 @@
+"""ChaosMining symbolic-function suite (shipped with pytest-chaosmining).
+
+Parametrised over formula × noise condition × model × explainer × seed; see
+``pytest_chaosmining.symbolic_suite`` for the cases and ``thresholds.toml`` for
+the bars.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_chaosmining.explainers import ExplainerError
+from pytest_chaosmining.plugin import CONTEXT_KEY
+from pytest_chaosmining.report import MODEL_LEVEL
+from pytest_chaosmining.results import Record
+from pytest_chaosmining.symbolic_suite import SUITE, evaluate
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    ctx = metafunc.config.stash.get(CONTEXT_KEY, None)
+    cases = ctx.symbolic_cases() if ctx is not None else []
+    if "explainer_name" in metafunc.fixturenames:
+        params = [
+            pytest.param(case, name, id=f"{case.condition_id}-{case.model_id}-{name}-s{case.seed}", marks=ctx.marks_for(name))
+            for case in cases
+            for name in ctx.explainers
+        ]
+        metafunc.parametrize(("symbolic_case", "explainer_name"), params)
+    elif "symbolic_case" in metafunc.fixturenames:
+        metafunc.parametrize("symbolic_case", [pytest.param(c, id=c.id) for c in cases])
+
+
+def _record(case, explainer: str, metric: str, value: float) -> Record:
+    return Record(SUITE, case.model_id, explainer, case.seed, metric, float(value), case.condition())
+
+
+def test_prediction_quality(chaosmining, symbolic_case, request):
+    """The model learned its formula: prediction UScore at least the tier's quality gate."""
+    trained = chaosmining.symbolic_model(symbolic_case)
+    chaosmining.record(request.node, _record(symbolic_case, MODEL_LEVEL, "train_seconds", trained.train_seconds))
+    gate = chaosmining.thresholds.quality_gate(SUITE, chaosmining.settings.tier)
+    record = _record(symbolic_case, MODEL_LEVEL, "uscore", trained.uscore)
+    chaosmining.require(request.node, record, gate, f"model {symbolic_case.id}")
+
+
+def test_fprec(chaosmining, symbolic_case, explainer_name, request):
+    """The explainer ranks the truly predictive features on top: FPrec at least its threshold."""
+    chaosmining.tag_test(request.node, SUITE, explainer_name)
+    trained = chaosmining.symbolic_model(symbolic_case)
+    gate = chaosmining.thresholds.quality_gate(SUITE, chaosmining.settings.tier)
+    if trained.uscore < gate:
+        pytest.skip(
+            f"model {symbolic_case.id} is below its quality gate (prediction UScore {trained.uscore:.3f} < "
+            f"{gate:.3f}); its explainers are not judged on it"
+        )
+    try:
+        result = evaluate(trained, chaosmining.explainers[explainer_name], chaosmining.device)
+    except ExplainerError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    node = request.node
+    chaosmining.record(node, _record(symbolic_case, explainer_name, "time_ms", result["cost"].time_ms))
+    chaosmining.record(node, _record(symbolic_case, explainer_name, "peak_mem_mb", result["cost"].peak_mem_mb))
+    if "attr_uscore" in result:
+        chaosmining.record(node, _record(symbolic_case, explainer_name, "attr_uscore", result["attr_uscore"]))
+    threshold = chaosmining.thresholds.metric(
+        SUITE, chaosmining.settings.tier, "fprec", f"f{symbolic_case.formula:02d}", explainer_name
+    )
+    chaosmining.require(node, _record(symbolic_case, explainer_name, "fprec", result["fprec"]), threshold,
+                        f"{explainer_name} on {symbolic_case.id}")

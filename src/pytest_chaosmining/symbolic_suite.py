@@ -1,0 +1,181 @@
+"""The symbolic-function suite: its cases, its models and its measurements.
+
+A :class:`SymbolicCase` is one trained model (formula × condition × model
+config × seed).  The pytest glue parametrises over cases × explainers and
+calls :func:`trained_model` and :func:`evaluate` here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from .tiers import SymbolicTier
+
+SUITE = "symbolic"
+
+
+@dataclass(frozen=True)
+class SymbolicCase:
+    """One model of the symbolic suite: data, model and training settings, seed."""
+
+    formula: int
+    noise_features: int
+    label_noise: float
+    n_samples: int
+    width: int
+    depth: int
+    dropout: float
+    optimizer: str
+    lr: float
+    epochs: int
+    seed: int
+
+    @property
+    def model_id(self) -> str:
+        """Readable model name, e.g. ``mlp3x100`` or ``mlp3x100-sgd-lr0.01-do0.1``."""
+        parts = [f"mlp{self.depth}x{self.width}"]
+        if self.optimizer != "adam":
+            parts.append(self.optimizer)
+        parts.append(f"lr{self.lr:g}")
+        if self.dropout:
+            parts.append(f"do{self.dropout:g}")
+        parts.append(f"e{self.epochs}")
+        return "-".join(parts)
+
+    @property
+    def condition_id(self) -> str:
+        return f"f{self.formula:02d}-nf{self.noise_features}-ln{self.label_noise:g}-n{self.n_samples}"
+
+    @property
+    def id(self) -> str:
+        return f"{self.condition_id}-{self.model_id}-s{self.seed}"
+
+    def condition(self) -> dict[str, Any]:
+        """The fields reported beside every result."""
+        return {
+            "formula": self.formula,
+            "noise_features": self.noise_features,
+            "label_noise": self.label_noise,
+            "n_samples": self.n_samples,
+            "width": self.width,
+            "depth": self.depth,
+            "dropout": self.dropout,
+            "optimizer": self.optimizer,
+            "lr": self.lr,
+            "epochs": self.epochs,
+        }
+
+    def training_config(self, device_type: str) -> dict[str, Any]:
+        """Everything that affects the trained weights (the cache key)."""
+        return {"suite": SUITE, **dataclasses.asdict(self), "device": device_type}
+
+
+def plan_cases(tier: SymbolicTier, seeds: int | None = None, sweeps: list[str] | None = None) -> list[SymbolicCase]:
+    """Default condition for every formula and seed, plus the selected one-factor sweeps."""
+    base = dict(
+        noise_features=tier.noise_features, label_noise=tier.label_noise, n_samples=tier.n_samples,
+        width=tier.width, depth=tier.depth, dropout=tier.dropout, optimizer=tier.optimizer,
+        lr=tier.lr, epochs=tier.epochs,
+    )
+    variants = [base]
+    for factor in sweeps or []:
+        if factor not in tier.sweeps:
+            raise KeyError(f"no sweep {factor!r} in this tier; available: {sorted(tier.sweeps)}")
+        for value in tier.sweeps[factor]:
+            variant = {**base, factor: value}
+            if variant not in variants:
+                variants.append(variant)
+    n_seeds = tier.seeds if seeds is None else seeds
+    return [
+        SymbolicCase(formula=f, seed=s, **v)
+        for v in variants
+        for f in tier.formulas
+        for s in range(n_seeds)
+    ]
+
+
+@dataclass
+class TrainedSymbolicModel:
+    """A trained (or cached) model with its data and prediction quality."""
+
+    case: SymbolicCase
+    model: Any
+    data: Any
+    uscore: float
+    train_seconds: float
+    from_cache: bool
+
+
+def trained_model(
+    case: SymbolicCase,
+    cache: Any,
+    device: Any,
+    progress: Callable[[int, int, float, Any], None] | None = None,
+) -> TrainedSymbolicModel:
+    """Load ``case``'s model from the cache or train it; score its test predictions."""
+    import torch
+
+    from .metrics import uscore
+    from .models import MLPRegressor
+    from .symbolic_data import SymbolicDataSpec, generate
+    from .training import RegressionTraining, train_regressor
+
+    data = generate(SymbolicDataSpec(case.formula, case.noise_features, case.label_noise, case.n_samples, case.seed))
+
+    def build() -> torch.nn.Module:
+        torch.manual_seed(case.seed)
+        return MLPRegressor(data.n_features, case.width, case.depth, case.dropout)
+
+    def train() -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+        import time
+
+        model = build().to(device)
+        x = torch.from_numpy(data.x_train).to(device)
+        y = torch.from_numpy(data.y_train).to(device)
+        start = time.perf_counter()
+        loss = train_regressor(
+            model, x, y, RegressionTraining(case.epochs, case.lr, case.optimizer), seed=case.seed, progress=progress
+        )
+        return model.state_dict(), {"train_seconds": time.perf_counter() - start, "final_loss": loss}
+
+    state, meta, trained_now = cache.get_or_train(SUITE, case.training_config(device.type), train)
+    model = build()
+    model.load_state_dict(state)
+    model.to(device).eval()
+    with torch.no_grad():
+        pred = model(torch.from_numpy(data.x_test).to(device)).cpu().numpy().ravel()
+    return TrainedSymbolicModel(
+        case, model, data, uscore(pred, data.y_test_clean), float(meta.get("train_seconds", 0.0)), not trained_now
+    )
+
+
+def evaluate(trained: TrainedSymbolicModel, explainer: Any, device: Any) -> dict[str, Any]:
+    """Attribute the test set with ``explainer``; return FPrec, attribution UScore
+    against the matching exact ground truth (if the explainer declares one) and cost."""
+    import torch
+
+    from .cost import measure
+    from .explainers import IG_STEPS, attribute
+    from .metrics import attribution_uscore, fprec
+
+    data = trained.data
+    inputs = torch.from_numpy(data.x_test).to(device)
+    attr, cost = measure(lambda: attribute(explainer, trained.model, inputs, target=0), device)
+    attr_np = attr.cpu().numpy().astype(np.float64)
+    out: dict[str, Any] = {"fprec": fprec(attr_np, data.truth), "cost": cost}
+    if explainer.ground_truth:
+        steps = int(explainer.attribute_kwargs.get("n_steps", IG_STEPS))
+        truth = data.ground_truth(explainer.ground_truth, data.x_test, steps=steps)
+        out["attr_uscore"] = attribution_uscore(attr_np, truth)
+    return out
+
+
+def cost_case(tier: SymbolicTier) -> SymbolicCase:
+    """The model the cost suite times explainers on: formula 2 (one predictive
+    feature) at the tier's default condition, seed 0 — at the paper tier a
+    2,000 × 101 test set, as in ChaosMining Figure 5."""
+    return plan_cases(dataclasses.replace(tier, formulas=(2,)), seeds=1)[0]

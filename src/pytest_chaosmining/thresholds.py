@@ -1,0 +1,59 @@
+"""Thresholds per suite and tier, from the shipped ``thresholds.toml`` and an
+optional user file merged over it (same layout)."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+SHIPPED = Path(__file__).with_name("thresholds.toml")
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        out[key] = _merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+class Thresholds:
+    """Look-ups into the merged threshold table."""
+
+    def __init__(self, table: dict[str, Any]):
+        self.table = table
+
+    @classmethod
+    def load(cls, user_file: Path | None = None) -> "Thresholds":
+        table = tomllib.loads(SHIPPED.read_text())
+        if user_file is not None:
+            try:
+                table = _merge(table, tomllib.loads(Path(user_file).read_text()))
+            except (OSError, tomllib.TOMLDecodeError) as exc:
+                raise ValueError(f"cannot read chaosmining thresholds {user_file}: {exc}") from exc
+        return cls(table)
+
+    def section(self, suite: str, tier: str) -> dict[str, Any]:
+        try:
+            return self.table[suite][tier]
+        except KeyError:
+            raise KeyError(f"no thresholds for suite {suite!r}, tier {tier!r}") from None
+
+    def quality_gate(self, suite: str, tier: str) -> float:
+        """The prediction quality a model needs before its explainers are judged."""
+        return float(self.section(suite, tier)["quality_gate"])
+
+    def metric(self, suite: str, tier: str, metric: str, case_key: str, explainer: str) -> float:
+        """Threshold of ``metric`` for one case (e.g. ``f03``) and explainer.
+
+        Order: ``[suite.tier.<metric>.<explainer>]`` case or default entry, then
+        ``[suite.tier.<metric>]`` case entry, then its ``default``.
+        """
+        table = self.section(suite, tier)[metric]
+        per_explainer = table.get("explainer", {}).get(explainer, {})
+        for source in (per_explainer, table):
+            if case_key in source:
+                return float(source[case_key])
+            if source is per_explainer and "default" in source:
+                return float(source["default"])
+        return float(table["default"])
