@@ -43,6 +43,12 @@ def cache_key(config: dict[str, Any]) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()[:24]
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 class CorruptEntry(Exception):
     """A cache file that cannot be read or does not match its key."""
 
@@ -104,6 +110,7 @@ class ModelCache:
                 torch.save({"state_dict": state, "meta": meta}, fh)
                 fh.flush()
                 os.fsync(fh.fileno())
+            os.chmod(tmp, 0o666 & ~_umask())
             os.replace(tmp, path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)

@@ -6,6 +6,7 @@ options and does nothing else.
 
 from __future__ import annotations
 
+import fnmatch
 from pathlib import Path
 from typing import Any
 
@@ -53,12 +54,30 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _add_suite_paths(config: pytest.Config, settings: Settings) -> None:
-    """Append the shipped suite files to the collection arguments (once)."""
+    """Add the shipped suites directory to the collection arguments (once);
+    :func:`pytest_ignore_collect` drops the suites that were not selected."""
     present = {Path(str(a).split("::")[0]).resolve() for a in config.args}
-    for suite in settings.suites:
-        path = (SUITES_DIR / SUITE_FILES[suite]).resolve()
-        if path not in present:
-            config.args.append(str(path))
+    if SUITES_DIR.resolve() not in present:
+        config.args.append(str(SUITES_DIR))
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    if collection_path.parent != SUITES_DIR or not collection_path.name.startswith("test_"):
+        return None
+    settings = config.stash.get(SETTINGS_KEY, None)
+    if settings is None or not settings.enabled:
+        return True
+    return collection_path.name not in {SUITE_FILES[s] for s in settings.suites} or None
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Module | None:
+    """Collect the shipped suite files even where ``python_files`` would not match them."""
+    if file_path.parent != SUITES_DIR or file_path.name not in SUITE_FILES.values():
+        return None
+    patterns = parent.config.getini("python_files")
+    if any(fnmatch.fnmatch(file_path.name, p) for p in patterns):
+        return None  # the python plugin collects it
+    return pytest.Module.from_parent(parent, path=file_path)
 
 
 def get_context(config: pytest.Config) -> Any:

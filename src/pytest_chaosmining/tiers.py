@@ -51,9 +51,9 @@ SYMBOLIC: dict[str, SymbolicTier] = {
         sweeps={"noise_features": (0, 20, 50), "label_noise": (0.01, 0.16)},
     ),
     "ci": SymbolicTier(
-        n_samples=4000, noise_features=50, label_noise=0.01, width=100, depth=3, dropout=0.0,
+        n_samples=6000, noise_features=100, label_noise=0.01, width=100, depth=3, dropout=0.0,
         optimizer="adam", lr=3e-3, epochs=400, seeds=2,
-        sweeps={"noise_features": (0, 50, 100), "label_noise": (0.01, 0.16)},
+        sweeps={"noise_features": (0, 50, 100, 200), "label_noise": (0.01, 0.04, 0.16)},
     ),
     "paper": SymbolicTier(
         n_samples=10000, noise_features=100, label_noise=0.01, width=100, depth=3, dropout=0.0,

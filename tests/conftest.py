@@ -1,0 +1,33 @@
+import json
+
+import pytest
+
+# Two formulas with one predictive feature and one with several keep the
+# end-to-end runs short while still exercising every explainer.
+SUBSET = "f01 or f08"
+
+
+@pytest.fixture(scope="session")
+def shared_cache(tmp_path_factory):
+    """One model cache for the end-to-end tests that do not test the cache itself."""
+    return tmp_path_factory.mktemp("model-cache")
+
+
+@pytest.fixture
+def run_suite(pytester, shared_cache):
+    """Run ``pytest --chaosmining`` in a subprocess at the smoke tier on a formula subset."""
+
+    def run(*args, cache=None, k=SUBSET, report="report"):
+        argv = ["--chaosmining", "--chaosmining-tier", "smoke", "--chaosmining-cache", str(cache or shared_cache),
+                "-p", "no:cacheprovider", "-p", "no:randomly"]
+        if report:
+            argv += ["--chaosmining-report", report]
+        if k:
+            argv += ["-k", k]
+        return pytester.runpytest_subprocess(*argv, *args)
+
+    return run
+
+
+def load_results(pytester, report="report"):
+    return json.loads((pytester.path / report / "results.json").read_text())

@@ -1,0 +1,74 @@
+import pytest
+import torch
+
+from pytest_chaosmining.explainers import (
+    Explainer,
+    ExplainerError,
+    attribute,
+    builtin_explainers,
+    collect_explainers,
+    select,
+)
+from pytest_chaosmining.models import MLPRegressor
+
+
+@pytest.fixture(scope="module")
+def model_inputs():
+    torch.manual_seed(0)
+    return MLPRegressor(6, width=8, depth=2).eval(), torch.randn(5, 6)
+
+
+@pytest.mark.parametrize("name", ["SA", "DL", "IG", "FA", "random"])
+def test_builtins_return_the_inputs_shape(model_inputs, name):
+    model, x = model_inputs
+    out = attribute(builtin_explainers()[name], model, x, target=0)
+    assert out.shape == x.shape and torch.isfinite(out).all()
+
+
+def test_saliency_is_the_gradient(model_inputs):
+    model, x = model_inputs
+    x = x.clone().requires_grad_(True)
+    model(x)[:, 0].sum().backward()
+    out = attribute(builtin_explainers()["SA"], model, x.detach(), target=0)
+    torch.testing.assert_close(out, x.grad)
+
+
+def _bad(name, fn):
+    return Explainer(name, fn)
+
+
+@pytest.mark.parametrize(
+    "fn, message",
+    [
+        (lambda m, x, t: 1 / 0, "'broken' raised ZeroDivisionError"),
+        (lambda m, x, t: torch.zeros(3), r"'broken' returned shape \(3,\)"),
+        (lambda m, x, t: torch.full_like(x, float("nan")), "'broken' returned 30 non-finite"),
+        (lambda m, x, t: torch.zeros_like(x, device="meta"), "'broken' returned a tensor on meta"),
+        (lambda m, x, t: x.numpy(), "'broken' returned ndarray"),
+    ],
+)
+def test_bad_outputs_raise_a_named_error(model_inputs, fn, message):
+    model, x = model_inputs
+    with pytest.raises(ExplainerError, match=message):
+        attribute(_bad("broken", fn), model, x, target=0)
+
+
+def test_registry_merges_hook_results_and_selects():
+    reg = collect_explainers([{"mine": lambda m, x, t: x}])
+    assert {"SA", "DL", "IG", "FA", "random", "mine"} <= set(reg)
+    assert reg["mine"].source == "pytest_chaosmining_explainers hook"
+    assert list(select(reg, ["mine", "SA"])) == ["mine", "SA"]
+    with pytest.raises(KeyError, match="unknown explainer"):
+        select(reg, ["nope"])
+
+
+def test_captum_class_is_recognised():
+    from captum.attr import InputXGradient
+
+    reg = collect_explainers([{"IxG": InputXGradient}])
+    assert reg["IxG"].is_captum
+
+
+def test_hook_must_return_a_dict():
+    with pytest.raises(TypeError, match="must return a dict"):
+        collect_explainers([["SA"]])

@@ -1,0 +1,55 @@
+import numpy as np
+import pytest
+
+from pytest_chaosmining.metrics import attribution_uscore, fprec, fprec_per_sample, uscore
+
+
+def test_uscore_perfect_and_opposite():
+    y = np.array([0.5, -1.0, 2.0])
+    assert uscore(y, y) == pytest.approx(1.0)
+    assert uscore(-y, y) == pytest.approx(0.0, abs=1e-6)
+
+
+def test_fprec_counts_truth_in_top_k():
+    attr = np.array([[0.9, 0.1, 0.8, 0.2], [0.1, 0.9, 0.8, 0.2]])
+    assert fprec_per_sample(attr, [0, 2]).tolist() == [1.0, 0.5]
+
+
+def test_fprec_ranks_by_magnitude():
+    attr = np.array([[-5.0, 0.1, 0.2]])
+    assert fprec(attr, [0]) == 1.0
+
+
+@pytest.mark.parametrize("value", [0.0, 1.0, -3.0])
+def test_constant_attribution_scores_zero_whatever_the_truth_position(value):
+    """Ties go to noise features: a constant map cannot ride on truth sitting first."""
+    attr = np.full((4, 10), value)
+    assert fprec(attr, [0, 1, 2]) == 0.0
+
+
+def test_partial_ties_are_resolved_against_the_explainer():
+    # truth {0,1}; feature 0 clearly top, 1 tied with two noise features at the k-th value
+    attr = np.array([[3.0, 1.0, 1.0, 1.0, 0.0]])
+    assert fprec(attr, [0, 1]) == 0.5
+    # if every tied slot can only go to truth, truth gets it
+    attr = np.array([[3.0, 1.0, 0.5, 0.5, 0.0]])
+    assert fprec(attr, [0, 1]) == 1.0
+
+
+def test_random_attribution_scores_near_chance():
+    rng = np.random.default_rng(0)
+    attr = rng.random((5000, 101))
+    assert fprec(attr, [7]) == pytest.approx(1 / 101, abs=0.01)
+
+
+def test_fprec_rejects_nan_and_bad_k():
+    with pytest.raises(ValueError, match="NaN"):
+        fprec(np.array([[np.nan, 1.0]]), [0])
+    with pytest.raises(ValueError, match="k"):
+        fprec(np.ones((1, 2)), [0, 1, 1])
+
+
+def test_attribution_uscore_is_scale_free():
+    truth = np.array([[1.0, 0.0, -2.0]])
+    assert attribution_uscore(truth * 7.0, truth) == pytest.approx(1.0, abs=1e-6)
+    assert attribution_uscore(-truth, truth) < 0.5

@@ -1,0 +1,221 @@
+"""End-to-end tests of the plugin through pytester (each run is a subprocess)."""
+
+import json
+import subprocess
+import sys
+import textwrap
+
+from conftest import SUBSET, load_results
+
+EXPLAINERS = ("SA", "DL", "IG", "FA")
+
+
+def test_without_the_flag_pytest_is_unaffected(pytester):
+    pytester.makepyfile(test_own="def test_a():\n    assert True\n")
+    pytester.makeconftest(
+        "import sys\n"
+        "def pytest_sessionfinish(session):\n"
+        "    assert 'torch' not in sys.modules and 'captum' not in sys.modules, 'plugin imported torch'\n"
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["collected 1 item"])
+    result.stdout.no_fnmatch_line("*chaosmining summary*")
+
+
+def test_entry_module_imports_nothing_heavy():
+    code = "import sys, pytest_chaosmining.plugin; print(sorted(m for m in ('torch','captum','sympy','numpy','pandas') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_options_are_listed_in_help(pytester):
+    result = pytester.runpytest_subprocess("--help")
+    result.stdout.fnmatch_lines(["*ChaosMining attribution conformance*", "*--chaosmining-tier*", "*--chaosmining-baseline*"])
+
+
+def test_smoke_run_from_an_empty_directory(pytester, run_suite):
+    result = run_suite("-v", k=f"{SUBSET} or test_attribution_cost")
+    outcomes = result.parseoutcomes()
+    # 2 formulas: 2 quality tests + 2 x 4 explainers + 5 cost tests pass, 2 random controls xfail
+    assert outcomes.get("passed") == 2 + 2 * 4 + 5, result.stdout.str()
+    assert outcomes.get("xfailed") == 2
+    result.stdout.fnmatch_lines(
+        [
+            "*test_fprec?f01-nf20-ln0.01-n2000-mlp3x100-lr0.01-e150-SA-s0? PASSED*",
+            "*chaosmining summary*",
+            "*symbolic*SA*2*",
+        ]
+    )
+    for name in ("results.json", "results.csv", "report.md", "fprec.png"):
+        assert (pytester.path / "report" / name).is_file(), name
+    payload = load_results(pytester)
+    assert payload["meta"]["tier"] == "smoke" and payload["meta"]["device"] == "cpu"
+    assert payload["meta"]["versions"]["torch"]
+    fprec = [r for r in payload["records"] if r["metric"] == "fprec"]
+    assert {r["explainer"] for r in fprec} == {*EXPLAINERS, "random"}
+    record = fprec[0]
+    for field in ("suite", "model", "explainer", "condition", "seed", "value", "threshold", "passed"):
+        assert field in record
+    assert set(record["condition"]) >= {"formula", "noise_features", "label_noise"}
+    random = [r for r in fprec if r["explainer"] == "random"]
+    assert random and all(r["passed"] is False for r in random)
+    report = (pytester.path / "report" / "report.md").read_text()
+    assert "| f08 |" in report and "Attribution cost" in report
+
+
+def test_custom_explainer_from_conftest_is_ranked(pytester, run_suite):
+    pytester.makeconftest(
+        """
+        import torch
+
+        def input_x_gradient(model, inputs, target):
+            x = inputs.clone().requires_grad_(True)
+            model(x)[:, target].sum().backward()
+            return (x.grad * x).detach()
+
+        def pytest_chaosmining_explainers(config):
+            from captum.attr import InputXGradient
+            return {"IxG": input_x_gradient, "captum_IxG": InputXGradient}
+        """
+    )
+    result = run_suite("--chaosmining-explainers", "SA,IxG,captum_IxG", "--chaosmining-suites", "symbolic")
+    result.assert_outcomes(passed=2 + 2 * 3)
+    explainers = {r["explainer"] for r in load_results(pytester)["records"] if r["metric"] == "fprec"}
+    assert explainers == {"SA", "IxG", "captum_IxG"}
+
+
+def test_broken_explainers_fail_only_their_own_tests(pytester, run_suite):
+    pytester.makeconftest(
+        """
+        import torch
+
+        def pytest_chaosmining_explainers(config):
+            return {
+                "raises": lambda m, x, t: 1 / 0,
+                "shape": lambda m, x, t: x[:, :3],
+                "nan": lambda m, x, t: torch.full_like(x, float("nan")),
+                "device": lambda m, x, t: torch.zeros_like(x, device="meta"),
+            }
+        """
+    )
+    result = run_suite("--chaosmining-explainers", "SA,raises,shape,nan,device", "--chaosmining-suites", "symbolic")
+    result.assert_outcomes(passed=2 + 2, failed=2 * 4)
+    result.stdout.fnmatch_lines_random(
+        [
+            "*explainer 'raises' raised ZeroDivisionError*",
+            "*explainer 'shape' returned shape*expected the inputs' shape*",
+            "*explainer 'nan' returned * non-finite value(s)*",
+            "*explainer 'device' returned a tensor on meta*",
+        ]
+    )
+    assert (pytester.path / "report" / "report.md").is_file()
+
+
+def test_entry_point_explainer_is_registered(pytester, run_suite, monkeypatch):
+    site = pytester.mkdir("site")
+    (site / "cm_extra.py").write_text(
+        "def grad_abs(model, inputs, target):\n"
+        "    x = inputs.clone().requires_grad_(True)\n"
+        "    model(x)[:, target].sum().backward()\n"
+        "    return x.grad.abs()\n"
+    )
+    dist = site / "cm_extra-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: cm-extra\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[pytest_chaosmining.explainers]\nGradAbs = cm_extra:grad_abs\n")
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    result = run_suite("--chaosmining-explainers", "GradAbs", "--chaosmining-suites", "symbolic", k="f01")
+    result.assert_outcomes(passed=2)
+
+
+def test_model_below_quality_gate_skips_its_explainers(pytester, run_suite):
+    pytester.makefile(".toml", strict="[symbolic.smoke]\nquality_gate = 0.99\n")
+    result = run_suite("--chaosmining-thresholds", "strict.toml", "--chaosmining-explainers", "SA",
+                       "--chaosmining-suites", "symbolic", "-rs", k="f08")
+    result.assert_outcomes(failed=1, skipped=1)
+    result.stdout.fnmatch_lines(["*below its quality gate (prediction UScore 0.* < 0.990)*"])
+
+
+def test_threshold_failure_prints_value_threshold_and_margin(pytester, run_suite):
+    pytester.makefile(".toml", strict="[symbolic.smoke.fprec]\ndefault = 0.999\n")
+    result = run_suite("--chaosmining-thresholds", "strict.toml", "--chaosmining-explainers", "FA",
+                       "--chaosmining-suites", "symbolic", k="f08")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*FA on f08-*: fprec 0.* < threshold 0.9990 (margin -0.*)*"])
+
+
+def test_random_control_passing_a_threshold_turns_the_run_red(pytester, run_suite):
+    pytester.makefile(".toml", loose="[symbolic.smoke.fprec]\ndefault = 0.0\n")
+    result = run_suite("--chaosmining-thresholds", "loose.toml", "--chaosmining-explainers", "random",
+                       "--chaosmining-suites", "symbolic", k="f01")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*XPASS(strict)*"])
+
+
+def test_baseline_regression_fails_the_dropped_results(pytester, run_suite):
+    run_suite("--chaosmining-explainers", "SA,FA", "--chaosmining-suites", "symbolic", k="f08").assert_outcomes(passed=3)
+    payload = load_results(pytester)
+    for record in payload["records"]:
+        if record["explainer"] == "FA" and record["metric"] == "fprec":
+            record["value"] += 0.2
+    (pytester.path / "baseline.json").write_text(json.dumps(payload))
+    result = run_suite("--chaosmining-explainers", "SA,FA", "--chaosmining-suites", "symbolic",
+                       "--chaosmining-baseline", "baseline.json", "--chaosmining-max-drop", "0.1", k="f08")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["*FA on f08*fprec regressed: * < baseline * - max drop 0.1*"])
+
+
+def test_second_run_trains_nothing(pytester, run_suite, tmp_path):
+    args = ("--chaosmining-explainers", "SA", "--chaosmining-suites", "symbolic")
+    first = run_suite(*args, cache=tmp_path / "c", k="f02")
+    first.stdout.fnmatch_lines(["*chaosmining: training symbolic f02-*epoch 150/150*"])
+    second = run_suite(*args, cache=tmp_path / "c", k="f02")
+    second.assert_outcomes(passed=2)
+    second.stdout.no_fnmatch_line("*chaosmining: training*")
+    assert load_results(pytester)["records"]  # report still written
+
+
+def test_quiet_run_prints_no_progress(pytester, run_suite, tmp_path):
+    result = run_suite("-q", "--chaosmining-explainers", "SA", "--chaosmining-suites", "symbolic",
+                       cache=tmp_path / "c", k="f03")
+    result.stdout.no_fnmatch_line("*chaosmining: training*")
+
+
+def test_results_do_not_depend_on_xdist(pytester, run_suite, tmp_path):
+    def values(report):
+        return {
+            (r["model"], r["explainer"], r["seed"], r["metric"], json.dumps(r["condition"], sort_keys=True)): r["value"]
+            for r in load_results(pytester, report)["records"]
+            if r["metric"] not in ("time_ms", "peak_mem_mb", "train_seconds")
+        }
+
+    run_suite("-n", "0", cache=tmp_path / "a", report="r0", k="f07 or f09")
+    run_suite("-n", "2", cache=tmp_path / "b", report="r2", k="f07 or f09")
+    v0, v2 = values("r0"), values("r2")
+    assert v0 and v0 == v2
+
+
+def test_ini_options(pytester, run_suite):
+    pytester.makeini("[pytest]\nchaosmining = true\nchaosmining_tier = smoke\nchaosmining_explainers = SA\n"
+                     "chaosmining_suites = symbolic\nchaosmining_report = ini-report\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-k", "f01",
+                                           "--chaosmining-cache", str(pytester.path / "c"))
+    result.assert_outcomes(passed=2)
+    assert (pytester.path / "ini-report" / "results.json").is_file()
+
+
+def test_usage_errors(pytester, run_suite):
+    result = run_suite("--chaosmining-suites", "nope")
+    assert result.ret != 0
+    result.stderr.fnmatch_lines(["*unknown suite(s)*nope*available*symbolic*"])
+    result = run_suite("--chaosmining-explainers", "nope")
+    assert result.ret != 0
+    result.stdout.fnmatch_lines(["*unknown explainer(s)*nope*registered*"])
+
+
+def test_github_step_summary(pytester, run_suite, monkeypatch):
+    summary = pytester.path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    run_suite("--chaosmining-explainers", "SA", "--chaosmining-suites", "symbolic", report=None, k="f01")
+    assert "# ChaosMining conformance report" in summary.read_text()
