@@ -138,7 +138,7 @@ def test_model_below_quality_gate_skips_its_explainers(pytester, run_suite):
 
 
 def test_threshold_failure_prints_value_threshold_and_margin(pytester, run_suite):
-    pytester.makefile(".toml", strict="[symbolic.smoke.fprec]\ndefault = 0.999\n")
+    pytester.makefile(".toml", strict="[symbolic.smoke.fprec.explainer.FA]\nf08 = 0.999\n")
     result = run_suite("--chaosmining-thresholds", "strict.toml", "--chaosmining-explainers", "FA",
                        "--chaosmining-suites", "symbolic", k="f08")
     result.assert_outcomes(passed=1, failed=1)
@@ -146,7 +146,7 @@ def test_threshold_failure_prints_value_threshold_and_margin(pytester, run_suite
 
 
 def test_random_control_passing_a_threshold_turns_the_run_red(pytester, run_suite):
-    pytester.makefile(".toml", loose="[symbolic.smoke.fprec]\ndefault = 0.0\n")
+    pytester.makefile(".toml", loose="[symbolic.smoke.fprec]\nf01 = 0.0\n")
     result = run_suite("--chaosmining-thresholds", "loose.toml", "--chaosmining-explainers", "random",
                        "--chaosmining-suites", "symbolic", k="f01")
     result.assert_outcomes(passed=1, failed=1)
@@ -219,3 +219,23 @@ def test_github_step_summary(pytester, run_suite, monkeypatch):
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     run_suite("--chaosmining-explainers", "SA", "--chaosmining-suites", "symbolic", report=None, k="f01")
     assert "# ChaosMining conformance report" in summary.read_text()
+
+
+def test_gaming_explainers_are_rejected(pytester, run_suite):
+    """Constant maps (ties), favouring the first columns (where the reference puts
+    the truth) and ignoring the model (|input|) all fail."""
+    pytester.makeconftest(
+        """
+        import torch
+
+        def pytest_chaosmining_explainers(config):
+            return {
+                "constant": lambda m, x, t: torch.ones_like(x),
+                "first_columns": lambda m, x, t: torch.linspace(1, 0, x.shape[1]).expand_as(x).clone(),
+                "input_magnitude": lambda m, x, t: x.abs(),
+            }
+        """
+    )
+    result = run_suite("--chaosmining-explainers", "constant,first_columns,input_magnitude",
+                       "--chaosmining-suites", "symbolic", k="f01 or f07 or f15")
+    result.assert_outcomes(passed=3, failed=3 * 3)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import warnings
 from pathlib import Path
 from typing import Any, Callable
@@ -22,6 +21,7 @@ import torch
 from filelock import FileLock
 
 from . import __version__
+from .atomic import atomic_write
 
 #: Modules whose source decides what a trained model looks like.
 _CODE_MODULES = ("formulas.py", "symbolic_data.py", "models.py", "training.py")
@@ -41,12 +41,6 @@ def cache_key(config: dict[str, Any]) -> str:
     """Stable hash of a JSON-serialisable training config plus the code fingerprint."""
     payload = json.dumps({"config": config, "code": code_fingerprint(), "torch": torch.__version__}, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:24]
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 class CorruptEntry(Exception):
@@ -104,14 +98,4 @@ class ModelCache:
     @staticmethod
     def _save(path: Path, state: dict[str, torch.Tensor], meta: dict[str, Any]) -> None:
         state = {k: v.detach().cpu() for k, v in state.items()}
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                torch.save({"state_dict": state, "meta": meta}, fh)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.chmod(tmp, 0o666 & ~_umask())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write(path, lambda fh: torch.save({"state_dict": state, "meta": meta}, fh))

@@ -4,13 +4,13 @@ terminal summary table."""
 from __future__ import annotations
 
 import csv
+import io
 import json
-import os
-import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from .atomic import atomic_write_text
 from .results import Record
 
 MODEL_LEVEL = "-"  # explainer column of model-level records (prediction quality)
@@ -22,13 +22,6 @@ def _frame(records: list[Record]) -> Any:
 
     rows = [{**{k: v for k, v in r.to_dict().items() if k != "condition"}, **r.condition} for r in records]
     return pd.DataFrame(rows)
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
 
 
 def _pm(values: Any, digits: int = 3) -> str:
@@ -191,10 +184,10 @@ def _plot(records: list[Record], path: Path) -> bool:
         ax.bar(xs, [mean.get(f, np.nan) for f in formulas], width, yerr=[std.get(f, 0) for f in formulas], label=e)
     ax.set_xticks(np.arange(len(formulas)) + 0.4 - width / 2)
     ax.set_xticklabels([f"f{int(f)}" for f in formulas])
-    ax.set_ylim(0, 1.05)
+    ax.set_ylim(0, 1.2)
     ax.set_ylabel("FPrec")
     ax.set_title(f"Symbolic suite, {first}")
-    ax.legend(ncol=len(explainers), fontsize=8, loc="lower left")
+    ax.legend(ncol=len(explainers), fontsize=8, loc="upper center")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -209,20 +202,19 @@ def write_reports(
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     payload = {"meta": meta, "outcomes": outcomes, "records": [r.to_dict() for r in records]}
-    _atomic_write(out_dir / "results.json", json.dumps(payload, indent=1, sort_keys=True))
+    atomic_write_text(out_dir / "results.json", json.dumps(payload, indent=1, sort_keys=True))
     written.append(str(out_dir / "results.json"))
     cond_keys = sorted({k for r in records for k in r.condition})
     fields = ["suite", "model", "explainer", *cond_keys, "seed", "metric", "value", "threshold", "passed", "nodeid"]
-    fd, tmp = tempfile.mkstemp(dir=out_dir, prefix="results.csv", suffix=".tmp")
-    with os.fdopen(fd, "w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=fields)
-        writer.writeheader()
-        for r in records:
-            row = {k: v for k, v in r.to_dict().items() if k != "condition"}
-            writer.writerow({**row, **r.condition})
-    os.replace(tmp, out_dir / "results.csv")
+    buffer = io.StringIO(newline="")
+    writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n")
+    writer.writeheader()
+    for r in records:
+        row = {k: v for k, v in r.to_dict().items() if k != "condition"}
+        writer.writerow({**row, **r.condition})
+    atomic_write_text(out_dir / "results.csv", buffer.getvalue())
     written.append(str(out_dir / "results.csv"))
-    _atomic_write(out_dir / "report.md", markdown + "\n")
+    atomic_write_text(out_dir / "report.md", markdown + "\n")
     written.append(str(out_dir / "report.md"))
     if _plot(records, out_dir / "fprec.png"):
         written.append(str(out_dir / "fprec.png"))

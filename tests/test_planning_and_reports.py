@@ -1,0 +1,78 @@
+import json
+
+import pytest
+
+from pytest_chaosmining.baseline import Baseline
+from pytest_chaosmining.report import build_markdown, write_reports
+from pytest_chaosmining.results import Record, sort_records
+from pytest_chaosmining.symbolic_suite import cost_case, plan_cases
+from pytest_chaosmining.tiers import SYMBOLIC
+
+
+def test_tiers_cover_all_formulas_and_the_paper_defaults():
+    assert len(plan_cases(SYMBOLIC["smoke"])) == 15
+    paper = plan_cases(SYMBOLIC["paper"])
+    assert len(paper) == 15 * 5
+    c = paper[0]
+    assert (c.n_samples, c.noise_features, c.label_noise, c.width, c.depth, c.lr, c.epochs, c.optimizer) == (
+        10000, 100, 0.01, 100, 3, 1e-3, 1000, "adam")
+    assert cost_case(SYMBOLIC["paper"]).formula == 2
+
+
+def test_sweeps_vary_one_factor_without_duplicating_the_default():
+    cases = plan_cases(SYMBOLIC["paper"], seeds=1, sweeps=["noise_features"])
+    assert sorted({c.noise_features for c in cases}) == [0, 50, 100, 150, 200]
+    assert len(cases) == 15 * 5
+    assert {c.label_noise for c in cases} == {0.01}
+    with pytest.raises(KeyError, match="no sweep"):
+        plan_cases(SYMBOLIC["ci"], sweeps=["width"])
+
+
+def test_ids_are_readable_and_unique():
+    cases = plan_cases(SYMBOLIC["paper"], seeds=2, sweeps=["optimizer", "dropout"])
+    ids = [c.id for c in cases]
+    assert len(set(ids)) == len(ids)
+    assert "f03-nf100-ln0.01-n10000-mlp3x100-lr0.001-e1000-s1" in ids
+    assert any("-sgd-" in i for i in ids) and any("-do0.1-" in i for i in ids)
+
+
+def _records():
+    out = []
+    for seed in (0, 1):
+        cond = {"formula": 1, "noise_features": 10, "label_noise": 0.01, "n_samples": 100}
+        out.append(Record("symbolic", "mlp", "-", seed, "uscore", 0.9, cond))
+        out.append(Record("symbolic", "mlp", "SA", seed, "fprec", 0.8 + seed / 10, cond, 0.5, True))
+        out.append(Record("symbolic", "mlp", "SA", seed, "time_ms", 3.0, cond))
+    return out
+
+
+def test_markdown_tables_give_mean_and_std_over_seeds():
+    md = build_markdown(_records(), {"tier": "ci", "seeds": 2, "versions": {}}, {"symbolic|SA|passed": 2})
+    assert "| nf=10, ln=0.01, n=100, mlp | 0.900 ± 0.000 | 0.850 ± 0.050 |" in md
+    assert "| symbolic | SA | 2 | 0 | 0 | 0 | 0 |" in md
+
+
+def test_write_reports(tmp_path):
+    recs = sort_records(_records())
+    written = write_reports(tmp_path, recs, {"tier": "ci"}, {}, "# md")
+    assert {p.split("/")[-1] for p in written} == {"results.json", "results.csv", "report.md", "fprec.png"}
+    payload = json.loads((tmp_path / "results.json").read_text())
+    assert len(payload["records"]) == 6
+    header = (tmp_path / "results.csv").read_text().splitlines()[0]
+    assert header.startswith("suite,model,explainer,formula,label_noise,n_samples,noise_features,seed,metric,value")
+
+
+def test_baseline_flags_only_drops_beyond_the_allowance(tmp_path):
+    recs = _records()
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps({"records": [r.to_dict() for r in recs]}))
+    base = Baseline.load(path)
+    r = recs[1]
+    assert base.regression(r, 0.02) is None
+    worse = Record(**{**r.to_dict(), "value": r.value - 0.05})
+    assert "regressed" in base.regression(worse, 0.02)
+    slower = Record(**{**recs[2].to_dict(), "value": 1e9})
+    assert base.regression(slower, 0.02) is None  # cost metrics are never compared
+    path.write_text("{")
+    with pytest.raises(ValueError, match="cannot read chaosmining baseline"):
+        Baseline.load(path)

@@ -1,0 +1,53 @@
+"""The shipped thresholds reject the random control, everywhere, by a margin."""
+
+import numpy as np
+import pytest
+
+from pytest_chaosmining.formulas import get_formula
+from pytest_chaosmining.metrics import fprec
+from pytest_chaosmining.symbolic_data import TRAIN_FRACTION
+from pytest_chaosmining.thresholds import Thresholds
+from pytest_chaosmining.tiers import SYMBOLIC, TIERS
+
+THRESHOLDS = Thresholds.load()
+EXPLAINERS = ("SA", "DL", "IG", "FA", "some-user-explainer")
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_random_attributions_fail_every_symbolic_threshold(tier):
+    spec = SYMBOLIC[tier]
+    n_test = spec.n_samples - int(round(spec.n_samples * TRAIN_FRACTION))
+    rng = np.random.default_rng(0)
+    for formula in spec.formulas:
+        k = get_formula(formula).n_vars
+        n_features = k + spec.noise_features
+        truth = rng.choice(n_features, size=k, replace=False)
+        random_fprec = fprec(rng.random((n_test, n_features)), truth)
+        chance = k / n_features
+        assert random_fprec == pytest.approx(chance, abs=0.03)
+        for explainer in EXPLAINERS:
+            thr = THRESHOLDS.metric("symbolic", tier, "fprec", f"f{formula:02d}", explainer)
+            assert thr >= chance + 0.1, (tier, formula, explainer, thr, chance)
+            assert random_fprec < thr, (tier, formula, explainer)
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_quality_gate_is_meaningful(tier):
+    gate = THRESHOLDS.quality_gate("symbolic", tier)
+    # a constant prediction of 0 scores UScore 0; predicting y itself scores 1
+    assert 0.3 <= gate < 1.0
+
+
+def test_user_file_overrides_one_entry(tmp_path):
+    path = tmp_path / "t.toml"
+    path.write_text("[symbolic.ci.fprec]\nf03 = 0.99\n")
+    merged = Thresholds.load(path)
+    assert merged.metric("symbolic", "ci", "fprec", "f03", "user") == 0.99
+    assert merged.metric("symbolic", "ci", "fprec", "f04", "user") == THRESHOLDS.metric("symbolic", "ci", "fprec", "f04", "user")
+
+
+def test_unreadable_user_file(tmp_path):
+    path = tmp_path / "t.toml"
+    path.write_text("not = [toml")
+    with pytest.raises(ValueError, match="cannot read chaosmining thresholds"):
+        Thresholds.load(path)
