@@ -23,23 +23,23 @@ from filelock import FileLock
 from . import __version__
 from .atomic import atomic_write
 
-#: Modules whose source decides what a trained model looks like.
-_CODE_MODULES = ("formulas.py", "symbolic_data.py", "models.py", "training.py")
+#: Modules whose source decides what a symbolic model looks like (the default).
+SYMBOLIC_CODE = ("formulas.py", "symbolic_data.py", "models.py", "training.py")
 LOCK_TIMEOUT_S = 3600.0
 
 
-def code_fingerprint() -> str:
+def code_fingerprint(modules: tuple[str, ...] = SYMBOLIC_CODE) -> str:
     """Hash of the package version and the source of the training-relevant modules."""
     h = hashlib.sha256(__version__.encode())
     here = Path(__file__).parent
-    for name in _CODE_MODULES:
+    for name in modules:
         h.update((here / name).read_bytes())
     return h.hexdigest()[:16]
 
 
-def cache_key(config: dict[str, Any]) -> str:
-    """Stable hash of a JSON-serialisable training config plus the code fingerprint."""
-    payload = json.dumps({"config": config, "code": code_fingerprint(), "torch": torch.__version__}, sort_keys=True)
+def cache_key(config: dict[str, Any], code: tuple[str, ...] = SYMBOLIC_CODE) -> str:
+    """Stable hash of a JSON-serialisable training config plus the fingerprint of ``code``."""
+    payload = json.dumps({"config": config, "code": code_fingerprint(code), "torch": torch.__version__}, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:24]
 
 
@@ -56,18 +56,24 @@ class ModelCache:
     def path(self, suite: str, key: str) -> Path:
         return self.root / suite / f"{key}.pt"
 
+    def has(self, suite: str, config: dict[str, Any], code: tuple[str, ...] = SYMBOLIC_CODE) -> bool:
+        """Whether an entry for ``config`` exists (it is not validated here)."""
+        return self.path(suite, cache_key(config, code)).exists()
+
     def get_or_train(
         self,
         suite: str,
         config: dict[str, Any],
         train: Callable[[], tuple[dict[str, torch.Tensor], dict[str, Any]]],
+        code: tuple[str, ...] = SYMBOLIC_CODE,
     ) -> tuple[dict[str, torch.Tensor], dict[str, Any], bool]:
         """Return ``(state_dict, meta, trained_now)``.
 
         ``train`` is called only when no valid entry exists; it returns the state
         dict and JSON-like metadata (numbers, strings, lists) to store beside it.
+        ``code`` names the modules whose source enters the key.
         """
-        key = cache_key(config)
+        key = cache_key(config, code)
         path = self.path(suite, key)
         path.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(str(path) + ".lock", timeout=LOCK_TIMEOUT_S):

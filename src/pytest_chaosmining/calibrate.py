@@ -34,42 +34,63 @@ def _floor(x: float) -> float:
     return math.floor(x * 100 + 1e-9) / 100
 
 
-def calibrate(records: list[dict], tier: str, margin: float, min_gap: float) -> tuple[str, list[str]]:
-    """TOML text of one tier's symbolic thresholds, and a list of problems."""
-    values: dict[tuple[int, str], list[float]] = defaultdict(list)
-    chance: dict[int, float] = {}
-    uscores: list[float] = []
+#: per suite: the judged metric, the prediction-quality metric and the threshold key of a record
+SUITES = {
+    "symbolic": ("fprec", "uscore", lambda c: f"f{c['formula']:02d}"),
+    "vision": ("iou", "accuracy", lambda c: c["condition"]),
+}
+
+
+def _chance(suite: str, condition: dict, random_values: list[float]) -> float:
+    if suite == "symbolic":
+        k = get_formula(condition["formula"]).n_vars
+        return k / (k + condition["noise_features"])
+    # vision: the area ratio (1/49), or what the random control measured if higher
+    return max([1 / 49, *random_values])
+
+
+def calibrate(records: list[dict], suite: str, tier: str, margin: float, min_gap: float) -> tuple[str, list[str]]:
+    """TOML text of one suite's and tier's thresholds, and a list of problems."""
+    metric, quality, key_of = SUITES[suite]
+    values: dict[tuple[str, str], list[float]] = defaultdict(list)
+    random_values: dict[str, list[float]] = defaultdict(list)
+    conditions: dict[str, dict] = {}
+    qualities: list[float] = []
     for r in records:
-        if r["suite"] != "symbolic":
+        if r["suite"] != suite:
             continue
-        c = r["condition"]
-        if r["metric"] == "uscore":
-            uscores.append(r["value"])
-        elif r["metric"] == "fprec" and r["explainer"] in BUILTIN_NAMES and r["explainer"] != CONTROL_NAME:
-            values[(c["formula"], r["explainer"])].append(r["value"])
-            k = get_formula(c["formula"]).n_vars
-            chance[c["formula"]] = max(chance.get(c["formula"], 0.0), k / (k + c["noise_features"]))
+        key = key_of(r["condition"]) if r["metric"] in (metric, quality) else None
+        if r["metric"] == quality:
+            qualities.append(r["value"])
+        elif r["metric"] == metric and r["explainer"] == CONTROL_NAME:
+            random_values[key].append(r["value"])
+        elif r["metric"] == metric and r["explainer"] in BUILTIN_NAMES:
+            values[(key, r["explainer"])].append(r["value"])
+            conditions[key] = r["condition"]
     problems = []
-    per_explainer: dict[str, dict[int, float]] = defaultdict(dict)
-    for (formula, explainer), vals in sorted(values.items()):
+    per_explainer: dict[str, dict[str, float]] = defaultdict(dict)
+    for (key, explainer), vals in sorted(values.items()):
         thr = _floor(min(vals) - margin)
-        if thr < chance[formula] + min_gap:
-            problems.append(f"f{formula:02d} {explainer}: threshold {thr:.2f} is within {min_gap} of chance {chance[formula]:.3f}")
-        per_explainer[explainer][formula] = thr
-    formulas = sorted({f for f, _ in values})
-    lines = [f"[symbolic.{tier}]", f"quality_gate = {_floor(min(uscores) - 2 * margin):.2f}", "", f"[symbolic.{tier}.fprec]"]
+        chance = _chance(suite, conditions[key], random_values.get(key, []))
+        if thr < chance + min_gap:
+            problems.append(f"{key} {explainer}: threshold {thr:.2f} is within {min_gap} of chance {chance:.3f}")
+        per_explainer[explainer][key] = thr
+    keys = sorted({k for k, _ in values})
+    lines = [f"[{suite}.{tier}]", f"quality_gate = {_floor(min(qualities) - 2 * margin):.2f}", "",
+             f"[{suite}.{tier}.{metric}]"]
     lines.append(f"default = {min(min(t.values()) for t in per_explainer.values()):.2f}")
-    for f in formulas:
-        lines.append(f"f{f:02d} = {min(per_explainer[e][f] for e in per_explainer):.2f}")
+    for k in keys:
+        lines.append(f"{k} = {min(per_explainer[e][k] for e in per_explainer if k in per_explainer[e]):.2f}")
     for explainer in [e for e in BUILTIN_NAMES if e in per_explainer]:
-        lines += ["", f"[symbolic.{tier}.fprec.explainer.{explainer}]"]
-        lines += [f"f{f:02d} = {per_explainer[explainer][f]:.2f}" for f in formulas]
+        lines += ["", f"[{suite}.{tier}.{metric}.explainer.{explainer}]"]
+        lines += [f"{k} = {per_explainer[explainer][k]:.2f}" for k in keys if k in per_explainer[explainer]]
     return "\n".join(lines) + "\n", problems
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("results", nargs="+", type=Path, help="results.json files of one tier")
+    parser.add_argument("--suite", default="symbolic", choices=sorted(SUITES))
     parser.add_argument("--margin", type=float, default=0.05)
     parser.add_argument("--min-gap", type=float, default=0.1, help="required distance above chance FPrec")
     args = parser.parse_args(argv)
@@ -78,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(tiers) != 1:
         parser.error(f"results of exactly one tier expected, got {sorted(tiers)}")
     records = [r for p in payloads for r in p["records"]]
-    text, problems = calibrate(records, tiers.pop(), args.margin, args.min_gap)
+    text, problems = calibrate(records, args.suite, tiers.pop(), args.margin, args.min_gap)
     sys.stdout.write(text)
     for p in problems:
         print(f"error: {p}", file=sys.stderr)

@@ -103,6 +103,28 @@ class ChaosminingContext:
                                       reason="control: random attributions must fail every threshold")]
         return []
 
+    # -- vision suite -------------------------------------------------------
+    @property
+    def vision_tier(self) -> Any:
+        from .tiers import VISION
+
+        return VISION[self.settings.tier]
+
+    def vision_cases(self) -> list[Any]:
+        from .vision_suite import plan_cases
+
+        data = self.settings.data_dir
+        return plan_cases(self.vision_tier, self.settings.seeds, "torchvision" if data else "embedded",
+                          str(data) if data else None)
+
+    def vision_model(self, case: Any) -> Any:
+        """The trained classifier of ``case``, trained at most once per process (and cached on disk)."""
+        if case not in self._models:
+            from .vision_suite import trained_model
+
+            self._models[case] = trained_model(case, self.cache, self.device, self.progress(f"vision {case.id}"))
+        return self._models[case]
+
     # -- recording and asserting ---------------------------------------------
     def tag_test(self, node: Any, suite: str, explainer: str) -> None:
         """Mark ``node`` as a conformance test of ``explainer`` (for outcome counts)."""

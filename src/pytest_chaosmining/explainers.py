@@ -141,14 +141,17 @@ def attribute(
     extra_kwargs: dict[str, Any] | None = None,
 ) -> Any:
     """Run ``explainer`` and validate its output (tensor, same shape and device,
-    finite).  Any failure is re-raised as :class:`ExplainerError` naming it."""
+    finite).  Any failure is re-raised as :class:`ExplainerError` naming it.
+
+    ``extra_kwargs`` are a suite's settings for captum explainers (a feature
+    mask, a batch size); they take precedence over the explainer's own."""
     import torch
 
     try:
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", module="captum")
             if explainer.is_captum:
-                kwargs = {**(extra_kwargs or {}), **explainer.attribute_kwargs}
+                kwargs = {**explainer.attribute_kwargs, **(extra_kwargs or {})}
                 out = explainer.method(model).attribute(inputs, target=target, **kwargs)
             else:
                 out = explainer.method(model, inputs, target)

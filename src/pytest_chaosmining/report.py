@@ -14,6 +14,7 @@ from .atomic import atomic_write_text
 from .results import Record
 
 MODEL_LEVEL = "-"  # explainer column of model-level records (prediction quality)
+SCORE_METRICS = ("fprec", "iou")  # the judged metric of each suite, for the terminal summary
 VARIANT_FIELDS = ("noise_features", "label_noise", "n_samples")
 
 
@@ -105,6 +106,48 @@ def _symbolic_sections(df: Any) -> list[str]:
     return lines
 
 
+def _vision_sections(df: Any) -> list[str]:
+    vis = df[df["suite"] == "vision"]
+    if vis.empty:
+        return []
+    explainers = _explainer_order(vis["explainer"])
+    lines = [
+        "## Vision",
+        "",
+        "Shaped like ChaosMining Tables 2 and 3: validation accuracy (%) and IoU of the top-k box "
+        "(k = foreground area) per explainer, mean ± std over seeds.  Chance: 10% accuracy, IoU ≈ 1/49.",
+        "",
+    ]
+    for background, title in (("RB", "random background"), ("SB", "structural background")):
+        conds = [c for c in ("FP", "RP") if (vis["condition"] == background + c).any()]
+        if not conds:
+            continue
+        header = ["model", "params (M)", "canvas"]
+        for c in conds:
+            header += [f"{background}{c} Pred (ACC%)"] + [f"{background}{c} {e} (IoU)" for e in explainers]
+        rows = []
+        for (model, canvas), group in vis.groupby(["model", "canvas"], sort=True):
+            params = group[group.metric == "params_m"]["value"]
+            row = [model, f"{params.iloc[0]:.2f}" if len(params) else "", f"{int(canvas)} px"]
+            for c in conds:
+                g = group[group["condition"] == background + c]
+                acc = g[(g.metric == "accuracy") & (g.explainer == MODEL_LEVEL)]["value"] * 100
+                row.append(_pm(acc, 2))
+                for e in explainers:
+                    sel = g[(g.metric == "iou") & (g.explainer == e)]["value"]
+                    row.append(_pm(sel) if len(sel) else "skipped")
+            rows.append(row)
+        lines += [f"### {title}", ""] + _table(header, rows) + [""]
+    share = vis[vis.metric == "box_share"]
+    if not share.empty:
+        lines += ["### Share of |attribution| inside the true box (chance ≈ 1/49 = 0.020)", ""]
+        rows = []
+        for (model, cond), group in share.groupby(["model", "condition"], sort=True):
+            rows.append([model, cond] + [_pm(group[group.explainer == e]["value"]) for e in explainers])
+        lines += _table(["model", "condition"] + explainers, rows) + [""]
+    return lines
+
+
 def _cost_sections(df: Any) -> list[str]:
     cost = df[df.metric.isin(["time_ms", "peak_mem_mb"])]
     if cost.empty:
@@ -155,6 +198,7 @@ def build_markdown(records: list[Record], meta: dict[str, Any], outcomes: dict[s
     if records:
         df = _frame(records)
         lines += _symbolic_sections(df)
+        lines += _vision_sections(df)
         lines += _cost_sections(df)
     return "\n".join(lines)
 
@@ -229,15 +273,16 @@ def terminal_table(records: list[Record], outcomes: Counter[tuple[str, str, str]
             continue
         stats.setdefault((r.suite, r.explainer), {}).setdefault(r.metric, []).append(r.value)
     keys = sorted(set(stats) | {(s, e) for s, e, _ in outcomes})
-    lines = [f"{'suite':<10} {'explainer':<14} {'passed':>6} {'failed':>6} {'skipped':>7} {'xfailed':>7} {'FPrec':>7} {'time ms':>8}"]
+    lines = [f"{'suite':<10} {'explainer':<14} {'passed':>6} {'failed':>6} {'skipped':>7} {'xfailed':>7} {'score':>14} {'time ms':>8}"]
     for suite, e in keys:
         counts = {o: n for (s, x, o), n in outcomes.items() if s == suite and x == e}
         st = stats.get((suite, e), {})
-        fp = st.get("fprec", [])
+        metric = next((m for m in SCORE_METRICS if m in st), None)
+        score = f"{metric} {sum(st[metric]) / len(st[metric]):.3f}" if metric else "-"
         tm = st.get("time_ms", [])
         lines.append(
             f"{suite:<10} {e:<14} {counts.get('passed', 0):>6} {counts.get('failed', 0):>6} "
             f"{counts.get('skipped', 0):>7} {counts.get('xfailed', 0):>7} "
-            f"{(sum(fp) / len(fp)) if fp else float('nan'):>7.3f} {(sum(tm) / len(tm)) if tm else float('nan'):>8.1f}"
+            f"{score:>14} {(sum(tm) / len(tm)) if tm else float('nan'):>8.1f}"
         )
     return lines

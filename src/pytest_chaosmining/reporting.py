@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import platform
 import time
+import warnings
 from collections import Counter
 from importlib import metadata
 from typing import Any
@@ -86,11 +87,24 @@ class ResultCollector:
         markdown = build_markdown(records, meta, outcomes)
         if self.settings.report_dir is not None:
             self.written = write_reports(self.settings.report_dir, records, meta, outcomes, markdown)
+            if any(r.suite == "vision" for r in records):
+                self.written += self._vision_figure()
         summary = os.environ.get("GITHUB_STEP_SUMMARY")
         if summary:
             with open(summary, "a", encoding="utf-8") as fh:
                 fh.write(markdown + "\n")
         self.summary_lines = terminal_table(records, self.outcomes)
+
+    def _vision_figure(self) -> list[str]:
+        """Example maps from cached models; a failure here costs the figure, not the report."""
+        from .vision_suite import example_figure
+
+        path = self.settings.report_dir / "vision_examples.png"
+        try:
+            return [str(path)] if example_figure(self.config.stash[_context_key()], path) else []
+        except Exception as exc:  # noqa: BLE001 - the report must survive
+            warnings.warn(f"chaosmining: vision example figure not drawn: {type(exc).__name__}: {exc}")
+            return []
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.summary_lines:

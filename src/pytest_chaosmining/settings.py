@@ -14,7 +14,7 @@ from typing import Any
 
 from .tiers import TIERS
 
-SUITE_FILES = {"symbolic": "test_symbolic.py", "cost": "test_cost.py"}
+SUITE_FILES = {"symbolic": "test_symbolic.py", "cost": "test_cost.py", "vision": "test_vision.py"}
 
 _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
     ("tier", {"choices": TIERS}, "suite size: smoke, ci (default) or paper"),
@@ -24,6 +24,7 @@ _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
     ("explainers", {"metavar": "NAMES"}, "comma list of explainers to run (default: all registered)"),
     ("suites", {"metavar": "NAMES"}, f"comma list of suites to run (default: all: {', '.join(SUITE_FILES)})"),
     ("seeds", {"metavar": "N", "type": int}, "number of seeds (default: the tier's)"),
+    ("data", {"metavar": "DIR"}, "real datasets on disk (CIFAR-10, Flowers102 as torchvision stores them); never downloaded"),
     ("sweep", {"metavar": "FACTORS"}, "comma list of one-factor sweeps to add (ChaosMining Figure 4)"),
     ("thresholds", {"metavar": "FILE"}, "TOML file of thresholds overriding the shipped ones"),
     ("baseline", {"metavar": "FILE"}, "results.json of an earlier run; fail results that dropped"),
@@ -54,6 +55,7 @@ class Settings:
     explainers: tuple[str, ...] = ()
     suites: tuple[str, ...] = tuple(SUITE_FILES)
     seeds: int | None = None
+    data_dir: Path | None = None
     sweeps: tuple[str, ...] = ()
     thresholds_file: Path | None = None
     baseline_file: Path | None = None
@@ -100,6 +102,7 @@ def resolve(config: Any) -> Settings:
         explainers=_split(get("explainers")[0]),
         suites=suites,
         seeds=int(seeds) if seeds is not None else None,
+        data_dir=path("data"),
         sweeps=_split(get("sweep")[0]),
         thresholds_file=path("thresholds"),
         baseline_file=path("baseline"),

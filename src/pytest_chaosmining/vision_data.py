@@ -85,7 +85,7 @@ def _resize(images: np.ndarray, size: int) -> np.ndarray:
 
     if images.shape[1] == size and images.shape[2] == size:
         return images
-    t = torch.from_numpy(np.ascontiguousarray(images)).permute(0, 3, 1, 2).float()
+    t = torch.from_numpy(np.array(images)).permute(0, 3, 1, 2).float()
     out = F.interpolate(t, size=(size, size), mode="bilinear", antialias=True, align_corners=False)
     return out.round().clamp(0, 255).to(torch.uint8).permute(0, 2, 3, 1).numpy()
 

@@ -1,0 +1,69 @@
+"""ChaosMining vision suite (shipped with pytest-chaosmining).
+
+Parametrised over condition (RB/SB × FP/RP) × model × explainer × seed; see
+``pytest_chaosmining.vision_suite`` and ``thresholds.toml``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_chaosmining.explainers import ExplainerError
+from pytest_chaosmining.plugin import CONTEXT_KEY
+from pytest_chaosmining.report import MODEL_LEVEL
+from pytest_chaosmining.results import Record
+from pytest_chaosmining.vision_suite import SUITE, evaluate
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    ctx = metafunc.config.stash.get(CONTEXT_KEY, None)
+    cases = ctx.vision_cases() if ctx is not None else []
+    if "explainer_name" in metafunc.fixturenames:
+        params = [
+            pytest.param(case, name, id=f"{case.condition}-{case.canvas}px-{case.model_id}-{name}-s{case.seed}",
+                         marks=ctx.marks_for(name))
+            for case in cases
+            for name in ctx.explainers
+        ]
+        metafunc.parametrize(("vision_case", "explainer_name"), params)
+    elif "vision_case" in metafunc.fixturenames:
+        metafunc.parametrize("vision_case", [pytest.param(c, id=c.id) for c in cases])
+
+
+def _record(case, explainer: str, metric: str, value: float) -> Record:
+    return Record(SUITE, case.model_id, explainer, case.seed, metric, float(value), case.condition_fields())
+
+
+def test_accuracy(chaosmining, vision_case, request):
+    """The classifier learned the foreground's class: accuracy at least the tier's gate."""
+    trained = chaosmining.vision_model(vision_case)
+    chaosmining.record(request.node, _record(vision_case, MODEL_LEVEL, "train_seconds", trained.train_seconds))
+    params = sum(p.numel() for p in trained.model.parameters()) / 1e6
+    chaosmining.record(request.node, _record(vision_case, MODEL_LEVEL, "params_m", params))
+    gate = chaosmining.thresholds.quality_gate(SUITE, chaosmining.settings.tier)
+    chaosmining.require(request.node, _record(vision_case, MODEL_LEVEL, "accuracy", trained.accuracy), gate,
+                        f"model {vision_case.id}")
+
+
+def test_iou(chaosmining, vision_case, explainer_name, request):
+    """The explainer's top-k pixels outline the foreground: IoU at least its threshold."""
+    chaosmining.tag_test(request.node, SUITE, explainer_name)
+    trained = chaosmining.vision_model(vision_case)
+    gate = chaosmining.thresholds.quality_gate(SUITE, chaosmining.settings.tier)
+    if trained.accuracy < gate:
+        pytest.skip(f"model {vision_case.id} is below its accuracy gate ({trained.accuracy:.3f} < {gate:.3f}); "
+                    "its explainers are not judged on it")
+    tier = chaosmining.vision_tier
+    try:
+        result = evaluate(trained, chaosmining.explainers[explainer_name], chaosmining.device, tier.n_explain,
+                          tier.internal_batch_size)
+    except ExplainerError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    node = request.node
+    chaosmining.record(node, _record(vision_case, explainer_name, "time_ms", result["cost"].time_ms))
+    chaosmining.record(node, _record(vision_case, explainer_name, "peak_mem_mb", result["cost"].peak_mem_mb))
+    chaosmining.record(node, _record(vision_case, explainer_name, "box_share", result["box_share"]))
+    threshold = chaosmining.thresholds.metric(SUITE, chaosmining.settings.tier, "iou", vision_case.condition,
+                                              explainer_name)
+    chaosmining.require(node, _record(vision_case, explainer_name, "iou", result["iou"]), threshold,
+                        f"{explainer_name} on {vision_case.id}")

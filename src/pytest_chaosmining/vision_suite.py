@@ -1,0 +1,247 @@
+"""The vision suite: cases, models and measurements (ChaosMining §3.2, A.3).
+
+A :class:`VisionCase` is one trained classifier (condition × model × sizes ×
+seed).  Explainers attribute the predicted class of validation images against
+a zero baseline; feature ablation uses the 7×7 patch grid.  IoU follows the
+paper (Gaussian smoothing, top-k pixels with k = foreground area, their minimal
+rectangle) with inclusive extents, so a perfect hit scores exactly 1.0.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from .tiers import VisionTier
+
+SUITE = "vision"
+#: modules whose source enters the cache key of a vision model
+VISION_CODE = ("vision_data.py", "vision_models.py", "classification.py")
+PAPER_SIGMA, PAPER_CANVAS = 6.0, 224
+
+
+@dataclass(frozen=True)
+class VisionCase:
+    """One classifier of the vision suite."""
+
+    condition: str
+    model: str
+    fg: int
+    n_train: int
+    n_val: int
+    epochs: int
+    batch_size: int
+    lr: float
+    seed: int
+    source: str = "embedded"
+    data_dir: str | None = None
+
+    @property
+    def canvas(self) -> int:
+        return 7 * self.fg
+
+    @property
+    def model_id(self) -> str:
+        return f"{self.model}-e{self.epochs}"
+
+    @property
+    def id(self) -> str:
+        return f"{self.condition}-{self.canvas}px-{self.model_id}-s{self.seed}"
+
+    def condition_fields(self) -> dict[str, Any]:
+        return {"condition": self.condition, "canvas": self.canvas, "fg": self.fg, "n_train": self.n_train,
+                "source": self.source}
+
+    def training_config(self, device_type: str) -> dict[str, Any]:
+        return {"suite": SUITE, **dataclasses.asdict(self), "device": device_type}
+
+
+def plan_cases(tier: VisionTier, seeds: int | None = None, source: str = "embedded",
+               data_dir: str | None = None) -> list[VisionCase]:
+    """Every condition × model × seed of the tier."""
+    n_seeds = tier.seeds if seeds is None else seeds
+    return [
+        VisionCase(condition, model, tier.fg, tier.n_train, tier.n_val, tier.epochs, tier.batch_size, tier.lr, seed,
+                   source, data_dir)
+        for condition in tier.conditions
+        for model in tier.models
+        for seed in range(n_seeds)
+    ]
+
+
+@dataclass
+class TrainedVisionModel:
+    """A trained (or cached) classifier with its validation data and accuracy."""
+
+    case: VisionCase
+    model: Any
+    val: Any
+    predictions: np.ndarray
+    accuracy: float
+    train_seconds: float
+
+
+def _data(case: VisionCase, split: str) -> Any:
+    from .vision_data import VisionSpec, generate
+
+    n = case.n_train if split == "train" else case.n_val
+    return generate(VisionSpec(case.condition, case.fg, n, split, case.seed, case.source, case.data_dir))
+
+
+def trained_model(case: VisionCase, cache: Any, device: Any,
+                  progress: Callable[..., None] | None = None) -> TrainedVisionModel:
+    """Load ``case``'s classifier from the cache or train it; score it on validation data."""
+    import time
+
+    import torch
+
+    from .classification import ClassifierTraining, predict, train_classifier
+    from .vision_models import build_model
+
+    def build() -> torch.nn.Module:
+        torch.manual_seed(case.seed)
+        return build_model(case.model)
+
+    def train() -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+        data = _data(case, "train")
+        model = build().to(device)
+        start = time.perf_counter()
+        settings = ClassifierTraining(case.epochs, case.batch_size, case.lr, t0=case.epochs)
+        loss = train_classifier(model, torch.from_numpy(data.images), torch.from_numpy(data.labels), settings,
+                                case.seed, progress)
+        return model.state_dict(), {"train_seconds": time.perf_counter() - start, "final_loss": loss}
+
+    state, meta, _ = cache.get_or_train(SUITE, case.training_config(device.type), train, code=VISION_CODE)
+    model = build()
+    model.load_state_dict(state)
+    model.to(device).eval()
+    val = _data(case, "val")
+    pred = predict(model, torch.from_numpy(val.images)).numpy()
+    return TrainedVisionModel(case, model, val, pred, float((pred == val.labels).mean()),
+                              float(meta.get("train_seconds", 0.0)))
+
+
+
+def patch_mask(case: VisionCase) -> Any:
+    """The 7×7 grid of foreground-sized patches as a captum feature mask ``(1, 1, S, S)``."""
+    import torch
+
+    idx = torch.arange(case.canvas) // case.fg
+    return (idx[:, None] * 7 + idx[None, :]).view(1, 1, case.canvas, case.canvas)
+
+
+def evaluate(trained: TrainedVisionModel, explainer: Any, device: Any, n_explain: int,
+             internal_batch_size: int) -> dict[str, Any]:
+    """Attribute the first ``n_explain`` validation images (target: the predicted
+    class); return mean IoU, mean in-box mass share and cost."""
+    import torch
+
+    from .classification import to_float
+    from .cost import measure
+    from .explainers import attribute
+    from .metrics import localisation
+
+    case = trained.case
+    n = min(n_explain, len(trained.val))
+    inputs = to_float(torch.from_numpy(trained.val.images[:n])).to(device)
+    target = torch.from_numpy(trained.predictions[:n]).to(device)
+    extra = _suite_kwargs(case, explainer, device, internal_batch_size)
+    attr, cost = measure(lambda: attribute(explainer, trained.model, inputs, target, extra), device)
+    sigma = PAPER_SIGMA * case.canvas / PAPER_CANVAS
+    ious, shares = localisation(attr.cpu().numpy(), trained.val.boxes[:n], sigma)
+    return {"iou": float(ious.mean()), "box_share": float(shares.mean()), "cost": cost, "n": n}
+
+
+def example_figure(context: Any, path: Any, per_condition: int = 2) -> bool:
+    """For the first cached model of each condition: a few validation images, each
+    explainer's smoothed map with its top-k box (red) and the true box (green).
+    Uses cached models only; returns False when there is nothing to draw."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Rectangle
+
+    from .explainers import ExplainerError
+    from .metrics import saliency_maps, top_k_box
+
+    cases, seen = [], set()
+    for case in context.vision_cases():
+        if case.condition not in seen and context.cache.has(SUITE, case.training_config(context.device.type), VISION_CODE):
+            cases.append(case)
+            seen.add(case.condition)
+    if not cases:
+        return False
+    names = list(context.explainers)
+    rows = len(cases) * per_condition
+    fig, axes = plt.subplots(rows, 1 + len(names), figsize=(1.8 * (1 + len(names)), 1.8 * rows), squeeze=False)
+    tier = context.vision_tier
+    for ci, case in enumerate(cases):
+        trained = context.vision_model(case)
+        sigma = PAPER_SIGMA * case.canvas / PAPER_CANVAS
+        for j in range(per_condition):
+            ax_row = axes[ci * per_condition + j]
+            x, y, w, h = (int(v) for v in trained.val.boxes[j])
+            ax_row[0].imshow(trained.val.images[j].transpose(1, 2, 0))
+            ax_row[0].add_patch(Rectangle((x - 0.5, y - 0.5), w, h, fill=False, ec="lime", lw=1.2))
+            ax_row[0].set_title(f"{case.condition} y={trained.val.labels[j]} ŷ={trained.predictions[j]}", fontsize=7)
+            for k, name in enumerate(names, start=1):
+                ax = ax_row[k]
+                try:
+                    one = dataclass_slice(trained, j)
+                    attr = _attribute_one(one, context.explainers[name], context.device, tier.internal_batch_size)
+                except ExplainerError:
+                    ax.set_title(f"{name}: error", fontsize=7)
+                    continue
+                smap = saliency_maps(attr, sigma)[0]
+                bx, by, bw, bh = top_k_box(smap, w * h, (x, y, w, h))
+                ax.imshow(smap, cmap="magma")
+                ax.add_patch(Rectangle((x - 0.5, y - 0.5), w, h, fill=False, ec="lime", lw=1.2))
+                ax.add_patch(Rectangle((bx - 0.5, by - 0.5), bw, bh, fill=False, ec="red", lw=1.2))
+                ax.set_title(name, fontsize=7)
+    for ax in axes.ravel():
+        ax.set_xticks([])
+        ax.set_yticks([])
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return True
+
+
+def dataclass_slice(trained: TrainedVisionModel, j: int) -> TrainedVisionModel:
+    """``trained`` restricted to validation image ``j``."""
+    from .vision_data import VisionData
+
+    val = trained.val
+    one = VisionData(val.images[j : j + 1], val.labels[j : j + 1], val.boxes[j : j + 1])
+    return dataclasses.replace(trained, val=one, predictions=trained.predictions[j : j + 1])
+
+
+def _attribute_one(trained: TrainedVisionModel, explainer: Any, device: Any, internal_batch_size: int) -> np.ndarray:
+    import torch
+
+    from .classification import to_float
+    from .explainers import attribute
+
+    inputs = to_float(torch.from_numpy(trained.val.images)).to(device)
+    target = torch.from_numpy(trained.predictions).to(device)
+    return attribute(explainer, trained.model, inputs, target, _suite_kwargs(trained.case, explainer, device,
+                                                                          internal_batch_size)).cpu().numpy()
+
+
+def _suite_kwargs(case: VisionCase, explainer: Any, device: Any, internal_batch_size: int) -> dict[str, Any]:
+    """The vision suite's settings for captum explainers that take them."""
+    extra: dict[str, Any] = {}
+    if explainer.is_captum:
+        params = inspect.signature(explainer.method.attribute).parameters
+        if "feature_mask" in params:
+            extra["feature_mask"] = patch_mask(case).to(device)
+        if "internal_batch_size" in params:
+            extra["internal_batch_size"] = internal_batch_size
+        if "perturbations_per_eval" in params:
+            extra["perturbations_per_eval"] = 1
+    return extra
