@@ -239,3 +239,17 @@ def test_gaming_explainers_are_rejected(pytester, run_suite):
     result = run_suite("--chaosmining-explainers", "constant,first_columns,input_magnitude",
                        "--chaosmining-suites", "symbolic", k="f01 or f07 or f15")
     result.assert_outcomes(passed=3, failed=3 * 3)
+
+
+def test_vision_suite_end_to_end(pytester, run_suite):
+    """One condition of the vision suite at smoke size: the classifier learns, the
+    built-ins localise the foreground, the random control fails, the report has
+    the paper-shaped table and the example figure."""
+    result = run_suite("--chaosmining-suites", "vision", k="SBFP")
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed") == 1 + 4 and outcomes.get("xfailed") == 1, result.stdout.str()
+    report = (pytester.path / "report" / "report.md").read_text()
+    assert "### structural background" in report and "SBFP SA (IoU)" in report
+    assert (pytester.path / "report" / "vision_examples.png").is_file()
+    iou = {r["explainer"]: r["value"] for r in load_results(pytester)["records"] if r["metric"] == "iou"}
+    assert iou["SA"] > 0.5 > 0.1 > iou["random"]

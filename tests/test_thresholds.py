@@ -51,3 +51,26 @@ def test_unreadable_user_file(tmp_path):
     path.write_text("not = [toml")
     with pytest.raises(ValueError, match="cannot read chaosmining thresholds"):
         Thresholds.load(path)
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_random_maps_fail_every_vision_threshold(tier):
+    from pytest_chaosmining.metrics import localisation
+    from pytest_chaosmining.tiers import VISION
+
+    spec = VISION[tier]
+    side = 7 * spec.fg
+    rng = np.random.default_rng(0)
+    attr = rng.random((16, 3, side, side))
+    corners = rng.integers(0, 6 * spec.fg + 1, (16, 2))
+    boxes = np.concatenate([corners, np.full((16, 2), spec.fg)], axis=1)
+    iou, _ = localisation(attr, boxes, sigma=6 * side / 224)
+    for condition in spec.conditions:
+        for explainer in EXPLAINERS:
+            thr = THRESHOLDS.metric("vision", tier, "iou", condition, explainer)
+            assert thr >= 1 / 49 + 0.05 and iou.mean() < thr, (tier, condition, explainer, thr, iou.mean())
+
+
+def test_declared_unlearned_models():
+    assert THRESHOLDS.unlearned("vision", "paper", "alexnet", "RBFP")
+    assert THRESHOLDS.unlearned("vision", "ci", "small_cnn", "RBRP") is None

@@ -43,6 +43,12 @@ class Thresholds:
         """The prediction quality a model needs before its explainers are judged."""
         return float(self.section(suite, tier)["quality_gate"])
 
+    def unlearned(self, suite: str, tier: str, *keys: str) -> str | None:
+        """The declared reason why a model is expected not to learn, if any;
+        looked up under ``[suite.tier.unlearned]`` by each of ``keys`` (model, condition)."""
+        table = self.section(suite, tier).get("unlearned", {})
+        return next((str(table[k]) for k in keys if k in table), None)
+
     def metric(self, suite: str, tier: str, metric: str, case_key: str, explainer: str) -> float:
         """Threshold of ``metric`` for one case (e.g. ``f03``) and explainer.
 

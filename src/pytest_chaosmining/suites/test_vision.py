@@ -40,7 +40,12 @@ def test_accuracy(chaosmining, vision_case, request):
     chaosmining.record(request.node, _record(vision_case, MODEL_LEVEL, "train_seconds", trained.train_seconds))
     params = sum(p.numel() for p in trained.model.parameters()) / 1e6
     chaosmining.record(request.node, _record(vision_case, MODEL_LEVEL, "params_m", params))
-    gate = chaosmining.thresholds.quality_gate(SUITE, chaosmining.settings.tier)
+    tier = chaosmining.settings.tier
+    gate = chaosmining.thresholds.quality_gate(SUITE, tier)
+    reason = chaosmining.thresholds.unlearned(SUITE, tier, vision_case.model, vision_case.condition)
+    if reason and trained.accuracy < gate:
+        chaosmining.record(request.node, _record(vision_case, MODEL_LEVEL, "accuracy", trained.accuracy))
+        pytest.xfail(f"{reason} (accuracy {trained.accuracy:.3f} < gate {gate:.3f})")
     chaosmining.require(request.node, _record(vision_case, MODEL_LEVEL, "accuracy", trained.accuracy), gate,
                         f"model {vision_case.id}")
 
