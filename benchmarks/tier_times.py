@@ -17,12 +17,13 @@ import time
 from pathlib import Path
 
 
-def run(tier: str, extra: list[str]) -> None:
+def run(tier: str, extra: list[str], keep: Path | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
+        reports = keep or Path(tmp)
         cache = Path(tmp) / "cache"
         for label in ("cold", "warm"):
             cmd = [sys.executable, "-m", "pytest", "--chaosmining", "--chaosmining-tier", tier,
-                   "--chaosmining-cache", str(cache), "--chaosmining-report", str(Path(tmp) / label),
+                   "--chaosmining-cache", str(cache), "--chaosmining-report", str(reports / label),
                    "-q", "-p", "no:cacheprovider", *extra]
             start = time.perf_counter()
             proc = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True)
@@ -34,8 +35,9 @@ def run(tier: str, extra: list[str]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tier", default="smoke", choices=["smoke", "ci", "paper"])
+    parser.add_argument("--keep", type=Path, help="write the cold/ and warm/ reports here instead of a temp dir")
     args, extra = parser.parse_known_args()
-    run(args.tier, [a for a in extra if a != "--"])
+    run(args.tier, [a for a in extra if a != "--"], args.keep.resolve() if args.keep else None)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 import warnings
 from pathlib import Path
 from typing import Any, Callable
@@ -88,6 +89,34 @@ class ModelCache:
             meta = {**meta, "key": key, "config": json.dumps(config, sort_keys=True)}
             self._save(path, state, meta)
             return state, meta, True
+
+    def model(
+        self,
+        suite: str,
+        config: dict[str, Any],
+        build: Callable[[], torch.nn.Module],
+        fit: Callable[[torch.nn.Module], float],
+        device: torch.device,
+        code: tuple[str, ...] = SYMBOLIC_CODE,
+    ) -> tuple[torch.nn.Module, dict[str, Any]]:
+        """The model for ``config`` in eval mode on ``device``, with its metadata.
+
+        ``build`` makes a freshly (and deterministically) initialised model;
+        ``fit`` trains one in place and returns its final loss.  Training
+        happens only when the cache has no valid entry; ``train_seconds`` and
+        ``final_loss`` are stored beside the weights.
+        """
+
+        def train() -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+            fresh = build().to(device)
+            start = time.perf_counter()
+            loss = fit(fresh)
+            return fresh.state_dict(), {"train_seconds": time.perf_counter() - start, "final_loss": loss}
+
+        state, meta, _ = self.get_or_train(suite, config, train, code)
+        model = build()
+        model.load_state_dict(state)
+        return model.to(device).eval(), meta
 
     @staticmethod
     def _load(path: Path, key: str) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:

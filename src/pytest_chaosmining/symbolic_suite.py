@@ -107,7 +107,6 @@ class TrainedSymbolicModel:
     data: Any
     uscore: float
     train_seconds: float
-    from_cache: bool
 
 
 def trained_model(
@@ -130,27 +129,16 @@ def trained_model(
         torch.manual_seed(case.seed)
         return MLPRegressor(data.n_features, case.width, case.depth, case.dropout)
 
-    def train() -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
-        import time
-
-        model = build().to(device)
+    def fit(model: torch.nn.Module) -> float:
         x = torch.from_numpy(data.x_train).to(device)
         y = torch.from_numpy(data.y_train).to(device)
-        start = time.perf_counter()
-        loss = train_regressor(
-            model, x, y, RegressionTraining(case.epochs, case.lr, case.optimizer), seed=case.seed, progress=progress
-        )
-        return model.state_dict(), {"train_seconds": time.perf_counter() - start, "final_loss": loss}
+        settings = RegressionTraining(case.epochs, case.lr, case.optimizer)
+        return train_regressor(model, x, y, settings, seed=case.seed, progress=progress)
 
-    state, meta, trained_now = cache.get_or_train(SUITE, case.training_config(device.type), train)
-    model = build()
-    model.load_state_dict(state)
-    model.to(device).eval()
+    model, meta = cache.model(SUITE, case.training_config(device.type), build, fit, device)
     with torch.no_grad():
         pred = model(torch.from_numpy(data.x_test).to(device)).cpu().numpy().ravel()
-    return TrainedSymbolicModel(
-        case, model, data, uscore(pred, data.y_test_clean), float(meta.get("train_seconds", 0.0)), not trained_now
-    )
+    return TrainedSymbolicModel(case, model, data, uscore(pred, data.y_test_clean), float(meta["train_seconds"]))
 
 
 def evaluate(trained: TrainedSymbolicModel, explainer: Any, device: Any) -> dict[str, Any]:

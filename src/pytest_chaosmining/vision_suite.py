@@ -95,8 +95,6 @@ def _data(case: VisionCase, split: str) -> Any:
 def trained_model(case: VisionCase, cache: Any, device: Any,
                   progress: Callable[..., None] | None = None) -> TrainedVisionModel:
     """Load ``case``'s classifier from the cache or train it; score it on validation data."""
-    import time
-
     import torch
 
     from .classification import ClassifierTraining, predict, train_classifier
@@ -106,23 +104,17 @@ def trained_model(case: VisionCase, cache: Any, device: Any,
         torch.manual_seed(case.seed)
         return build_model(case.model)
 
-    def train() -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+    def fit(model: torch.nn.Module) -> float:
         data = _data(case, "train")
-        model = build().to(device)
-        start = time.perf_counter()
         settings = ClassifierTraining(case.epochs, case.batch_size, case.lr, t0=case.epochs)
-        loss = train_classifier(model, torch.from_numpy(data.images), torch.from_numpy(data.labels), settings,
+        return train_classifier(model, torch.from_numpy(data.images), torch.from_numpy(data.labels), settings,
                                 case.seed, progress)
-        return model.state_dict(), {"train_seconds": time.perf_counter() - start, "final_loss": loss}
 
-    state, meta, _ = cache.get_or_train(SUITE, case.training_config(device.type), train, code=VISION_CODE)
-    model = build()
-    model.load_state_dict(state)
-    model.to(device).eval()
+    model, meta = cache.model(SUITE, case.training_config(device.type), build, fit, device, VISION_CODE)
     val = _data(case, "val")
     pred = predict(model, torch.from_numpy(val.images)).numpy()
     return TrainedVisionModel(case, model, val, pred, float((pred == val.labels).mean()),
-                              float(meta.get("train_seconds", 0.0)))
+                              float(meta["train_seconds"]))
 
 
 
