@@ -45,10 +45,11 @@ def pytest_configure(config: pytest.Config) -> None:
     from .context import ChaosminingContext
     from .reporting import ResultCollector
 
-    config.stash[CONTEXT_KEY] = ChaosminingContext(config, settings)
+    context = ChaosminingContext(config, settings)
+    config.stash[CONTEXT_KEY] = context
     _add_suite_paths(config, settings)
     if not hasattr(config, "workerinput"):
-        collector = ResultCollector(config, settings)
+        collector = ResultCollector(config, settings, context)
         config.stash[COLLECTOR_KEY] = collector
         config.pluginmanager.register(collector, "chaosmining-results")
 

@@ -190,7 +190,7 @@ def build_markdown(records: list[Record], meta: dict[str, Any], outcomes: dict[s
     lines = ["# ChaosMining conformance report", ""]
     versions = ", ".join(f"{k} {v}" for k, v in meta.get("versions", {}).items() if v)
     lines += [
-        f"tier **{meta.get('tier')}**, seeds {meta.get('seeds')}, device {meta.get('device')}, "
+        f"tier **{meta.get('tier')}**, seeds per suite {meta.get('seeds')}, device {meta.get('device')}, "
         f"explainers {', '.join(meta.get('explainers', []))}; {versions}",
         "",
     ]

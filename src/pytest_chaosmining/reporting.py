@@ -31,9 +31,10 @@ def _outcome(report: pytest.TestReport) -> str:
 class ResultCollector:
     """A plugin object registered only on the controller when ``--chaosmining`` is on."""
 
-    def __init__(self, config: pytest.Config, settings: Settings):
+    def __init__(self, config: pytest.Config, settings: Settings, context: Any):
         self.config = config
         self.settings = settings
+        self.context = context
         self.records: list[Record] = []
         self.outcomes: Counter[tuple[str, str, str]] = Counter()
         self.started = time.time()
@@ -49,7 +50,7 @@ class ResultCollector:
             self.records += [Record.from_dict(v) for k, v in report.user_properties if k == USER_PROPERTY]
 
     def metadata(self) -> dict[str, Any]:
-        from .tiers import SYMBOLIC
+        from .tiers import SYMBOLIC, VISION
 
         versions = {}
         for name in _PACKAGES:
@@ -57,15 +58,18 @@ class ResultCollector:
                 versions[name] = metadata.version(name)
             except metadata.PackageNotFoundError:
                 versions[name] = None
-        context = self.config.stash.get(_context_key(), None)
         workers = getattr(self.config.option, "numprocesses", None)
+        tier, seeds = self.settings.tier, self.settings.seeds
         return {
-            "tier": self.settings.tier,
-            "seeds": self.settings.seeds if self.settings.seeds is not None else SYMBOLIC[self.settings.tier].seeds,
+            "tier": tier,
+            "seeds": {
+                "symbolic": seeds if seeds is not None else SYMBOLIC[tier].seeds,
+                "vision": seeds if seeds is not None else VISION[tier].seeds,
+            },
             "suites": list(self.settings.suites),
-            "explainers": list(context.explainers) if context is not None else [],
+            "explainers": list(self.context.explainers),
             "sweeps": list(self.settings.sweeps),
-            "device": str(context.device) if context is not None else None,
+            "device": str(self.context.device),
             "xdist_workers": workers,
             "python": platform.python_version(),
             "platform": platform.platform(),
@@ -101,7 +105,7 @@ class ResultCollector:
 
         path = self.settings.report_dir / "vision_examples.png"
         try:
-            return [str(path)] if example_figure(self.config.stash[_context_key()], path) else []
+            return [str(path)] if example_figure(self.context, path) else []
         except Exception as exc:  # noqa: BLE001 - the report must survive
             warnings.warn(f"chaosmining: vision example figure not drawn: {type(exc).__name__}: {exc}")
             return []
@@ -115,8 +119,3 @@ class ResultCollector:
         for path in self.written:
             terminalreporter.write_line(f"chaosmining report: {path}")
 
-
-def _context_key() -> Any:
-    from .plugin import CONTEXT_KEY
-
-    return CONTEXT_KEY
