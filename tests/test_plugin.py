@@ -212,6 +212,15 @@ def test_usage_errors(pytester, run_suite):
     result = run_suite("--chaosmining-explainers", "nope")
     assert result.ret != 0
     result.stdout.fnmatch_lines(["*unknown explainer(s)*nope*registered*"])
+    result = run_suite("--chaosmining-device", "nonsense")
+    assert result.ret != 0
+    result.stderr.fnmatch_lines(["*--chaosmining-device*nonsense*"])
+    import torch
+
+    if not torch.cuda.is_available():
+        result = run_suite("--chaosmining-device", "cuda:0")
+        assert result.ret != 0
+        result.stderr.fnmatch_lines(["*--chaosmining-device*CUDA is not available*"])
 
 
 def test_github_step_summary(pytester, run_suite, monkeypatch):

@@ -34,7 +34,10 @@ class ChaosminingContext:
         import torch
 
         name = self.settings.device or ("cuda" if torch.cuda.is_available() else "cpu")
-        return torch.device(name)
+        device = torch.device(name)  # raises RuntimeError on a malformed name
+        if device.type == "cuda" and not torch.cuda.is_available():
+            raise RuntimeError(f"device {name!r} requested but CUDA is not available")
+        return device
 
     @functools.cached_property
     def all_explainers(self) -> dict[str, Any]:

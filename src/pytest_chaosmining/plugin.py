@@ -46,6 +46,10 @@ def pytest_configure(config: pytest.Config) -> None:
     from .reporting import ResultCollector
 
     context = ChaosminingContext(config, settings)
+    try:
+        context.device
+    except RuntimeError as exc:
+        raise pytest.UsageError(f"--chaosmining-device: {exc}") from None
     config.stash[CONTEXT_KEY] = context
     _add_suite_paths(config, settings)
     if not hasattr(config, "workerinput"):
