@@ -235,5 +235,5 @@ def _suite_kwargs(case: VisionCase, explainer: Any, device: Any, internal_batch_
         if "internal_batch_size" in params:
             extra["internal_batch_size"] = internal_batch_size
         if "perturbations_per_eval" in params:
-            extra["perturbations_per_eval"] = 1
+            extra["perturbations_per_eval"] = 7  # one row of the 7x7 patch grid per forward pass
     return extra
