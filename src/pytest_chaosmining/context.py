@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import functools
 import time
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
 from .results import OUTCOME_PROPERTY, USER_PROPERTY, Record
 from .settings import Settings
+
+
+MODELS_IN_MEMORY = 8
 
 
 class ConformanceFailure(AssertionError):
@@ -26,7 +30,7 @@ class ChaosminingContext:
     def __init__(self, config: Any, settings: Settings):
         self.config = config
         self.settings = settings
-        self._models: dict[Any, Any] = {}
+        self._models: OrderedDict[Any, Any] = OrderedDict()
 
     # -- lazily built session resources ------------------------------------
     @functools.cached_property
@@ -88,13 +92,22 @@ class ChaosminingContext:
 
         return cost_case(SYMBOLIC[self.settings.tier])
 
-    def symbolic_model(self, case: Any) -> Any:
-        """The trained model of ``case``, trained at most once per process (and cached on disk)."""
-        if case not in self._models:
-            from .symbolic_suite import trained_model
-
-            self._models[case] = trained_model(case, self.cache, self.device, self.progress(f"symbolic {case.id}"))
+    def _memo(self, case: Any, load: Any) -> Any:
+        """Keep the last few models in memory (tests of one model run together);
+        older ones are reloaded from the disk cache when needed again."""
+        if case in self._models:
+            self._models.move_to_end(case)
+        else:
+            self._models[case] = load()
+            while len(self._models) > MODELS_IN_MEMORY:
+                self._models.popitem(last=False)
         return self._models[case]
+
+    def symbolic_model(self, case: Any) -> Any:
+        """The trained model of ``case``, trained at most once (and cached on disk)."""
+        from .symbolic_suite import trained_model
+
+        return self._memo(case, lambda: trained_model(case, self.cache, self.device, self.progress(f"symbolic {case.id}")))
 
     def marks_for(self, explainer: str) -> list[Any]:
         """The random control must fail: its tests are strict xfails, so a
@@ -121,12 +134,10 @@ class ChaosminingContext:
                           str(data) if data else None)
 
     def vision_model(self, case: Any) -> Any:
-        """The trained classifier of ``case``, trained at most once per process (and cached on disk)."""
-        if case not in self._models:
-            from .vision_suite import trained_model
+        """The trained classifier of ``case``, trained at most once (and cached on disk)."""
+        from .vision_suite import trained_model
 
-            self._models[case] = trained_model(case, self.cache, self.device, self.progress(f"vision {case.id}"))
-        return self._models[case]
+        return self._memo(case, lambda: trained_model(case, self.cache, self.device, self.progress(f"vision {case.id}")))
 
     # -- recording and asserting ---------------------------------------------
     def tag_test(self, node: Any, suite: str, explainer: str) -> None:

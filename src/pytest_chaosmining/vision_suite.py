@@ -117,7 +117,6 @@ def trained_model(case: VisionCase, cache: Any, device: Any,
                               float(meta["train_seconds"]))
 
 
-
 def patch_mask(case: VisionCase) -> Any:
     """The 7×7 grid of foreground-sized patches as a captum feature mask ``(1, 1, S, S)``."""
     import torch
