@@ -190,3 +190,22 @@ class ChaosminingContext:
                 reporter.write_line(line)
 
         return report
+
+
+def parametrize(metafunc: Any, context: ChaosminingContext | None, case_arg: str, cases: Any) -> None:
+    """Parametrise a suite's tests: over cases (``case_arg``) and, where the test
+    takes ``explainer_name``, over cases × registered explainers, with readable
+    ids and the control's strict-xfail mark.  Without a context (suites collected
+    without ``--chaosmining``) every parameter set is empty."""
+    import pytest
+
+    cases = list(cases()) if context is not None else []
+    if "explainer_name" in metafunc.fixturenames:
+        params = [
+            pytest.param(case, name, id=case.explainer_id(name), marks=context.marks_for(name))
+            for case in cases
+            for name in context.explainers
+        ]
+        metafunc.parametrize((case_arg, "explainer_name"), params)
+    elif case_arg in metafunc.fixturenames:
+        metafunc.parametrize(case_arg, [pytest.param(c, id=c.id) for c in cases])

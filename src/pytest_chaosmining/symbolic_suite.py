@@ -54,6 +54,10 @@ class SymbolicCase:
     def id(self) -> str:
         return f"{self.condition_id}-{self.model_id}-s{self.seed}"
 
+    def explainer_id(self, explainer: str) -> str:
+        """Test id of ``explainer`` on this model."""
+        return f"{self.condition_id}-{self.model_id}-{explainer}-s{self.seed}"
+
     def condition(self) -> dict[str, Any]:
         """The fields reported beside every result."""
         return {

@@ -52,6 +52,10 @@ class VisionCase:
     def id(self) -> str:
         return f"{self.condition}-{self.canvas}px-{self.model_id}-s{self.seed}"
 
+    def explainer_id(self, explainer: str) -> str:
+        """Test id of ``explainer`` on this model."""
+        return f"{self.condition}-{self.canvas}px-{self.model_id}-{explainer}-s{self.seed}"
+
     def condition_fields(self) -> dict[str, Any]:
         return {"condition": self.condition, "canvas": self.canvas, "fg": self.fg, "n_train": self.n_train,
                 "source": self.source}

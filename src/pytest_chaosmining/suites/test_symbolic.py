@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_chaosmining.context import parametrize
 from pytest_chaosmining.explainers import ExplainerError
 from pytest_chaosmining.plugin import CONTEXT_KEY
 from pytest_chaosmining.report import MODEL_LEVEL
@@ -17,17 +18,8 @@ from pytest_chaosmining.symbolic_suite import SUITE, evaluate
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    ctx = metafunc.config.stash.get(CONTEXT_KEY, None)
-    cases = ctx.symbolic_cases() if ctx is not None else []
-    if "explainer_name" in metafunc.fixturenames:
-        params = [
-            pytest.param(case, name, id=f"{case.condition_id}-{case.model_id}-{name}-s{case.seed}", marks=ctx.marks_for(name))
-            for case in cases
-            for name in ctx.explainers
-        ]
-        metafunc.parametrize(("symbolic_case", "explainer_name"), params)
-    elif "symbolic_case" in metafunc.fixturenames:
-        metafunc.parametrize("symbolic_case", [pytest.param(c, id=c.id) for c in cases])
+    context = metafunc.config.stash.get(CONTEXT_KEY, None)
+    parametrize(metafunc, context, "symbolic_case", context and context.symbolic_cases)
 
 
 def _record(case, explainer: str, metric: str, value: float) -> Record:

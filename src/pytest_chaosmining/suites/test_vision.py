@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_chaosmining.context import parametrize
 from pytest_chaosmining.explainers import ExplainerError
 from pytest_chaosmining.plugin import CONTEXT_KEY
 from pytest_chaosmining.report import MODEL_LEVEL
@@ -16,18 +17,8 @@ from pytest_chaosmining.vision_suite import SUITE, evaluate
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    ctx = metafunc.config.stash.get(CONTEXT_KEY, None)
-    cases = ctx.vision_cases() if ctx is not None else []
-    if "explainer_name" in metafunc.fixturenames:
-        params = [
-            pytest.param(case, name, id=f"{case.condition}-{case.canvas}px-{case.model_id}-{name}-s{case.seed}",
-                         marks=ctx.marks_for(name))
-            for case in cases
-            for name in ctx.explainers
-        ]
-        metafunc.parametrize(("vision_case", "explainer_name"), params)
-    elif "vision_case" in metafunc.fixturenames:
-        metafunc.parametrize("vision_case", [pytest.param(c, id=c.id) for c in cases])
+    context = metafunc.config.stash.get(CONTEXT_KEY, None)
+    parametrize(metafunc, context, "vision_case", context and context.vision_cases)
 
 
 def _record(case, explainer: str, metric: str, value: float) -> Record:
