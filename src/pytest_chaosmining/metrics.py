@@ -75,11 +75,6 @@ def fprec(attr: np.ndarray, truth: np.ndarray) -> float:
     return float(fprec_per_sample(attr, truth).mean())
 
 
-def random_fprec_expectation(k: int, n_features: int) -> float:
-    """Expected FPrec of a random ranking: ``k / n_features``."""
-    return k / n_features
-
-
 # -- vision: localisation of the foreground box ---------------------------------
 def gaussian_smooth(maps: np.ndarray, sigma: float) -> np.ndarray:
     """Smooth ``(N, H, W)`` maps with a 2-D Gaussian of ``sigma`` px (zero padding)."""

@@ -16,7 +16,6 @@ from .settings import SUITE_FILES, Settings, add_options, resolve
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
 CONTEXT_KEY = pytest.StashKey[Any]()
-COLLECTOR_KEY = pytest.StashKey[Any]()
 SUITES_DIR = Path(__file__).with_name("suites")
 
 
@@ -53,9 +52,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[CONTEXT_KEY] = context
     _add_suite_paths(config, settings)
     if not hasattr(config, "workerinput"):
-        collector = ResultCollector(config, settings, context)
-        config.stash[COLLECTOR_KEY] = collector
-        config.pluginmanager.register(collector, "chaosmining-results")
+        config.pluginmanager.register(ResultCollector(config, settings, context), "chaosmining-results")
 
 
 def _add_suite_paths(config: pytest.Config, settings: Settings) -> None:

@@ -33,7 +33,6 @@ BACKGROUNDS = ("RB", "SB")
 POSITIONS = ("FP", "RP")
 CONDITIONS = tuple(b + p for b in BACKGROUNDS for p in POSITIONS)
 SPLITS = ("train", "val")
-N_CLASSES = 10
 
 
 @dataclass(frozen=True)

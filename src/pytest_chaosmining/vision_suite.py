@@ -129,23 +129,31 @@ def patch_mask(case: VisionCase) -> Any:
     return (idx[:, None] * 7 + idx[None, :]).view(1, 1, case.canvas, case.canvas)
 
 
+def _attribution_call(trained: TrainedVisionModel, explainer: Any, device: Any, internal_batch_size: int,
+                      rows: slice) -> Callable[[], Any]:
+    """A zero-argument call attributing validation images ``rows`` (target: the
+    predicted class), inputs prepared beforehand so that timing covers the call only."""
+    import torch
+
+    from .classification import to_float
+    from .explainers import attribute
+
+    inputs = to_float(torch.from_numpy(trained.val.images[rows])).to(device)
+    target = torch.from_numpy(trained.predictions[rows]).to(device)
+    extra = _suite_kwargs(trained.case, explainer, device, internal_batch_size)
+    return lambda: attribute(explainer, trained.model, inputs, target, extra)
+
+
 def evaluate(trained: TrainedVisionModel, explainer: Any, device: Any, n_explain: int,
              internal_batch_size: int) -> dict[str, Any]:
     """Attribute the first ``n_explain`` validation images (target: the predicted
     class); return mean IoU, mean in-box mass share and cost."""
-    import torch
-
-    from .classification import to_float
     from .cost import measure
-    from .explainers import attribute
     from .metrics import localisation
 
     case = trained.case
     n = min(n_explain, len(trained.val))
-    inputs = to_float(torch.from_numpy(trained.val.images[:n])).to(device)
-    target = torch.from_numpy(trained.predictions[:n]).to(device)
-    extra = _suite_kwargs(case, explainer, device, internal_batch_size)
-    attr, cost = measure(lambda: attribute(explainer, trained.model, inputs, target, extra), device)
+    attr, cost = measure(_attribution_call(trained, explainer, device, internal_batch_size, slice(0, n)), device)
     sigma = PAPER_SIGMA * case.canvas / PAPER_CANVAS
     ious, shares = localisation(attr.cpu().numpy(), trained.val.boxes[:n], sigma)
     return {"iou": float(ious.mean()), "box_share": float(shares.mean()), "cost": cost, "n": n}
@@ -187,8 +195,9 @@ def example_figure(context: Any, path: Any, per_condition: int = 2) -> bool:
             for k, name in enumerate(names, start=1):
                 ax = ax_row[k]
                 try:
-                    one = dataclass_slice(trained, j)
-                    attr = _attribute_one(one, context.explainers[name], context.device, tier.internal_batch_size)
+                    call = _attribution_call(trained, context.explainers[name], context.device,
+                                             tier.internal_batch_size, slice(j, j + 1))
+                    attr = call().cpu().numpy()
                 except ExplainerError:
                     ax.set_title(f"{name}: error", fontsize=7)
                     continue
@@ -205,27 +214,6 @@ def example_figure(context: Any, path: Any, per_condition: int = 2) -> bool:
     fig.savefig(path, dpi=90)
     plt.close(fig)
     return True
-
-
-def dataclass_slice(trained: TrainedVisionModel, j: int) -> TrainedVisionModel:
-    """``trained`` restricted to validation image ``j``."""
-    from .vision_data import VisionData
-
-    val = trained.val
-    one = VisionData(val.images[j : j + 1], val.labels[j : j + 1], val.boxes[j : j + 1])
-    return dataclasses.replace(trained, val=one, predictions=trained.predictions[j : j + 1])
-
-
-def _attribute_one(trained: TrainedVisionModel, explainer: Any, device: Any, internal_batch_size: int) -> np.ndarray:
-    import torch
-
-    from .classification import to_float
-    from .explainers import attribute
-
-    inputs = to_float(torch.from_numpy(trained.val.images)).to(device)
-    target = torch.from_numpy(trained.predictions).to(device)
-    return attribute(explainer, trained.model, inputs, target, _suite_kwargs(trained.case, explainer, device,
-                                                                          internal_batch_size)).cpu().numpy()
 
 
 def _suite_kwargs(case: VisionCase, explainer: Any, device: Any, internal_batch_size: int) -> dict[str, Any]:
