@@ -76,3 +76,34 @@ def test_baseline_flags_only_drops_beyond_the_allowance(tmp_path):
     path.write_text("{")
     with pytest.raises(ValueError, match="cannot read chaosmining baseline"):
         Baseline.load(path)
+
+
+def test_audio_cases_cover_the_grid_with_readable_ids():
+    from pytest_chaosmining.audio_suite import plan_cases as plan_audio
+    from pytest_chaosmining.tiers import AUDIO
+
+    cases = plan_audio(AUDIO["paper"], seeds=2)
+    assert len(cases) == 4 * 4 * 2 and len({c.id for c in cases}) == len(cases)
+    ids = {c.id for c in cases}
+    assert "SBFP-10ch-16kHz-lstm-e30-s1" in ids
+    transformer = next(c for c in cases if c.model == "transformer")
+    assert transformer.lr == 1e-4 and next(c for c in cases if c.model == "tcn").lr == 1e-3
+    paper = AUDIO["paper"]
+    assert (paper.channels, paper.rate, paper.duration, paper.epochs, paper.batch_size) == (10, 16000, 1.0, 30, 128)
+
+
+def test_audio_report_is_shaped_like_table_4():
+    from pytest_chaosmining.report import build_markdown
+
+    records = []
+    for cond in ("RBFP", "SBFP", "SBRP"):
+        c = {"condition": cond, "arch": "tcn", "channels": 8, "rate": 4000, "duration": 0.5, "n_train": 10,
+             "source": "embedded"}
+        records.append(Record("audio", "tcn-e8", "-", 0, "accuracy", 0.8, c))
+        records.append(Record("audio", "tcn-e8", "-", 0, "params_m", 0.04, c))
+        records.append(Record("audio", "tcn-e8", "SA", 0, "channel_share", 0.7, c, 0.5, True))
+        records.append(Record("audio", "tcn-e8", "SA", 0, "top1_hit", 0.9, c))
+    text = build_markdown(records, {"tier": "ci"}, {})
+    assert "## Audio" in text and "### speech at a fixed channel (FP)" in text
+    assert "| tcn-e8 | 0.040 | 8 ch × 0.5 s @ 4000 Hz | 80.00 ± 0.00 | 0.700 ± 0.000 |" in text
+    assert "SBRP SA (share)" in text and "Top-1 channel hit rate" in text

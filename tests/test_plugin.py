@@ -262,3 +262,40 @@ def test_vision_suite_end_to_end(pytester, run_suite):
     assert (pytester.path / "report" / "vision_examples.png").is_file()
     iou = {r["explainer"]: r["value"] for r in load_results(pytester)["records"] if r["metric"] == "iou"}
     assert iou["SA"] > 0.5 > 0.1 > iou["random"]
+
+
+def test_audio_suite_end_to_end_and_gaming_explainers_fail(pytester, run_suite):
+    """One condition and model of the audio suite at smoke size: the classifier
+    learns, the built-ins find the speech channel, the random control fails, and
+    so do three ways of gaming the share: a constant map (ties), always favouring
+    channel 0 (where FP puts the speech: caught by the untrained-model check) and
+    |input| (ignores the model).  The report has the Table 4-shaped section and the figure."""
+    pytester.makeconftest(
+        """
+        import torch
+
+        def channel0(model, x, target):
+            out = torch.zeros_like(x)
+            out[:, 0] = 1.0
+            return out
+
+        def pytest_chaosmining_explainers(config):
+            return {
+                "constant": lambda m, x, t: torch.ones_like(x),
+                "channel0": channel0,
+                "input_magnitude": lambda m, x, t: x.abs(),
+            }
+        """
+    )
+    result = run_suite("--chaosmining-suites", "audio", "-rf", k="SBFP and tcn")
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed") == 1 + 4 and outcomes.get("xfailed") == 1, result.stdout.str()
+    assert outcomes.get("failed") == 3, result.stdout.str()
+    result.stdout.fnmatch_lines(["*channel0 on*untrained model 1.000*training_gain 0.0000 < threshold 0.05*"])
+    report = (pytester.path / "report" / "report.md").read_text()
+    assert "## Audio" in report and "SBFP SA (share)" in report and "Top-1 channel hit rate" in report
+    assert (pytester.path / "report" / "audio_examples.png").is_file()
+    records = load_results(pytester)["records"]
+    share = {r["explainer"]: r["value"] for r in records if r["metric"] == "channel_share"}
+    assert share["SA"] > 0.4 > 0.3 > share["random"]
+    assert share["channel0"] == 1.0 and share["constant"] == 0.25

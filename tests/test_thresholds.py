@@ -74,3 +74,22 @@ def test_random_maps_fail_every_vision_threshold(tier):
 def test_declared_unlearned_models():
     assert THRESHOLDS.unlearned("vision", "paper", "alexnet", "RBFP")
     assert THRESHOLDS.unlearned("vision", "ci", "small_cnn", "RBRP") is None
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_random_maps_fail_every_audio_threshold(tier):
+    from pytest_chaosmining.metrics import channel_scores
+    from pytest_chaosmining.tiers import AUDIO
+
+    spec = AUDIO[tier]
+    rng = np.random.default_rng(0)
+    attr = rng.random((64, spec.channels, 200))
+    share, hit = channel_scores(attr, rng.integers(0, spec.channels, 64))
+    assert share.mean() == pytest.approx(1 / spec.channels, abs=0.01)
+    gain = THRESHOLDS.section("audio", tier)["min_training_gain"]
+    assert gain >= 0.05
+    for model in spec.models:
+        for condition in spec.conditions:
+            for explainer in EXPLAINERS:
+                thr = THRESHOLDS.metric("audio", tier, "channel_share", f"{model}-{condition}", explainer)
+                assert thr >= 1 / spec.channels + 0.05 and share.mean() < thr, (tier, model, condition, explainer)

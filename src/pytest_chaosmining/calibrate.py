@@ -38,6 +38,7 @@ def _floor(x: float) -> float:
 SUITES = {
     "symbolic": ("fprec", "uscore", lambda c: f"f{c['formula']:02d}"),
     "vision": ("iou", "accuracy", lambda c: c["condition"]),
+    "audio": ("channel_share", "accuracy", lambda c: f"{c['arch']}-{c['condition']}"),
 }
 
 
@@ -45,6 +46,8 @@ def _chance(suite: str, condition: dict, random_values: list[float]) -> float:
     if suite == "symbolic":
         k = get_formula(condition["formula"]).n_vars
         return k / (k + condition["noise_features"])
+    if suite == "audio":  # one channel of C, or what the random control measured if higher
+        return max([1 / condition["channels"], *random_values])
     # vision: the area ratio (1/49), or what the random control measured if higher
     return max([1 / 49, *random_values])
 

@@ -1,5 +1,6 @@
-"""Classifier training for the vision (and later audio) suites: AdamW with
-cosine warm restarts, as the paper, over in-memory uint8 tensors."""
+"""Classifier training for the vision and audio suites: AdamW with cosine warm
+restarts, as the paper, over compact in-memory tensors (uint8 images, int16
+waveforms) turned into floats batch by batch by a ``prepare`` function."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import torch
 from torch import nn
 
 ProgressFn = Callable[[int, int, float, "torch.Tensor"], None]
+PrepareFn = Callable[["torch.Tensor"], "torch.Tensor"]
 
 
 @dataclass(frozen=True)
@@ -29,15 +31,22 @@ def to_float(images: torch.Tensor) -> torch.Tensor:
     return images.float().div_(255.0)
 
 
+def pcm_to_float(waves: torch.Tensor) -> torch.Tensor:
+    """int16 waveforms -> float in [-1, 1]."""
+    return waves.float().div_(32767.0)
+
+
 def train_classifier(
     model: nn.Module,
-    images: torch.Tensor,
+    inputs: torch.Tensor,
     labels: torch.Tensor,
     settings: ClassifierTraining,
     seed: int,
     progress: ProgressFn | None = None,
+    prepare: PrepareFn = to_float,
 ) -> float:
-    """Train ``model`` in place with cross-entropy; returns the last epoch's mean loss."""
+    """Train ``model`` in place with cross-entropy on ``prepare(inputs[batch])``;
+    returns the last epoch's mean loss."""
     device = next(model.parameters()).device
     optimizer = torch.optim.AdamW(model.parameters(), lr=settings.lr, weight_decay=settings.weight_decay)
     scheduler = torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(optimizer, T_0=settings.t0)
@@ -52,7 +61,7 @@ def train_classifier(
         epoch_loss = torch.zeros((), device=device)
         for step in range(steps):
             idx = order[step * settings.batch_size : (step + 1) * settings.batch_size]
-            x = to_float(images[idx].to(device))
+            x = prepare(inputs[idx].to(device))
             y = labels[idx].to(device)
             optimizer.zero_grad(set_to_none=True)
             loss = nn.functional.cross_entropy(model(x), y)
@@ -67,9 +76,10 @@ def train_classifier(
 
 
 @torch.no_grad()
-def predict(model: nn.Module, images: torch.Tensor, batch_size: int = 256) -> torch.Tensor:
-    """Predicted classes of uint8 ``images``."""
+def predict(model: nn.Module, images: torch.Tensor, batch_size: int = 256,
+            prepare: PrepareFn = to_float) -> torch.Tensor:
+    """Predicted classes of ``prepare(images)``."""
     device = next(model.parameters()).device
     model.eval()
-    out = [model(to_float(images[i : i + batch_size].to(device))).argmax(1).cpu() for i in range(0, len(images), batch_size)]
+    out = [model(prepare(images[i : i + batch_size].to(device))).argmax(1).cpu() for i in range(0, len(images), batch_size)]
     return torch.cat(out)

@@ -139,6 +139,26 @@ class ChaosminingContext:
 
         return self._memo(case, lambda: trained_model(case, self.cache, self.device, self.progress(f"vision {case.id}")))
 
+    # -- audio suite --------------------------------------------------------
+    @property
+    def audio_tier(self) -> Any:
+        from .tiers import AUDIO
+
+        return AUDIO[self.settings.tier]
+
+    def audio_cases(self) -> list[Any]:
+        from .audio_suite import plan_cases
+
+        data = self.settings.data_dir
+        return plan_cases(self.audio_tier, self.settings.seeds, "files" if data else "embedded",
+                          str(data) if data else None)
+
+    def audio_model(self, case: Any) -> Any:
+        """The trained classifier of ``case``, trained at most once (and cached on disk)."""
+        from .audio_suite import trained_model
+
+        return self._memo(case, lambda: trained_model(case, self.cache, self.device, self.progress(f"audio {case.id}")))
+
     # -- recording and asserting ---------------------------------------------
     def tag_test(self, node: Any, suite: str, explainer: str) -> None:
         """Mark ``node`` as a conformance test of ``explainer`` (for outcome counts)."""

@@ -133,3 +133,23 @@ def localisation(attr: np.ndarray, boxes: np.ndarray, sigma: float) -> tuple[np.
         total = raw[i].sum()
         shares[i] = raw[i, y : y + h, x : x + w].sum() / total if total > 0 else 0.0
     return ious, shares
+
+
+def channel_mass(attr: np.ndarray) -> np.ndarray:
+    """Per-channel attribution mass ``Σ_t |a_{c,t}|`` of ``(N, C, T)`` maps -> ``(N, C)``."""
+    return np.abs(np.asarray(attr, dtype=np.float64)).sum(axis=2)
+
+
+def channel_scores(attr: np.ndarray, true_channel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per sample: the true channel's share of the total mass (ChaosMining §3.3;
+    an all-zero map scores 0) and whether it holds strictly the largest mass
+    (ties count as misses, so a constant map never hits)."""
+    mass = channel_mass(attr)
+    rows = np.arange(len(mass))
+    true_mass = mass[rows, true_channel]
+    total = mass.sum(axis=1)
+    share = np.divide(true_mass, total, out=np.zeros_like(total), where=total > 0)
+    others = mass.copy()
+    others[rows, true_channel] = -np.inf
+    hit = (true_mass > others.max(axis=1)).astype(np.float64)
+    return share, hit

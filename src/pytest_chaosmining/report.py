@@ -14,7 +14,7 @@ from .atomic import atomic_write_text
 from .results import Record
 
 MODEL_LEVEL = "-"  # explainer column of model-level records (prediction quality)
-SCORE_METRICS = ("fprec", "iou")  # the judged metric of each suite, for the terminal summary
+SCORE_METRICS = ("fprec", "iou", "channel_share")  # the judged metric of each suite, for the terminal summary
 VARIANT_FIELDS = ("noise_features", "label_noise", "n_samples")
 
 
@@ -148,6 +148,53 @@ def _vision_sections(df: Any) -> list[str]:
     return lines
 
 
+def _audio_sections(df: Any) -> list[str]:
+    aud = df[df["suite"] == "audio"]
+    if aud.empty:
+        return []
+    explainers = _explainer_order(aud["explainer"])
+    channels = sorted(int(c) for c in aud["channels"].dropna().unique())
+    chance = ", ".join(f"1/{c} = {1 / c:.3f}" for c in channels)
+    lines = [
+        "## Audio",
+        "",
+        "Shaped like ChaosMining Table 4: validation accuracy (%) and the speech channel's share of "
+        f"Σ|attribution| (the paper's audio \"FPrec\") per explainer, mean ± std over seeds.  Chance share: {chance}.",
+        "",
+    ]
+    for position, title in (("FP", "speech at a fixed channel (FP)"), ("RP", "speech at a random channel (RP)")):
+        conds = [b + position for b in ("RB", "SB") if (aud["condition"] == b + position).any()]
+        if not conds:
+            continue
+        header = ["model", "params (M)", "input"]
+        for c in conds:
+            header += [f"{c} Pred (ACC%)"] + [f"{c} {e} (share)" for e in explainers]
+        rows = []
+        for (model, arch), group in aud.groupby(["model", "arch"], sort=False):
+            params = group[group.metric == "params_m"]["value"]
+            first = group.iloc[0]
+            shape = f"{int(first['channels'])} ch × {first['duration']:g} s @ {int(first['rate'])} Hz"
+            row = [model, f"{params.iloc[0]:.3f}" if len(params) else "", shape]
+            for c in conds:
+                g = group[group["condition"] == c]
+                acc = g[(g.metric == "accuracy") & (g.explainer == MODEL_LEVEL)]["value"] * 100
+                row.append(_pm(acc, 2))
+                for e in explainers:
+                    sel = g[(g.metric == "channel_share") & (g.explainer == e)]["value"]
+                    row.append(_pm(sel) if len(sel) else "skipped")
+            rows.append(row)
+        lines += [f"### {title}", ""] + _table(header, rows) + [""]
+    hits = aud[aud.metric == "top1_hit"]
+    if not hits.empty:
+        lines += ["### Top-1 channel hit rate (the speech channel holds strictly the largest mass; "
+                  f"chance: {chance})", ""]
+        rows = []
+        for (model, cond), group in hits.groupby(["model", "condition"], sort=True):
+            rows.append([model, cond] + [_pm(group[group.explainer == e]["value"]) for e in explainers])
+        lines += _table(["model", "condition"] + explainers, rows) + [""]
+    return lines
+
+
 def _cost_sections(df: Any) -> list[str]:
     cost = df[df.metric.isin(["time_ms", "peak_mem_mb"])]
     if cost.empty:
@@ -199,6 +246,7 @@ def build_markdown(records: list[Record], meta: dict[str, Any], outcomes: dict[s
         df = _frame(records)
         lines += _symbolic_sections(df)
         lines += _vision_sections(df)
+        lines += _audio_sections(df)
         lines += _cost_sections(df)
     return "\n".join(lines)
 
@@ -273,7 +321,7 @@ def terminal_table(records: list[Record], outcomes: Counter[tuple[str, str, str]
             continue
         stats.setdefault((r.suite, r.explainer), {}).setdefault(r.metric, []).append(r.value)
     keys = sorted(set(stats) | {(s, e) for s, e, _ in outcomes})
-    lines = [f"{'suite':<10} {'explainer':<14} {'passed':>6} {'failed':>6} {'skipped':>7} {'xfailed':>7} {'score':>14} {'time ms':>8}"]
+    lines = [f"{'suite':<10} {'explainer':<14} {'passed':>6} {'failed':>6} {'skipped':>7} {'xfailed':>7} {'score':>20} {'time ms':>8}"]
     for suite, e in keys:
         counts = {o: n for (s, x, o), n in outcomes.items() if s == suite and x == e}
         st = stats.get((suite, e), {})
@@ -283,6 +331,6 @@ def terminal_table(records: list[Record], outcomes: Counter[tuple[str, str, str]
         lines.append(
             f"{suite:<10} {e:<14} {counts.get('passed', 0):>6} {counts.get('failed', 0):>6} "
             f"{counts.get('skipped', 0):>7} {counts.get('xfailed', 0):>7} "
-            f"{score:>14} {(sum(tm) / len(tm)) if tm else float('nan'):>8.1f}"
+            f"{score:>20} {(sum(tm) / len(tm)) if tm else float('nan'):>8.1f}"
         )
     return lines

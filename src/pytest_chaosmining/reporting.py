@@ -50,7 +50,7 @@ class ResultCollector:
             self.records += [Record.from_dict(v) for k, v in report.user_properties if k == USER_PROPERTY]
 
     def metadata(self) -> dict[str, Any]:
-        from .tiers import SYMBOLIC, VISION
+        from .tiers import AUDIO, SYMBOLIC, VISION
 
         versions = {}
         for name in _PACKAGES:
@@ -65,6 +65,7 @@ class ResultCollector:
             "seeds": {
                 "symbolic": seeds if seeds is not None else SYMBOLIC[tier].seeds,
                 "vision": seeds if seeds is not None else VISION[tier].seeds,
+                "audio": seeds if seeds is not None else AUDIO[tier].seeds,
             },
             "suites": list(self.settings.suites),
             "explainers": list(self.context.explainers),
@@ -91,23 +92,26 @@ class ResultCollector:
         markdown = build_markdown(records, meta, outcomes)
         if self.settings.report_dir is not None:
             self.written = write_reports(self.settings.report_dir, records, meta, outcomes, markdown)
-            if any(r.suite == "vision" for r in records):
-                self.written += self._vision_figure()
+            for suite in ("vision", "audio"):
+                if any(r.suite == suite for r in records):
+                    self.written += self._example_figure(suite)
         summary = os.environ.get("GITHUB_STEP_SUMMARY")
         if summary:
             with open(summary, "a", encoding="utf-8") as fh:
                 fh.write(markdown + "\n")
         self.summary_lines = terminal_table(records, self.outcomes)
 
-    def _vision_figure(self) -> list[str]:
-        """Example maps from cached models; a failure here costs the figure, not the report."""
-        from .vision_suite import example_figure
+    def _example_figure(self, suite: str) -> list[str]:
+        """A suite's example figure from cached models; a failure here costs the
+        figure, not the report."""
+        import importlib
 
-        path = self.settings.report_dir / "vision_examples.png"
+        module = importlib.import_module(f".{suite}_suite", __package__)
+        path = self.settings.report_dir / f"{suite}_examples.png"
         try:
-            return [str(path)] if example_figure(self.context, path) else []
+            return [str(path)] if module.example_figure(self.context, path) else []
         except Exception as exc:  # noqa: BLE001 - the report must survive
-            warnings.warn(f"chaosmining: vision example figure not drawn: {type(exc).__name__}: {exc}")
+            warnings.warn(f"chaosmining: {suite} example figure not drawn: {type(exc).__name__}: {exc}")
             return []
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:

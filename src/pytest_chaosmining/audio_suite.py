@@ -1,0 +1,284 @@
+"""The audio suite: cases, models and measurements (ChaosMining §3.3, A.4).
+
+An :class:`AudioCase` is one trained sequence classifier (condition × model ×
+sizes × seed).  Explainers attribute the predicted class of validation clips
+against a zero baseline, in eval mode, with cuDNN off for recurrent models
+(cuDNN's RNN backward refuses eval mode).  Feature ablation uses a grid of
+channel × time segments (10 segments per channel), so that it ablates
+pieces of channels rather than single samples.
+
+Two scores per clip, from the per-channel mass ``m_c = Σ_t |a_{c,t}|``:
+
+- ``channel_share``: ``m_true / Σ_c m_c``, the paper's audio "FPrec"
+  (chance = 1 / channels; an all-zero map scores 0);
+- ``top1_hit``: 1 when the speech channel has strictly the largest mass (ties count as misses).
+
+A model-randomisation check (Adebayo et al., 2018) guards against explainers
+that ignore the model: the same clips are attributed on the model as it was
+before training (same architecture, same seed, untrained), and
+``training_gain`` = share(trained) − share(untrained) must reach the tier's
+``min_training_gain``.  An explainer that reads the truth off the data or
+always favours the channel where FP puts the speech scores the same on both
+models and fails.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from .tiers import AudioTier
+
+SUITE = "audio"
+#: modules whose source enters the cache key of an audio model
+AUDIO_CODE = ("audio_data.py", "audio_models.py", "classification.py")
+TIME_SEGMENTS = 10
+
+
+@dataclass(frozen=True)
+class AudioCase:
+    """One classifier of the audio suite."""
+
+    condition: str
+    model: str
+    channels: int
+    rate: int
+    duration: float
+    n_train: int
+    n_val: int
+    epochs: int
+    batch_size: int
+    lr: float
+    stride: int
+    seed: int
+    source: str = "embedded"
+    data_dir: str | None = None
+
+    @property
+    def model_id(self) -> str:
+        return f"{self.model}-e{self.epochs}"
+
+    @property
+    def shape_id(self) -> str:
+        return f"{self.channels}ch-{self.rate / 1000:g}kHz"
+
+    @property
+    def id(self) -> str:
+        return f"{self.condition}-{self.shape_id}-{self.model_id}-s{self.seed}"
+
+    def explainer_id(self, explainer: str) -> str:
+        """Test id of ``explainer`` on this model."""
+        return f"{self.condition}-{self.shape_id}-{self.model_id}-{explainer}-s{self.seed}"
+
+    @property
+    def threshold_key(self) -> str:
+        return f"{self.model}-{self.condition}"
+
+    def condition_fields(self) -> dict[str, Any]:
+        return {"condition": self.condition, "arch": self.model, "channels": self.channels, "rate": self.rate,
+                "duration": self.duration, "n_train": self.n_train, "source": self.source}
+
+    def training_config(self, device_type: str) -> dict[str, Any]:
+        return {"suite": SUITE, **dataclasses.asdict(self), "device": device_type}
+
+
+def plan_cases(tier: AudioTier, seeds: int | None = None, source: str = "embedded",
+               data_dir: str | None = None) -> list[AudioCase]:
+    """Every condition × model × seed of the tier."""
+    n_seeds = tier.seeds if seeds is None else seeds
+    return [
+        AudioCase(condition, model, tier.channels, tier.rate, tier.duration, tier.n_train, tier.n_val, tier.epochs,
+                  tier.batch_size, tier.lr_for(model), tier.stride, seed, source, data_dir)
+        for condition in tier.conditions
+        for model in tier.models
+        for seed in range(n_seeds)
+    ]
+
+
+@dataclass
+class TrainedAudioModel:
+    """A trained (or cached) classifier with its validation data and accuracy."""
+
+    case: AudioCase
+    model: Any
+    val: Any
+    predictions: np.ndarray
+    accuracy: float
+    train_seconds: float
+
+
+def _data(case: AudioCase, split: str) -> Any:
+    from .audio_data import AudioSpec, generate
+
+    n = case.n_train if split == "train" else case.n_val
+    return generate(AudioSpec(case.condition, case.channels, case.rate, case.duration, n, split, case.seed,
+                              case.source, case.data_dir))
+
+
+def n_classes(case: AudioCase) -> int:
+    """Number of classes of the case's source (10 embedded words; the Speech Commands folders)."""
+    from .audio_data import CLASSES, find_speech_commands, speech_commands_files
+
+    if case.source == "embedded":
+        return len(CLASSES)
+    return len(speech_commands_files(find_speech_commands(case.data_dir or "."), "val")[1])
+
+
+def trained_model(case: AudioCase, cache: Any, device: Any,
+                  progress: Callable[..., None] | None = None) -> TrainedAudioModel:
+    """Load ``case``'s classifier from the cache or train it; score it on validation data."""
+    import torch
+
+    from .audio_models import build_audio_model
+    from .classification import ClassifierTraining, pcm_to_float, predict, train_classifier
+
+    def build() -> torch.nn.Module:
+        return untrained_model(case)
+
+    def fit(model: torch.nn.Module) -> float:
+        data = _data(case, "train")
+        settings = ClassifierTraining(case.epochs, case.batch_size, case.lr, t0=case.epochs)
+        return train_classifier(model, torch.from_numpy(data.waves), torch.from_numpy(data.labels), settings,
+                                case.seed, progress, pcm_to_float)
+
+    model, meta = cache.model(SUITE, case.training_config(device.type), build, fit, device, AUDIO_CODE)
+    val = _data(case, "val")
+    pred = predict(model, torch.from_numpy(val.waves), prepare=pcm_to_float).numpy()
+    return TrainedAudioModel(case, model, val, pred, float((pred == val.labels).mean()),
+                             float(meta["train_seconds"]))
+
+
+def untrained_model(case: AudioCase) -> Any:
+    """``case``'s model as it is before training (seeded initialisation), in eval mode."""
+    import torch
+
+    from .audio_models import build_audio_model
+
+    torch.manual_seed(case.seed)
+    return build_audio_model(case.model, case.channels, n_classes(case), case.stride).eval()
+
+
+def segment_mask(case: AudioCase) -> Any:
+    """Channel × time-segment groups as a captum feature mask ``(1, C, T)``."""
+    import torch
+
+    length = int(round(case.rate * case.duration))
+    segment = torch.arange(length) * TIME_SEGMENTS // length
+    return (torch.arange(case.channels)[:, None] * TIME_SEGMENTS + segment[None, :]).unsqueeze(0)
+
+
+def _suite_kwargs(case: AudioCase, explainer: Any, device: Any, internal_batch_size: int) -> dict[str, Any]:
+    """The audio suite's settings for captum explainers that take them."""
+    extra: dict[str, Any] = {}
+    if explainer.is_captum:
+        params = inspect.signature(explainer.method.attribute).parameters
+        if "feature_mask" in params:
+            extra["feature_mask"] = segment_mask(case).to(device)
+        if "internal_batch_size" in params:
+            extra["internal_batch_size"] = internal_batch_size
+        if "perturbations_per_eval" in params:
+            extra["perturbations_per_eval"] = TIME_SEGMENTS  # one channel's segments per forward pass
+    return extra
+
+
+def attribution_call(trained: TrainedAudioModel, explainer: Any, device: Any, internal_batch_size: int,
+                     rows: slice, model: Any = None) -> Callable[[], Any]:
+    """A zero-argument call attributing validation clips ``rows`` (target: the
+    trained model's predicted class) on ``model`` (default: the trained model),
+    inputs prepared beforehand so that timing covers the call only.  Recurrent
+    models run with cuDNN disabled: eval-mode attribution on CUDA."""
+    import torch
+
+    from .audio_models import is_recurrent
+    from .classification import pcm_to_float
+    from .explainers import attribute
+
+    inputs = pcm_to_float(torch.from_numpy(trained.val.waves[rows])).to(device)
+    target = torch.from_numpy(trained.predictions[rows]).to(device)
+    extra = _suite_kwargs(trained.case, explainer, device, internal_batch_size)
+    model = trained.model if model is None else model
+    recurrent = is_recurrent(model)
+
+    def call() -> Any:
+        with torch.backends.cudnn.flags(enabled=not recurrent):
+            return attribute(explainer, model, inputs, target, extra)
+
+    return call
+
+
+def evaluate(trained: TrainedAudioModel, explainer: Any, device: Any, n_explain: int,
+             internal_batch_size: int) -> dict[str, Any]:
+    """Attribute the first ``n_explain`` validation clips; return the mean true-channel
+    share, the top-1 channel hit rate, the cost, and the share on the untrained model."""
+    from .cost import measure
+    from .metrics import channel_scores
+
+    n = min(n_explain, len(trained.val))
+    rows, truth = slice(0, n), trained.val.channels[:n]
+    attr, cost = measure(attribution_call(trained, explainer, device, internal_batch_size, rows), device)
+    shares, hits = channel_scores(attr.detach().cpu().numpy(), truth)
+    untrained = untrained_model(trained.case).to(device)
+    before = attribution_call(trained, explainer, device, internal_batch_size, rows, untrained)()
+    before_shares, _ = channel_scores(before.detach().cpu().numpy(), truth)
+    share = float(shares.mean())
+    return {"channel_share": share, "top1_hit": float(hits.mean()), "untrained_share": float(before_shares.mean()),
+            "training_gain": share - float(before_shares.mean()), "cost": cost, "n": n}
+
+
+def example_figure(context: Any, path: Any) -> bool:
+    """One validation clip of the first cached model (SB before RB, FP before RP):
+    each channel's waveform (speech channel in colour) beside each explainer's
+    per-channel share of |attribution|.  Uses cached models only; returns False
+    when there is nothing to draw."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from .explainers import ExplainerError
+    from .metrics import channel_mass
+
+    order = {"SBFP": 0, "RBFP": 1, "SBRP": 2, "RBRP": 3}
+    cached = [c for c in context.audio_cases()
+              if context.cache.has(SUITE, c.training_config(context.device.type), AUDIO_CODE)]
+    if not cached:
+        return False
+    case = min(cached, key=lambda c: order.get(c.condition, 9))
+    trained = context.audio_model(case)
+    names = list(context.explainers)
+    wave = trained.val.waves[0].astype(np.float32) / 32767.0
+    true = int(trained.val.channels[0])
+    shares = {}
+    for name in names:
+        try:
+            call = attribution_call(trained, context.explainers[name], context.device,
+                                    context.audio_tier.internal_batch_size, slice(0, 1))
+            mass = channel_mass(call().detach().cpu().numpy())[0]
+        except ExplainerError:
+            continue
+        shares[name] = mass / mass.sum() if mass.sum() > 0 else mass
+    channels = wave.shape[0]
+    fig, (ax_w, ax_s) = plt.subplots(1, 2, figsize=(11, 0.45 * channels + 1.5), gridspec_kw={"width_ratios": [3, 2]})
+    t = np.arange(wave.shape[1]) / case.rate
+    for c in range(channels):
+        ax_w.plot(t, wave[c] * 0.45 + (channels - 1 - c), lw=0.4, color="tab:red" if c == true else "0.4")
+    ax_w.set_yticks(range(channels), [f"ch {c}{' (speech)' if c == true else ''}" for c in range(channels)][::-1])
+    ax_w.set_xlabel("s")
+    label = trained.val.classes[trained.val.labels[0]]
+    predicted = trained.val.classes[trained.predictions[0]]
+    ax_w.set_title(f"{case.id}: word {label!r}, predicted {predicted!r}", fontsize=9)
+    width = 0.8 / max(1, len(shares))
+    for k, (name, share) in enumerate(shares.items()):
+        ax_s.barh(np.arange(channels)[::-1] + (k - (len(shares) - 1) / 2) * width, share, height=width, label=name)
+    ax_s.axvline(1 / channels, color="0.5", ls=":", lw=1)
+    ax_s.set_yticks(range(channels), [f"ch {c}" for c in range(channels)][::-1])
+    ax_s.set_xlabel("share of Σ|attribution| (dotted: chance)")
+    ax_s.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return True

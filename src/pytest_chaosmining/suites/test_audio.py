@@ -1,0 +1,80 @@
+"""ChaosMining audio suite (shipped with pytest-chaosmining).
+
+Parametrised over condition (RB/SB × FP/RP) × model × explainer × seed; see
+``pytest_chaosmining.audio_suite`` and ``thresholds.toml``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_chaosmining.audio_suite import SUITE, evaluate
+from pytest_chaosmining.context import parametrize
+from pytest_chaosmining.explainers import ExplainerError
+from pytest_chaosmining.plugin import CONTEXT_KEY
+from pytest_chaosmining.report import MODEL_LEVEL
+from pytest_chaosmining.results import Record
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    context = metafunc.config.stash.get(CONTEXT_KEY, None)
+    parametrize(metafunc, context, "audio_case", context and context.audio_cases)
+
+
+def _record(case, explainer: str, metric: str, value: float) -> Record:
+    return Record(SUITE, case.model_id, explainer, case.seed, metric, float(value), case.condition_fields())
+
+
+def _unlearned(chaosmining, case) -> str | None:
+    return chaosmining.thresholds.unlearned(SUITE, chaosmining.settings.tier, case.threshold_key, case.model,
+                                            case.condition)
+
+
+def test_accuracy(chaosmining, audio_case, request):
+    """The classifier learned the spoken word: accuracy at least the tier's gate."""
+    trained = chaosmining.audio_model(audio_case)
+    node = request.node
+    chaosmining.record(node, _record(audio_case, MODEL_LEVEL, "train_seconds", trained.train_seconds))
+    params = sum(p.numel() for p in trained.model.parameters()) / 1e6
+    chaosmining.record(node, _record(audio_case, MODEL_LEVEL, "params_m", params))
+    gate = chaosmining.thresholds.quality_gate(SUITE, chaosmining.settings.tier)
+    reason = _unlearned(chaosmining, audio_case)
+    if reason and trained.accuracy < gate:
+        chaosmining.record(node, _record(audio_case, MODEL_LEVEL, "accuracy", trained.accuracy))
+        pytest.xfail(f"{reason} (accuracy {trained.accuracy:.3f} < gate {gate:.3f})")
+    chaosmining.require(node, _record(audio_case, MODEL_LEVEL, "accuracy", trained.accuracy), gate,
+                        f"model {audio_case.id}")
+
+
+def test_channel_share(chaosmining, audio_case, explainer_name, request):
+    """The explainer puts its mass on the speech channel: the true channel's share
+    of Σ|attribution| at least its threshold, and at least ``min_training_gain``
+    more than on the untrained model (it follows what the model learned, not the
+    data alone).  The top-1 channel hit rate is recorded."""
+    chaosmining.tag_test(request.node, SUITE, explainer_name)
+    trained = chaosmining.audio_model(audio_case)
+    gate = chaosmining.thresholds.quality_gate(SUITE, chaosmining.settings.tier)
+    if trained.accuracy < gate:
+        pytest.skip(f"model {audio_case.id} is below its accuracy gate ({trained.accuracy:.3f} < {gate:.3f}); "
+                    "its explainers are not judged on it")
+    tier = chaosmining.audio_tier
+    try:
+        result = evaluate(trained, chaosmining.explainers[explainer_name], chaosmining.device, tier.n_explain,
+                          tier.internal_batch_size)
+    except ExplainerError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    node = request.node
+    chaosmining.record(node, _record(audio_case, explainer_name, "time_ms", result["cost"].time_ms))
+    chaosmining.record(node, _record(audio_case, explainer_name, "peak_mem_mb", result["cost"].peak_mem_mb))
+    chaosmining.record(node, _record(audio_case, explainer_name, "top1_hit", result["top1_hit"]))
+    chaosmining.record(node, _record(audio_case, explainer_name, "untrained_share", result["untrained_share"]))
+    tier_name = chaosmining.settings.tier
+    what = f"{explainer_name} on {audio_case.id}"
+    threshold = chaosmining.thresholds.metric(SUITE, tier_name, "channel_share", audio_case.threshold_key,
+                                              explainer_name)
+    chaosmining.require(node, _record(audio_case, explainer_name, "channel_share", result["channel_share"]),
+                        threshold, what)
+    min_gain = float(chaosmining.thresholds.section(SUITE, tier_name)["min_training_gain"])
+    chaosmining.require(node, _record(audio_case, explainer_name, "training_gain", result["training_gain"]), min_gain,
+                        f"{what} (share on the untrained model {result['untrained_share']:.3f}: "
+                        "does the explainer depend on the model?)")
