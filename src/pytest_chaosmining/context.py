@@ -159,6 +159,29 @@ class ChaosminingContext:
 
         return self._memo(case, lambda: trained_model(case, self.cache, self.device, self.progress(f"audio {case.id}")))
 
+    # -- RFEwNA suite ----------------------------------------------------------
+    @property
+    def rfe_tier(self) -> Any:
+        from .tiers import RFE_TIERS
+
+        return RFE_TIERS[self.settings.tier]
+
+    def rfe_cases(self) -> list[Any]:
+        from .rfe_suite import plan_cases
+
+        data = self.settings.data_dir
+        return plan_cases(self.rfe_tier, self.settings.seeds, str(data) if data else None)
+
+    def rfe_selection(self, case: Any, method: str) -> Any:
+        """The selection of ``method`` (a registered explainer driving RFEwNA, or
+        ``RFE-<estimator>``) on ``case``, computed at most once per process."""
+        from .rfe_suite import run_rfewna, run_statistical
+
+        if method.startswith("RFE-"):
+            return self._memo(("rfe", case, method), lambda: run_statistical(case, method[4:], self.device))
+        return self._memo(("rfe", case, method),
+                          lambda: run_rfewna(case, self.explainers[method], self.cache, self.device))
+
     # -- recording and asserting ---------------------------------------------
     def tag_test(self, node: Any, suite: str, explainer: str) -> None:
         """Mark ``node`` as a conformance test of ``explainer`` (for outcome counts)."""

@@ -15,7 +15,7 @@ from typing import Any
 from .tiers import TIERS
 
 SUITE_FILES = {"symbolic": "test_symbolic.py", "cost": "test_cost.py", "vision": "test_vision.py",
-               "audio": "test_audio.py"}
+               "audio": "test_audio.py", "rfe": "test_rfe.py"}
 
 _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
     ("tier", {"choices": TIERS}, "suite size: smoke, ci (default) or paper"),
