@@ -16,10 +16,10 @@ Two scores per clip, from the per-channel mass ``m_c = Σ_t |a_{c,t}|``:
 A model-randomisation check (Adebayo et al., 2018) guards against explainers
 that ignore the model: the same clips are attributed on the model as it was
 before training (same architecture, same seed, untrained), and
-``training_gain`` = share(trained) − share(untrained) must reach the tier's
-``min_training_gain``.  An explainer that reads the truth off the data or
-always favours the channel where FP puts the speech scores the same on both
-models and fails.
+``training_gain`` = top-1 hit rate (trained) − top-1 hit rate (untrained)
+must reach the tier's ``min_training_gain``.  An explainer that reads the
+truth off the data or always favours the channel where FP puts the speech
+scores the same on both models and fails.
 """
 
 from __future__ import annotations
@@ -213,7 +213,8 @@ def attribution_call(trained: TrainedAudioModel, explainer: Any, device: Any, in
 def evaluate(trained: TrainedAudioModel, explainer: Any, device: Any, n_explain: int,
              internal_batch_size: int) -> dict[str, Any]:
     """Attribute the first ``n_explain`` validation clips; return the mean true-channel
-    share, the top-1 channel hit rate, the cost, and the share on the untrained model."""
+    share, the top-1 channel hit rate, the cost, both scores on the untrained model
+    and the gain in top-1 hit rate from training."""
     from .cost import measure
     from .metrics import channel_scores
 
@@ -223,10 +224,10 @@ def evaluate(trained: TrainedAudioModel, explainer: Any, device: Any, n_explain:
     shares, hits = channel_scores(attr.detach().cpu().numpy(), truth)
     untrained = untrained_model(trained.case).to(device)
     before = attribution_call(trained, explainer, device, internal_batch_size, rows, untrained)()
-    before_shares, _ = channel_scores(before.detach().cpu().numpy(), truth)
-    share = float(shares.mean())
-    return {"channel_share": share, "top1_hit": float(hits.mean()), "untrained_share": float(before_shares.mean()),
-            "training_gain": share - float(before_shares.mean()), "cost": cost, "n": n}
+    before_shares, before_hits = channel_scores(before.detach().cpu().numpy(), truth)
+    return {"channel_share": float(shares.mean()), "top1_hit": float(hits.mean()),
+            "untrained_share": float(before_shares.mean()), "untrained_top1_hit": float(before_hits.mean()),
+            "training_gain": float(hits.mean() - before_hits.mean()), "cost": cost, "n": n}
 
 
 def example_figure(context: Any, path: Any) -> bool:

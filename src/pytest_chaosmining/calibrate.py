@@ -25,6 +25,7 @@ import math
 import sys
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 from .explainers import BUILTIN_NAMES, CONTROL_NAME
 from .formulas import get_formula
@@ -34,12 +35,16 @@ def _floor(x: float) -> float:
     return math.floor(x * 100 + 1e-9) / 100
 
 
-#: per suite: the judged metric, the prediction-quality metric and the threshold key of a record
+#: per suite: the judged metrics, the prediction-quality metric (or None) and the threshold key of a record
 SUITES = {
-    "symbolic": ("fprec", "uscore", lambda c: f"f{c['formula']:02d}"),
-    "vision": ("iou", "accuracy", lambda c: c["condition"]),
-    "audio": ("channel_share", "accuracy", lambda c: f"{c['arch']}-{c['condition']}"),
+    "symbolic": (("fprec",), "uscore", lambda c: f"f{c['formula']:02d}"),
+    "vision": (("iou",), "accuracy", lambda c: c["condition"]),
+    "audio": (("channel_share", "top1_hit"), "accuracy", lambda c: f"{c['arch']}-{c['condition']}"),
+    "rfe": (("fprec",), None, lambda c: c["dataset"]),
 }
+#: metrics where a bar too close to chance is left out (the metric is then not
+#: judged there, and the report says so) instead of being an error
+OPTIONAL = {"channel_share"}
 
 
 def _chance(suite: str, condition: dict, random_values: list[float]) -> float:
@@ -48,46 +53,66 @@ def _chance(suite: str, condition: dict, random_values: list[float]) -> float:
         return k / (k + condition["noise_features"])
     if suite == "audio":  # one channel of C, or what the random control measured if higher
         return max([1 / condition["channels"], *random_values])
+    if suite == "rfe":  # a random selection of k of n features
+        return max([condition["k"] / condition["total_features"], *random_values])
     # vision: the area ratio (1/49), or what the random control measured if higher
     return max([1 / 49, *random_values])
 
 
 def calibrate(records: list[dict], suite: str, tier: str, margin: float, min_gap: float) -> tuple[str, list[str]]:
     """TOML text of one suite's and tier's thresholds, and a list of problems."""
-    metric, quality, key_of = SUITES[suite]
+    metrics, quality, key_of = SUITES[suite]
+    qualities = [r["value"] for r in records if r["suite"] == suite and r["metric"] == quality]
+    lines = [f"[{suite}.{tier}]"]
+    if qualities:
+        lines.append(f"quality_gate = {_floor(min(qualities) - 2 * margin):.2f}")
+    problems: list[str] = []
+    for metric in metrics:
+        text, found = _calibrate_metric(records, suite, tier, metric, key_of, margin, min_gap)
+        lines += ["", *text]
+        problems += found
+    return "\n".join(lines) + "\n", problems
+
+
+def _calibrate_metric(records: list[dict], suite: str, tier: str, metric: str, key_of: Any, margin: float,
+                      min_gap: float) -> tuple[list[str], list[str]]:
     values: dict[tuple[str, str], list[float]] = defaultdict(list)
     random_values: dict[str, list[float]] = defaultdict(list)
     conditions: dict[str, dict] = {}
-    qualities: list[float] = []
     for r in records:
-        if r["suite"] != suite:
+        if r["suite"] != suite or r["metric"] != metric:
             continue
-        key = key_of(r["condition"]) if r["metric"] in (metric, quality) else None
-        if r["metric"] == quality:
-            qualities.append(r["value"])
-        elif r["metric"] == metric and r["explainer"] == CONTROL_NAME:
+        key = key_of(r["condition"])
+        if r["explainer"] == CONTROL_NAME:
             random_values[key].append(r["value"])
-        elif r["metric"] == metric and r["explainer"] in BUILTIN_NAMES:
+        elif r["explainer"] in BUILTIN_NAMES:
             values[(key, r["explainer"])].append(r["value"])
             conditions[key] = r["condition"]
-    problems = []
+    problems, notes = [], []
     per_explainer: dict[str, dict[str, float]] = defaultdict(dict)
     for (key, explainer), vals in sorted(values.items()):
         thr = _floor(min(vals) - margin)
         chance = _chance(suite, conditions[key], random_values.get(key, []))
         if thr < chance + min_gap:
-            problems.append(f"{key} {explainer}: threshold {thr:.2f} is within {min_gap} of chance {chance:.3f}")
+            message = f"{key} {explainer}: {metric} threshold {thr:.2f} is within {min_gap} of chance {chance:.3f}"
+            if metric in OPTIONAL:
+                notes.append(f"# not judged: {message} (lowest measured {min(vals):.3f})")
+                continue
+            problems.append(message)
         per_explainer[explainer][key] = thr
     keys = sorted({k for k, _ in values})
-    lines = [f"[{suite}.{tier}]", f"quality_gate = {_floor(min(qualities) - 2 * margin):.2f}", "",
-             f"[{suite}.{tier}.{metric}]"]
-    lines.append(f"default = {min(min(t.values()) for t in per_explainer.values()):.2f}")
-    for k in keys:
-        lines.append(f"{k} = {min(per_explainer[e][k] for e in per_explainer if k in per_explainer[e]):.2f}")
-    for explainer in [e for e in BUILTIN_NAMES if e in per_explainer]:
+    explainers = [e for e in BUILTIN_NAMES if e in per_explainer]
+    # the bar for other explainers: the weakest built-in's, where every built-in has one
+    shared = {k: min(per_explainer[e][k] for e in explainers) for k in keys
+              if all(k in per_explainer[e] for e in {e for (kk, e) in values if kk == k})}
+    lines = [f"[{suite}.{tier}.{metric}]", *notes]
+    if metric not in OPTIONAL and shared:
+        lines.append(f"default = {min(shared.values()):.2f}")
+    lines += [f"{k} = {v:.2f}" for k, v in shared.items()]
+    for explainer in explainers:
         lines += ["", f"[{suite}.{tier}.{metric}.explainer.{explainer}]"]
         lines += [f"{k} = {per_explainer[explainer][k]:.2f}" for k in keys if k in per_explainer[explainer]]
-    return "\n".join(lines) + "\n", problems
+    return lines, problems
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -95,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("results", nargs="+", type=Path, help="results.json files of one tier")
     parser.add_argument("--suite", default="symbolic", choices=sorted(SUITES))
     parser.add_argument("--margin", type=float, default=0.05)
-    parser.add_argument("--min-gap", type=float, default=0.1, help="required distance above chance FPrec")
+    parser.add_argument("--min-gap", type=float, default=0.1, help="required distance above chance")
     args = parser.parse_args(argv)
     payloads = [json.loads(path.read_text()) for path in args.results]
     tiers = {p["meta"]["tier"] for p in payloads}

@@ -50,7 +50,7 @@ class ResultCollector:
             self.records += [Record.from_dict(v) for k, v in report.user_properties if k == USER_PROPERTY]
 
     def metadata(self) -> dict[str, Any]:
-        from .tiers import AUDIO, SYMBOLIC, VISION
+        from .tiers import AUDIO, RFE_TIERS, SYMBOLIC, VISION
 
         versions = {}
         for name in _PACKAGES:
@@ -66,6 +66,7 @@ class ResultCollector:
                 "symbolic": seeds if seeds is not None else SYMBOLIC[tier].seeds,
                 "vision": seeds if seeds is not None else VISION[tier].seeds,
                 "audio": seeds if seeds is not None else AUDIO[tier].seeds,
+                "rfe": seeds if seeds is not None else RFE_TIERS[tier].seeds,
             },
             "suites": list(self.settings.suites),
             "explainers": list(self.context.explainers),

@@ -25,7 +25,7 @@ _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
     ("explainers", {"metavar": "NAMES"}, "comma list of explainers to run (default: all registered)"),
     ("suites", {"metavar": "NAMES"}, f"comma list of suites to run (default: all: {', '.join(SUITE_FILES)})"),
     ("seeds", {"metavar": "N", "type": int}, "number of seeds (default: the tier's)"),
-    ("data", {"metavar": "DIR"}, "real datasets on disk (CIFAR-10, Flowers102 as torchvision stores them; Speech Commands, Rainforest Connection); never downloaded"),
+    ("data", {"metavar": "DIR"}, "real datasets on disk (CIFAR-10, Flowers102 as torchvision stores them; Speech Commands, Rainforest Connection, Santander); never downloaded"),
     ("sweep", {"metavar": "FACTORS"}, "comma list of one-factor sweeps to add (ChaosMining Figure 4)"),
     ("thresholds", {"metavar": "FILE"}, "TOML file of thresholds overriding the shipped ones"),
     ("baseline", {"metavar": "FILE"}, "results.json of an earlier run; fail results that dropped"),

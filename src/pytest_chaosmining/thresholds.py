@@ -55,11 +55,19 @@ class Thresholds:
         Order: ``[suite.tier.<metric>.<explainer>]`` case or default entry, then
         ``[suite.tier.<metric>]`` case entry, then its ``default``.
         """
-        table = self.section(suite, tier)[metric]
+        found = self.optional_metric(suite, tier, metric, case_key, explainer)
+        if found is None:
+            raise KeyError(f"no {metric} threshold for {case_key!r} / {explainer!r} in [{suite}.{tier}]")
+        return found
+
+    def optional_metric(self, suite: str, tier: str, metric: str, case_key: str, explainer: str) -> float | None:
+        """Like :meth:`metric`, but None where the table has no bar (the metric is
+        not judged there: calibration found the explainers too close to chance)."""
+        table = self.section(suite, tier).get(metric, {})
         per_explainer = table.get("explainer", {}).get(explainer, {})
         for source in (per_explainer, table):
             if case_key in source:
                 return float(source[case_key])
             if source is per_explainer and "default" in source:
                 return float(source["default"])
-        return float(table["default"])
+        return float(table["default"]) if "default" in table else None

@@ -46,11 +46,11 @@ def test_accuracy(chaosmining, audio_case, request):
                         f"model {audio_case.id}")
 
 
-def test_channel_share(chaosmining, audio_case, explainer_name, request):
-    """The explainer puts its mass on the speech channel: the true channel's share
-    of Σ|attribution| at least its threshold, and at least ``min_training_gain``
-    more than on the untrained model (it follows what the model learned, not the
-    data alone).  The top-1 channel hit rate is recorded."""
+def test_channel_attribution(chaosmining, audio_case, explainer_name, request):
+    """The explainer finds the speech channel: its top-1 channel hit rate and (where
+    calibrated) the speech channel's share of Σ|attribution| at least their
+    thresholds, and the hit rate at least ``min_training_gain`` above the same
+    explainer's on the untrained model (it follows what the model learned)."""
     chaosmining.tag_test(request.node, SUITE, explainer_name)
     trained = chaosmining.audio_model(audio_case)
     gate = chaosmining.thresholds.quality_gate(SUITE, chaosmining.settings.tier)
@@ -64,17 +64,21 @@ def test_channel_share(chaosmining, audio_case, explainer_name, request):
     except ExplainerError as exc:
         pytest.fail(str(exc), pytrace=False)
     node = request.node
-    chaosmining.record(node, _record(audio_case, explainer_name, "time_ms", result["cost"].time_ms))
-    chaosmining.record(node, _record(audio_case, explainer_name, "peak_mem_mb", result["cost"].peak_mem_mb))
-    chaosmining.record(node, _record(audio_case, explainer_name, "top1_hit", result["top1_hit"]))
-    chaosmining.record(node, _record(audio_case, explainer_name, "untrained_share", result["untrained_share"]))
-    tier_name = chaosmining.settings.tier
+    for metric in ("time_ms", "peak_mem_mb"):
+        chaosmining.record(node, _record(audio_case, explainer_name, metric, getattr(result["cost"], metric)))
+    for metric in ("untrained_share", "untrained_top1_hit"):
+        chaosmining.record(node, _record(audio_case, explainer_name, metric, result[metric]))
+    thresholds, tier_name, key = chaosmining.thresholds, chaosmining.settings.tier, audio_case.threshold_key
     what = f"{explainer_name} on {audio_case.id}"
-    threshold = chaosmining.thresholds.metric(SUITE, tier_name, "channel_share", audio_case.threshold_key,
-                                              explainer_name)
-    chaosmining.require(node, _record(audio_case, explainer_name, "channel_share", result["channel_share"]),
-                        threshold, what)
-    min_gain = float(chaosmining.thresholds.section(SUITE, tier_name)["min_training_gain"])
+    share_bar = thresholds.optional_metric(SUITE, tier_name, "channel_share", key, explainer_name)
+    share = _record(audio_case, explainer_name, "channel_share", result["channel_share"])
+    if share_bar is None:
+        chaosmining.record(node, share)  # not judged here: calibration found it too close to chance
+    else:
+        chaosmining.require(node, share, share_bar, what)
+    chaosmining.require(node, _record(audio_case, explainer_name, "top1_hit", result["top1_hit"]),
+                        thresholds.metric(SUITE, tier_name, "top1_hit", key, explainer_name), what)
+    min_gain = float(thresholds.section(SUITE, tier_name)["min_training_gain"])
     chaosmining.require(node, _record(audio_case, explainer_name, "training_gain", result["training_gain"]), min_gain,
-                        f"{what} (share on the untrained model {result['untrained_share']:.3f}: "
+                        f"{what} (top-1 hit rate on the untrained model {result['untrained_top1_hit']:.3f}: "
                         "does the explainer depend on the model?)")
