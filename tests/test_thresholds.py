@@ -130,3 +130,19 @@ def test_calibration_leaves_out_share_bars_near_chance_and_refuses_other_bars_th
     _, problems = calibrate([{**r, "metric": "top1_hit"} if r["metric"] == "channel_share" else r for r in records],
                             "audio", "ci", margin=0.04, min_gap=0.05)
     assert any("tcn-RBRP SA" in p for p in problems)
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_random_selections_fail_every_rfe_threshold(tier):
+    from pytest_chaosmining.tiers import RFE_TIERS
+
+    spec = RFE_TIERS[tier]
+    rng = np.random.default_rng(0)
+    datasets = [(f"f{f:02d}", get_formula(f).n_vars, get_formula(f).n_vars + spec.noise_features) for f in spec.formulas]
+    datasets.append(("generated", spec.clf_informative, spec.clf_features))
+    for key, k, n in datasets:
+        truth = set(range(k))
+        random_fprec = np.mean([len(truth & set(rng.choice(n, k, replace=False))) / k for _ in range(200)])
+        for explainer in EXPLAINERS:
+            thr = THRESHOLDS.metric("rfe", tier, "fprec", key, explainer)
+            assert thr >= k / n + 0.1 and random_fprec < thr, (tier, key, explainer, thr)
