@@ -25,7 +25,6 @@ scores the same on both models and fails.
 from __future__ import annotations
 
 import dataclasses
-import inspect
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -172,17 +171,12 @@ def segment_mask(case: AudioCase) -> Any:
 
 
 def _suite_kwargs(case: AudioCase, explainer: Any, device: Any, internal_batch_size: int) -> dict[str, Any]:
-    """The audio suite's settings for captum explainers that take them."""
-    extra: dict[str, Any] = {}
-    if explainer.is_captum:
-        params = inspect.signature(explainer.method.attribute).parameters
-        if "feature_mask" in params:
-            extra["feature_mask"] = segment_mask(case).to(device)
-        if "internal_batch_size" in params:
-            extra["internal_batch_size"] = internal_batch_size
-        if "perturbations_per_eval" in params:
-            extra["perturbations_per_eval"] = TIME_SEGMENTS  # one channel's segments per forward pass
-    return extra
+    """The audio suite's settings for captum explainers that take them: the
+    channel × segment grid, one channel's segments per forward pass, the IG batch size."""
+    from .explainers import captum_settings
+
+    return captum_settings(explainer, feature_mask=segment_mask(case).to(device),
+                           internal_batch_size=internal_batch_size, perturbations_per_eval=TIME_SEGMENTS)
 
 
 def attribution_call(trained: TrainedAudioModel, explainer: Any, device: Any, internal_batch_size: int,

@@ -133,6 +133,15 @@ def select(registry: dict[str, Explainer], names: list[str] | None) -> dict[str,
     return {n: registry[n] for n in names}
 
 
+def captum_settings(explainer: Explainer, **settings: Any) -> dict[str, Any]:
+    """The part of a suite's ``settings`` (``feature_mask``, ``internal_batch_size``,
+    ...) that ``explainer``'s captum ``attribute`` accepts; none for other explainers."""
+    if not explainer.is_captum:
+        return {}
+    params = inspect.signature(explainer.method.attribute).parameters
+    return {name: value for name, value in settings.items() if name in params}
+
+
 def attribute(
     explainer: Explainer,
     model: Any,

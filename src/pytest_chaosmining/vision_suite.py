@@ -10,7 +10,6 @@ rectangle) with inclusive extents, so a perfect hit scores exactly 1.0.
 from __future__ import annotations
 
 import dataclasses
-import inspect
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -217,14 +216,9 @@ def example_figure(context: Any, path: Any, per_condition: int = 2) -> bool:
 
 
 def _suite_kwargs(case: VisionCase, explainer: Any, device: Any, internal_batch_size: int) -> dict[str, Any]:
-    """The vision suite's settings for captum explainers that take them."""
-    extra: dict[str, Any] = {}
-    if explainer.is_captum:
-        params = inspect.signature(explainer.method.attribute).parameters
-        if "feature_mask" in params:
-            extra["feature_mask"] = patch_mask(case).to(device)
-        if "internal_batch_size" in params:
-            extra["internal_batch_size"] = internal_batch_size
-        if "perturbations_per_eval" in params:
-            extra["perturbations_per_eval"] = 7  # one row of the 7x7 patch grid per forward pass
-    return extra
+    """The vision suite's settings for captum explainers that take them: the 7×7
+    patch grid, one row of it per forward pass, the IG batch size."""
+    from .explainers import captum_settings
+
+    return captum_settings(explainer, feature_mask=patch_mask(case).to(device), internal_batch_size=internal_batch_size,
+                           perturbations_per_eval=7)
