@@ -4,7 +4,7 @@ An :class:`AudioCase` is one trained sequence classifier (condition × model ×
 sizes × seed).  Explainers attribute the predicted class of validation clips
 against a zero baseline, in eval mode, with cuDNN off for recurrent models
 (cuDNN's RNN backward refuses eval mode).  Feature ablation uses a grid of
-channel × time segments (10 segments per channel), so that it ablates
+channel × time segments (5 segments per channel), so that it ablates
 pieces of channels rather than single samples.
 
 Two scores per clip, from the per-channel mass ``m_c = Σ_t |a_{c,t}|``:
@@ -25,6 +25,7 @@ scores the same on both models and fails.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -35,7 +36,7 @@ from .tiers import AudioTier
 SUITE = "audio"
 #: modules whose source enters the cache key of an audio model
 AUDIO_CODE = ("audio_data.py", "audio_models.py", "classification.py")
-TIME_SEGMENTS = 10
+TIME_SEGMENTS = 5
 
 
 @dataclass(frozen=True)
@@ -114,8 +115,17 @@ def _data(case: AudioCase, split: str) -> Any:
     from .audio_data import AudioSpec, generate
 
     n = case.n_train if split == "train" else case.n_val
-    return generate(AudioSpec(case.condition, case.channels, case.rate, case.duration, n, split, case.seed,
-                              case.source, case.data_dir))
+    spec = AudioSpec(case.condition, case.channels, case.rate, case.duration, n, split, case.seed, case.source,
+                     case.data_dir)
+    return _validation_data(spec) if split == "val" else generate(spec)
+
+
+@functools.lru_cache(maxsize=4)
+def _validation_data(spec: Any) -> Any:
+    """Validation clips are the same for every model of a condition and seed: made once."""
+    from .audio_data import generate
+
+    return generate(spec)
 
 
 def n_classes(case: AudioCase) -> int:
@@ -205,10 +215,11 @@ def attribution_call(trained: TrainedAudioModel, explainer: Any, device: Any, in
 
 
 def evaluate(trained: TrainedAudioModel, explainer: Any, device: Any, n_explain: int,
-             internal_batch_size: int) -> dict[str, Any]:
+             internal_batch_size: int, n_check: int | None = None) -> dict[str, Any]:
     """Attribute the first ``n_explain`` validation clips; return the mean true-channel
     share, the top-1 channel hit rate, the cost, both scores on the untrained model
-    and the gain in top-1 hit rate from training."""
+    and the gain in top-1 hit rate from training, both measured on the first
+    ``n_check`` clips (default: all)."""
     from .cost import measure
     from .metrics import channel_scores
 
@@ -216,12 +227,13 @@ def evaluate(trained: TrainedAudioModel, explainer: Any, device: Any, n_explain:
     rows, truth = slice(0, n), trained.val.channels[:n]
     attr, cost = measure(attribution_call(trained, explainer, device, internal_batch_size, rows), device)
     shares, hits = channel_scores(attr.detach().cpu().numpy(), truth)
+    m = n if n_check is None else min(n, n_check)
     untrained = untrained_model(trained.case).to(device)
-    before = attribution_call(trained, explainer, device, internal_batch_size, rows, untrained)()
-    before_shares, before_hits = channel_scores(before.detach().cpu().numpy(), truth)
+    before = attribution_call(trained, explainer, device, internal_batch_size, slice(0, m), untrained)()
+    before_shares, before_hits = channel_scores(before.detach().cpu().numpy(), truth[:m])
     return {"channel_share": float(shares.mean()), "top1_hit": float(hits.mean()),
             "untrained_share": float(before_shares.mean()), "untrained_top1_hit": float(before_hits.mean()),
-            "training_gain": float(hits.mean() - before_hits.mean()), "cost": cost, "n": n}
+            "training_gain": float(hits[:m].mean() - before_hits.mean()), "cost": cost, "n": n}
 
 
 def example_figure(context: Any, path: Any) -> bool:

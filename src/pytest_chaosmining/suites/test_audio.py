@@ -60,7 +60,7 @@ def test_channel_attribution(chaosmining, audio_case, explainer_name, request):
     tier = chaosmining.audio_tier
     try:
         result = evaluate(trained, chaosmining.explainers[explainer_name], chaosmining.device, tier.n_explain,
-                          tier.internal_batch_size)
+                          tier.internal_batch_size, tier.n_check)
     except ExplainerError as exc:
         pytest.fail(str(exc), pytrace=False)
     node = request.node
