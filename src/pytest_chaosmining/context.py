@@ -210,6 +210,18 @@ class ChaosminingContext:
         if regression:
             raise ConformanceFailure(f"{what}: {regression}")
 
+    def require_all(self, node: Any, checks: list[tuple[Record, float, str]]) -> None:
+        """:meth:`require` each ``(record, threshold, what)``, recording all of them,
+        then fail once with every bar that was missed."""
+        failures = []
+        for record, threshold, what in checks:
+            try:
+                self.require(node, record, threshold, what)
+            except ConformanceFailure as exc:
+                failures.append(str(exc))
+        if failures:
+            raise ConformanceFailure("; ".join(failures))
+
     # -- progress lines --------------------------------------------------------
     def progress(self, label: str, every_s: float = 2.0) -> Any:
         """A training callback printing ``label``, epoch and elapsed time, at most

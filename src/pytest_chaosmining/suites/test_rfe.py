@@ -66,11 +66,11 @@ def test_rfewna(chaosmining, rfe_case, explainer_name, request):
         return
     threshold = chaosmining.thresholds.metric(SUITE, tier, "fprec", rfe_case.dataset, explainer_name)
     fprec = Record(SUITE, "RFEwNA", explainer_name, rfe_case.seed, "fprec", result.fprec, cond)
-    chaosmining.require(node, fprec, threshold, what)
     linear = chaosmining.rfe_selection(rfe_case, f"RFE-{LINEAR[rfe_case.task]}")
     margin = Record(SUITE, "RFEwNA", explainer_name, rfe_case.seed, "fprec_over_linear", result.fprec - linear.fprec,
                     cond)
-    chaosmining.require(node, margin, 0.0, f"{what} (linear RFE: FPrec {linear.fprec:.3f})")
+    chaosmining.require_all(node, [(fprec, threshold, what),
+                                   (margin, 0.0, f"{what} (linear RFE: FPrec {linear.fprec:.3f})")])
 
 
 def test_statistical_rfe(chaosmining, rfe_case, method, request):
