@@ -178,7 +178,8 @@ class ChaosminingContext:
         from .rfe_suite import run_rfewna, run_statistical
 
         if method.startswith("RFE-"):
-            return self._memo(("rfe", case, method), lambda: run_statistical(case, method[4:], self.device))
+            return self._memo(("rfe", case, method),
+                              lambda: run_statistical(case, method[4:], self.device, self.cache))
         return self._memo(("rfe", case, method),
                           lambda: run_rfewna(case, self.explainers[method], self.cache, self.device))
 

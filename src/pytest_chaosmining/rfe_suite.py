@@ -13,8 +13,9 @@ features per round).  Scores:
   *bi-module*: a network trained on a statistical method's selection predicts.
 - ``val_score`` per round (``n_remaining``): the curve of ChaosMining Figure 6.
 
-RFEwNA runs of the built-in explainers are cached like trained models; runs of
-user explainers always run (their code is not part of any key).
+RFEwNA runs of the built-in explainers and the statistical runs are cached like
+trained models; runs of user explainers always run (their code is not part of
+any key).
 """
 
 from __future__ import annotations
@@ -194,16 +195,37 @@ def statistical_estimator(name: str, task: str, seed: int) -> Any:
     return factories[name]()
 
 
-def run_statistical(case: RFECase, method: str, device: Any) -> SelectionResult:
+def run_statistical(case: RFECase, method: str, device: Any, cache: Any = None) -> SelectionResult:
     """scikit-learn's ``RFE`` with ``method``, one round per call so that each round
     drops half of the *remaining* features (as RFEwNA), then: uni-module test score
-    (the estimator on its selection) and bi-module (a network on that selection)."""
+    (the estimator on its selection) and bi-module (a network on that selection).
+    Cached in ``cache`` when given (key: the case, the method, scikit-learn's version)."""
+    data = load(case)
+
+    def run() -> tuple[dict[str, Any], dict[str, Any]]:
+        support, scores, curve, seconds = _statistical_selection(case, method, data, device)
+        return {}, {"support": np.flatnonzero(support).tolist(), "scores": scores, "seconds": seconds,
+                    "curve": [list(p) for p in curve]}
+
+    if cache is not None:
+        import sklearn
+
+        config = {**case.config(), "method": method, "device": device.type, "sklearn": sklearn.__version__}
+        _, meta, _ = cache.get_or_train(SUITE, config, run, RFE_CODE)
+    else:
+        _, meta = run()
+    support = np.zeros(data.n_features, dtype=bool)
+    support[meta["support"]] = True
+    return SelectionResult(f"RFE-{method}", support, _fprec(support, data.truth), dict(meta["scores"]),
+                           [(int(n), float(s)) for n, s in meta["curve"]], float(meta["seconds"]))
+
+
+def _statistical_selection(case: RFECase, method: str, data: Any, device: Any) -> tuple[Any, dict, list, float]:
     from sklearn.base import clone
     from sklearn.feature_selection import RFE
 
     from .rfe import validation_split
 
-    data = load(case)
     k = n_select(case, data)
     estimator = statistical_estimator(method, case.task, case.seed)
     train, val = validation_split(len(data.y_train), 0.2, case.seed)
@@ -216,8 +238,7 @@ def run_statistical(case: RFECase, method: str, device: Any) -> SelectionResult:
         drop = min(max(1, int(case.step * len(cols))), len(cols) - k)
         rfe = RFE(clone(estimator), n_features_to_select=len(cols) - drop, step=drop).fit(x_fit[:, cols], y_fit)
         cols = cols[rfe.support_]
-        fitted = rfe.estimator_
-        curve.append((len(cols), float(fitted.score(x_val[:, cols], y_val))))
+        curve.append((len(cols), float(rfe.estimator_.score(x_val[:, cols], y_val))))
     seconds = time.perf_counter() - start
     support = np.zeros(data.n_features, dtype=bool)
     support[cols] = True
@@ -226,4 +247,4 @@ def run_statistical(case: RFECase, method: str, device: Any) -> SelectionResult:
     # bi-module: a network trained as RFEwNA's rounds are, on this selection (k = all: one round)
     net = selector(case, "SA", len(cols), device).fit(data.x_train[:, cols], data.y_train)
     scores |= _test_scores(case.task, data.y_test, net.predict(data.x_test[:, cols]), "bi_")
-    return SelectionResult(f"RFE-{method}", support, _fprec(support, data.truth), scores, curve, seconds)
+    return support, scores, curve, seconds
