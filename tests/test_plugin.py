@@ -252,16 +252,35 @@ def test_gaming_explainers_are_rejected(pytester, run_suite):
 
 def test_vision_suite_end_to_end(pytester, run_suite):
     """One condition of the vision suite at smoke size: the classifier learns, the
-    built-ins localise the foreground, the random control fails, the report has
-    the paper-shaped table and the example figure."""
+    built-ins localise the foreground, the random control fails, and so does a
+    centre prior (under FP the truth always sits in the centre: it passes the IoU
+    bar but gains nothing over the untrained model).  The report has the
+    paper-shaped table and the example figure."""
+    pytester.makeconftest(
+        """
+        import torch
+
+        def centre(model, x, target):
+            side = x.shape[-1]
+            r = torch.arange(side, dtype=x.dtype, device=x.device) - (side - 1) / 2
+            blob = torch.exp(-(r[:, None] ** 2 + r[None, :] ** 2) / (2 * (side / 14) ** 2))
+            return blob.expand_as(x).clone()
+
+        def pytest_chaosmining_explainers(config):
+            return {"centre": centre}
+        """
+    )
     result = run_suite("--chaosmining-suites", "vision", k="SBFP")
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed") == 1 + 4 and outcomes.get("xfailed") == 1, result.stdout.str()
+    assert outcomes.get("failed") == 1, result.stdout.str()
+    result.stdout.fnmatch_lines(["*centre on*IoU on the untrained model*training_gain 0.0000 < threshold*"])
     report = (pytester.path / "report" / "report.md").read_text()
     assert "### structural background" in report and "SBFP SA (IoU)" in report
     assert (pytester.path / "report" / "vision_examples.png").is_file()
     iou = {r["explainer"]: r["value"] for r in load_results(pytester)["records"] if r["metric"] == "iou"}
     assert iou["SA"] > 0.5 > 0.1 > iou["random"]
+    assert iou["centre"] > 0.5  # the prior alone would pass the FP bar
 
 
 def test_audio_suite_end_to_end_and_gaming_explainers_fail(pytester, run_suite):

@@ -5,6 +5,13 @@ seed).  Explainers attribute the predicted class of validation images against
 a zero baseline; feature ablation uses the 7×7 patch grid.  IoU follows the
 paper (Gaussian smoothing, top-k pixels with k = foreground area, their minimal
 rectangle) with inclusive extents, so a perfect hit scores exactly 1.0.
+
+A model-randomisation check (Adebayo et al., 2018): the first ``n_check``
+images are also attributed on the model as it was before training (same
+architecture and seed); the IoU must gain at least the tier's
+``min_training_gain`` from training.  A map that ignores the model (a centre
+prior, which would pass FP where the foreground always sits in the centre)
+scores the same on both and fails.
 """
 
 from __future__ import annotations
@@ -104,8 +111,7 @@ def trained_model(case: VisionCase, cache: Any, device: Any,
     from .vision_models import build_model
 
     def build() -> torch.nn.Module:
-        torch.manual_seed(case.seed)
-        return build_model(case.model)
+        return untrained_model(case)
 
     def fit(model: torch.nn.Module) -> float:
         data = _data(case, "train")
@@ -120,6 +126,16 @@ def trained_model(case: VisionCase, cache: Any, device: Any,
                               float(meta["train_seconds"]))
 
 
+def untrained_model(case: VisionCase) -> Any:
+    """``case``'s classifier as it is before training (seeded initialisation), in eval mode."""
+    import torch
+
+    from .vision_models import build_model
+
+    torch.manual_seed(case.seed)
+    return build_model(case.model).eval()
+
+
 def patch_mask(case: VisionCase) -> Any:
     """The 7×7 grid of foreground-sized patches as a captum feature mask ``(1, 1, S, S)``."""
     import torch
@@ -129,9 +145,10 @@ def patch_mask(case: VisionCase) -> Any:
 
 
 def _attribution_call(trained: TrainedVisionModel, explainer: Any, device: Any, internal_batch_size: int,
-                      rows: slice) -> Callable[[], Any]:
+                      rows: slice, model: Any = None) -> Callable[[], Any]:
     """A zero-argument call attributing validation images ``rows`` (target: the
-    predicted class), inputs prepared beforehand so that timing covers the call only."""
+    trained model's predicted class) on ``model`` (default: the trained model),
+    inputs prepared beforehand so that timing covers the call only."""
     import torch
 
     from .classification import to_float
@@ -140,13 +157,15 @@ def _attribution_call(trained: TrainedVisionModel, explainer: Any, device: Any, 
     inputs = to_float(torch.from_numpy(trained.val.images[rows])).to(device)
     target = torch.from_numpy(trained.predictions[rows]).to(device)
     extra = _suite_kwargs(trained.case, explainer, device, internal_batch_size)
-    return lambda: attribute(explainer, trained.model, inputs, target, extra)
+    model = trained.model if model is None else model
+    return lambda: attribute(explainer, model, inputs, target, extra)
 
 
 def evaluate(trained: TrainedVisionModel, explainer: Any, device: Any, n_explain: int,
-             internal_batch_size: int) -> dict[str, Any]:
+             internal_batch_size: int, n_check: int | None = None) -> dict[str, Any]:
     """Attribute the first ``n_explain`` validation images (target: the predicted
-    class); return mean IoU, mean in-box mass share and cost."""
+    class); return mean IoU, mean in-box mass share, cost, and the IoU gained
+    from training on the first ``n_check`` images (default: all)."""
     from .cost import measure
     from .metrics import localisation
 
@@ -155,7 +174,12 @@ def evaluate(trained: TrainedVisionModel, explainer: Any, device: Any, n_explain
     attr, cost = measure(_attribution_call(trained, explainer, device, internal_batch_size, slice(0, n)), device)
     sigma = PAPER_SIGMA * case.canvas / PAPER_CANVAS
     ious, shares = localisation(attr.cpu().numpy(), trained.val.boxes[:n], sigma)
-    return {"iou": float(ious.mean()), "box_share": float(shares.mean()), "cost": cost, "n": n}
+    m = n if n_check is None else min(n, n_check)
+    untrained = untrained_model(case).to(device)
+    before = _attribution_call(trained, explainer, device, internal_batch_size, slice(0, m), untrained)()
+    before_ious, _ = localisation(before.cpu().numpy(), trained.val.boxes[:m], sigma)
+    return {"iou": float(ious.mean()), "box_share": float(shares.mean()), "cost": cost, "n": n,
+            "untrained_iou": float(before_ious.mean()), "training_gain": float(ious[:m].mean() - before_ious.mean())}
 
 
 def example_figure(context: Any, path: Any, per_condition: int = 2) -> bool:

@@ -16,6 +16,10 @@ from pytest_chaosmining.results import Record
 from pytest_chaosmining.vision_suite import SUITE, evaluate
 
 
+#: images also attributed on the untrained model (model-randomisation check)
+N_CHECK = 32
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     context = metafunc.config.stash.get(CONTEXT_KEY, None)
     parametrize(metafunc, context, "vision_case", context and context.vision_cases)
@@ -52,14 +56,19 @@ def test_iou(chaosmining, vision_case, explainer_name, request):
     tier = chaosmining.vision_tier
     try:
         result = evaluate(trained, chaosmining.explainers[explainer_name], chaosmining.device, tier.n_explain,
-                          tier.internal_batch_size)
+                          tier.internal_batch_size, N_CHECK)
     except ExplainerError as exc:
         pytest.fail(str(exc), pytrace=False)
     node = request.node
     chaosmining.record(node, _record(vision_case, explainer_name, "time_ms", result["cost"].time_ms))
     chaosmining.record(node, _record(vision_case, explainer_name, "peak_mem_mb", result["cost"].peak_mem_mb))
     chaosmining.record(node, _record(vision_case, explainer_name, "box_share", result["box_share"]))
-    threshold = chaosmining.thresholds.metric(SUITE, chaosmining.settings.tier, "iou", vision_case.condition,
-                                              explainer_name)
-    chaosmining.require(node, _record(vision_case, explainer_name, "iou", result["iou"]), threshold,
-                        f"{explainer_name} on {vision_case.id}")
+    chaosmining.record(node, _record(vision_case, explainer_name, "untrained_iou", result["untrained_iou"]))
+    tier_name, what = chaosmining.settings.tier, f"{explainer_name} on {vision_case.id}"
+    threshold = chaosmining.thresholds.metric(SUITE, tier_name, "iou", vision_case.condition, explainer_name)
+    min_gain = float(chaosmining.thresholds.section(SUITE, tier_name)["min_training_gain"])
+    chaosmining.require_all(node, [
+        (_record(vision_case, explainer_name, "iou", result["iou"]), threshold, what),
+        (_record(vision_case, explainer_name, "training_gain", result["training_gain"]), min_gain,
+         f"{what} (IoU on the untrained model {result['untrained_iou']:.3f}: does the explainer depend on the model?)"),
+    ])
