@@ -24,7 +24,6 @@ scores the same on both models and fails.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -32,6 +31,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .tiers import AudioTier
+from .training_modes import SaliencyGuided, guided_model_id, training_key
 
 SUITE = "audio"
 #: modules whose source enters the cache key of an audio model
@@ -57,10 +57,11 @@ class AudioCase:
     seed: int
     source: str = "embedded"
     data_dir: str | None = None
+    guide: SaliencyGuided | None = None  # saliency guided training; None: standard
 
     @property
     def model_id(self) -> str:
-        return f"{self.model}-e{self.epochs}"
+        return guided_model_id(f"{self.model}-e{self.epochs}", self.guide)
 
     @property
     def shape_id(self) -> str:
@@ -83,7 +84,7 @@ class AudioCase:
                 "duration": self.duration, "n_train": self.n_train, "source": self.source}
 
     def training_config(self, device_type: str) -> dict[str, Any]:
-        return {"suite": SUITE, **dataclasses.asdict(self), "device": device_type}
+        return training_key(SUITE, self, device_type)
 
 
 def plan_cases(tier: AudioTier, seeds: int | None = None, source: str = "embedded",
@@ -152,7 +153,7 @@ def trained_model(case: AudioCase, cache: Any, device: Any,
         data = _data(case, "train")
         settings = ClassifierTraining(case.epochs, case.batch_size, case.lr, t0=case.epochs)
         return train_classifier(model, torch.from_numpy(data.waves), torch.from_numpy(data.labels), settings,
-                                case.seed, progress, pcm_to_float)
+                                case.seed, progress, pcm_to_float, case.guide)
 
     model, meta = cache.model(SUITE, case.training_config(device.type), build, fit, device, AUDIO_CODE)
     val = _data(case, "val")

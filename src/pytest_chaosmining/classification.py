@@ -11,6 +11,8 @@ from typing import Callable
 import torch
 from torch import nn
 
+from .saliency_training import SaliencyGuided, guided_loss
+
 ProgressFn = Callable[[int, int, float, "torch.Tensor"], None]
 PrepareFn = Callable[["torch.Tensor"], "torch.Tensor"]
 
@@ -44,9 +46,11 @@ def train_classifier(
     seed: int,
     progress: ProgressFn | None = None,
     prepare: PrepareFn = to_float,
+    guide: SaliencyGuided | None = None,
 ) -> float:
-    """Train ``model`` in place with cross-entropy on ``prepare(inputs[batch])``;
-    returns the last epoch's mean loss."""
+    """Train ``model`` in place with cross-entropy on ``prepare(inputs[batch])``
+    (plus the saliency guided term when ``guide`` is given); returns the last
+    epoch's mean loss."""
     device = next(model.parameters()).device
     optimizer = torch.optim.AdamW(model.parameters(), lr=settings.lr, weight_decay=settings.weight_decay)
     scheduler = torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(optimizer, T_0=settings.t0)
@@ -64,7 +68,10 @@ def train_classifier(
             x = prepare(inputs[idx].to(device))
             y = labels[idx].to(device)
             optimizer.zero_grad(set_to_none=True)
-            loss = nn.functional.cross_entropy(model(x), y)
+            if guide is None:
+                loss = nn.functional.cross_entropy(model(x), y)
+            else:
+                loss = guided_loss(model, x, y, guide, classification=True, generator=generator)
             loss.backward()
             optimizer.step()
             scheduler.step(epoch - 1 + (step + 1) / steps)

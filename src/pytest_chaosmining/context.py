@@ -84,7 +84,14 @@ class ChaosminingContext:
         from .symbolic_suite import plan_cases
         from .tiers import SYMBOLIC
 
-        return plan_cases(SYMBOLIC[self.settings.tier], self.settings.seeds, list(self.settings.sweeps))
+        return self._per_training(
+            plan_cases(SYMBOLIC[self.settings.tier], self.settings.seeds, list(self.settings.sweeps)))
+
+    def _per_training(self, cases: list[Any]) -> list[Any]:
+        """``cases`` once per selected training mode (``--chaosmining-training``)."""
+        import dataclasses
+
+        return [dataclasses.replace(case, guide=guide) for guide in self.settings.guides() for case in cases]
 
     def symbolic_cost_case(self) -> Any:
         from .symbolic_suite import cost_case
@@ -130,8 +137,8 @@ class ChaosminingContext:
         from .vision_suite import plan_cases
 
         data = self.settings.data_dir
-        return plan_cases(self.vision_tier, self.settings.seeds, "torchvision" if data else "embedded",
-                          str(data) if data else None)
+        return self._per_training(plan_cases(self.vision_tier, self.settings.seeds,
+                                             "torchvision" if data else "embedded", str(data) if data else None))
 
     def vision_model(self, case: Any) -> Any:
         """The trained classifier of ``case``, trained at most once (and cached on disk)."""
@@ -150,8 +157,8 @@ class ChaosminingContext:
         from .audio_suite import plan_cases
 
         data = self.settings.data_dir
-        return plan_cases(self.audio_tier, self.settings.seeds, "files" if data else "embedded",
-                          str(data) if data else None)
+        return self._per_training(plan_cases(self.audio_tier, self.settings.seeds, "files" if data else "embedded",
+                                             str(data) if data else None))
 
     def audio_model(self, case: Any) -> Any:
         """The trained classifier of ``case``, trained at most once (and cached on disk)."""
@@ -182,6 +189,15 @@ class ChaosminingContext:
                               lambda: run_statistical(case, method[4:], self.device, self.cache))
         return self._memo(("rfe", case, method),
                           lambda: run_rfewna(case, self.explainers[method], self.cache, self.device))
+
+    # -- saliency guided training suite ---------------------------------------
+    def saliency_cases(self) -> list[Any]:
+        from .saliency_suite import plan_cases
+        from .tiers import SALIENCY
+
+        tier, data = self.settings.tier, self.settings.data_dir
+        sources = (("torchvision", str(data)), ("files", str(data))) if data else (("embedded", None),) * 2
+        return plan_cases(tier, SALIENCY[tier], self.settings.guide(), self.settings.seeds, *sources)
 
     # -- recording and asserting ---------------------------------------------
     def tag_test(self, node: Any, suite: str, explainer: str) -> None:

@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from .tiers import TIERS
+from .training_modes import TRAINING_MODES, SaliencyGuided
 
 SUITE_FILES = {"symbolic": "test_symbolic.py", "cost": "test_cost.py", "vision": "test_vision.py",
-               "audio": "test_audio.py", "rfe": "test_rfe.py"}
+               "audio": "test_audio.py", "rfe": "test_rfe.py", "saliency": "test_saliency.py"}
 
 _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
     ("tier", {"choices": TIERS}, "suite size: smoke, ci (default) or paper"),
@@ -27,6 +28,12 @@ _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
     ("seeds", {"metavar": "N", "type": int}, "number of seeds (default: the tier's)"),
     ("data", {"metavar": "DIR"}, "real datasets on disk (CIFAR-10, Flowers102 as torchvision stores them; Speech Commands, Rainforest Connection, Santander); never downloaded"),
     ("sweep", {"metavar": "FACTORS"}, "comma list of one-factor sweeps to add (ChaosMining Figure 4)"),
+    ("training", {"metavar": "MODES"}, "comma list of training modes of the symbolic, vision and audio models: "
+     "standard (default), saliency-guided"),
+    ("sg-k", {"metavar": "K", "type": float}, "saliency guided training: fraction of inputs masked per sample (default 0.1)"),
+    ("sg-lambda", {"metavar": "X", "type": float}, "saliency guided training: weight of the consistency term (default 1.0)"),
+    ("sg-gradient", {"choices": ("signed", "absolute")},
+     "saliency guided training: mask the lowest signed (default, as the reference) or absolute gradients"),
     ("thresholds", {"metavar": "FILE"}, "TOML file of thresholds overriding the shipped ones"),
     ("baseline", {"metavar": "FILE"}, "results.json of an earlier run; fail results that dropped"),
     ("max-drop", {"metavar": "X", "type": float}, "largest allowed drop below the baseline (default 0.02)"),
@@ -61,6 +68,18 @@ class Settings:
     thresholds_file: Path | None = None
     baseline_file: Path | None = None
     max_drop: float = 0.02
+    trainings: tuple[str, ...] = ("standard",)
+    sg_k: float = 0.1
+    sg_lambda: float = 1.0
+    sg_absolute: bool = False
+
+    def guide(self) -> SaliencyGuided:
+        """The saliency guided training settings of this session."""
+        return SaliencyGuided(self.sg_k, self.sg_lambda, self.sg_absolute)
+
+    def guides(self) -> list[SaliencyGuided | None]:
+        """One entry per selected training mode: None for standard training."""
+        return [None if mode == "standard" else self.guide() for mode in self.trainings]
 
 
 def _split(value: str | None) -> tuple[str, ...]:
@@ -94,7 +113,15 @@ def resolve(config: Any) -> Settings:
         raise ValueError(f"unknown suite(s) {unknown}; available: {list(SUITE_FILES)}")
     seeds = get("seeds")[0]
     max_drop = get("max_drop")[0]
-    return Settings(
+    trainings = _split(get("training")[0]) or ("standard",)
+    unknown = [t for t in trainings if t not in TRAINING_MODES]
+    if unknown:
+        raise ValueError(f"unknown training mode(s) {unknown}; available: {list(TRAINING_MODES)}")
+    gradient = get("sg_gradient")[0] or "signed"
+    if gradient not in ("signed", "absolute"):
+        raise ValueError(f"chaosmining_sg_gradient must be 'signed' or 'absolute', got {gradient!r}")
+    sg_k, sg_lambda = get("sg_k")[0], get("sg_lambda")[0]
+    settings = Settings(
         enabled=enabled,
         tier=tier,
         report_dir=path("report"),
@@ -108,4 +135,10 @@ def resolve(config: Any) -> Settings:
         thresholds_file=path("thresholds"),
         baseline_file=path("baseline"),
         max_drop=float(max_drop) if max_drop is not None else 0.02,
+        trainings=tuple(dict.fromkeys(trainings)),
+        sg_k=float(sg_k) if sg_k is not None else 0.1,
+        sg_lambda=float(sg_lambda) if sg_lambda is not None else 1.0,
+        sg_absolute=gradient == "absolute",
     )
+    settings.guide()  # raises ValueError on k outside (0, 1) or a negative lambda
+    return settings

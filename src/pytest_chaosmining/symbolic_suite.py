@@ -14,6 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .tiers import SymbolicTier
+from .training_modes import SaliencyGuided, guided_model_id, training_key
 
 SUITE = "symbolic"
 
@@ -33,10 +34,12 @@ class SymbolicCase:
     lr: float
     epochs: int
     seed: int
+    guide: SaliencyGuided | None = None  # saliency guided training; None: standard
 
     @property
     def model_id(self) -> str:
-        """Readable model name, e.g. ``mlp3x100`` or ``mlp3x100-sgd-lr0.01-do0.1``."""
+        """Readable model name, e.g. ``mlp3x100-lr0.001-e1000`` or
+        ``mlp3x100-sgd-lr0.01-do0.1-e1000-sg`` (saliency guided)."""
         parts = [f"mlp{self.depth}x{self.width}"]
         if self.optimizer != "adam":
             parts.append(self.optimizer)
@@ -44,7 +47,7 @@ class SymbolicCase:
         if self.dropout:
             parts.append(f"do{self.dropout:g}")
         parts.append(f"e{self.epochs}")
-        return "-".join(parts)
+        return guided_model_id("-".join(parts), self.guide)
 
     @property
     def condition_id(self) -> str:
@@ -75,7 +78,7 @@ class SymbolicCase:
 
     def training_config(self, device_type: str) -> dict[str, Any]:
         """Everything that affects the trained weights (the cache key)."""
-        return {"suite": SUITE, **dataclasses.asdict(self), "device": device_type}
+        return training_key(SUITE, self, device_type)
 
 
 def plan_cases(tier: SymbolicTier, seeds: int | None = None, sweeps: list[str] | None = None) -> list[SymbolicCase]:
@@ -137,7 +140,7 @@ def trained_model(
         x = torch.from_numpy(data.x_train).to(device)
         y = torch.from_numpy(data.y_train).to(device)
         settings = RegressionTraining(case.epochs, case.lr, case.optimizer)
-        return train_regressor(model, x, y, settings, seed=case.seed, progress=progress)
+        return train_regressor(model, x, y, settings, seed=case.seed, progress=progress, guide=case.guide)
 
     model, meta = cache.model(SUITE, case.training_config(device.type), build, fit, device)
     with torch.no_grad():

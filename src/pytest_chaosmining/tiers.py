@@ -173,3 +173,34 @@ RFE_TIERS: dict[str, RFETier] = {
                      seeds=5, clf_samples=6016, clf_features=369, clf_informative=10, clf_epochs=500,
                      clf_batch_size=1000, santander_rows=6016),
 }
+
+
+@dataclass(frozen=True)
+class SaliencyTier:
+    """What the saliency guided training suite compares in one tier: a few
+    formulas, vision and audio conditions of the same tier's suites, each over
+    ``seeds`` seeds (at least 2: the report gives the spread of paired
+    differences).  ``vision_sizes`` / ``audio_sizes`` override fields of that
+    tier's vision / audio settings (guided training costs about 3× standard);
+    where they are empty, the standard models are shared with those suites
+    through the cache."""
+
+    seeds: int
+    formulas: tuple[int, ...]
+    vision_conditions: tuple[str, ...]
+    vision_model: str
+    audio_conditions: tuple[str, ...]
+    audio_model: str
+    vision_sizes: dict = field(default_factory=dict)
+    audio_sizes: dict = field(default_factory=dict)
+
+
+SALIENCY: dict[str, SaliencyTier] = {
+    # smoke leaves vision out: two seeds of a guided small_cnn alone take ~3 min on 2 cores
+    "smoke": SaliencyTier(seeds=2, formulas=(2, 6), vision_conditions=(), vision_model="small_cnn",
+                          audio_conditions=("SBFP",), audio_model="tcn"),
+    "ci": SaliencyTier(seeds=2, formulas=(1, 6, 9), vision_conditions=("SBFP",), vision_model="small_cnn",
+                       audio_conditions=("SBFP",), audio_model="tcn"),
+    "paper": SaliencyTier(seeds=5, formulas=tuple(range(1, 16)), vision_conditions=("RBFP", "SBFP"),
+                          vision_model="resnet18", audio_conditions=("RBFP", "SBFP"), audio_model="tcn"),
+}

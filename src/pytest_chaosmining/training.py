@@ -10,6 +10,8 @@ from typing import Callable
 import torch
 from torch import nn
 
+from .saliency_training import SaliencyGuided, guided_loss
+
 ProgressFn = Callable[[int, int, float, "torch.Tensor"], None]  # epoch, epochs, elapsed s, loss
 
 OPTIMIZERS = {
@@ -39,8 +41,10 @@ def train_regressor(
     settings: RegressionTraining,
     seed: int,
     progress: ProgressFn | None = None,
+    guide: SaliencyGuided | None = None,
 ) -> float:
-    """Train ``model`` in place with MSE; returns the final training loss."""
+    """Train ``model`` in place with MSE (plus the saliency guided term when
+    ``guide`` is given); returns the final training loss."""
     if settings.optimizer not in OPTIMIZERS:
         raise ValueError(f"unknown optimizer {settings.optimizer!r}; choose from {sorted(OPTIMIZERS)}")
     optimizer = OPTIMIZERS[settings.optimizer](model.parameters(), lr=settings.lr)
@@ -58,7 +62,10 @@ def train_regressor(
             batches = [order[i : i + batch] for i in range(0, n, batch)]
         for idx in batches:
             optimizer.zero_grad(set_to_none=True)
-            loss = nn.functional.mse_loss(model(x[idx]), y[idx])
+            if guide is None:
+                loss = nn.functional.mse_loss(model(x[idx]), y[idx])
+            else:
+                loss = guided_loss(model, x[idx], y[idx], guide, classification=False, generator=generator)
             loss.backward()
             optimizer.step()
         if progress is not None:

@@ -16,13 +16,13 @@ scores the same on both and fails.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 
 from .tiers import VisionTier
+from .training_modes import SaliencyGuided, guided_model_id, training_key
 
 SUITE = "vision"
 #: modules whose source enters the cache key of a vision model
@@ -45,6 +45,7 @@ class VisionCase:
     seed: int
     source: str = "embedded"
     data_dir: str | None = None
+    guide: SaliencyGuided | None = None  # saliency guided training; None: standard
 
     @property
     def canvas(self) -> int:
@@ -52,7 +53,7 @@ class VisionCase:
 
     @property
     def model_id(self) -> str:
-        return f"{self.model}-e{self.epochs}"
+        return guided_model_id(f"{self.model}-e{self.epochs}", self.guide)
 
     @property
     def id(self) -> str:
@@ -67,7 +68,7 @@ class VisionCase:
                 "source": self.source}
 
     def training_config(self, device_type: str) -> dict[str, Any]:
-        return {"suite": SUITE, **dataclasses.asdict(self), "device": device_type}
+        return training_key(SUITE, self, device_type)
 
 
 def plan_cases(tier: VisionTier, seeds: int | None = None, source: str = "embedded",
@@ -117,7 +118,7 @@ def trained_model(case: VisionCase, cache: Any, device: Any,
         data = _data(case, "train")
         settings = ClassifierTraining(case.epochs, case.batch_size, case.lr, t0=case.epochs)
         return train_classifier(model, torch.from_numpy(data.images), torch.from_numpy(data.labels), settings,
-                                case.seed, progress)
+                                case.seed, progress, guide=case.guide)
 
     model, meta = cache.model(SUITE, case.training_config(device.type), build, fit, device, VISION_CODE)
     val = _data(case, "val")

@@ -1,0 +1,114 @@
+"""Saliency guided training suite (shipped with pytest-chaosmining).
+
+Parametrised over comparison (symbolic formula / vision or audio condition) ×
+explainer; each test trains (or loads) the standard and the saliency guided
+model of every seed.  See ``pytest_chaosmining.saliency_suite`` and the
+``[saliency.<tier>]`` sections of ``thresholds.toml``.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+import pytest
+
+from pytest_chaosmining.context import parametrize
+from pytest_chaosmining.explainers import ExplainerError
+from pytest_chaosmining.plugin import CONTEXT_KEY
+from pytest_chaosmining.report import MODEL_LEVEL
+from pytest_chaosmining.results import Record
+from pytest_chaosmining.saliency_suite import COMPARED, QUALITY, SUITE, evaluate, guided_bars, quality, trained
+
+#: seed of records that summarise all seeds (mean of the paired differences)
+ALL_SEEDS = -1
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    context = metafunc.config.stash.get(CONTEXT_KEY, None)
+    parametrize(metafunc, context, "comparison", context and context.saliency_cases)
+
+
+def _record(comparison, case, explainer: str, metric: str, value: float, seed: int | None = None) -> Record:
+    condition = {**comparison.condition_fields(), "arm": "standard" if case.guide is None else "guided"}
+    return Record(SUITE, case.model_id, explainer, case.seed if seed is None else seed, metric, float(value),
+                  condition)
+
+
+def _section(chaosmining) -> dict:
+    return chaosmining.thresholds.section(SUITE, chaosmining.settings.tier)
+
+
+def test_prediction_quality(chaosmining, comparison, request):
+    """Saliency guided training keeps prediction quality: the mean paired change
+    (guided − standard) is at least ``−quality_margin`` where ``quality_kept``
+    lists the comparison (our measurements found the claim holds); elsewhere the
+    test xfails with this run's numbers (an XPASS means it held after all)."""
+    node, domain = request.node, comparison.domain
+    metric = QUALITY[domain]
+    changes = []
+    for standard, guided in comparison.pairs():
+        models = {standard: trained(chaosmining, domain, standard), guided: trained(chaosmining, domain, guided)}
+        for case, model in models.items():
+            chaosmining.record(node, _record(comparison, case, MODEL_LEVEL, metric, quality(domain, model)))
+            chaosmining.record(node, _record(comparison, case, MODEL_LEVEL, "train_seconds", model.train_seconds))
+        change = quality(domain, models[guided]) - quality(domain, models[standard])
+        chaosmining.record(node, _record(comparison, standard, MODEL_LEVEL, f"{metric}_change", change))
+        changes.append(change)
+    section = _section(chaosmining)
+    margin = float(section["quality_margin"])
+    mean = _record(comparison, comparison.base, MODEL_LEVEL, f"{metric}_change_mean", statistics.fmean(changes),
+                   ALL_SEEDS)
+    per_seed = ", ".join(f"{c:+.3f}" for c in changes)
+    if not section.get("quality_kept", {}).get(comparison.key, False):
+        chaosmining.record(node, mean)
+        pytest.xfail(f"not asserted: our calibration runs found saliency guided training does not keep {metric} "
+                     f"within {margin:.3f} on {comparison.key} (this run: mean change {mean.value:+.3f}; per seed "
+                     f"{per_seed})")
+    chaosmining.require(node, mean, -margin, f"saliency guided training on {comparison.id} ({metric} per seed: "
+                        f"{per_seed})")
+
+
+def test_attribution(chaosmining, comparison, explainer_name, request):
+    """On every seed the explainer's score on the guided model clears chance by
+    ``min_above_chance`` and (vision, audio) gains from training; where ``score_kept`` lists the explainer for this comparison (our
+    measurements found the claim holds), the mean paired change of the domain's
+    score is at least ``−claim_tolerance``."""
+    chaosmining.tag_test(request.node, SUITE, explainer_name)
+    node, domain = request.node, comparison.domain
+    explainer = chaosmining.explainers[explainer_name]
+    gate = chaosmining.thresholds.quality_gate(domain, chaosmining.settings.tier)
+    checks, changes = [], {m: [] for m in COMPARED[domain]}
+    for standard, guided in comparison.pairs():
+        models = {standard: trained(chaosmining, domain, standard), guided: trained(chaosmining, domain, guided)}
+        weak = [f"{c.id} ({quality(domain, m):.3f})" for c, m in models.items() if quality(domain, m) < gate]
+        if weak:
+            pytest.skip(f"below the {domain} quality gate {gate:.3f}: {', '.join(weak)}; not compared")
+        results = {}
+        for case, model in models.items():
+            try:
+                results[case] = evaluate(chaosmining, domain, model, explainer)
+            except ExplainerError as exc:
+                pytest.fail(str(exc), pytrace=False)
+        bars = guided_bars(chaosmining, domain, models[guided])
+        for metric in COMPARED[domain]:
+            chaosmining.record(node, _record(comparison, standard, explainer_name, metric, results[standard][metric]))
+            change = results[guided][metric] - results[standard][metric]
+            changes[metric].append(change)
+            chaosmining.record(node, _record(comparison, standard, explainer_name, f"{metric}_change", change))
+        for metric in dict.fromkeys(COMPARED[domain] + tuple(bars)):
+            record = _record(comparison, guided, explainer_name, metric, results[guided][metric])
+            if metric in bars:
+                checks.append((record, bars[metric], f"{explainer_name} on the saliency guided {guided.id}"))
+            else:
+                chaosmining.record(node, record)
+    primary = COMPARED[domain][0]
+    section = _section(chaosmining)
+    mean = _record(comparison, comparison.base, explainer_name, f"{primary}_change_mean",
+                   statistics.fmean(changes[primary]), ALL_SEEDS)
+    if explainer_name in section.get("score_kept", {}).get(comparison.key, []):
+        checks.append((mean, -float(section["claim_tolerance"]),
+                       f"{explainer_name} on {comparison.id}: {primary} change guided − standard per seed "
+                       + ", ".join(f"{c:+.3f}" for c in changes[primary])))
+    else:
+        chaosmining.record(node, mean)  # the claim is not asserted here: our measurements do not support it
+    chaosmining.require_all(node, checks)
