@@ -32,8 +32,6 @@ SUITE = "saliency"
 #: the metrics compared per domain; the first is the one the claim is judged on
 COMPARED = {"symbolic": ("fprec",), "vision": ("iou", "box_share"), "audio": ("channel_share", "top1_hit")}
 QUALITY = {"symbolic": "uscore", "vision": "accuracy", "audio": "accuracy"}
-#: images / clips also attributed on the untrained model (as the vision and audio suites)
-N_CHECK = 32
 
 
 @dataclass(frozen=True)
@@ -113,13 +111,8 @@ def evaluate(context: Any, domain: str, model: Any, explainer: Any) -> dict[str,
 
     if domain == "symbolic":
         return symbolic_suite.evaluate(model, explainer, context.device)
-    if domain == "vision":
-        tier = context.vision_tier
-        return vision_suite.evaluate(model, explainer, context.device, tier.n_explain, tier.internal_batch_size,
-                                     N_CHECK)
-    tier = context.audio_tier
-    return audio_suite.evaluate(model, explainer, context.device, tier.n_explain, tier.internal_batch_size,
-                                tier.n_check)
+    module, tier = (vision_suite, context.vision_tier) if domain == "vision" else (audio_suite, context.audio_tier)
+    return module.evaluate(model, explainer, context.device, tier.n_explain, tier.internal_batch_size, tier.n_check)
 
 
 def chance(domain: str, model: Any) -> float:

@@ -77,6 +77,7 @@ class VisionTier:
     n_explain: int
     internal_batch_size: int
     conditions: tuple[str, ...] = ("RBFP", "RBRP", "SBFP", "SBRP")
+    n_check: int = 32  # images attributed on the untrained model (model-randomisation check)
 
 
 PAPER_VISION_MODELS = ("alexnet", "densenet121", "googlenet", "resnet18", "resnet50", "vgg13", "vit_b_16", "vit_l_32")

@@ -16,10 +16,6 @@ from pytest_chaosmining.results import Record
 from pytest_chaosmining.vision_suite import SUITE, evaluate
 
 
-#: images also attributed on the untrained model (model-randomisation check)
-N_CHECK = 32
-
-
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     context = metafunc.config.stash.get(CONTEXT_KEY, None)
     parametrize(metafunc, context, "vision_case", context and context.vision_cases)
@@ -56,7 +52,7 @@ def test_iou(chaosmining, vision_case, explainer_name, request):
     tier = chaosmining.vision_tier
     try:
         result = evaluate(trained, chaosmining.explainers[explainer_name], chaosmining.device, tier.n_explain,
-                          tier.internal_batch_size, N_CHECK)
+                          tier.internal_batch_size, tier.n_check)
     except ExplainerError as exc:
         pytest.fail(str(exc), pytrace=False)
     node = request.node
