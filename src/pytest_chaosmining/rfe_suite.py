@@ -163,17 +163,12 @@ def run_rfewna(case: RFECase, explainer: Any, cache: Any, device: Any) -> Select
                 "curve": [[h["n_features"], h["score"]] for h in sel.history_]}
         return {}, meta
 
+    config = None
     if explainer.source == "builtin":
         import captum
 
         config = {**case.config(), "explainer": explainer.name, "device": device.type, "captum": captum.__version__}
-        _, meta, _ = cache.get_or_train(SUITE, config, run, RFE_CODE)
-    else:
-        _, meta = run()
-    support = np.zeros(data.n_features, dtype=bool)
-    support[meta["support"]] = True
-    return SelectionResult(f"RFEwNA-{explainer.name}", support, _fprec(support, data.truth), dict(meta["scores"]),
-                           [(int(n), float(s)) for n, s in meta["curve"]], float(meta["seconds"]))
+    return _selection(f"RFEwNA-{explainer.name}", data, run, cache, config)
 
 
 def statistical_estimator(name: str, task: str, seed: int) -> Any:
@@ -207,16 +202,23 @@ def run_statistical(case: RFECase, method: str, device: Any, cache: Any = None) 
         return {}, {"support": np.flatnonzero(support).tolist(), "scores": scores, "seconds": seconds,
                     "curve": [list(p) for p in curve]}
 
+    config = None
     if cache is not None:
         import sklearn
 
         config = {**case.config(), "method": method, "device": device.type, "sklearn": sklearn.__version__}
+    return _selection(f"RFE-{method}", data, run, cache, config)
+
+
+def _selection(name: str, data: Any, run: Any, cache: Any, config: dict[str, Any] | None) -> SelectionResult:
+    """``run()``'s selection (from ``cache`` under ``config`` when a config is given), as a result."""
+    if config is not None:
         _, meta, _ = cache.get_or_train(SUITE, config, run, RFE_CODE)
     else:
         _, meta = run()
     support = np.zeros(data.n_features, dtype=bool)
     support[meta["support"]] = True
-    return SelectionResult(f"RFE-{method}", support, _fprec(support, data.truth), dict(meta["scores"]),
+    return SelectionResult(name, support, _fprec(support, data.truth), dict(meta["scores"]),
                            [(int(n), float(s)) for n, s in meta["curve"]], float(meta["seconds"]))
 
 
