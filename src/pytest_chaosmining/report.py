@@ -106,6 +106,25 @@ def _symbolic_sections(df: Any) -> list[str]:
     return lines
 
 
+def _condition_cells(group: Any, conditions: list[str], metric: str, explainers: list[str]) -> list[str]:
+    """Per condition: accuracy (%) and each explainer's ``metric`` (mean ± std; "skipped" when not measured)."""
+    cells = []
+    for condition in conditions:
+        g = group[group["condition"] == condition]
+        cells.append(_pm(g[(g.metric == "accuracy") & (g.explainer == MODEL_LEVEL)]["value"] * 100, 2))
+        for e in explainers:
+            sel = g[(g.metric == metric) & (g.explainer == e)]["value"]
+            cells.append(_pm(sel) if len(sel) else "skipped")
+    return cells
+
+
+def _per_condition_table(frame: Any, explainers: list[str]) -> list[str]:
+    """One row per (model, condition): each explainer's mean ± std of ``frame``'s values."""
+    rows = [[model, cond] + [_pm(group[group.explainer == e]["value"]) for e in explainers]
+            for (model, cond), group in frame.groupby(["model", "condition"], sort=True)]
+    return _table(["model", "condition"] + explainers, rows) + [""]
+
+
 def _vision_sections(df: Any) -> list[str]:
     vis = df[df["suite"] == "vision"]
     if vis.empty:
@@ -129,22 +148,12 @@ def _vision_sections(df: Any) -> list[str]:
         for (model, canvas), group in vis.groupby(["model", "canvas"], sort=True):
             params = group[group.metric == "params_m"]["value"]
             row = [model, f"{params.iloc[0]:.2f}" if len(params) else "", f"{int(canvas)} px"]
-            for c in conds:
-                g = group[group["condition"] == background + c]
-                acc = g[(g.metric == "accuracy") & (g.explainer == MODEL_LEVEL)]["value"] * 100
-                row.append(_pm(acc, 2))
-                for e in explainers:
-                    sel = g[(g.metric == "iou") & (g.explainer == e)]["value"]
-                    row.append(_pm(sel) if len(sel) else "skipped")
-            rows.append(row)
+            rows.append(row + _condition_cells(group, [background + c for c in conds], "iou", explainers))
         lines += [f"### {title}", ""] + _table(header, rows) + [""]
     share = vis[vis.metric == "box_share"]
     if not share.empty:
         lines += ["### Share of |attribution| inside the true box (chance ≈ 1/49 = 0.020)", ""]
-        rows = []
-        for (model, cond), group in share.groupby(["model", "condition"], sort=True):
-            rows.append([model, cond] + [_pm(group[group.explainer == e]["value"]) for e in explainers])
-        lines += _table(["model", "condition"] + explainers, rows) + [""]
+        lines += _per_condition_table(share, explainers)
     return lines
 
 
@@ -175,23 +184,13 @@ def _audio_sections(df: Any) -> list[str]:
             first = group.iloc[0]
             shape = f"{int(first['channels'])} ch × {first['duration']:g} s @ {int(first['rate'])} Hz"
             row = [model, f"{params.iloc[0]:.3f}" if len(params) else "", shape]
-            for c in conds:
-                g = group[group["condition"] == c]
-                acc = g[(g.metric == "accuracy") & (g.explainer == MODEL_LEVEL)]["value"] * 100
-                row.append(_pm(acc, 2))
-                for e in explainers:
-                    sel = g[(g.metric == "channel_share") & (g.explainer == e)]["value"]
-                    row.append(_pm(sel) if len(sel) else "skipped")
-            rows.append(row)
+            rows.append(row + _condition_cells(group, conds, "channel_share", explainers))
         lines += [f"### {title}", ""] + _table(header, rows) + [""]
     hits = aud[aud.metric == "top1_hit"]
     if not hits.empty:
         lines += ["### Top-1 channel hit rate (the speech channel holds strictly the largest mass; "
                   f"chance: {chance})", ""]
-        rows = []
-        for (model, cond), group in hits.groupby(["model", "condition"], sort=True):
-            rows.append([model, cond] + [_pm(group[group.explainer == e]["value"]) for e in explainers])
-        lines += _table(["model", "condition"] + explainers, rows) + [""]
+        lines += _per_condition_table(hits, explainers)
     return lines
 
 
