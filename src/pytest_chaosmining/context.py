@@ -199,6 +199,52 @@ class ChaosminingContext:
         sources = (("torchvision", str(data)), ("files", str(data))) if data else (("embedded", None),) * 2
         return plan_cases(tier, SALIENCY[tier], self.settings.guide(), self.settings.seeds, *sources)
 
+    # -- IteROAR suite -------------------------------------------------------------
+    def iteroar_cases(self) -> list[Any]:
+        from .iteroar_suite import plan_cases
+        from .tiers import ITEROAR
+
+        data = self.settings.data_dir
+        return plan_cases(ITEROAR[self.settings.tier], self.vision_tier, self.settings.seeds,
+                          "torchvision" if data else "embedded", str(data) if data else None)
+
+    def iteroar_chain(self, case: Any, explainer: str | None) -> Any:
+        """The chain of ``explainer`` (None: the random-pixel reference) on ``case``,
+        run at most once per process; its retrained models are cached on disk."""
+        from .iteroar_suite import REFERENCE, run_chain
+        from .vision_suite import _data
+
+        def run() -> Any:
+            f0 = self.vision_model(case.base)
+            train = self._memo(("vision-train", case.base), lambda: _data(case.base, "train"))
+            name = explainer or REFERENCE
+            return run_chain(case, f0, train, self.explainers[explainer] if explainer else None, self.cache,
+                             self.device, self.vision_tier.internal_batch_size,
+                             self.progress(f"iteroar {case.id} {name}"), stream=name)
+
+        return self._memo(("iteroar", case, explainer), run)
+
+    # -- BAM suite -------------------------------------------------------------------
+    @property
+    def bam_tier(self) -> Any:
+        from .tiers import BAM
+
+        return BAM[self.settings.tier]
+
+    def bam_cases(self) -> list[Any]:
+        from .bam_suite import plan_cases
+
+        data = self.settings.data_dir
+        return plan_cases(self.bam_tier, self.settings.seeds, "torchvision" if data else "embedded",
+                          str(data) if data else None)
+
+    def bam_models(self, case: Any) -> Any:
+        """The BAM models of ``case`` (f_o, f_s, every f_k), trained at most once (and cached on disk)."""
+        from .bam_suite import trained_models
+
+        return self._memo(("bam", case), lambda: trained_models(
+            case, self.cache, self.device, lambda label: self.progress(f"bam {case.id} {label}")))
+
     # -- recording and asserting ---------------------------------------------
     def tag_test(self, node: Any, suite: str, explainer: str) -> None:
         """Mark ``node`` as a conformance test of ``explainer`` (for outcome counts)."""

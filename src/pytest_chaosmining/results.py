@@ -7,7 +7,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 #: Metrics where higher is better; only these are checked against a baseline.
-HIGHER_IS_BETTER = frozenset({"fprec", "uscore", "attr_uscore", "iou", "box_share", "accuracy", "channel_share", "top1_hit"})
+HIGHER_IS_BETTER = frozenset({"fprec", "uscore", "attr_uscore", "iou", "box_share", "accuracy", "channel_share", "top1_hit",
+                               "drop_gain", "fresh_share", "mcs", "idr", "iir",
+                               "mcs_gain", "idr_gain"})
 #: Metrics that measure cost; they vary between runs and never decide a test.
 COST_METRICS = frozenset({"time_ms", "peak_mem_mb", "train_seconds", "params_m"})
 USER_PROPERTY = "chaosmining_record"

@@ -16,7 +16,8 @@ from .tiers import TIERS
 from .training_modes import TRAINING_MODES, SaliencyGuided
 
 SUITE_FILES = {"symbolic": "test_symbolic.py", "cost": "test_cost.py", "vision": "test_vision.py",
-               "audio": "test_audio.py", "rfe": "test_rfe.py", "saliency": "test_saliency.py"}
+               "audio": "test_audio.py", "rfe": "test_rfe.py", "saliency": "test_saliency.py",
+               "iteroar": "test_iteroar.py", "bam": "test_bam.py"}
 
 _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
     ("tier", {"choices": TIERS}, "suite size: smoke, ci (default) or paper"),

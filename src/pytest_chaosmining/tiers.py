@@ -205,3 +205,67 @@ SALIENCY: dict[str, SaliencyTier] = {
     "paper": SaliencyTier(seeds=5, formulas=tuple(range(1, 16)), vision_conditions=("RBFP", "SBFP"),
                           vision_model="resnet18", audio_conditions=("RBFP", "SBFP"), audio_model="tcn"),
 }
+
+
+@dataclass(frozen=True)
+class IteroarTier:
+    """What the IteROAR suite runs in one tier: chains on ``conditions`` of the
+    same tier's vision data and ``model`` (``vision_sizes`` overrides that tier's
+    sizes; where it is empty f_0 is the vision suite's cached model).  Each mask
+    removes ``1 − tau`` of the canvas, ``iterations`` times (ρ = iterations ×
+    (1 − τ); IteROAR: τ = 0.95, ρ = 0.5, so 10 iterations).  Retraining is
+    ``retrain_epochs`` epochs warm-started on the first ``n_retrain`` training
+    images, or from scratch on all of them where ``retrain_epochs`` is None."""
+
+    conditions: tuple[str, ...]
+    model: str
+    iterations: int
+    tau: float
+    fills: tuple[str, ...]
+    n_retrain: int
+    retrain_epochs: int | None
+    n_explain: int
+    seeds: int
+    vision_sizes: dict = field(default_factory=dict)
+
+
+ITEROAR: dict[str, IteroarTier] = {
+    "smoke": IteroarTier(conditions=("SBRP",), model="small_cnn", iterations=1, tau=0.95, fills=("zero",),
+                         n_retrain=1000, retrain_epochs=3, n_explain=200, seeds=1),
+    "ci": IteroarTier(conditions=("SBRP", "SBFP"), model="small_cnn", iterations=3, tau=0.95, fills=("zero",),
+                      n_retrain=2000, retrain_epochs=3, n_explain=300, seeds=1,
+                      vision_sizes={"fg": 6, "n_train": 4000, "n_val": 300, "epochs": 8}),
+    "paper": IteroarTier(conditions=("RBRP", "SBRP"), model="resnet50", iterations=10, tau=0.95,
+                         fills=("zero", "mean"), n_retrain=50000, retrain_epochs=None, n_explain=1000, seeds=3),
+}
+
+
+@dataclass(frozen=True)
+class BamTier:
+    """Sizes and training of the BAM suite in one tier: f_o, f_s and one scene
+    model per commonality in ``ks`` (the last, normally 1.0, is the reference of
+    MCS_k), on a ``canvas``-px canvas; ``delta_steps`` gradient steps find IIR's δ."""
+
+    canvas: int
+    n_train: int
+    n_val: int
+    model: str
+    epochs: int
+    batch_size: int
+    lr: float
+    seeds: int
+    ks: tuple[float, ...]
+    n_explain: int
+    internal_batch_size: int
+    delta_steps: int
+
+
+BAM: dict[str, BamTier] = {
+    "smoke": BamTier(canvas=32, n_train=3000, n_val=300, model="small_cnn", epochs=8, batch_size=32, lr=3e-3,
+                     seeds=1, ks=(0.1, 1.0), n_explain=150, internal_batch_size=300, delta_steps=100),
+    "ci": BamTier(canvas=40, n_train=5000, n_val=500, model="small_cnn", epochs=10, batch_size=32, lr=3e-3,
+                  seeds=1, ks=(0.1, 0.3, 0.5, 0.7, 1.0), n_explain=300, internal_batch_size=300, delta_steps=100),
+    "paper": BamTier(canvas=224, n_train=90000, n_val=10000, model="resnet50", epochs=30, batch_size=128, lr=1e-3,
+                     seeds=3, ks=tuple(round(0.1 * i, 1) for i in range(1, 11)), n_explain=1000,
+                     internal_batch_size=100, delta_steps=200),
+}

@@ -1,0 +1,89 @@
+"""IteROAR suite (shipped with pytest-chaosmining).
+
+Parametrised over chain setting (vision condition × fill × seed) × explainer;
+see ``pytest_chaosmining.iteroar_suite`` and the ``[iteroar.<tier>]`` sections
+of ``thresholds.toml``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_chaosmining.context import parametrize
+from pytest_chaosmining.explainers import ExplainerError
+from pytest_chaosmining.iteroar_suite import REFERENCE, SUITE, accuracy_drop
+from pytest_chaosmining.plugin import CONTEXT_KEY
+from pytest_chaosmining.report import MODEL_LEVEL
+from pytest_chaosmining.results import Record
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    context = metafunc.config.stash.get(CONTEXT_KEY, None)
+    parametrize(metafunc, context, "iteroar_case", context and context.iteroar_cases)
+
+
+def _record(case, explainer: str, metric: str, value: float, iteration: int | None = None) -> Record:
+    condition = case.condition_fields()
+    if iteration is not None:
+        condition["iteration"] = iteration
+    return Record(SUITE, case.base.model_id, explainer, case.base.seed, metric, float(value), condition)
+
+
+def _record_chain(chaosmining, node, case, name: str, result) -> None:
+    for i, acc in enumerate(result.accuracy):
+        chaosmining.record(node, _record(case, name, "accuracy", acc, i))
+    for i, (share, covered) in enumerate(zip(result.box_share, result.box_covered)):
+        chaosmining.record(node, _record(case, name, "mask_on_box", share, i))
+        chaosmining.record(node, _record(case, name, "box_removed", covered, i))
+    for metric in ("mmo", "mamo", "cma", "leak_accuracy", "leak_random_accuracy"):
+        chaosmining.record(node, _record(case, name, metric, getattr(result, metric)))
+    chaosmining.record(node, _record(case, name, "accuracy_drop", accuracy_drop(result)))
+    chaosmining.record(node, _record(case, name, "train_seconds", sum(result.train_seconds)))
+
+
+def _gate(chaosmining, case) -> None:
+    trained = chaosmining.vision_model(case.base)
+    gate = chaosmining.thresholds.quality_gate(SUITE, chaosmining.settings.tier)
+    if trained.accuracy < gate:
+        pytest.skip(f"f_0 of {case.id} is below the IteROAR accuracy gate ({trained.accuracy:.3f} < {gate:.3f}): "
+                    "removing features from a model that has not learned measures nothing")
+
+
+def test_reference_chain(chaosmining, iteroar_case, request):
+    """The reference chain (uniformly random removal) runs; f_0 has learned."""
+    _gate(chaosmining, iteroar_case)
+    result = chaosmining.iteroar_chain(iteroar_case, None)
+    _record_chain(chaosmining, request.node, iteroar_case, REFERENCE, result)
+    gate = chaosmining.thresholds.quality_gate(SUITE, chaosmining.settings.tier)
+    chaosmining.require(request.node, _record(iteroar_case, MODEL_LEVEL, "accuracy", result.accuracy[0], 0), gate,
+                        f"f_0 of {iteroar_case.id}")
+
+
+def test_salient_removal(chaosmining, iteroar_case, explainer_name, request):
+    """Removing what the explainer marks costs more accuracy than removing random
+    pixels (by at least ``min_drop_gain``), and, where ``[…mamo]`` lists a bar
+    for the explainer, the new masks avoid the areas removed before (MAMO at
+    most the bar)."""
+    chaosmining.tag_test(request.node, SUITE, explainer_name)
+    node = request.node
+    _gate(chaosmining, iteroar_case)
+    reference = chaosmining.iteroar_chain(iteroar_case, None)
+    try:
+        result = chaosmining.iteroar_chain(iteroar_case, explainer_name)
+    except ExplainerError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    _record_chain(chaosmining, node, iteroar_case, explainer_name, result)
+    tier = chaosmining.settings.tier
+    section = chaosmining.thresholds.section(SUITE, tier)
+    what = f"{explainer_name} on {iteroar_case.id}"
+    gain = accuracy_drop(result) - accuracy_drop(reference)
+    curve = " → ".join(f"{a:.3f}" for a in result.accuracy)
+    ref_curve = " → ".join(f"{a:.3f}" for a in reference.accuracy)
+    checks = [(_record(iteroar_case, explainer_name, "drop_gain", gain), float(section["min_drop_gain"]),
+               f"{what}: accuracy {curve} against random removal {ref_curve}")]
+    bar = chaosmining.thresholds.optional_metric(SUITE, tier, "mamo", iteroar_case.key, explainer_name)
+    if bar is not None:
+        checks.append((_record(iteroar_case, explainer_name, "fresh_share", 1.0 - result.mamo), 1.0 - bar,
+                       f"{what}: MAMO {result.mamo:.3f} above {bar:.3f} (share of each new mask on pixels "
+                       "removed before)"))
+    chaosmining.require_all(node, checks)
