@@ -390,3 +390,33 @@ def test_saliency_suite_end_to_end(pytester, run_suite):
     assert len(changes) == 1 and changes[0]["threshold"] == -0.05 and changes[0]["passed"]
     arms = {(r["condition"]["arm"], r["model"].endswith("-abs")) for r in records if r["metric"] == "uscore"}
     assert arms == {("standard", False), ("guided", True)}
+
+
+def test_iteroar_and_bam_suites_end_to_end(pytester, run_suite):
+    """Both protocols at smoke size with SA, the random control and a constant
+    map: SA passes, the control and the constant map fail (a flat map removes
+    random pixels and gives every region the same attribution); the report has
+    both sections and both figures."""
+    pytester.makeconftest(
+        """
+        import torch
+
+        def pytest_chaosmining_explainers(config):
+            return {"constant": lambda m, x, t: torch.ones_like(x)}
+        """
+    )
+    result = run_suite("--chaosmining-suites", "iteroar,bam", "--chaosmining-explainers", "SA,random,constant", "-rf",
+                       k=None)
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed") == 2 + 2 and outcomes.get("xfailed") == 2, result.stdout.str()
+    assert outcomes.get("failed") == 2, result.stdout.str()
+    result.stdout.fnmatch_lines(["*constant on SBRP*drop_gain*< threshold*", "*constant on 32px*mcs_gain*< threshold*"])
+    report = (pytester.path / "report" / "report.md").read_text()
+    assert "## IteROAR" in report and "| random-pixels |" in report and "## BAM" in report
+    assert "| f_o |" in report and "| SA |" in report
+    for name in ("iteroar_accuracy.png", "bam_scores.png"):
+        assert (pytester.path / "report" / name).is_file()
+    records = load_results(pytester)["records"]
+    gains = {(r["suite"], r["explainer"], r["metric"]): r for r in records if r["metric"].endswith("_gain")}
+    assert gains[("iteroar", "SA", "drop_gain")]["passed"] and gains[("bam", "SA", "mcs_gain")]["passed"]
+    assert not gains[("iteroar", "random", "drop_gain")]["passed"]

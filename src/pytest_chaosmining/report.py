@@ -14,7 +14,7 @@ from .atomic import atomic_write_text
 from .results import Record
 
 MODEL_LEVEL = "-"  # explainer column of model-level records (prediction quality)
-SCORE_METRICS = ("fprec", "iou", "channel_share")  # the judged metric of each suite, for the terminal summary
+SCORE_METRICS = ("fprec", "iou", "channel_share", "drop_gain", "mcs")  # the judged metric of each suite, for the terminal summary
 VARIANT_FIELDS = ("noise_features", "label_noise", "n_samples")
 
 
@@ -408,6 +408,10 @@ def build_markdown(records: list[Record], meta: dict[str, Any], outcomes: dict[s
         lines += _audio_sections(df)
         lines += _rfe_sections(df)
         lines += _saliency_sections(df)
+        from .protocol_reports import bam_sections, iteroar_sections
+
+        lines += iteroar_sections(df)
+        lines += bam_sections(df)
         lines += _cost_sections(df)
     return "\n".join(lines)
 
@@ -450,7 +454,7 @@ def _plot(records: list[Record], path: Path) -> bool:
 def write_reports(
     out_dir: Path, records: list[Record], meta: dict[str, Any], outcomes: dict[str, int], markdown: str
 ) -> list[str]:
-    """Write results.json, results.csv, report.md and fprec.png into ``out_dir``."""
+    """Write results.json, results.csv, report.md and the suites' plots into ``out_dir``."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
@@ -475,6 +479,11 @@ def write_reports(
         written.append(str(out_dir / "rfe_curves.png"))
     if _plot_saliency(records, out_dir / "saliency_changes.png"):
         written.append(str(out_dir / "saliency_changes.png"))
+    from .protocol_reports import plot_bam, plot_iteroar
+
+    for plot, name in ((plot_iteroar, "iteroar_accuracy.png"), (plot_bam, "bam_scores.png")):
+        if plot(records, out_dir / name):
+            written.append(str(out_dir / name))
     return written
 
 

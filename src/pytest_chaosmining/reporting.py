@@ -50,7 +50,7 @@ class ResultCollector:
             self.records += [Record.from_dict(v) for k, v in report.user_properties if k == USER_PROPERTY]
 
     def metadata(self) -> dict[str, Any]:
-        from .tiers import AUDIO, RFE_TIERS, SYMBOLIC, VISION
+        from .tiers import AUDIO, BAM, ITEROAR, RFE_TIERS, SYMBOLIC, VISION
 
         versions = {}
         for name in _PACKAGES:
@@ -67,6 +67,8 @@ class ResultCollector:
                 "vision": seeds if seeds is not None else VISION[tier].seeds,
                 "audio": seeds if seeds is not None else AUDIO[tier].seeds,
                 "rfe": seeds if seeds is not None else RFE_TIERS[tier].seeds,
+                "iteroar": seeds if seeds is not None else ITEROAR[tier].seeds,
+                "bam": seeds if seeds is not None else BAM[tier].seeds,
             },
             "suites": list(self.settings.suites),
             "explainers": list(self.context.explainers),
