@@ -76,7 +76,7 @@ def plot_iteroar(records: list[Record], path: Path) -> bool:
     import matplotlib.pyplot as plt
 
     panels = list(df.groupby(["condition", "fill"], sort=True))
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.5 * len(panels), 3.6), squeeze=False)
+    fig, axes = plt.subplots(1, len(panels), figsize=(max(6.0, 4.5 * len(panels)), 3.8), squeeze=False)
     for ax, ((condition, fill), group) in zip(axes[0], panels):
         names = [ITEROAR_REFERENCE] + [e for e in _explainer_order(group["explainer"]) if e != ITEROAR_REFERENCE]
         for name in names:
