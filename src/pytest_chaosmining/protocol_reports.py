@@ -10,6 +10,7 @@ from .report import MODEL_LEVEL, _explainer_order, _frame, _pm, _table
 from .results import Record
 
 ITEROAR_REFERENCE = "random-pixels"
+LEAK_MARGIN = 0.10  # masks "leak" where they predict the class this much better than shuffled labels
 
 
 def _values(group: Any, metric: str, explainer: str, **where: Any) -> Any:
@@ -34,7 +35,8 @@ def iteroar_sections(df: Any) -> list[str]:
         "all earlier masks (0 = new pixels every time).  CMA: cumulative masked share of the canvas (ρ if masks "
         "never overlap).  `on box`: share of the removed mask on the true foreground box (at most box area / mask "
         "area); `box removed`: share of the box removed.  Leakage: test accuracy of a classifier trained on the "
-        "first masks alone, with true and with shuffled labels (chance 0.10).  With zero fill and a zero baseline, "
+        "first masks alone, with true and with shuffled labels (chance 0.10); **leaks** where the true labels win by "
+        f"more than {LEAK_MARGIN}: the accuracy drop of that chain may then be partly the mask's own signal.  With zero fill and a zero baseline, "
         "DL and IG attribute exactly 0 to removed pixels, so their MAMO of 0 comes with the fill.",
         "",
     ]
@@ -57,12 +59,18 @@ def iteroar_sections(df: Any) -> list[str]:
                          _pm(_values(group, "mask_on_box", name, iteration=0)) + (
                              f" (mean {on_box.mean():.3f})" if len(iterations) > 2 else ""),
                          _pm(_values(group, "box_removed", name, iteration=0)),
-                         f"{_values(group, 'leak_accuracy', name).mean():.3f} / "
-                         f"{_values(group, 'leak_random_accuracy', name).mean():.3f}"])
+                         _leakage(_values(group, "leak_accuracy", name).mean(),
+                                  _values(group, "leak_random_accuracy", name).mean())])
         lines += _table(["chain", "accuracy per iteration", "drop", "gain", "MMO", "MAMO", "CMA", "on box (first mask)",
                          "box removed (first)", "leakage true / shuffled"], rows) + [""]
     lines += ["Accuracy per iteration: `iteroar_accuracy.png`.", ""]
     return lines
+
+
+def _leakage(true: float, shuffled: float) -> str:
+    """The leakage cell; flagged where the masks alone predict the class clearly better than shuffled labels."""
+    cell = f"{true:.3f} / {shuffled:.3f}"
+    return cell + (" **leaks**" if true - shuffled > LEAK_MARGIN else "")
 
 
 def plot_iteroar(records: list[Record], path: Path) -> bool:
