@@ -107,3 +107,37 @@ def test_audio_report_is_shaped_like_table_4():
     assert "## Audio" in text and "### speech at a fixed channel (FP)" in text
     assert "| tcn-e8 | 0.040 | 8 ch × 0.5 s @ 4000 Hz | 80.00 ± 0.00 | 0.700 ± 0.000 |" in text
     assert "SBRP SA (share)" in text and "Top-1 channel hit rate" in text
+
+
+def test_protocol_cases_and_the_paper_settings():
+    from pytest_chaosmining.bam_suite import plan_cases as bam_cases
+    from pytest_chaosmining.iteroar_suite import plan_cases as iteroar_cases
+    from pytest_chaosmining.tiers import BAM, ITEROAR, VISION
+
+    paper = iteroar_cases(ITEROAR["paper"], VISION["paper"])
+    assert {c.rho for c in paper} == {0.5} and {c.fraction for c in paper} == {0.05}  # IteROAR: τ 95th pct, ρ 0.5
+    assert {c.fill for c in paper} == {"zero", "mean"} and all(c.retrain_epochs is None for c in paper)
+    for tier in ("smoke", "ci", "paper"):
+        cases = iteroar_cases(ITEROAR[tier], VISION[tier])
+        assert len({c.id for c in cases}) == len(cases)
+        assert all(c.base.condition.endswith("RP") for c in cases)  # a centre prior cannot find the foreground
+    assert BAM["paper"].ks == (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+    ids = [c.explainer_id("SA") for c in bam_cases(BAM["ci"], seeds=3)]
+    assert len(set(ids)) == 3 and ids[0] == "40px-small_cnn-e10-SA-s0"
+
+
+def test_protocol_report_sections_from_records(tmp_path):
+    from pytest_chaosmining.protocol_reports import bam_sections, iteroar_sections, plot_bam, plot_iteroar
+    from pytest_chaosmining.report import _frame
+
+    cond = {"condition": "SBRP", "canvas": 42, "fill": "zero", "tau": 0.95, "rho": 0.05}
+    records = [Record("iteroar", "m", name, 0, "accuracy", acc, {**cond, "iteration": i})
+               for name, accs in (("random-pixels", (0.6, 0.5)), ("SA", (0.6, 0.1))) for i, acc in enumerate(accs)]
+    records += [Record("iteroar", "m", "SA", 0, metric, value, cond) for metric, value in
+                (("leak_accuracy", 0.4), ("leak_random_accuracy", 0.1), ("mamo", 0.2), ("drop_gain", 0.4))]
+    records += [Record("bam", "m", "SA", 0, "mcs", 0.3, {"canvas": 32}),
+                Record("bam", "m", "-", 0, "accuracy", 0.9, {"canvas": 32, "role": "f_o", "version": "images"})]
+    lines = "\n".join(iteroar_sections(_frame(records)) + bam_sections(_frame(records)))
+    assert "| SA | 0.600 → 0.100 |" in lines and "0.400 / 0.100 **leaks**" in lines
+    assert "| random-pixels | 0.600 → 0.500 |" in lines and "| f_o | 0.900 ± 0.000 |" in lines
+    assert plot_iteroar(records, tmp_path / "a.png") and plot_bam(records, tmp_path / "b.png")

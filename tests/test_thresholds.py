@@ -146,3 +146,18 @@ def test_random_selections_fail_every_rfe_threshold(tier):
         for explainer in EXPLAINERS:
             thr = THRESHOLDS.metric("rfe", tier, "fprec", key, explainer)
             assert thr >= k / n + 0.1 and random_fprec < thr, (tier, key, explainer, thr)
+
+
+@pytest.mark.parametrize("tier", ["smoke", "ci", "paper"])
+def test_protocol_bars_sit_clear_of_what_a_random_explainer_scores(tier):
+    """A random explainer's masks are random pixels (drop gain 0 in expectation)
+    and its maps give random and true regions the same attribution (MCS / IDR
+    gain 0): every bar must stand clear of 0 by more than run-to-run noise."""
+    t = Thresholds.load()
+    assert float(t.section("iteroar", tier)["min_drop_gain"]) >= 0.10
+    for explainer in ("SA", "DL", "IG", "FA", "random", "user-method"):
+        assert t.metric("bam", tier, "mcs_gain", "32px", explainer) >= 0.05
+        idr = t.optional_metric("bam", tier, "idr_gain", "32px", explainer)
+        assert idr is None or idr >= 0.05
+        mamo = t.optional_metric("iteroar", tier, "mamo", "SBRP-zero", explainer)
+        assert mamo is None or mamo <= 0.2  # below what SA and the random control measure

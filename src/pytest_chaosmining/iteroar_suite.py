@@ -68,7 +68,8 @@ class IteroarCase:
 
     @property
     def key(self) -> str:
-        return self.base.condition
+        """Threshold key: ``SBRP-zero``, ... (the fill changes what MAMO measures)."""
+        return f"{self.base.condition}-{self.fill}"
 
     @property
     def id(self) -> str:
