@@ -10,6 +10,15 @@ from conftest import SUBSET, load_results
 EXPLAINERS = ("SA", "DL", "IG", "FA")
 
 
+#: a conftest registering ``constant``: every attribution 1 (all ties, ignores the model)
+CONSTANT_EXPLAINER = """
+import torch
+
+def pytest_chaosmining_explainers(config):
+    return {"constant": lambda m, x, t: torch.ones_like(x)}
+"""
+
+
 def test_without_the_flag_pytest_is_unaffected(pytester):
     pytester.makepyfile(test_own="def test_a():\n    assert True\n")
     pytester.makeconftest(
@@ -343,14 +352,7 @@ def test_rfe_suite_end_to_end(pytester, run_suite):
     features and beat linear RFE, the random control and a constant explainer
     (all ties) fail, the statistical methods are measured, and the report has
     the table and the score-vs-features figure."""
-    pytester.makeconftest(
-        """
-        import torch
-
-        def pytest_chaosmining_explainers(config):
-            return {"constant": lambda m, x, t: torch.ones_like(x)}
-        """
-    )
+    pytester.makeconftest(CONSTANT_EXPLAINER)
     result = run_suite("--chaosmining-suites", "rfe", k="f10")
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed") == 4 + 3 and outcomes.get("xfailed") == 1, result.stdout.str()
@@ -368,14 +370,7 @@ def test_saliency_suite_end_to_end(pytester, run_suite):
     masking (where the shipped thresholds assert the claim): quality kept, every
     built-in clears chance and does not drop, the random control and a constant
     map fail; the report has the paired-difference tables and figure."""
-    pytester.makeconftest(
-        """
-        import torch
-
-        def pytest_chaosmining_explainers(config):
-            return {"constant": lambda m, x, t: torch.ones_like(x)}
-        """
-    )
+    pytester.makeconftest(CONSTANT_EXPLAINER)
     result = run_suite("--chaosmining-suites", "saliency", "--chaosmining-sg-gradient", "absolute", "-rf",
                        k="symbolic-f06")
     outcomes = result.parseoutcomes()
@@ -397,14 +392,7 @@ def test_iteroar_and_bam_suites_end_to_end(pytester, run_suite):
     map: SA passes, the control and the constant map fail (a flat map removes
     random pixels and gives every region the same attribution); the report has
     both sections and both figures."""
-    pytester.makeconftest(
-        """
-        import torch
-
-        def pytest_chaosmining_explainers(config):
-            return {"constant": lambda m, x, t: torch.ones_like(x)}
-        """
-    )
+    pytester.makeconftest(CONSTANT_EXPLAINER)
     result = run_suite("--chaosmining-suites", "iteroar,bam", "--chaosmining-explainers", "SA,random,constant", "-rf",
                        k=None)
     outcomes = result.parseoutcomes()

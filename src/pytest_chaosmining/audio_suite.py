@@ -144,7 +144,7 @@ def trained_model(case: AudioCase, cache: Any, device: Any,
     import torch
 
     from .audio_models import build_audio_model
-    from .classification import ClassifierTraining, pcm_to_float, predict, train_classifier
+    from .classification import ClassifierTraining, pcm_to_float, predict_array, train_classifier
 
     def build() -> torch.nn.Module:
         return untrained_model(case)
@@ -157,7 +157,7 @@ def trained_model(case: AudioCase, cache: Any, device: Any,
 
     model, meta = cache.model(SUITE, case.training_config(device.type), build, fit, device, AUDIO_CODE)
     val = _data(case, "val")
-    pred = predict(model, torch.from_numpy(val.waves), prepare=pcm_to_float).numpy()
+    pred = predict_array(model, val.waves, pcm_to_float)
     return TrainedAudioModel(case, model, val, pred, float((pred == val.labels).mean()),
                              float(meta["train_seconds"]))
 

@@ -88,11 +88,10 @@ def _train(case: BamCase, role: str, images: np.ndarray, labels: np.ndarray, cac
     import torch
 
     from .classification import ClassifierTraining, train_classifier
-    from .vision_models import build_model
+    from .vision_suite import untrained_model
 
     def build() -> torch.nn.Module:
-        torch.manual_seed(case.seed)
-        return build_model(case.model).eval()
+        return untrained_model(case)
 
     def fit(model: torch.nn.Module) -> float:
         settings = ClassifierTraining(case.epochs, case.batch_size, case.lr, t0=case.epochs)
@@ -104,14 +103,6 @@ def _train(case: BamCase, role: str, images: np.ndarray, labels: np.ndarray, cac
     config = {"suite": SUITE, **fields, "role": role, "device": device.type}
     model, meta = cache.model(SUITE, config, build, fit, device, BAM_CODE)
     return model, float(meta["train_seconds"])
-
-
-def _predict(model: Any, images: np.ndarray) -> np.ndarray:
-    import torch
-
-    from .classification import predict
-
-    return predict(model, torch.from_numpy(images)).numpy()
 
 
 @dataclass
@@ -134,6 +125,7 @@ def trained_models(case: BamCase, cache: Any, device: Any, progress: Callable[[s
                    ) -> BamModels:
     """Train (or load) f_o, f_s and every f_k; measure their accuracies."""
     from .bam_data import generate
+    from .classification import predict_array
 
     train = generate(case.spec("objects", "train"))
     f_o, t_o = _train(case, "object", train.images, train.objects, cache, device, progress("object model"))
@@ -150,11 +142,11 @@ def trained_models(case: BamCase, cache: Any, device: Any, progress: Callable[[s
     accuracy = {}
     for name, model, labels in (("f_o", f_o, val.objects), ("f_s", f_s, val.scenes)):
         for version in ("images", "no_object", "gray"):
-            accuracy[f"{name}/{version}"] = float((_predict(model, getattr(val, version)) == labels).mean())
+            accuracy[f"{name}/{version}"] = float((predict_array(model, getattr(val, version)) == labels).mean())
     cf_drop = {}
     for k, model in f_k.items():
-        with_cf = float((_predict(model, cf_val.images) == 0).mean())
-        without = float((_predict(model, cf_val.no_object) == 0).mean())
+        with_cf = float((predict_array(model, cf_val.images) == 0).mean())
+        without = float((predict_array(model, cf_val.no_object) == 0).mean())
         accuracy[f"f_k{k:g}/cf"], accuracy[f"f_k{k:g}/no_cf"] = with_cf, without
         cf_drop[k] = with_cf - without
     return BamModels(case, f_o, f_s, f_k, val, cf_val, accuracy, cf_drop, seconds)
@@ -181,13 +173,12 @@ def _attribute(case: BamCase, explainer: Any, model: Any, images: np.ndarray, de
     import torch
 
     from .bam import normalised_maps
-    from .classification import to_float
+    from .classification import predict_array, to_float
     from .explainers import attribute, captum_settings
+    from .vision_suite import grid_mask
 
-    preds = _predict(model, images)
-    grid = max(1, case.canvas // 8)
-    idx = torch.arange(case.canvas) // grid
-    mask = (idx[:, None] * (-(-case.canvas // grid)) + idx[None, :]).view(1, 1, case.canvas, case.canvas).to(device)
+    preds = predict_array(model, images)
+    mask = grid_mask(case.canvas, max(1, case.canvas // 8)).to(device)
     extra = captum_settings(explainer, feature_mask=mask, internal_batch_size=internal_batch_size,
                             perturbations_per_eval=8)
     x = to_float(torch.from_numpy(images)).to(device)
@@ -202,7 +193,7 @@ def neutral_patches(models: BamModels, n: int, device: Any, steps: int) -> tuple
     import torch
 
     from .bam import neutral_patch
-    from .classification import to_float
+    from .classification import predict_array, to_float
 
     if models.delta is None:
         val = models.val
@@ -212,7 +203,7 @@ def neutral_patches(models: BamModels, n: int, device: Any, steps: int) -> tuple
         torch.manual_seed(models.case.seed)
         delta = neutral_patch(models.f_s, x, (with_object - x) * region, region, steps=steps)
         moved = ((x + delta).clamp(0, 1) * 255).round().to(torch.uint8).cpu().numpy()
-        same = _predict(models.f_s, moved) == _predict(models.f_s, val.no_object[:n])
+        same = predict_array(models.f_s, moved) == predict_array(models.f_s, val.no_object[:n])
         models.delta = (moved, same)
     return models.delta
 

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import torch
 from torch import nn
 
 from .saliency_training import SaliencyGuided, guided_loss
+
+if TYPE_CHECKING:
+    import numpy as np
 
 ProgressFn = Callable[[int, int, float, "torch.Tensor"], None]
 PrepareFn = Callable[["torch.Tensor"], "torch.Tensor"]
@@ -90,3 +93,8 @@ def predict(model: nn.Module, images: torch.Tensor, batch_size: int = 256,
     model.eval()
     out = [model(prepare(images[i : i + batch_size].to(device))).argmax(1).cpu() for i in range(0, len(images), batch_size)]
     return torch.cat(out)
+
+
+def predict_array(model: nn.Module, inputs: "np.ndarray", prepare: PrepareFn = to_float) -> "np.ndarray":
+    """:func:`predict` on a NumPy array of compact inputs; returns the classes as a NumPy array."""
+    return predict(model, torch.from_numpy(inputs), prepare=prepare).numpy()

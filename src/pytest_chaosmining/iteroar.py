@@ -64,11 +64,19 @@ def overlap(new: np.ndarray, earlier: np.ndarray) -> np.ndarray:
     return (new & earlier).reshape(len(new), -1).sum(axis=1) / size
 
 
+def cumulative_area(masks: list[np.ndarray]) -> float:
+    """Mean share of the canvas that ``masks`` remove together (IteROAR eq. 4, CMA
+    as a fraction of the canvas: ≈ ρ when masks never overlap); 0 for no masks."""
+    if not masks:
+        return 0.0
+    union = np.logical_or.reduce(masks)
+    return float(union.reshape(len(union), -1).mean(axis=1).mean())
+
+
 def mask_metrics(masks: list[np.ndarray]) -> dict[str, float]:
-    """MMO (new mask on the previous one), MAMO (new mask on all earlier ones,
-    IteROAR eqs. 1-2, as fractions of the new mask) over consecutive masks of
-    the same images, and the cumulative masked area (eq. 4) as a fraction of the
-    canvas (expected ≈ ρ when masks never overlap)."""
+    """MMO (new mask on the previous one) and MAMO (new mask on all earlier ones),
+    IteROAR eqs. 1-2 as fractions of the new mask, over consecutive masks of the
+    same images, and their cumulative masked area (:func:`cumulative_area`)."""
     if not masks:
         raise ValueError("no masks")
     mmo, mamo = [], []
@@ -77,14 +85,9 @@ def mask_metrics(masks: list[np.ndarray]) -> dict[str, float]:
         mmo.append(overlap(new, prev).mean())
         mamo.append(overlap(new, accumulated).mean())
         accumulated |= new
-    area = masks[0][0].size
-    union = np.zeros_like(masks[0])
-    for m in masks:
-        union |= m
-    cma = union.reshape(len(union), -1).sum(axis=1) / area
     return {"mmo": float(np.mean(mmo)) if mmo else float("nan"),
             "mamo": float(np.mean(mamo)) if mamo else float("nan"),
-            "cma": float(cma.mean())}
+            "cma": cumulative_area(masks)}
 
 
 def box_shares(masks: np.ndarray, boxes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

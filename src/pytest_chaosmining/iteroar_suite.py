@@ -118,28 +118,20 @@ def _rng(case: IteroarCase, stream: str, iteration: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence([case.base.seed, iteration, h]))
 
 
-def _predict(model: Any, images: np.ndarray) -> np.ndarray:
-    import torch
-
-    from .classification import predict
-
-    return predict(model, torch.from_numpy(images)).numpy()
-
-
 def _explainer_masks(case: IteroarCase, model: Any, images: np.ndarray, explainer: Any, device: Any,
                      internal_batch_size: int, rng: np.random.Generator) -> np.ndarray:
     """Masks of ``images`` from ``explainer``'s maps of ``model`` (target: the
     predicted class); ``explainer`` None draws uniformly random maps."""
     import torch
 
-    from .classification import to_float
+    from .classification import predict_array, to_float
     from .explainers import attribute
     from .iteroar import maps, top_fraction_masks
     from .vision_suite import _suite_kwargs
 
     if explainer is None:
         return top_fraction_masks(rng.random((len(images),) + images.shape[2:]), case.fraction, rng)
-    preds = _predict(model, images)
+    preds = predict_array(model, images)
     extra = _suite_kwargs(case.base, explainer, device, internal_batch_size)
     out = []
     for start in range(0, len(images), case.batch):
@@ -189,7 +181,8 @@ def run_chain(case: IteroarCase, f0: Any, train: Any, explainer: Any, cache: Any
     chain.  ``stream`` names the chain in the tie-breaking random draws."""
     import time
 
-    from .iteroar import apply_masks, box_shares, leakage_accuracy, mask_metrics
+    from .classification import predict_array
+    from .iteroar import apply_masks, box_shares, cumulative_area, leakage_accuracy, mask_metrics
 
     n = min(case.n_explain, len(f0.val))
     test_x, test_y, boxes = f0.val.images[:n], f0.val.labels[:n], f0.val.boxes[:n]
@@ -217,11 +210,10 @@ def run_chain(case: IteroarCase, f0: Any, train: Any, explainer: Any, cache: Any
         test_x = apply_masks(test_x, m_test, case.fill)
         model, secs = _retrain(case, model, train_x, train_y, i + 1, cache, device, progress)
         seconds.append(secs)
-        accuracy.append(float((_predict(model, test_x) == test_y).mean()))
-    metrics = mask_metrics(masks)
-    cma = mask_metrics(masks[:-1])["cma"] if len(masks) > 1 else 0.0
-    return ChainResult(accuracy, metrics["mmo"], metrics["mamo"], cma, box_share, box_covered, leak[0], leak[1],
-                       seconds, attr_s)
+        accuracy.append(float((predict_array(model, test_x) == test_y).mean()))
+    metrics = mask_metrics(masks)  # the probe m_I included
+    return ChainResult(accuracy, metrics["mmo"], metrics["mamo"], cumulative_area(masks[:-1]), box_share,
+                       box_covered, leak[0], leak[1], seconds, attr_s)
 
 
 def accuracy_drop(result: ChainResult) -> float:

@@ -108,8 +108,7 @@ def trained_model(case: VisionCase, cache: Any, device: Any,
     """Load ``case``'s classifier from the cache or train it; score it on validation data."""
     import torch
 
-    from .classification import ClassifierTraining, predict, train_classifier
-    from .vision_models import build_model
+    from .classification import ClassifierTraining, predict_array, train_classifier
 
     def build() -> torch.nn.Module:
         return untrained_model(case)
@@ -122,13 +121,14 @@ def trained_model(case: VisionCase, cache: Any, device: Any,
 
     model, meta = cache.model(SUITE, case.training_config(device.type), build, fit, device, VISION_CODE)
     val = _data(case, "val")
-    pred = predict(model, torch.from_numpy(val.images)).numpy()
+    pred = predict_array(model, val.images)
     return TrainedVisionModel(case, model, val, pred, float((pred == val.labels).mean()),
                               float(meta["train_seconds"]))
 
 
-def untrained_model(case: VisionCase) -> Any:
-    """``case``'s classifier as it is before training (seeded initialisation), in eval mode."""
+def untrained_model(case: Any) -> Any:
+    """``case``'s image classifier (its ``model`` by name) as it is before training,
+    initialised from ``case.seed``, in eval mode; vision and BAM cases alike."""
     import torch
 
     from .vision_models import build_model
@@ -137,12 +137,17 @@ def untrained_model(case: VisionCase) -> Any:
     return build_model(case.model).eval()
 
 
-def patch_mask(case: VisionCase) -> Any:
-    """The 7×7 grid of foreground-sized patches as a captum feature mask ``(1, 1, S, S)``."""
+def grid_mask(canvas: int, cell: int) -> Any:
+    """A grid of ``cell``-px squares over a ``canvas``-px image as a captum feature mask ``(1, 1, S, S)``."""
     import torch
 
-    idx = torch.arange(case.canvas) // case.fg
-    return (idx[:, None] * 7 + idx[None, :]).view(1, 1, case.canvas, case.canvas)
+    idx = torch.arange(canvas) // cell
+    return (idx[:, None] * -(-canvas // cell) + idx[None, :]).view(1, 1, canvas, canvas)
+
+
+def patch_mask(case: VisionCase) -> Any:
+    """The 7×7 grid of foreground-sized patches as a captum feature mask ``(1, 1, S, S)``."""
+    return grid_mask(case.canvas, case.fg)
 
 
 def _attribution_call(trained: TrainedVisionModel, explainer: Any, device: Any, internal_batch_size: int,
