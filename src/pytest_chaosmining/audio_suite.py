@@ -17,7 +17,7 @@ A model-randomisation check (Adebayo et al., 2018) guards against explainers
 that ignore the model: the same clips are attributed on the model as it was
 before training (same architecture, same seed, untrained), and
 ``training_gain`` = top-1 hit rate (trained) − top-1 hit rate (untrained)
-must reach the tier's ``min_training_gain``.  An explainer that reads the
+must reach the tier's ``training_gain``.  An explainer that reads the
 truth off the data or always favours the channel where FP puts the speech
 scores the same on both models and fails.
 """
@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .tiers import AudioTier
+from .tiers import AudioTier, Seeds, seed_range
 from .training_modes import SaliencyGuided, guided_model_id, training_key
 
 SUITE = "audio"
@@ -87,16 +87,16 @@ class AudioCase:
         return training_key(SUITE, self, device_type)
 
 
-def plan_cases(tier: AudioTier, seeds: int | None = None, source: str = "embedded",
+def plan_cases(tier: AudioTier, seeds: Seeds | None = None, source: str = "embedded",
                data_dir: str | None = None) -> list[AudioCase]:
     """Every condition × model × seed of the tier."""
-    n_seeds = tier.seeds if seeds is None else seeds
+    n_seeds = seed_range(tier.seeds, seeds)
     return [
         AudioCase(condition, model, tier.channels, tier.rate, tier.duration, tier.n_train, tier.n_val, tier.epochs,
                   tier.batch_size, tier.lr_for(model), tier.stride, seed, source, data_dir)
         for condition in tier.conditions
         for model in tier.models
-        for seed in range(n_seeds)
+        for seed in n_seeds
     ]
 
 

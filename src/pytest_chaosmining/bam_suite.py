@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .tiers import BamTier
+from .tiers import BamTier, Seeds, seed_range
 
 SUITE = "bam"
 BAM_CODE = ("bam_data.py", "vision_data.py", "vision_models.py", "classification.py")
@@ -74,11 +74,11 @@ class BamCase:
         return BamSpec(kind, self.canvas, n, split, self.seed, k, self.source, self.data_dir, scene_class)
 
 
-def plan_cases(tier: BamTier, seeds: int | None = None, source: str = "embedded",
+def plan_cases(tier: BamTier, seeds: Seeds | None = None, source: str = "embedded",
                data_dir: str | None = None) -> list[BamCase]:
-    n_seeds = tier.seeds if seeds is None else seeds
+    n_seeds = seed_range(tier.seeds, seeds)
     return [BamCase(tier.canvas, tier.n_train, tier.n_val, tier.model, tier.epochs, tier.batch_size, tier.lr, seed,
-                    tier.ks, source, data_dir) for seed in range(n_seeds)]
+                    tier.ks, source, data_dir) for seed in n_seeds]
 
 
 def _train(case: BamCase, role: str, images: np.ndarray, labels: np.ndarray, cache: Any, device: Any,

@@ -1,24 +1,34 @@
-"""Derive thresholds from measured runs: ``python -m pytest_chaosmining.calibrate``.
+"""Bars with a stated false-fail rate: ``python -m pytest_chaosmining.calibrate``.
 
-Procedure (the one the shipped ``thresholds.toml`` was made with):
+Procedure (the one the shipped smoke bars were made with; ``benchmarks/calibration/``):
 
-1. Run the tier with more seeds than it uses, e.g.
-   ``pytest --chaosmining --chaosmining-tier ci --chaosmining-seeds 4 --chaosmining-report cal``.
-2. ``python -m pytest_chaosmining.calibrate cal/results.json --suite symbolic --margin 0.05``
-   (suites: symbolic, vision, audio, rfe).
+1. Run the tier on calibration seeds it never judges (the tier runs 0..N-1)::
 
-For every built-in explainer, judged metric and key (formula, condition,
-model-condition or dataset) the threshold is the lowest value seen over the
-seeds minus the margin, rounded down to 0.01.  The key's shared entry (used
-for explainers without their own, i.e. user explainers) is the lowest
-built-in threshold: a new explainer must do at least as well as the weakest
-built-in.  The quality gate, where the suite has one, is the lowest prediction
-quality minus twice the margin.  Every threshold is checked against chance
-(k / n_features, the area ratio, 1 / channels, or the random control's measured
-value if higher): a bar less than ``--min-gap`` above it is an error, because
-the explainers are not distinguishable from random there.  The exception is
-the audio ``channel_share``, which is only judged where it clears chance: such
-bars are left out (listed as comments) and ``top1_hit`` judges those cases.
+       benchmarks/calibration/run.sh smoke symbolic 100-111 SA,DL,IG,FA,random cal.json
+
+2. Run it again on further unseen seeds, with the reference cheats
+   (:mod:`pytest_chaosmining.cheats`) beside the built-ins::
+
+       benchmarks/calibration/run.sh smoke symbolic 200-209 SA,...,random,input_magnitude,... held.json
+
+3. ``python -m pytest_chaosmining.calibrate cal.json --held-out held.json --toml bars.toml --report cal.md``
+
+For every judged metric, threshold key (formula, condition, model-condition,
+dataset, chain) and built-in explainer, the m calibration seeds' values give
+the mean x̄ and standard deviation s (floored at ``SD_FLOOR``: a metric at its
+ceiling on every calibration seed is not exact on the next); the bar is the
+one-sided normal tolerance bound x̄ − k·s that covers a proportion p = 0.995 of
+future seeds with confidence γ = 0.90 (``../shared/CALIBRATION.md``), rounded
+down to 0.01.  The predicted false-fail rate of a bar b is Φ((b − x̄)/s).  The
+shared bar of a key (for explainers without their own: user explainers) is the
+weakest built-in's.  A bar is refused (reported, not judged: the metric is
+left out of the table) where the random control's upper tolerance bound
+x̄_r + k·s_r reaches it: there the metric cannot tell an explainer from noise.
+
+The held-out check re-judges every judged test of the held-out runs against the
+new bars and counts failures of the built-ins (each should fail about 1 time in
+200 at most), passes of the random control and passes of the cheats (each
+should be 0).
 """
 
 from __future__ import annotations
@@ -26,116 +36,259 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import statistics
 import sys
 from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from .explainers import BUILTIN_NAMES, CONTROL_NAME
-from .formulas import get_formula
+
+#: proportion of future seeds a bar covers, and the confidence of that claim
+COVERAGE, CONFIDENCE = 0.995, 0.90
+#: smallest standard deviation assumed for a value over seeds
+SD_FLOOR = 0.01
+BUILT_INS = tuple(n for n in BUILTIN_NAMES if n != CONTROL_NAME)
+
+Condition = dict[str, object]
+KeyOf = Callable[[Condition], str]
+
+
+def _formula(c: Condition) -> str:
+    return f"f{int(str(c['formula'])):02d}"
+
+
+def _audio(c: Condition) -> str:
+    return f"{c['arch']}-{c['condition']}"
+
+
+def _chain(c: Condition) -> str:
+    return f"{c['condition']}-{c['fill']}"
+
+
+#: per suite: {judged metric: threshold key of a record's condition}
+JUDGED: dict[str, dict[str, KeyOf]] = {
+    "symbolic": {"fprec": _formula},
+    "vision": {"iou": lambda c: str(c["condition"]), "training_gain": lambda c: str(c["condition"])},
+    "audio": {"channel_share": _audio, "top1_hit": _audio, "training_gain": _audio},
+    "rfe": {"fprec": lambda c: str(c["dataset"]), "fprec_over_linear": lambda c: str(c["dataset"])},
+    "iteroar": {"drop_gain": _chain, "training_gain": _chain},
+    "bam": {"mcs_gain": lambda c: f"{c['canvas']}px", "idr_gain": lambda c: f"{c['canvas']}px"},
+}
+#: metrics that are left out where the control reaches their bar (another metric judges there)
+OPTIONAL = {"channel_share", "idr_gain"}
+
+
+def _norm_ppf(q: float) -> float:
+    return statistics.NormalDist().inv_cdf(q)
+
+
+def tolerance_factor(m: int, coverage: float = COVERAGE, confidence: float = CONFIDENCE) -> float:
+    """k of the one-sided normal tolerance bound x̄ − k·s from m values (CALIBRATION.md)."""
+    if m < 3:
+        raise ValueError(f"a tolerance bound needs at least 3 calibration seeds, got {m}")
+    zp, zg = _norm_ppf(coverage), _norm_ppf(confidence)
+    a = 1 - zg ** 2 / (2 * (m - 1))
+    b = zp ** 2 - zg ** 2 / m
+    return (zp + math.sqrt(zp ** 2 - a * b)) / a
 
 
 def _floor(x: float) -> float:
     return math.floor(x * 100 + 1e-9) / 100
 
 
-#: per suite: the judged metrics, the prediction-quality metric (or None) and the threshold key of a record
-SUITES = {
-    "symbolic": (("fprec",), "uscore", lambda c: f"f{c['formula']:02d}"),
-    "vision": (("iou",), "accuracy", lambda c: c["condition"]),
-    "audio": (("channel_share", "top1_hit"), "accuracy", lambda c: f"{c['arch']}-{c['condition']}"),
-    "rfe": (("fprec",), None, lambda c: c["dataset"]),
-}
-#: metrics where a bar too close to chance is left out (the metric is then not
-#: judged there, and the report says so) instead of being an error
-OPTIONAL = {"channel_share"}
+@dataclass
+class Bar:
+    """One calibrated bar and the evidence behind it."""
+
+    suite: str
+    metric: str
+    key: str
+    explainer: str
+    values: list[float]
+    bar: float | None  # None: refused (the control reaches it)
+    control: list[float]
+
+    @property
+    def mean(self) -> float:
+        return statistics.fmean(self.values)
+
+    @property
+    def sd(self) -> float:
+        return max(statistics.stdev(self.values) if len(self.values) > 1 else 0.0, SD_FLOOR)
+
+    def false_fail_rate(self) -> float | None:
+        """Predicted chance that a correct explainer's value on an unseen seed falls below the bar."""
+        if self.bar is None:
+            return None
+        return statistics.NormalDist(self.mean, self.sd).cdf(self.bar)
 
 
-def _chance(suite: str, condition: dict, random_values: list[float]) -> float:
-    if suite == "symbolic":
-        k = get_formula(condition["formula"]).n_vars
-        return k / (k + condition["noise_features"])
-    if suite == "audio":  # one channel of C, or what the random control measured if higher
-        return max([1 / condition["channels"], *random_values])
-    if suite == "rfe":  # a random selection of k of n features
-        return max([condition["k"] / condition["total_features"], *random_values])
-    # vision: the area ratio (1/49), or what the random control measured if higher
-    return max([1 / 49, *random_values])
-
-
-def calibrate(records: list[dict], suite: str, tier: str, margin: float, min_gap: float) -> tuple[str, list[str]]:
-    """TOML text of one suite's and tier's thresholds, and a list of problems."""
-    metrics, quality, key_of = SUITES[suite]
-    qualities = [r["value"] for r in records if r["suite"] == suite and r["metric"] == quality]
-    lines = [f"[{suite}.{tier}]"]
-    if qualities:
-        lines.append(f"quality_gate = {_floor(min(qualities) - 2 * margin):.2f}")
-    problems: list[str] = []
-    for metric in metrics:
-        text, found = _calibrate_metric(records, suite, tier, metric, key_of, margin, min_gap)
-        lines += ["", *text]
-        problems += found
-    return "\n".join(lines) + "\n", problems
-
-
-def _calibrate_metric(records: list[dict], suite: str, tier: str, metric: str, key_of: Any, margin: float,
-                      min_gap: float) -> tuple[list[str], list[str]]:
-    values: dict[tuple[str, str], list[float]] = defaultdict(list)
-    random_values: dict[str, list[float]] = defaultdict(list)
-    conditions: dict[str, dict] = {}
+def _judged(records: Iterable[dict]) -> Iterable[tuple[str, str, str, dict]]:
     for r in records:
-        if r["suite"] != suite or r["metric"] != metric:
-            continue
-        key = key_of(r["condition"])
+        key_of = JUDGED.get(r["suite"], {}).get(r["metric"])
+        if key_of is not None and r.get("threshold") is not None:
+            yield r["suite"], r["metric"], key_of(r["condition"]), r
+
+
+def calibrate(records: list[dict]) -> list[Bar]:
+    """A bar per (suite, metric, key, built-in explainer) from calibration-run records."""
+    values: dict[tuple[str, str, str, str], list[float]] = defaultdict(list)
+    control: dict[tuple[str, str, str], list[float]] = defaultdict(list)
+    for suite, metric, key, r in _judged(records):
         if r["explainer"] == CONTROL_NAME:
-            random_values[key].append(r["value"])
-        elif r["explainer"] in BUILTIN_NAMES:
-            values[(key, r["explainer"])].append(r["value"])
-            conditions[key] = r["condition"]
-    problems, notes = [], []
-    per_explainer: dict[str, dict[str, float]] = defaultdict(dict)
-    for (key, explainer), vals in sorted(values.items()):
-        thr = _floor(min(vals) - margin)
-        chance = _chance(suite, conditions[key], random_values.get(key, []))
-        if thr < chance + min_gap:
-            message = f"{key} {explainer}: {metric} threshold {thr:.2f} is within {min_gap} of chance {chance:.3f}"
-            if metric in OPTIONAL:
-                notes.append(f"# not judged: {message} (lowest measured {min(vals):.3f})")
-                continue
-            problems.append(message)
-        per_explainer[explainer][key] = thr
-    keys = sorted({k for k, _ in values})
-    explainers = [e for e in BUILTIN_NAMES if e in per_explainer]
-    # the bar for other explainers: the weakest built-in's, where every built-in has one
-    shared = {k: min(per_explainer[e][k] for e in explainers) for k in keys
-              if all(k in per_explainer[e] for e in {e for (kk, e) in values if kk == k})}
-    lines = [f"[{suite}.{tier}.{metric}]", *notes]
-    if metric not in OPTIONAL and shared:
-        lines.append(f"default = {min(shared.values()):.2f}")
-    lines += [f"{k} = {v:.2f}" for k, v in shared.items()]
-    for explainer in explainers:
-        lines += ["", f"[{suite}.{tier}.{metric}.explainer.{explainer}]"]
-        lines += [f"{k} = {per_explainer[explainer][k]:.2f}" for k in keys if k in per_explainer[explainer]]
-    return lines, problems
+            control[(suite, metric, key)].append(float(r["value"]))
+        elif r["explainer"] in BUILT_INS:
+            values[(suite, metric, key, r["explainer"])].append(float(r["value"]))
+    bars = []
+    for (suite, metric, key, explainer), vals in sorted(values.items()):
+        k = tolerance_factor(len(vals))
+        sd = max(statistics.stdev(vals), SD_FLOOR)
+        bar = _floor(statistics.fmean(vals) - k * sd)
+        ctrl = control.get((suite, metric, key), [])
+        if ctrl:
+            ctrl_sd = max(statistics.stdev(ctrl) if len(ctrl) > 1 else 0.0, SD_FLOOR)
+            if statistics.fmean(ctrl) + tolerance_factor(max(len(ctrl), 3)) * ctrl_sd >= bar:
+                bar = None
+        bars.append(Bar(suite, metric, key, explainer, vals, bar, ctrl))
+    return bars
+
+
+def shared_bars(bars: list[Bar]) -> dict[tuple[str, str, str], float | None]:
+    """The bar of each key for explainers without their own: the weakest built-in's
+    (None where any built-in's bar was refused)."""
+    grouped: dict[tuple[str, str, str], list[float | None]] = defaultdict(list)
+    for b in bars:
+        grouped[(b.suite, b.metric, b.key)].append(b.bar)
+    return {k: (None if any(v is None for v in vs) else min(v for v in vs if v is not None))
+            for k, vs in grouped.items()}
+
+
+def to_toml(bars: list[Bar], tier: str) -> str:
+    """The calibrated tables, ``[<suite>.<tier>.<metric>]`` and per explainer."""
+    shared = shared_bars(bars)
+    lines: list[str] = []
+    for suite, metric in dict.fromkeys((b.suite, b.metric) for b in bars):
+        keys = {k: v for (s, m, k), v in shared.items() if (s, m) == (suite, metric)}
+        judged = {k: v for k, v in keys.items() if v is not None}
+        lines.append(f"[{suite}.{tier}.{metric}]")
+        lines += [f"# not judged on {k}: the random control reaches a built-in's bar" for k, v in keys.items()
+                  if v is None]
+        if judged and metric not in OPTIONAL:
+            lines.append(f"default = {min(judged.values()):.2f}")
+        lines += [f"{k} = {v:.2f}" for k, v in judged.items()]
+        lines.append("")
+        for explainer in BUILT_INS:
+            own = [b for b in bars if (b.suite, b.metric, b.explainer) == (suite, metric, explainer)
+                   and b.bar is not None and keys.get(b.key) is not None]
+            if own:
+                lines.append(f"[{suite}.{tier}.{metric}.explainer.{explainer}]")
+                lines += [f"{b.key} = {b.bar:.2f}" for b in own]
+                lines.append("")
+    return "\n".join(lines)
+
+
+@dataclass
+class HeldOut:
+    """Re-judged tests of the held-out runs: per (suite, explainer) tests and failures."""
+
+    tests: dict[tuple[str, str], int]
+    failed: dict[tuple[str, str], list[str]]
+
+
+def held_out_check(records: list[dict], bars: list[Bar]) -> HeldOut:
+    """Judge every judged test of ``records`` against ``bars`` (a test fails when any of its
+    calibrated checks does); checks on metrics or keys without a bar are not judged."""
+    own = {(b.suite, b.metric, b.key, b.explainer): b.bar for b in bars}
+    shared = shared_bars(bars)
+    by_test: dict[tuple[str, str, str], list[str]] = defaultdict(list)
+    for suite, metric, key, r in _judged(records):
+        bar = own.get((suite, metric, key, r["explainer"]), shared.get((suite, metric, key)))
+        if (suite, metric, key, r["explainer"]) in own and bar is None:
+            continue
+        if bar is None:
+            continue
+        test = (suite, r["explainer"], r["nodeid"])
+        by_test.setdefault(test, [])
+        if float(r["value"]) < bar:
+            by_test[test].append(f"{metric} {float(r['value']):.3f} < {bar:.2f} ({key}, seed {r['seed']})")
+    tests: dict[tuple[str, str], int] = defaultdict(int)
+    failed: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for (suite, explainer, _), misses in by_test.items():
+        tests[(suite, explainer)] += 1
+        if misses:
+            failed[(suite, explainer)].append("; ".join(misses))
+    return HeldOut(dict(tests), dict(failed))
+
+
+def report(bars: list[Bar], held: HeldOut | None, tier: str, cal_seeds: str, held_seeds: str) -> str:
+    """Markdown calibration report: every bar with its evidence, then the held-out count."""
+    lines = [f"# Calibration report: tier {tier}", "",
+             f"Calibration seeds {cal_seeds}; held-out seeds {held_seeds} (the tier judges seeds from 0). "
+             f"Bar = x̄ − k·s over the calibration seeds (s floored at {SD_FLOOR}), k for coverage "
+             f"{COVERAGE} at confidence {CONFIDENCE}; predicted false-fail rate Φ((bar − x̄)/s).  "
+             "Control: the random control's values over the same seeds.", "",
+             "| suite | metric | key | explainer | m | mean | sd | k | bar | predicted false-fail | control max |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for b in bars:
+        rate = b.false_fail_rate()
+        lines.append(f"| {b.suite} | {b.metric} | {b.key} | {b.explainer} | {len(b.values)} | {b.mean:.3f} | "
+                     f"{b.sd:.3f} | {tolerance_factor(len(b.values)):.2f} | "
+                     f"{'not judged' if b.bar is None else f'{b.bar:.2f}'} | "
+                     f"{'—' if rate is None else f'{rate:.4f}'} | "
+                     f"{max(b.control) if b.control else float('nan'):.3f} |")
+    if held is not None:
+        lines += ["", "## Held-out check", "",
+                  "Every judged test of the held-out runs, re-judged against the bars above.", "",
+                  "| suite | explainer | kind | tests | failed |", "|---|---|---|---|---|"]
+        for (suite, explainer), n in sorted(held.tests.items()):
+            kind = ("built-in" if explainer in BUILT_INS else "control" if explainer == CONTROL_NAME else "cheat")
+            lines.append(f"| {suite} | {explainer} | {kind} | {n} | {len(held.failed.get((suite, explainer), []))} |")
+        builtin_tests = sum(n for (s, e), n in held.tests.items() if e in BUILT_INS)
+        builtin_failed = sum(len(v) for (s, e), v in held.failed.items() if e in BUILT_INS)
+        bad_passes = sum(n - len(held.failed.get((s, e), [])) for (s, e), n in held.tests.items()
+                         if e not in BUILT_INS)
+        predicted = sum(r for r in (b.false_fail_rate() for b in bars) if r is not None) / max(
+            sum(1 for b in bars if b.bar is not None), 1)
+        lines += ["", f"Built-in tests: {builtin_tests}, failed: {builtin_failed} "
+                      f"(mean predicted false-fail rate per check {predicted:.4f}); "
+                      f"control and cheat tests passing: {bad_passes}.", ""]
+        for (suite, explainer), misses in sorted(held.failed.items()):
+            if explainer in BUILT_INS:
+                lines += [f"- {suite} {explainer}: {m}" for m in misses]
+    return "\n".join(lines) + "\n"
+
+
+def _load(paths: list[Path]) -> tuple[list[dict], set[str], str]:
+    payloads = [json.loads(p.read_text()) for p in paths]
+    tiers = {p["meta"]["tier"] for p in payloads}
+    seeds = sorted({str(s) for p in payloads for s in p["meta"]["seeds"].values()})
+    return [r for p in payloads for r in p["records"]], tiers, ", ".join(seeds)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("results", nargs="+", type=Path, help="results.json files of one tier")
-    parser.add_argument("--suite", default="symbolic", choices=sorted(SUITES))
-    parser.add_argument("--margin", type=float, default=0.05)
-    parser.add_argument("--min-gap", type=float, default=0.1, help="required distance above chance")
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("results", nargs="+", type=Path, help="results.json of calibration runs (one tier)")
+    parser.add_argument("--held-out", nargs="*", type=Path, default=[], help="results.json of held-out runs")
+    parser.add_argument("--toml", type=Path, help="write the calibrated tables here")
+    parser.add_argument("--report", type=Path, help="write the Markdown calibration report here")
     args = parser.parse_args(argv)
-    payloads = [json.loads(path.read_text()) for path in args.results]
-    tiers = {p["meta"]["tier"] for p in payloads}
-    if len(tiers) != 1:
-        parser.error(f"results of exactly one tier expected, got {sorted(tiers)}")
-    records = [r for p in payloads for r in p["records"]]
-    text, problems = calibrate(records, args.suite, tiers.pop(), args.margin, args.min_gap)
-    sys.stdout.write(text)
-    for p in problems:
-        print(f"error: {p}", file=sys.stderr)
-    return 1 if problems else 0
+    records, tiers, cal_seeds = _load(args.results)
+    held_records, held_tiers, held_seeds = _load(args.held_out) if args.held_out else ([], set(), "none")
+    if len(tiers | held_tiers) != 1:
+        parser.error(f"results of exactly one tier expected, got {sorted(tiers | held_tiers)}")
+    tier = tiers.pop()
+    bars = calibrate(records)
+    held = held_out_check(held_records, bars) if held_records else None
+    text = to_toml(bars, tier)
+    if args.toml:
+        args.toml.write_text(text)
+    else:
+        sys.stdout.write(text)
+    if args.report:
+        args.report.write_text(report(bars, held, tier, cal_seeds, held_seeds))
+    return 0
 
 
 if __name__ == "__main__":

@@ -24,6 +24,13 @@ class ConformanceFailure(AssertionError):
     """A measured value fell below its threshold or its baseline."""
 
 
+class ControlPassedBar(Exception):
+    """The random control met a bar: the bar cannot tell an explainer from noise.
+
+    Deliberately not a :class:`ConformanceFailure`, so the control's strict
+    xfail does not absorb it: every bar must reject the control on its own."""
+
+
 class ChaosminingContext:
     """Everything a suite needs from the session, created once per process."""
 
@@ -275,15 +282,26 @@ class ChaosminingContext:
 
     def require_all(self, node: Any, checks: list[tuple[Record, float, str]]) -> None:
         """:meth:`require` each ``(record, threshold, what)``, recording all of them,
-        then fail once with every bar that was missed."""
+        then fail once with every bar that was missed.  For the random control
+        every bar must be missed: one it meets raises :class:`ControlPassedBar`."""
         failures = []
         for record, threshold, what in checks:
             try:
                 self.require(node, record, threshold, what)
             except ConformanceFailure as exc:
                 failures.append(str(exc))
+        passed_by_control = [f"{what}: {record.metric} {record.value:.4f} >= threshold {threshold:.4f}"
+                             for record, threshold, what in checks
+                             if record.passed and self._is_control(record.explainer)]
+        if passed_by_control:
+            raise ControlPassedBar("the random control passed a bar on its own, so that bar cannot tell an "
+                                   "explainer from noise: " + "; ".join(passed_by_control))
         if failures:
             raise ConformanceFailure("; ".join(failures))
+
+    def _is_control(self, explainer: str) -> bool:
+        found = self.explainers.get(explainer)
+        return bool(found is not None and found.control)
 
     # -- progress lines --------------------------------------------------------
     def progress(self, label: str, every_s: float = 2.0) -> Any:

@@ -14,6 +14,7 @@ conftest files or plugins.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import warnings
 from dataclasses import dataclass, field
@@ -76,9 +77,7 @@ def builtin_explainers() -> dict[str, Explainer]:
 def as_explainer(name: str, obj: Any, source: str) -> Explainer:
     """Normalise a registered object into an :class:`Explainer`."""
     if isinstance(obj, Explainer):
-        obj.name = name
-        obj.source = source
-        return obj
+        return dataclasses.replace(obj, name=name, source=source)  # the caller's object stays as it was
     if inspect.isclass(obj) and hasattr(obj, "attribute"):
         return Explainer(name, obj, source=source)
     if callable(obj):
@@ -149,21 +148,31 @@ def attribute(
     target: Any,
     extra_kwargs: dict[str, Any] | None = None,
 ) -> Any:
-    """Run ``explainer`` and validate its output (tensor, same shape and device,
-    finite).  Any failure is re-raised as :class:`ExplainerError` naming it.
+    """Run ``explainer`` in isolation (:func:`~pytest_chaosmining.isolation.isolated_call`:
+    a private copy of the model and inputs, process state restored) and validate
+    its output (tensor, same shape and device, finite).  Any failure, and any
+    change it made to what it was given, is re-raised as :class:`ExplainerError`
+    naming it.
 
     ``extra_kwargs`` are a suite's settings for captum explainers (a feature
     mask, a batch size); they take precedence over the explainer's own."""
     import torch
 
-    try:
+    from .isolation import IsolationViolation, isolated_call
+
+    def call(private_model: Any, private_inputs: Any) -> Any:
+        private_target = target.clone() if isinstance(target, torch.Tensor) else target
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", module="captum")
             if explainer.is_captum:
                 kwargs = {**explainer.attribute_kwargs, **(extra_kwargs or {})}
-                out = explainer.method(model).attribute(inputs, target=target, **kwargs)
-            else:
-                out = explainer.method(model, inputs, target)
+                return explainer.method(private_model).attribute(private_inputs, target=private_target, **kwargs)
+            return explainer.method(private_model, private_inputs, private_target)
+
+    try:
+        out = isolated_call(model, inputs, call)
+    except IsolationViolation as exc:
+        raise ExplainerError(f"explainer {explainer.name!r} changed what it was given: {exc}") from exc
     except Exception as exc:
         raise ExplainerError(f"explainer {explainer.name!r} raised {type(exc).__name__}: {exc}") from exc
     if isinstance(out, tuple) and len(out) == 1:

@@ -35,7 +35,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .tiers import IteroarTier
+from .tiers import IteroarTier, Seeds
 
 SUITE = "iteroar"
 REFERENCE = "random-pixels"  # name of the reference chain (uniformly random removal)
@@ -84,7 +84,7 @@ class IteroarCase:
                 "tau": self.tau, "rho": self.rho}
 
 
-def plan_cases(tier: IteroarTier, vision_tier: Any, seeds: int | None = None, source: str = "embedded",
+def plan_cases(tier: IteroarTier, vision_tier: Any, seeds: Seeds | None = None, source: str = "embedded",
                data_dir: str | None = None) -> list[IteroarCase]:
     """The tier's chains: each condition × fill × seed on the vision tier's model
     (resized where the IteROAR tier says so)."""
@@ -111,6 +111,13 @@ class ChainResult:
     leak_random_accuracy: float
     train_seconds: list[float] = field(default_factory=list)
     attribution_seconds: float = 0.0
+    untrained_box_share: float = float("nan")  # first mask's share on the box, maps of the untrained f_0
+
+    @property
+    def training_gain(self) -> float:
+        """How much more of the first mask falls on the true box with f_0's maps
+        than with the untrained model's: a map that ignores the model gains 0."""
+        return self.box_share[0] - self.untrained_box_share
 
 
 def _rng(case: IteroarCase, stream: str, iteration: int) -> np.random.Generator:
@@ -189,6 +196,7 @@ def run_chain(case: IteroarCase, f0: Any, train: Any, explainer: Any, cache: Any
     train_x, train_y = train.images[:case.n_retrain], train.labels[:case.n_retrain]
     model, accuracy, seconds, attr_s = f0.model, [float((f0.predictions[:n] == test_y).mean())], [], 0.0
     masks, box_share, box_covered, leak = [], [], [], (float("nan"), float("nan"))
+    untrained_share = float("nan")
     for i in range(case.iterations + 1):
         start = time.perf_counter()
         m_test = _explainer_masks(case, model, test_x, explainer, device, internal_batch_size,
@@ -206,6 +214,7 @@ def run_chain(case: IteroarCase, f0: Any, train: Any, explainer: Any, cache: Any
         if i == 0:
             leak = (leakage_accuracy(m_train, train_y, m_test, test_y, case.base.seed),
                     leakage_accuracy(m_train, train_y, m_test, test_y, case.base.seed, shuffle_labels=True))
+            untrained_share = _untrained_box_share(case, test_x, boxes, explainer, device, internal_batch_size, stream)
         train_x = apply_masks(train_x, m_train, case.fill)
         test_x = apply_masks(test_x, m_test, case.fill)
         model, secs = _retrain(case, model, train_x, train_y, i + 1, cache, device, progress)
@@ -213,7 +222,20 @@ def run_chain(case: IteroarCase, f0: Any, train: Any, explainer: Any, cache: Any
         accuracy.append(float((predict_array(model, test_x) == test_y).mean()))
     metrics = mask_metrics(masks)  # the probe m_I included
     return ChainResult(accuracy, metrics["mmo"], metrics["mamo"], cumulative_area(masks[:-1]), box_share,
-                       box_covered, leak[0], leak[1], seconds, attr_s)
+                       box_covered, leak[0], leak[1], seconds, attr_s, untrained_share)
+
+
+def _untrained_box_share(case: IteroarCase, images: np.ndarray, boxes: np.ndarray, explainer: Any, device: Any,
+                         internal_batch_size: int, stream: str) -> float:
+    """The first test mask's share on the true box when the maps come from the
+    untrained f_0 (same architecture and seed): the model-randomisation check."""
+    from .iteroar import box_shares
+    from .vision_suite import untrained_model
+
+    untrained = untrained_model(case.base).to(device)
+    masks = _explainer_masks(case, untrained, images, explainer, device, internal_batch_size,
+                             _rng(case, f"{stream}-untrained", 0))
+    return float(box_shares(masks, boxes)[0].mean())
 
 
 def accuracy_drop(result: ChainResult) -> float:

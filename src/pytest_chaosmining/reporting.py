@@ -22,6 +22,11 @@ from .settings import Settings
 _PACKAGES = ("pytest-chaosmining", "torch", "captum", "numpy", "sympy", "pytest", "pytest-xdist", "pytest-benchmark")
 
 
+def _seed_text(seeds: range) -> int | str:
+    """A seed range as results.json states it: the count when it starts at 0, else ``"A-B"``."""
+    return len(seeds) if seeds.start == 0 else f"{seeds.start}-{seeds.stop - 1}"
+
+
 def _outcome(report: pytest.TestReport) -> str:
     if hasattr(report, "wasxfail"):
         return "xfailed" if report.skipped else "xpassed"
@@ -50,7 +55,7 @@ class ResultCollector:
             self.records += [Record.from_dict(v) for k, v in report.user_properties if k == USER_PROPERTY]
 
     def metadata(self) -> dict[str, Any]:
-        from .tiers import AUDIO, BAM, ITEROAR, RFE_TIERS, SYMBOLIC, VISION
+        from .tiers import AUDIO, BAM, ITEROAR, RFE_TIERS, SYMBOLIC, VISION, seed_range
 
         versions = {}
         for name in _PACKAGES:
@@ -63,12 +68,9 @@ class ResultCollector:
         return {
             "tier": tier,
             "seeds": {
-                "symbolic": seeds if seeds is not None else SYMBOLIC[tier].seeds,
-                "vision": seeds if seeds is not None else VISION[tier].seeds,
-                "audio": seeds if seeds is not None else AUDIO[tier].seeds,
-                "rfe": seeds if seeds is not None else RFE_TIERS[tier].seeds,
-                "iteroar": seeds if seeds is not None else ITEROAR[tier].seeds,
-                "bam": seeds if seeds is not None else BAM[tier].seeds,
+                suite: _seed_text(seed_range(tiers[tier].seeds, seeds))
+                for suite, tiers in (("symbolic", SYMBOLIC), ("vision", VISION), ("audio", AUDIO),
+                                     ("rfe", RFE_TIERS), ("iteroar", ITEROAR), ("bam", BAM))
             },
             "suites": list(self.settings.suites),
             "explainers": list(self.context.explainers),

@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from .tiers import Seeds, seed_range
+
 SUITE = "rfe"
 RFE_CODE = ("rfe.py", "rfe_data.py", "symbolic_data.py", "formulas.py")
 STATISTICAL = {
@@ -73,12 +75,12 @@ class RFECase:
         return {"suite": SUITE, **dataclasses.asdict(self)}
 
 
-def plan_cases(tier: Any, seeds: int | None = None, data_dir: str | None = None) -> list[RFECase]:
+def plan_cases(tier: Any, seeds: Seeds | None = None, data_dir: str | None = None) -> list[RFECase]:
     """The tier's regression formulas, the generated classification set and,
     when its CSV is on disk, Santander."""
-    n_seeds = tier.seeds if seeds is None else seeds
+    n_seeds = seed_range(tier.seeds, seeds)
     cases = []
-    for seed in range(n_seeds):
+    for seed in n_seeds:
         for formula in tier.formulas:
             cases.append(RFECase(f"f{formula:02d}", "regression", tier.n_samples, tier.noise_features, 0,
                                  tier.epochs, tier.lr, None, tier.step, seed))

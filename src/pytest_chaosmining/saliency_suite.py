@@ -25,7 +25,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from .tiers import SaliencyTier
+from .tiers import SaliencyTier, Seeds, seed_range
 from .training_modes import SaliencyGuided
 
 SUITE = "saliency"
@@ -40,7 +40,7 @@ class SaliencyComparison:
 
     domain: str
     base: Any  # the domain suite's case (standard training, seed 0)
-    seeds: int
+    seeds: range
     guide: SaliencyGuided
 
     @property
@@ -61,7 +61,7 @@ class SaliencyComparison:
     def pairs(self) -> list[tuple[Any, Any]]:
         """(standard case, guided case) per seed."""
         out = []
-        for seed in range(self.seeds):
+        for seed in self.seeds:
             standard = dataclasses.replace(self.base, seed=seed, guide=None)
             out.append((standard, dataclasses.replace(standard, guide=self.guide)))
         return out
@@ -70,7 +70,7 @@ class SaliencyComparison:
         return {"domain": self.domain, "comparison": self.key, "training": self.guide.id}
 
 
-def plan_cases(tier_name: str, tier: SaliencyTier, guide: SaliencyGuided, seeds: int | None = None,
+def plan_cases(tier_name: str, tier: SaliencyTier, guide: SaliencyGuided, seeds: Seeds | None = None,
                vision_source: tuple[str, str | None] = ("embedded", None),
                audio_source: tuple[str, str | None] = ("embedded", None)) -> list[SaliencyComparison]:
     """The tier's comparisons of standard against ``guide``-d training, built on
@@ -79,8 +79,8 @@ def plan_cases(tier_name: str, tier: SaliencyTier, guide: SaliencyGuided, seeds:
     from . import audio_suite, symbolic_suite, vision_suite
     from .tiers import AUDIO, SYMBOLIC, VISION
 
-    n_seeds = tier.seeds if seeds is None else seeds
-    if n_seeds < 1:
+    n_seeds = seed_range(tier.seeds, seeds)
+    if len(n_seeds) < 1:
         raise ValueError("the saliency suite needs at least one seed")
     symbolic = [c for c in symbolic_suite.plan_cases(SYMBOLIC[tier_name], 1) if c.formula in tier.formulas]
     vision_tier = dataclasses.replace(VISION[tier_name], models=(tier.vision_model,),
@@ -134,5 +134,5 @@ def guided_bars(context: Any, domain: str, model: Any) -> dict[str, float]:
     section = context.thresholds.section(SUITE, context.settings.tier)
     bars = {COMPARED[domain][0]: chance(domain, model) + float(section["min_above_chance"])}
     if domain != "symbolic":
-        bars["training_gain"] = float(context.thresholds.section(domain, context.settings.tier)["min_training_gain"])
+        bars["training_gain"] = context.thresholds.default(domain, context.settings.tier, "training_gain")
     return bars

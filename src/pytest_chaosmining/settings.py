@@ -26,7 +26,8 @@ _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
     ("device", {"metavar": "DEVICE"}, "torch device (default: cuda if available, else cpu)"),
     ("explainers", {"metavar": "NAMES"}, "comma list of explainers to run (default: all registered)"),
     ("suites", {"metavar": "NAMES"}, f"comma list of suites to run (default: all: {', '.join(SUITE_FILES)})"),
-    ("seeds", {"metavar": "N", "type": int}, "number of seeds (default: the tier's)"),
+    ("seeds", {"metavar": "N|A-B"}, "number of seeds N (seeds 0..N-1) or an inclusive range A-B "
+     "(default: the tier's)"),
     ("data", {"metavar": "DIR"}, "real datasets on disk (CIFAR-10, Flowers102 as torchvision stores them; Speech Commands, Rainforest Connection, Santander); never downloaded"),
     ("sweep", {"metavar": "FACTORS"}, "comma list of one-factor sweeps to add (ChaosMining Figure 4)"),
     ("training", {"metavar": "MODES"}, "comma list of training modes of the symbolic, vision and audio models: "
@@ -63,7 +64,7 @@ class Settings:
     device: str | None = None
     explainers: tuple[str, ...] = ()
     suites: tuple[str, ...] = tuple(SUITE_FILES)
-    seeds: int | None = None
+    seeds: int | range | None = None
     data_dir: Path | None = None
     sweeps: tuple[str, ...] = ()
     thresholds_file: Path | None = None
@@ -85,6 +86,23 @@ class Settings:
 
 def _split(value: str | None) -> tuple[str, ...]:
     return tuple(v.strip() for v in (value or "").split(",") if v.strip())
+
+
+def parse_seeds(text: str) -> int | range:
+    """``N`` (seeds 0..N-1) or ``A-B`` (seeds A..B inclusive), as ``--chaosmining-seeds`` takes them."""
+    first, sep, last = text.strip().partition("-")
+    try:
+        if sep:
+            seeds: int | range = range(int(first), int(last) + 1)
+            if len(seeds) < 1:
+                raise ValueError
+        else:
+            seeds = int(first)
+            if seeds < 1:
+                raise ValueError
+    except ValueError:
+        raise ValueError(f"chaosmining_seeds must be a count N >= 1 or a range A-B with A <= B, got {text!r}") from None
+    return seeds
 
 
 def resolve(config: Any) -> Settings:
@@ -130,7 +148,7 @@ def resolve(config: Any) -> Settings:
         device=get("device")[0],
         explainers=_split(get("explainers")[0]),
         suites=suites,
-        seeds=int(seeds) if seeds is not None else None,
+        seeds=parse_seeds(str(seeds)) if seeds is not None else None,
         data_dir=path("data"),
         sweeps=_split(get("sweep")[0]),
         thresholds_file=path("thresholds"),

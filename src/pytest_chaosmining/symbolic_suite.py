@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .tiers import SymbolicTier
+from .tiers import SymbolicTier, Seeds, seed_range
 from .training_modes import SaliencyGuided, guided_model_id, training_key
 
 SUITE = "symbolic"
@@ -81,7 +81,7 @@ class SymbolicCase:
         return training_key(SUITE, self, device_type)
 
 
-def plan_cases(tier: SymbolicTier, seeds: int | None = None, sweeps: list[str] | None = None) -> list[SymbolicCase]:
+def plan_cases(tier: SymbolicTier, seeds: Seeds | None = None, sweeps: list[str] | None = None) -> list[SymbolicCase]:
     """Default condition for every formula and seed, plus the selected one-factor sweeps."""
     base = dict(
         noise_features=tier.noise_features, label_noise=tier.label_noise, n_samples=tier.n_samples,
@@ -96,12 +96,12 @@ def plan_cases(tier: SymbolicTier, seeds: int | None = None, sweeps: list[str] |
             variant = {**base, factor: value}
             if variant not in variants:
                 variants.append(variant)
-    n_seeds = tier.seeds if seeds is None else seeds
+    n_seeds = seed_range(tier.seeds, seeds)
     return [
         SymbolicCase(formula=f, seed=s, **v)
         for v in variants
         for f in tier.formulas
-        for s in range(n_seeds)
+        for s in n_seeds
     ]
 
 

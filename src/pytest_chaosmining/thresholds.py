@@ -60,6 +60,10 @@ class Thresholds:
             raise KeyError(f"no {metric} threshold for {case_key!r} / {explainer!r} in [{suite}.{tier}]")
         return found
 
+    def default(self, suite: str, tier: str, metric: str) -> float:
+        """The ``default`` bar of ``metric`` (for any case and explainer without its own)."""
+        return float(self.section(suite, tier)[metric]["default"])
+
     def optional_metric(self, suite: str, tier: str, metric: str, case_key: str, explainer: str) -> float | None:
         """Like :meth:`metric`, but None where the table has no bar (the metric is
         not judged there: calibration found the explainers too close to chance)."""

@@ -12,6 +12,17 @@ from dataclasses import dataclass, field
 
 TIERS = ("smoke", "ci", "paper")
 
+#: ``--chaosmining-seeds``: a count N (seeds 0..N-1) or an explicit range of seeds
+Seeds = int | range
+
+
+def seed_range(tier_seeds: int, seeds: "Seeds | None") -> range:
+    """The seeds to run: the tier's count, a count ``N`` (0..N-1) or an explicit range."""
+    if seeds is None:
+        return range(tier_seeds)
+    return range(seeds) if isinstance(seeds, int) else seeds
+
+
 
 @dataclass(frozen=True)
 class SymbolicTier:

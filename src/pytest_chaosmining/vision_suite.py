@@ -9,7 +9,7 @@ rectangle) with inclusive extents, so a perfect hit scores exactly 1.0.
 A model-randomisation check (Adebayo et al., 2018): the first ``n_check``
 images are also attributed on the model as it was before training (same
 architecture and seed); the IoU must gain at least the tier's
-``min_training_gain`` from training.  A map that ignores the model (a centre
+``training_gain`` from training.  A map that ignores the model (a centre
 prior, which would pass FP where the foreground always sits in the centre)
 scores the same on both and fails.
 """
@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .tiers import VisionTier
+from .tiers import VisionTier, Seeds, seed_range
 from .training_modes import SaliencyGuided, guided_model_id, training_key
 
 SUITE = "vision"
@@ -71,16 +71,16 @@ class VisionCase:
         return training_key(SUITE, self, device_type)
 
 
-def plan_cases(tier: VisionTier, seeds: int | None = None, source: str = "embedded",
+def plan_cases(tier: VisionTier, seeds: Seeds | None = None, source: str = "embedded",
                data_dir: str | None = None) -> list[VisionCase]:
     """Every condition × model × seed of the tier."""
-    n_seeds = tier.seeds if seeds is None else seeds
+    n_seeds = seed_range(tier.seeds, seeds)
     return [
         VisionCase(condition, model, tier.fg, tier.n_train, tier.n_val, tier.epochs, tier.batch_size, tier.lr, seed,
                    source, data_dir)
         for condition in tier.conditions
         for model in tier.models
-        for seed in range(n_seeds)
+        for seed in n_seeds
     ]
 
 

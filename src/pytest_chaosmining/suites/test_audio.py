@@ -49,7 +49,7 @@ def test_accuracy(chaosmining, audio_case, request):
 def test_channel_attribution(chaosmining, audio_case, explainer_name, request):
     """The explainer finds the speech channel: its top-1 channel hit rate and (where
     calibrated) the speech channel's share of Σ|attribution| at least their
-    thresholds, and the hit rate at least ``min_training_gain`` above the same
+    thresholds, and the hit rate at least ``training_gain`` above the same
     explainer's on the untrained model (it follows what the model learned)."""
     chaosmining.tag_test(request.node, SUITE, explainer_name)
     trained = chaosmining.audio_model(audio_case)
@@ -79,7 +79,7 @@ def test_channel_attribution(chaosmining, audio_case, explainer_name, request):
         checks.append((share, share_bar, what))
     checks.append((_record(audio_case, explainer_name, "top1_hit", result["top1_hit"]),
                    thresholds.metric(SUITE, tier_name, "top1_hit", key, explainer_name), what))
-    min_gain = float(thresholds.section(SUITE, tier_name)["min_training_gain"])
+    min_gain = thresholds.metric(SUITE, tier_name, "training_gain", key, explainer_name)
     checks.append((_record(audio_case, explainer_name, "training_gain", result["training_gain"]), min_gain,
                    f"{what} (top-1 hit rate on the untrained model {result['untrained_top1_hit']:.3f}: "
                    "does the explainer depend on the model?)"))

@@ -1,0 +1,8 @@
+"""Registers the reference cheats and misbehaving explainers for calibration runs
+(``benchmarks/calibration/run.sh``); select them with ``--chaosmining-explainers``."""
+
+from pytest_chaosmining.cheats import CHEATS, MISBEHAVING
+
+
+def pytest_chaosmining_explainers(config):
+    return {**CHEATS, **MISBEHAVING}
