@@ -10,13 +10,27 @@ from conftest import SUBSET, load_results
 EXPLAINERS = ("SA", "DL", "IG", "FA")
 
 
-#: a conftest registering ``constant``: every attribution 1 (all ties, ignores the model)
-CONSTANT_EXPLAINER = """
-import torch
+#: a conftest registering the shipped cheats and misbehaving explainers
+CHEATS_CONFTEST = """
+from pytest_chaosmining.cheats import CHEATS, MISBEHAVING
 
 def pytest_chaosmining_explainers(config):
-    return {"constant": lambda m, x, t: torch.ones_like(x)}
+    return {**CHEATS, **MISBEHAVING}
 """
+CHEATS = ("input_magnitude", "edges", "fixed_gradient", "centre", "first", "constant")
+MISBEHAVING = ("zero_weights", "leave_hook", "train_mode")
+
+
+def failed_tests_of(result, explainer):
+    """The FAILED summary lines (``-rf``) of one explainer's tests."""
+    return [line for line in result.stdout.lines if line.startswith("FAILED") and f"-{explainer}-" in line]
+
+
+def judged_values(pytester, report, explainer):
+    """Every non-cost value recorded for ``explainer``, keyed by what it measured."""
+    return {(r["suite"], r["model"], r["seed"], r["metric"], json.dumps(r["condition"], sort_keys=True)): r["value"]
+            for r in load_results(pytester, report)["records"]
+            if r["explainer"] == explainer and r["metric"] not in ("time_ms", "peak_mem_mb", "train_seconds")}
 
 
 def test_without_the_flag_pytest_is_unaffected(pytester):
@@ -257,50 +271,48 @@ def test_github_step_summary(pytester, run_suite, monkeypatch):
     assert "# ChaosMining conformance report" in summary.read_text()
 
 
-def test_gaming_explainers_are_rejected(pytester, run_suite):
-    """Constant maps (ties), favouring the first columns (where the reference puts
-    the truth) and ignoring the model (|input|) all fail."""
-    pytester.makeconftest(
-        """
-        import torch
+def test_cheats_fail_the_symbolic_suite(pytester, run_suite):
+    """Every shipped cheat fails every formula: constant maps (ties), priors on
+    the first or middle columns (the truth sits at seeded random columns) and
+    model-free maps (|input|, finite differences, gradients of a fixed function:
+    the features are i.i.d.)."""
+    pytester.makeconftest(CHEATS_CONFTEST)
+    result = run_suite("--chaosmining-explainers", ",".join(CHEATS), "--chaosmining-suites", "symbolic", "-rf",
+                       k="f01 or f07 or f15")
+    result.assert_outcomes(passed=3, failed=3 * len(CHEATS))
 
-        def pytest_chaosmining_explainers(config):
-            return {
-                "constant": lambda m, x, t: torch.ones_like(x),
-                "first_columns": lambda m, x, t: torch.linspace(1, 0, x.shape[1]).expand_as(x).clone(),
-                "input_magnitude": lambda m, x, t: x.abs(),
-            }
-        """
-    )
-    result = run_suite("--chaosmining-explainers", "constant,first_columns,input_magnitude",
-                       "--chaosmining-suites", "symbolic", k="f01 or f07 or f15")
-    result.assert_outcomes(passed=3, failed=3 * 3)
+
+def test_misbehaving_explainers_fail_alone_and_leave_the_others_unchanged(pytester, run_suite):
+    """An explainer that zeroes the weights, leaves a hook or switches to train
+    mode fails its own tests with a message naming the change; SA, run after
+    them, measures exactly what it measures alone."""
+    pytester.makeconftest(CHEATS_CONFTEST)
+    alone = run_suite("--chaosmining-explainers", "SA", "--chaosmining-suites", "symbolic", report="alone")
+    alone.assert_outcomes(passed=4)
+    mixed = run_suite("--chaosmining-explainers", ",".join(MISBEHAVING) + ",SA", "--chaosmining-suites", "symbolic",
+                      "-rf", report="mixed")
+    mixed.assert_outcomes(passed=4, failed=2 * len(MISBEHAVING))
+    mixed.stdout.fnmatch_lines_random([
+        "*zero_weights-s0*'zero_weights' changed what it was given: modified the values of *weight*",
+        "*leave_hook-s0*'leave_hook' changed what it was given: left hooks registered on *forward hook*",
+        "*train_mode-s0*'train_mode' changed what it was given: switched <model>, * to train mode*",
+    ])
+    assert judged_values(pytester, "alone", "SA") == judged_values(pytester, "mixed", "SA") != {}
 
 
 def test_vision_suite_end_to_end(pytester, run_suite):
     """One condition of the vision suite at smoke size: the classifier learns, the
-    built-ins localise the foreground, the random control fails, and so does a
-    centre prior (under FP the truth always sits in the centre: it passes the IoU
-    bar but gains nothing over the untrained model).  The report has the
+    built-ins localise the foreground, the random control fails, and so does every
+    cheat (under FP the centre prior passes the IoU bar but gains nothing over the
+    untrained model, as do the model-free maps); misbehaving explainers fail
+    alone and SA measures the same with and without them.  The report has the
     paper-shaped table and the example figure."""
-    pytester.makeconftest(
-        """
-        import torch
-
-        def centre(model, x, target):
-            side = x.shape[-1]
-            r = torch.arange(side, dtype=x.dtype, device=x.device) - (side - 1) / 2
-            blob = torch.exp(-(r[:, None] ** 2 + r[None, :] ** 2) / (2 * (side / 14) ** 2))
-            return blob.expand_as(x).clone()
-
-        def pytest_chaosmining_explainers(config):
-            return {"centre": centre}
-        """
-    )
-    result = run_suite("--chaosmining-suites", "vision", k="SBFP")
+    pytester.makeconftest(CHEATS_CONFTEST)
+    names = ",".join(MISBEHAVING + ("SA", "DL", "IG", "FA", "random") + CHEATS)
+    result = run_suite("--chaosmining-suites", "vision", "--chaosmining-explainers", names, "-rf", k="SBFP")
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed") == 1 + 4 and outcomes.get("xfailed") == 1, result.stdout.str()
-    assert outcomes.get("failed") == 1, result.stdout.str()
+    assert outcomes.get("failed") == len(CHEATS) + len(MISBEHAVING), result.stdout.str()
     result.stdout.fnmatch_lines(["*centre on*IoU on the untrained model*training_gain 0.0000 < threshold*"])
     report = (pytester.path / "report" / "report.md").read_text()
     assert "### structural background" in report and "SBFP SA (IoU)" in report
@@ -308,55 +320,48 @@ def test_vision_suite_end_to_end(pytester, run_suite):
     iou = {r["explainer"]: r["value"] for r in load_results(pytester)["records"] if r["metric"] == "iou"}
     assert iou["SA"] > 0.5 > 0.1 > iou["random"]
     assert iou["centre"] > 0.5  # the prior alone would pass the FP bar
+    run_suite("--chaosmining-suites", "vision", "--chaosmining-explainers", "SA", report="alone", k="SBFP")
+    assert judged_values(pytester, "alone", "SA") == judged_values(pytester, "report", "SA") != {}
 
 
 def test_audio_suite_end_to_end_and_gaming_explainers_fail(pytester, run_suite):
     """One condition and model of the audio suite at smoke size: the classifier
     learns, the built-ins find the speech channel, the random control fails, and
-    so do three ways of gaming the share: a constant map (ties), always favouring
-    channel 0 (where FP puts the speech: caught by the untrained-model check) and
-    |input| (ignores the model).  The report has the Table 4-shaped section and the figure."""
-    pytester.makeconftest(
-        """
-        import torch
-
-        def channel0(model, x, target):
-            out = torch.zeros_like(x)
-            out[:, 0] = 1.0
-            return out
-
-        def pytest_chaosmining_explainers(config):
-            return {
-                "constant": lambda m, x, t: torch.ones_like(x),
-                "channel0": channel0,
-                "input_magnitude": lambda m, x, t: x.abs(),
-            }
-        """
-    )
-    result = run_suite("--chaosmining-suites", "audio", "-rf", k="SBFP and tcn")
+    so does every cheat: a constant map (ties), favouring channel 0 (where FP puts
+    the speech: caught by the untrained-model check), |input| and the other
+    model-free maps; misbehaving explainers fail alone.  The report has the
+    Table 4-shaped section and the figure."""
+    pytester.makeconftest(CHEATS_CONFTEST)
+    names = ",".join(MISBEHAVING + ("SA", "DL", "IG", "FA", "random") + CHEATS)
+    result = run_suite("--chaosmining-suites", "audio", "--chaosmining-explainers", names, "-rf", k="SBFP and tcn")
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed") == 1 + 4 and outcomes.get("xfailed") == 1, result.stdout.str()
-    assert outcomes.get("failed") == 3, result.stdout.str()
-    result.stdout.fnmatch_lines(["*channel0 on*top-1 hit rate on the untrained model 1.000*training_gain 0.0000 < threshold 0.1*"])
+    assert outcomes.get("failed") == len(CHEATS) + len(MISBEHAVING), result.stdout.str()
+    result.stdout.fnmatch_lines(["*first on*top-1 hit rate on the untrained model 1.000*training_gain 0.0000 < threshold*"])
     report = (pytester.path / "report" / "report.md").read_text()
     assert "## Audio" in report and "SBFP SA (share)" in report and "Top-1 channel hit rate" in report
     assert (pytester.path / "report" / "audio_examples.png").is_file()
     records = load_results(pytester)["records"]
     share = {r["explainer"]: r["value"] for r in records if r["metric"] == "channel_share"}
     assert share["SA"] > 0.4 > 0.3 > share["random"]
-    assert share["channel0"] == 1.0 and share["constant"] == 0.25
+    assert share["constant"] == 0.25
+    run_suite("--chaosmining-suites", "audio", "--chaosmining-explainers", "SA", report="alone", k="SBFP and tcn")
+    assert judged_values(pytester, "alone", "SA") == judged_values(pytester, "report", "SA") != {}
 
 
 def test_rfe_suite_end_to_end(pytester, run_suite):
-    """RFEwNA on one formula at smoke size: the built-ins keep the informative
-    features and beat linear RFE, the random control and a constant explainer
-    (all ties) fail, the statistical methods are measured, and the report has
-    the table and the score-vs-features figure."""
-    pytester.makeconftest(CONSTANT_EXPLAINER)
-    result = run_suite("--chaosmining-suites", "rfe", k="f10")
+    """RFEwNA on one formula and the generated classification set at smoke size:
+    the built-ins keep the informative features and beat linear RFE; the random
+    control, every cheat (ties, column priors, |input| and the other model-free
+    maps: the generated columns share one marginal) and a misbehaving explainer
+    fail; the statistical methods are measured, and the report has the table and
+    the score-vs-features figure."""
+    pytester.makeconftest(CHEATS_CONFTEST)
+    names = ",".join(("zero_weights", "SA", "DL", "IG", "FA", "random") + CHEATS)
+    result = run_suite("--chaosmining-suites", "rfe", "--chaosmining-explainers", names, "-rf", k="f10 or generated")
     outcomes = result.parseoutcomes()
-    assert outcomes.get("passed") == 4 + 3 and outcomes.get("xfailed") == 1, result.stdout.str()
-    assert outcomes.get("failed") == 1, result.stdout.str()
+    assert outcomes.get("passed") == 2 * (4 + 3) and outcomes.get("xfailed") == 2, result.stdout.str()
+    assert outcomes.get("failed") == 2 * (len(CHEATS) + 1), result.stdout.str()
     report = (pytester.path / "report" / "report.md").read_text()
     assert "## RFEwNA" in report and "| RFE-linear |" in report and "| RFEwNA-SA |" in report
     assert (pytester.path / "report" / "rfe_curves.png").is_file()
@@ -370,12 +375,13 @@ def test_saliency_suite_end_to_end(pytester, run_suite):
     masking (where the shipped thresholds assert the claim): quality kept, every
     built-in clears chance and does not drop, the random control and a constant
     map fail; the report has the paired-difference tables and figure."""
-    pytester.makeconftest(CONSTANT_EXPLAINER)
+    pytester.makeconftest(CHEATS_CONFTEST)
+    names = ",".join(("train_mode", "SA", "DL", "IG", "FA", "random") + CHEATS)
     result = run_suite("--chaosmining-suites", "saliency", "--chaosmining-sg-gradient", "absolute", "-rf",
-                       k="symbolic-f06")
+                       "--chaosmining-explainers", names, k="symbolic-f06")
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed") == 1 + 4 and outcomes.get("xfailed") == 1, result.stdout.str()
-    assert outcomes.get("failed") == 1, result.stdout.str()
+    assert outcomes.get("failed") == len(CHEATS) + 1, result.stdout.str()
     result.stdout.fnmatch_lines(["*constant on the saliency guided f06*fprec 0.0000 < threshold*"])
     report = (pytester.path / "report" / "report.md").read_text()
     assert "## Saliency guided training" in report and "| symbolic-f06-absolute | SA | fprec |" in report
@@ -388,16 +394,19 @@ def test_saliency_suite_end_to_end(pytester, run_suite):
 
 
 def test_iteroar_and_bam_suites_end_to_end(pytester, run_suite):
-    """Both protocols at smoke size with SA, the random control and a constant
-    map: SA passes, the control and the constant map fail (a flat map removes
-    random pixels and gives every region the same attribution); the report has
-    both sections and both figures."""
-    pytester.makeconftest(CONSTANT_EXPLAINER)
-    result = run_suite("--chaosmining-suites", "iteroar,bam", "--chaosmining-explainers", "SA,random,constant", "-rf",
-                       k=None)
+    """Both protocols at smoke size with SA, the random control, cheats and a
+    misbehaving explainer: SA passes; the control, the constant map (a flat map
+    removes random pixels and gives every region the same attribution), the
+    model-free maps (an edge detector finds the pasted object, but gains nothing
+    over the untrained model) and the centre prior fail; the report has both
+    sections and both figures."""
+    pytester.makeconftest(CHEATS_CONFTEST)
+    cheats = ("constant", "edges", "centre", "input_magnitude")
+    result = run_suite("--chaosmining-suites", "iteroar,bam", "--chaosmining-explainers",
+                       ",".join(("leave_hook", "SA", "random") + cheats), "-rf", k=None)
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed") == 2 + 2 and outcomes.get("xfailed") == 2, result.stdout.str()
-    assert outcomes.get("failed") == 2, result.stdout.str()
+    assert outcomes.get("failed") == 2 * (len(cheats) + 1), result.stdout.str()
     result.stdout.fnmatch_lines(["*constant on 32px*mcs_gain*< threshold*", "*constant on SBRP*drop_gain*< threshold*"])
     report = (pytester.path / "report" / "report.md").read_text()
     assert "## IteROAR" in report and "| random-pixels |" in report and "## BAM" in report

@@ -15,6 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 IIR_T = 0.10  # the paper's visually imperceptible change of g_c
+#: δ counts as functionally neutral where f's logits move by at most this (relative L2) and the class stays
+NEUTRAL_TOLERANCE = 0.10
 
 
 def normalised_maps(attr: np.ndarray) -> np.ndarray:

@@ -118,7 +118,7 @@ class BamModels:
     accuracy: dict[str, float]  # "<model>/<version>" -> accuracy
     cf_drop: dict[float, float]  # accuracy f_k loses on scene-0 images when the CF is removed
     train_seconds: dict[str, float] = field(default_factory=dict)
-    delta: Any = None  # neutral patches of the first n_explain no-object images (computed lazily)
+    delta: Any = None  # ((n, steps), x + δ, neutral) of the first n no-object images (computed lazily)
 
 
 def trained_models(case: BamCase, cache: Any, device: Any, progress: Callable[[str], Any] = lambda label: None
@@ -188,14 +188,16 @@ def _attribute(case: BamCase, explainer: Any, model: Any, images: np.ndarray, de
 
 def neutral_patches(models: BamModels, n: int, device: Any, steps: int) -> tuple[np.ndarray, np.ndarray]:
     """δ for the first ``n`` no-object validation images on f_s (initialised from
-    their object's pixels); returns ``x + δ`` as uint8 and whether f_s's
-    prediction is unchanged by δ."""
+    their object's pixels); returns ``x + δ`` as uint8 and whether δ is
+    functionally neutral there: f_s's prediction unchanged and its logits within
+    ``NEUTRAL_TOLERANCE`` (relative L2) of those without δ, as the paper's
+    f(x) ≈ f(x + δ) over all classes."""
     import torch
 
-    from .bam import neutral_patch
+    from .bam import NEUTRAL_TOLERANCE, neutral_patch
     from .classification import predict_array, to_float
 
-    if models.delta is None:
+    if models.delta is None or models.delta[0] != (n, steps):
         val = models.val
         x = to_float(torch.from_numpy(val.no_object[:n])).to(device)
         with_object = to_float(torch.from_numpy(val.images[:n])).to(device)
@@ -204,8 +206,11 @@ def neutral_patches(models: BamModels, n: int, device: Any, steps: int) -> tuple
         delta = neutral_patch(models.f_s, x, (with_object - x) * region, region, steps=steps)
         moved = ((x + delta).clamp(0, 1) * 255).round().to(torch.uint8).cpu().numpy()
         same = predict_array(models.f_s, moved) == predict_array(models.f_s, val.no_object[:n])
-        models.delta = (moved, same)
-    return models.delta
+        with torch.no_grad():
+            before, after = models.f_s(x), models.f_s(to_float(torch.from_numpy(moved)).to(device))
+            change = ((after - before).norm(dim=1) / before.norm(dim=1).clamp_min(1e-12)).cpu().numpy()
+        models.delta = ((n, steps), moved, same & (change <= NEUTRAL_TOLERANCE))
+    return models.delta[1], models.delta[2]
 
 
 def evaluate(models: BamModels, explainer: Any, device: Any, n_explain: int, internal_batch_size: int,

@@ -69,7 +69,7 @@ def _chain(c: Condition) -> str:
 
 #: per suite: {judged metric: threshold key of a record's condition}
 JUDGED: dict[str, dict[str, KeyOf]] = {
-    "symbolic": {"fprec": _formula},
+    "symbolic": {"fprec": _formula, "training_gain": _formula},
     "vision": {"iou": lambda c: str(c["condition"]), "training_gain": lambda c: str(c["condition"])},
     "audio": {"channel_share": _audio, "top1_hit": _audio, "training_gain": _audio},
     "rfe": {"fprec": lambda c: str(c["dataset"]), "fprec_over_linear": lambda c: str(c["dataset"])},

@@ -391,6 +391,12 @@ def _outcome_section(outcomes: dict[str, int]) -> list[str]:
     ] + _table(["suite", "explainer"] + kinds, rows) + [""]
 
 
+def uncalibrated_note(suites: list[str], tier: str) -> str:
+    """The warning that a run judged some suites with bars never checked on held-out seeds."""
+    return (f"bars not calibrated on held-out seeds at tier {tier}: {', '.join(suites)} "
+            "(their verdicts carry no stated false-fail rate)")
+
+
 def build_markdown(records: list[Record], meta: dict[str, Any], outcomes: dict[str, int]) -> str:
     """The Markdown report: run metadata, paper-style tables, cost, outcomes."""
     lines = ["# ChaosMining conformance report", ""]
@@ -400,6 +406,8 @@ def build_markdown(records: list[Record], meta: dict[str, Any], outcomes: dict[s
         f"explainers {', '.join(meta.get('explainers', []))}; {versions}",
         "",
     ]
+    if meta.get("uncalibrated_bars"):
+        lines += [f"**{uncalibrated_note(meta['uncalibrated_bars'], str(meta.get('tier')))}**", ""]
     lines += _outcome_section(outcomes)
     if records:
         df = _frame(records)

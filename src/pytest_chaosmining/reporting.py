@@ -83,13 +83,14 @@ class ResultCollector:
             "started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(self.started)),
             "duration_s": round(time.time() - self.started, 1),
             "baseline": str(self.settings.baseline_file) if self.settings.baseline_file else None,
+            "uncalibrated_bars": self.context.thresholds.uncalibrated(list(self.settings.suites), tier),
         }
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if not self.records and not self.outcomes:
             return
-        from .report import build_markdown, terminal_table, write_reports
+        from .report import build_markdown, terminal_table, uncalibrated_note, write_reports
 
         records = sort_records(self.records)
         meta = self.metadata()
@@ -105,6 +106,8 @@ class ResultCollector:
             with open(summary, "a", encoding="utf-8") as fh:
                 fh.write(markdown + "\n")
         self.summary_lines = terminal_table(records, self.outcomes)
+        if meta["uncalibrated_bars"]:
+            self.summary_lines.append(uncalibrated_note(meta["uncalibrated_bars"], meta["tier"]))
 
     def _example_figure(self, suite: str) -> list[str]:
         """A suite's example figure from cached models; a failure here costs the

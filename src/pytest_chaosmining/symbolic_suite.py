@@ -126,15 +126,13 @@ def trained_model(
     import torch
 
     from .metrics import uscore
-    from .models import MLPRegressor
     from .symbolic_data import SymbolicDataSpec, generate
     from .training import RegressionTraining, train_regressor
 
     data = generate(SymbolicDataSpec(case.formula, case.noise_features, case.label_noise, case.n_samples, case.seed))
 
     def build() -> torch.nn.Module:
-        torch.manual_seed(case.seed)
-        return MLPRegressor(data.n_features, case.width, case.depth, case.dropout)
+        return untrained_model(case, data.n_features)
 
     def fit(model: torch.nn.Module) -> float:
         x = torch.from_numpy(data.x_train).to(device)
@@ -148,9 +146,21 @@ def trained_model(
     return TrainedSymbolicModel(case, model, data, uscore(pred, data.y_test_clean), float(meta["train_seconds"]))
 
 
+def untrained_model(case: SymbolicCase, n_features: int) -> Any:
+    """``case``'s MLP as initialised from ``case.seed``, before training, in eval mode."""
+    import torch
+
+    from .models import MLPRegressor
+
+    torch.manual_seed(case.seed)
+    return MLPRegressor(n_features, case.width, case.depth, case.dropout).eval()
+
+
 def evaluate(trained: TrainedSymbolicModel, explainer: Any, device: Any) -> dict[str, Any]:
-    """Attribute the test set with ``explainer``; return FPrec, attribution UScore
-    against the matching exact ground truth (if the explainer declares one) and cost."""
+    """Attribute the test set with ``explainer``; return FPrec, the FPrec gained over
+    the same explainer on the untrained model (a ranking that ignores the model,
+    such as a fixed column prior, gains nothing), attribution UScore against the
+    matching exact ground truth (if the explainer declares one) and cost."""
     import torch
 
     from .cost import measure
@@ -162,6 +172,10 @@ def evaluate(trained: TrainedSymbolicModel, explainer: Any, device: Any) -> dict
     attr, cost = measure(lambda: attribute(explainer, trained.model, inputs, target=0), device)
     attr_np = attr.cpu().numpy().astype(np.float64)
     out: dict[str, Any] = {"fprec": fprec(attr_np, data.truth), "cost": cost}
+    untrained = untrained_model(trained.case, data.n_features).to(device)
+    before = attribute(explainer, untrained, inputs, target=0).cpu().numpy().astype(np.float64)
+    out["untrained_fprec"] = fprec(before, data.truth)
+    out["training_gain"] = out["fprec"] - out["untrained_fprec"]
     if explainer.ground_truth:
         steps = int(explainer.attribute_kwargs.get("n_steps", IG_STEPS))
         truth = data.ground_truth(explainer.ground_truth, data.x_test, steps=steps)

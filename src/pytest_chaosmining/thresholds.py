@@ -60,6 +60,11 @@ class Thresholds:
             raise KeyError(f"no {metric} threshold for {case_key!r} / {explainer!r} in [{suite}.{tier}]")
         return found
 
+    def uncalibrated(self, suites: list[str], tier: str) -> list[str]:
+        """Those of ``suites`` whose bars at ``tier`` were not calibrated on held-out
+        seeds (their section has no ``calibrated`` entry); suites without bars are skipped."""
+        return [s for s in suites if tier in self.table.get(s, {}) and not self.section(s, tier).get("calibrated")]
+
     def default(self, suite: str, tier: str, metric: str) -> float:
         """The ``default`` bar of ``metric`` (for any case and explainer without its own)."""
         return float(self.section(suite, tier)[metric]["default"])
