@@ -17,6 +17,12 @@ from pytest_chaosmining.cheats import CHEATS, MISBEHAVING
 def pytest_chaosmining_explainers(config):
     return {**CHEATS, **MISBEHAVING}
 """
+#: conftest lines that run the collected tests in reversed order
+REVERSED_ORDER = """
+
+def pytest_collection_modifyitems(items):
+    items.reverse()
+"""
 CHEATS = ("input_magnitude", "edges", "fixed_gradient", "centre", "first", "constant")
 MISBEHAVING = ("zero_weights", "leave_hook", "train_mode")
 
@@ -285,7 +291,7 @@ def test_cheats_fail_the_symbolic_suite(pytester, run_suite):
 def test_misbehaving_explainers_fail_alone_and_leave_the_others_unchanged(pytester, run_suite):
     """An explainer that zeroes the weights, leaves a hook or switches to train
     mode fails its own tests with a message naming the change; SA, run after
-    them, measures exactly what it measures alone."""
+    them and in reversed test order, measures exactly what it measures alone."""
     pytester.makeconftest(CHEATS_CONFTEST)
     alone = run_suite("--chaosmining-explainers", "SA", "--chaosmining-suites", "symbolic", report="alone")
     alone.assert_outcomes(passed=4)
@@ -293,11 +299,15 @@ def test_misbehaving_explainers_fail_alone_and_leave_the_others_unchanged(pytest
                       "-rf", report="mixed")
     mixed.assert_outcomes(passed=4, failed=2 * len(MISBEHAVING))
     mixed.stdout.fnmatch_lines_random([
-        "*zero_weights-s0*'zero_weights' changed what it was given: modified the values of *weight*",
-        "*leave_hook-s0*'leave_hook' changed what it was given: left hooks registered on *forward hook*",
-        "*train_mode-s0*'train_mode' changed what it was given: switched <model>, * to train mode*",
+        "*explainer 'zero_weights' changed what it was given: modified the values of *weight*",
+        "*explainer 'leave_hook' changed what it was given: left hooks registered on *forward hook*",
+        "*explainer 'train_mode' changed what it was given: switched <model>, * to train mode*",
     ])
     assert judged_values(pytester, "alone", "SA") == judged_values(pytester, "mixed", "SA") != {}
+    pytester.makeconftest(CHEATS_CONFTEST + REVERSED_ORDER)
+    run_suite("--chaosmining-explainers", "SA," + ",".join(MISBEHAVING), "--chaosmining-suites", "symbolic",
+              report="reversed").assert_outcomes(passed=4, failed=2 * len(MISBEHAVING))
+    assert judged_values(pytester, "alone", "SA") == judged_values(pytester, "reversed", "SA")
 
 
 def test_vision_suite_end_to_end(pytester, run_suite):

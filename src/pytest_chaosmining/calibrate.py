@@ -260,6 +260,32 @@ def report(bars: list[Bar], held: HeldOut | None, tier: str, cal_seeds: str, hel
     return "\n".join(lines) + "\n"
 
 
+def merge_into(thresholds_text: str, tables: str, bars: list[Bar], tier: str, note: str) -> str:
+    """``thresholds_text`` with the calibrated tables of ``bars`` replacing the old ones
+    (``[<suite>.<tier>.<metric>]`` and its per-explainer tables) and each calibrated
+    suite's ``[<suite>.<tier>]`` section marked ``calibrated = note``."""
+    import re
+
+    metrics = {(b.suite, b.metric) for b in bars}
+    suites = {suite for suite, _ in metrics}
+    out: list[str] = []
+    skipping = in_section = False
+    for line in thresholds_text.splitlines():
+        header = re.match(r"^\[([\w-]+)\.([\w-]+)(?:\.([\w-]+))?(?:\..*)?\]\s*$", line)
+        if header:
+            suite, table_tier, metric = header.groups()
+            skipping = table_tier == tier and (suite, metric) in metrics
+            in_section = table_tier == tier and metric is None and suite in suites
+            if in_section:
+                out += [line, f'calibrated = "{note}"']
+                continue
+        if skipping or (in_section and line.startswith("calibrated = ")):
+            continue
+        out.append(line)
+    text = "\n".join(out).rstrip("\n")
+    return f"{text}\n\n# Calibrated bars, tier {tier} ({note}): python -m pytest_chaosmining.calibrate\n{tables}"
+
+
 def _load(paths: list[Path]) -> tuple[list[dict], set[str], str]:
     payloads = [json.loads(p.read_text()) for p in paths]
     tiers = {p["meta"]["tier"] for p in payloads}
@@ -273,6 +299,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--held-out", nargs="*", type=Path, default=[], help="results.json of held-out runs")
     parser.add_argument("--toml", type=Path, help="write the calibrated tables here")
     parser.add_argument("--report", type=Path, help="write the Markdown calibration report here")
+    parser.add_argument("--merge", type=Path, help="replace the calibrated tables in this thresholds.toml")
     args = parser.parse_args(argv)
     records, tiers, cal_seeds = _load(args.results)
     held_records, held_tiers, held_seeds = _load(args.held_out) if args.held_out else ([], set(), "none")
@@ -288,6 +315,9 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(text)
     if args.report:
         args.report.write_text(report(bars, held, tier, cal_seeds, held_seeds))
+    if args.merge:
+        note = f"calibration seeds {cal_seeds}; held-out check on seeds {held_seeds}"
+        args.merge.write_text(merge_into(args.merge.read_text(), text, bars, tier, note))
     return 0
 
 

@@ -7,10 +7,12 @@ lazily, never in the entry module.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import time
 from collections import OrderedDict
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 from .results import OUTCOME_PROPERTY, USER_PROPERTY, Record
@@ -326,6 +328,24 @@ class ChaosminingContext:
                 reporter.write_line(line)
 
         return report
+
+
+@contextlib.contextmanager
+def explainer_failures() -> Iterator[None]:
+    """Turn an :class:`~pytest_chaosmining.explainers.ExplainerError` raised inside
+    into a failure of the current test with the error's message alone (no
+    traceback: the message names the explainer and what it did wrong)."""
+    import pytest
+
+    from .explainers import ExplainerError
+
+    try:
+        yield
+    except ExplainerError as exc:
+        message = str(exc)
+    else:
+        return
+    pytest.fail(message, pytrace=False)  # outside the except block: no chained traceback
 
 
 def parametrize(metafunc: Any, context: ChaosminingContext | None, case_arg: str, cases: Any) -> None:

@@ -9,8 +9,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_chaosmining.audio_suite import SUITE, evaluate
-from pytest_chaosmining.context import parametrize
-from pytest_chaosmining.explainers import ExplainerError
+from pytest_chaosmining.context import explainer_failures, parametrize
 from pytest_chaosmining.plugin import CONTEXT_KEY
 from pytest_chaosmining.report import MODEL_LEVEL
 from pytest_chaosmining.results import Record
@@ -58,11 +57,9 @@ def test_channel_attribution(chaosmining, audio_case, explainer_name, request):
         pytest.skip(f"model {audio_case.id} is below its accuracy gate ({trained.accuracy:.3f} < {gate:.3f}); "
                     "its explainers are not judged on it")
     tier = chaosmining.audio_tier
-    try:
+    with explainer_failures():
         result = evaluate(trained, chaosmining.explainers[explainer_name], chaosmining.device, tier.n_explain,
                           tier.internal_batch_size, tier.n_check)
-    except ExplainerError as exc:
-        pytest.fail(str(exc), pytrace=False)
     node = request.node
     for metric in ("time_ms", "peak_mem_mb"):
         chaosmining.record(node, _record(audio_case, explainer_name, metric, getattr(result["cost"], metric)))

@@ -10,8 +10,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_chaosmining.bam_suite import SUITE, evaluate, relative_importance
-from pytest_chaosmining.context import parametrize
-from pytest_chaosmining.explainers import ExplainerError
+from pytest_chaosmining.context import explainer_failures, parametrize
 from pytest_chaosmining.plugin import CONTEXT_KEY
 from pytest_chaosmining.report import MODEL_LEVEL
 from pytest_chaosmining.results import Record
@@ -67,11 +66,9 @@ def test_bam_scores(chaosmining, bam_case, explainer_name, request):
     if violations:
         pytest.skip(f"BAM premise does not hold on {bam_case.id}; nothing to score ({'; '.join(violations)})")
     tier = chaosmining.bam_tier
-    try:
+    with explainer_failures():
         out = evaluate(models, chaosmining.explainers[explainer_name], chaosmining.device, tier.n_explain,
                        tier.internal_batch_size, tier.delta_steps)
-    except ExplainerError as exc:
-        pytest.fail(str(exc), pytrace=False)
     chaosmining.record(node, _record(bam_case, explainer_name, "time_ms", out["cost"].time_ms))
     chaosmining.record(node, _record(bam_case, explainer_name, "peak_mem_mb", out["cost"].peak_mem_mb))
     for metric in ("mcs", "mcs_baseline", "idr", "idr_baseline", "iir", "iir_pairs", "mcs_k_corr"):

@@ -8,8 +8,9 @@ import statistics
 
 import pytest
 
+from pytest_chaosmining.context import explainer_failures
 from pytest_chaosmining.cost import measure
-from pytest_chaosmining.explainers import ExplainerError, attribute
+from pytest_chaosmining.explainers import attribute
 from pytest_chaosmining.plugin import CONTEXT_KEY
 from pytest_chaosmining.results import Record
 
@@ -35,7 +36,7 @@ def test_attribution_cost(chaosmining, explainer_name, request):
     def run():
         return attribute(explainer, trained.model, inputs, target=0)
 
-    try:
+    with explainer_failures():
         _, cost = measure(run, chaosmining.device)  # warm-up, memory and validation
         bench = request.getfixturevalue("benchmark") if request.config.pluginmanager.hasplugin("benchmark") else None
         if bench is not None and not bench.disabled:
@@ -45,8 +46,6 @@ def test_attribution_cost(chaosmining, explainer_name, request):
             if bench is not None:  # disabled (e.g. under xdist): it runs the call once
                 bench(run)
             times = [measure(run, chaosmining.device)[1].time_ms for _ in range(ROUNDS)]
-    except ExplainerError as exc:
-        pytest.fail(str(exc), pytrace=False)
     condition = {**case.condition(), "rows": int(inputs.shape[0]), "features": int(inputs.shape[1])}
     for metric, value in (("time_ms", statistics.median(times)), ("peak_mem_mb", cost.peak_mem_mb)):
         chaosmining.record(request.node, Record(SUITE, case.model_id, explainer_name, case.seed, metric, value, condition))

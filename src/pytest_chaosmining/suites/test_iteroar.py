@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_chaosmining.context import parametrize
-from pytest_chaosmining.explainers import ExplainerError
+from pytest_chaosmining.context import explainer_failures, parametrize
 from pytest_chaosmining.iteroar_suite import REFERENCE, SUITE, accuracy_drop
 from pytest_chaosmining.plugin import CONTEXT_KEY
 from pytest_chaosmining.report import MODEL_LEVEL
@@ -70,10 +69,8 @@ def test_salient_removal(chaosmining, iteroar_case, explainer_name, request):
     node = request.node
     _gate(chaosmining, iteroar_case)
     reference = chaosmining.iteroar_chain(iteroar_case, None)
-    try:
+    with explainer_failures():
         result = chaosmining.iteroar_chain(iteroar_case, explainer_name)
-    except ExplainerError as exc:
-        pytest.fail(str(exc), pytrace=False)
     _record_chain(chaosmining, node, iteroar_case, explainer_name, result)
     tier, bars = chaosmining.settings.tier, chaosmining.thresholds
     what = f"{explainer_name} on {iteroar_case.id}"

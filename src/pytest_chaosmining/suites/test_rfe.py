@@ -11,8 +11,7 @@ import math
 
 import pytest
 
-from pytest_chaosmining.context import parametrize
-from pytest_chaosmining.explainers import ExplainerError
+from pytest_chaosmining.context import explainer_failures, parametrize
 from pytest_chaosmining.plugin import CONTEXT_KEY
 from pytest_chaosmining.report import MODEL_LEVEL
 from pytest_chaosmining.results import Record
@@ -52,10 +51,8 @@ def test_rfewna(chaosmining, rfe_case, explainer_name, request):
     (where the truth is unknown: test accuracy at least the quality gate)."""
     node = request.node
     chaosmining.tag_test(node, SUITE, explainer_name)
-    try:
+    with explainer_failures():
         result = chaosmining.rfe_selection(rfe_case, explainer_name)
-    except ExplainerError as exc:
-        pytest.fail(str(exc), pytrace=False)
     cond = _records(chaosmining, node, rfe_case, "RFEwNA", explainer_name, result)
     tier = chaosmining.settings.tier
     what = f"RFEwNA-{explainer_name} on {rfe_case.id}"

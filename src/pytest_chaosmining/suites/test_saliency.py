@@ -12,8 +12,7 @@ import statistics
 
 import pytest
 
-from pytest_chaosmining.context import parametrize
-from pytest_chaosmining.explainers import ExplainerError
+from pytest_chaosmining.context import explainer_failures, parametrize
 from pytest_chaosmining.plugin import CONTEXT_KEY
 from pytest_chaosmining.report import MODEL_LEVEL
 from pytest_chaosmining.results import Record
@@ -85,10 +84,8 @@ def test_attribution(chaosmining, comparison, explainer_name, request):
             pytest.skip(f"below the {domain} quality gate {gate:.3f}: {', '.join(weak)}; not compared")
         results = {}
         for case, model in models.items():
-            try:
+            with explainer_failures():
                 results[case] = evaluate(chaosmining, domain, model, explainer)
-            except ExplainerError as exc:
-                pytest.fail(str(exc), pytrace=False)
         bars = guided_bars(chaosmining, domain, models[guided])
         for metric in COMPARED[domain]:
             chaosmining.record(node, _record(comparison, standard, explainer_name, metric, results[standard][metric]))

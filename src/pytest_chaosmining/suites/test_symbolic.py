@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_chaosmining.context import parametrize
-from pytest_chaosmining.explainers import ExplainerError
+from pytest_chaosmining.context import explainer_failures, parametrize
 from pytest_chaosmining.plugin import CONTEXT_KEY
 from pytest_chaosmining.report import MODEL_LEVEL
 from pytest_chaosmining.results import Record
@@ -47,10 +46,8 @@ def test_fprec(chaosmining, symbolic_case, explainer_name, request):
             f"model {symbolic_case.id} is below its quality gate (prediction UScore {trained.uscore:.3f} < "
             f"{gate:.3f}); its explainers are not judged on it"
         )
-    try:
+    with explainer_failures():
         result = evaluate(trained, chaosmining.explainers[explainer_name], chaosmining.device)
-    except ExplainerError as exc:
-        pytest.fail(str(exc), pytrace=False)
     node = request.node
     chaosmining.record(node, _record(symbolic_case, explainer_name, "time_ms", result["cost"].time_ms))
     chaosmining.record(node, _record(symbolic_case, explainer_name, "peak_mem_mb", result["cost"].peak_mem_mb))

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_chaosmining.context import parametrize
-from pytest_chaosmining.explainers import ExplainerError
+from pytest_chaosmining.context import explainer_failures, parametrize
 from pytest_chaosmining.plugin import CONTEXT_KEY
 from pytest_chaosmining.report import MODEL_LEVEL
 from pytest_chaosmining.results import Record
@@ -50,11 +49,9 @@ def test_iou(chaosmining, vision_case, explainer_name, request):
         pytest.skip(f"model {vision_case.id} is below its accuracy gate ({trained.accuracy:.3f} < {gate:.3f}); "
                     "its explainers are not judged on it")
     tier = chaosmining.vision_tier
-    try:
+    with explainer_failures():
         result = evaluate(trained, chaosmining.explainers[explainer_name], chaosmining.device, tier.n_explain,
                           tier.internal_batch_size, tier.n_check)
-    except ExplainerError as exc:
-        pytest.fail(str(exc), pytrace=False)
     node = request.node
     chaosmining.record(node, _record(vision_case, explainer_name, "time_ms", result["cost"].time_ms))
     chaosmining.record(node, _record(vision_case, explainer_name, "peak_mem_mb", result["cost"].peak_mem_mb))
