@@ -222,8 +222,28 @@ def held_out_check(records: list[dict], bars: list[Bar]) -> HeldOut:
     return HeldOut(dict(tests), dict(failed))
 
 
-def report(bars: list[Bar], held: HeldOut | None, tier: str, cal_seeds: str, held_seeds: str) -> str:
-    """Markdown calibration report: every bar with its evidence, then the held-out count."""
+def gate_rows(records: list[dict]) -> list[str]:
+    """Markdown rows of the model gates: per suite, how many models each run judged
+    (prediction quality against the tier's gate), their lowest and mean quality, and
+    how many fell below the gate (their explainer tests skip; the model test fails)."""
+    grouped: dict[tuple[str, str, float], list[float]] = defaultdict(list)
+    for r in records:
+        if r["explainer"] == "-" and r.get("threshold") is not None and r["metric"] in ("uscore", "accuracy"):
+            grouped[(r["suite"], r["metric"], float(r["threshold"]))].append(float(r["value"]))
+    return [f"| {suite} | {metric} | {gate:.2f} | {len(v)} | {min(v):.3f} | {statistics.fmean(v):.3f} | "
+            f"{sum(x < gate for x in v)} |" for (suite, metric, gate), v in sorted(grouped.items())]
+
+
+def failure_rate_bound(failures: int, tests: int, confidence: float = 0.95) -> float:
+    """One-sided Clopper-Pearson upper bound of a failure rate seen as ``failures`` in ``tests``."""
+    from scipy.stats import beta
+
+    return 1.0 if failures >= tests else float(beta.ppf(confidence, failures + 1, tests - failures))
+
+
+def report(bars: list[Bar], held: HeldOut | None, tier: str, cal_seeds: str, held_seeds: str,
+           models: list[dict] | None = None) -> str:
+    """Markdown calibration report: every bar with its evidence, the model gates, then the held-out count."""
     lines = [f"# Calibration report: tier {tier}", "",
              f"Calibration seeds {cal_seeds}; held-out seeds {held_seeds} (the tier judges seeds from 0). "
              f"Bar = x̄ − k·s over the calibration seeds (s floored at {SD_FLOOR}), k for coverage "
@@ -238,6 +258,12 @@ def report(bars: list[Bar], held: HeldOut | None, tier: str, cal_seeds: str, hel
                      f"{'not judged' if b.bar is None else f'{b.bar:.2f}'} | "
                      f"{'—' if rate is None else f'{rate:.4f}'} | "
                      f"{max(b.control) if b.control else float('nan'):.3f} |")
+    gates = gate_rows(models or [])
+    if gates:
+        lines += ["", "## Model gates", "", "Models of the calibration and held-out runs against the tier's quality "
+                  "gate (`quality_gate`, not recalibrated).", "",
+                  "| suite | quality | gate | models | lowest | mean | below the gate |", "|---|---|---|---|---|---|---|",
+                  *gates]
     if held is not None:
         lines += ["", "## Held-out check", "",
                   "Every judged test of the held-out runs, re-judged against the bars above.", "",
@@ -251,9 +277,10 @@ def report(bars: list[Bar], held: HeldOut | None, tier: str, cal_seeds: str, hel
                          if e not in BUILT_INS)
         predicted = sum(r for r in (b.false_fail_rate() for b in bars) if r is not None) / max(
             sum(1 for b in bars if b.bar is not None), 1)
-        lines += ["", f"Built-in tests: {builtin_tests}, failed: {builtin_failed} "
-                      f"(mean predicted false-fail rate per check {predicted:.4f}); "
-                      f"control and cheat tests passing: {bad_passes}.", ""]
+        lines += ["", f"Built-in tests: {builtin_tests}, failed: {builtin_failed}, a rate of "
+                      f"{builtin_failed / max(builtin_tests, 1):.4f} (95% upper bound "
+                      f"{failure_rate_bound(builtin_failed, builtin_tests):.4f}; mean predicted false-fail rate per "
+                      f"check {predicted:.4f}); control and cheat tests passing: {bad_passes}.", ""]
         for (suite, explainer), misses in sorted(held.failed.items()):
             if explainer in BUILT_INS:
                 lines += [f"- {suite} {explainer}: {m}" for m in misses]
@@ -314,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         sys.stdout.write(text)
     if args.report:
-        args.report.write_text(report(bars, held, tier, cal_seeds, held_seeds))
+        args.report.write_text(report(bars, held, tier, cal_seeds, held_seeds, records + held_records))
     if args.merge:
         note = f"calibration seeds {cal_seeds}; held-out check on seeds {held_seeds}"
         args.merge.write_text(merge_into(args.merge.read_text(), text, bars, tier, note))
