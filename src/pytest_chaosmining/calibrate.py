@@ -40,7 +40,7 @@ import statistics
 import sys
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .explainers import BUILTIN_NAMES, CONTROL_NAME
@@ -78,6 +78,11 @@ JUDGED: dict[str, dict[str, KeyOf]] = {
 }
 #: metrics that are left out where the control reaches their bar (another metric judges there)
 OPTIONAL = {"channel_share", "idr_gain"}
+#: metrics whose per-seed value moves in steps (FPrec of k selected features: 1/k) and is skewed
+#: against a floor: a normal bound is meaningless there.  The bar sits half a step below the lowest
+#: calibration value, and is refused unless the highest control and cheat values seen on the
+#: calibration seeds stay below it
+STEPS: dict[tuple[str, str], Callable[[Condition], float]] = {("rfe", "fprec"): lambda c: 1 / int(str(c["k"]))}
 
 
 def _norm_ppf(q: float) -> float:
@@ -109,6 +114,8 @@ class Bar:
     values: list[float]
     bar: float | None  # None: refused (the control reaches it)
     control: list[float]
+    step: float | None = None  # the value's step where it is discrete (the bar then follows STEPS)
+    others: list[float] = field(default_factory=list)  # cheats' values on the calibration seeds
 
     @property
     def mean(self) -> float:
@@ -119,9 +126,13 @@ class Bar:
         return max(statistics.stdev(self.values) if len(self.values) > 1 else 0.0, SD_FLOOR)
 
     def false_fail_rate(self) -> float | None:
-        """Predicted chance that a correct explainer's value on an unseen seed falls below the bar."""
+        """Predicted chance that a correct explainer's value on an unseen seed falls below the bar:
+        the normal fit's, or for a discrete value the order-statistic bound 1 / (m + 1)
+        (no value of m calibration seeds fell below the lowest level)."""
         if self.bar is None:
             return None
+        if self.step is not None:
+            return 1 / (len(self.values) + 1)
         return statistics.NormalDist(self.mean, self.sd).cdf(self.bar)
 
 
@@ -133,25 +144,37 @@ def _judged(records: Iterable[dict]) -> Iterable[tuple[str, str, str, dict]]:
 
 
 def calibrate(records: list[dict]) -> list[Bar]:
-    """A bar per (suite, metric, key, built-in explainer) from calibration-run records."""
+    """A bar per (suite, metric, key, built-in explainer) from calibration-run records
+    (records of other explainers are the control and cheats, checked against the bars)."""
     values: dict[tuple[str, str, str, str], list[float]] = defaultdict(list)
     control: dict[tuple[str, str, str], list[float]] = defaultdict(list)
+    cheats: dict[tuple[str, str, str], list[float]] = defaultdict(list)
+    steps: dict[tuple[str, str, str], float] = {}
     for suite, metric, key, r in _judged(records):
+        if (suite, metric) in STEPS:
+            steps[(suite, metric, key)] = STEPS[(suite, metric)](r["condition"])
         if r["explainer"] == CONTROL_NAME:
             control[(suite, metric, key)].append(float(r["value"]))
         elif r["explainer"] in BUILT_INS:
             values[(suite, metric, key, r["explainer"])].append(float(r["value"]))
+        else:
+            cheats[(suite, metric, key)].append(float(r["value"]))
     bars = []
     for (suite, metric, key, explainer), vals in sorted(values.items()):
-        k = tolerance_factor(len(vals))
-        sd = max(statistics.stdev(vals), SD_FLOOR)
-        bar = _floor(statistics.fmean(vals) - k * sd)
-        ctrl = control.get((suite, metric, key), [])
-        if ctrl:
-            ctrl_sd = max(statistics.stdev(ctrl) if len(ctrl) > 1 else 0.0, SD_FLOOR)
-            if statistics.fmean(ctrl) + tolerance_factor(max(len(ctrl), 3)) * ctrl_sd >= bar:
+        ctrl, others, step = control.get((suite, metric, key), []), cheats.get((suite, metric, key), []), \
+            steps.get((suite, metric, key))
+        bar: float | None
+        if step is not None:
+            bar = _floor(min(vals) - step / 2)
+            if max(ctrl + others, default=-math.inf) >= bar:
                 bar = None
-        bars.append(Bar(suite, metric, key, explainer, vals, bar, ctrl))
+        else:
+            bar = _floor(statistics.fmean(vals) - tolerance_factor(len(vals)) * max(statistics.stdev(vals), SD_FLOOR))
+            if ctrl:
+                ctrl_sd = max(statistics.stdev(ctrl) if len(ctrl) > 1 else 0.0, SD_FLOOR)
+                if statistics.fmean(ctrl) + tolerance_factor(max(len(ctrl), 3)) * ctrl_sd >= bar:
+                    bar = None
+        bars.append(Bar(suite, metric, key, explainer, vals, bar, ctrl, step, others))
     return bars
 
 
@@ -241,23 +264,40 @@ def failure_rate_bound(failures: int, tests: int, confidence: float = 0.95) -> f
     return 1.0 if failures >= tests else float(beta.ppf(confidence, failures + 1, tests - failures))
 
 
+def _cheat_maxima(records: list[dict]) -> dict[tuple[str, str, str], tuple[float, str]]:
+    best: dict[tuple[str, str, str], tuple[float, str]] = {}
+    for suite, metric, key, r in _judged(records):
+        if r["explainer"] not in BUILTIN_NAMES:
+            found = best.get((suite, metric, key))
+            if found is None or float(r["value"]) > found[0]:
+                best[(suite, metric, key)] = (float(r["value"]), r["explainer"])
+    return best
+
+
 def report(bars: list[Bar], held: HeldOut | None, tier: str, cal_seeds: str, held_seeds: str,
-           models: list[dict] | None = None) -> str:
+           models: list[dict] | None = None, held_records: list[dict] | None = None) -> str:
     """Markdown calibration report: every bar with its evidence, the model gates, then the held-out count."""
     lines = [f"# Calibration report: tier {tier}", "",
              f"Calibration seeds {cal_seeds}; held-out seeds {held_seeds} (the tier judges seeds from 0). "
              f"Bar = x̄ − k·s over the calibration seeds (s floored at {SD_FLOOR}), k for coverage "
              f"{COVERAGE} at confidence {CONFIDENCE}; predicted false-fail rate Φ((bar − x̄)/s).  "
-             "Control: the random control's values over the same seeds.", "",
-             "| suite | metric | key | explainer | m | mean | sd | k | bar | predicted false-fail | control max |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "Control max: the highest value of the random control (and of the cheats, where the calibration runs "
+             "had them) over the same seeds.  Discrete values (RFE FPrec, steps of 1/k) take the bar half a step "
+             "below the lowest calibration value instead, with the order-statistic rate 1/(m+1).", "",
+             "Cheats: the highest value any cheat of `pytest_chaosmining.cheats` reached on the held-out seeds.", "",
+             "| suite | metric | key | explainer | m | mean | sd | k | bar | predicted false-fail | control max "
+             "| cheats max |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    cheats = _cheat_maxima(held_records or [])
     for b in bars:
         rate = b.false_fail_rate()
+        cheat = cheats.get((b.suite, b.metric, b.key))
         lines.append(f"| {b.suite} | {b.metric} | {b.key} | {b.explainer} | {len(b.values)} | {b.mean:.3f} | "
                      f"{b.sd:.3f} | {tolerance_factor(len(b.values)):.2f} | "
                      f"{'not judged' if b.bar is None else f'{b.bar:.2f}'} | "
                      f"{'—' if rate is None else f'{rate:.4f}'} | "
-                     f"{max(b.control) if b.control else float('nan'):.3f} |")
+                     f"{max(b.control + b.others) if b.control or b.others else float('nan'):.3f} | "
+                     f"{'—' if cheat is None else f'{cheat[0]:.3f} ({cheat[1]})'} |")
     gates = gate_rows(models or [])
     if gates:
         lines += ["", "## Model gates", "", "Models of the calibration and held-out runs against the tier's quality "
@@ -341,7 +381,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         sys.stdout.write(text)
     if args.report:
-        args.report.write_text(report(bars, held, tier, cal_seeds, held_seeds, records + held_records))
+        args.report.write_text(report(bars, held, tier, cal_seeds, held_seeds, records + held_records, held_records))
     if args.merge:
         note = f"calibration seeds {cal_seeds}; held-out check on seeds {held_seeds}"
         args.merge.write_text(merge_into(args.merge.read_text(), text, bars, tier, note))
