@@ -120,7 +120,9 @@ def test_protocol_cases_and_the_paper_settings():
     for tier in ("smoke", "ci", "paper"):
         cases = iteroar_cases(ITEROAR[tier], VISION[tier])
         assert len({c.id for c in cases}) == len(cases)
-        assert all(c.base.condition.endswith("RP") for c in cases)  # a centre prior cannot find the foreground
+        # random positions, except at smoke, where the SBRP model rarely learns: there the
+        # model-randomisation check (training_gain) rejects a centre prior instead
+        assert all(c.base.condition.endswith("RP") for c in cases) or tier == "smoke"
     assert BAM["paper"].ks == (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
     ids = [c.explainer_id("SA") for c in bam_cases(BAM["ci"], seeds=3)]
     assert len(set(ids)) == 3 and ids[0] == "40px-small_cnn-e10-SA-s0"

@@ -417,7 +417,7 @@ def test_iteroar_and_bam_suites_end_to_end(pytester, run_suite):
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed") == 2 + 2 and outcomes.get("xfailed") == 2, result.stdout.str()
     assert outcomes.get("failed") == 2 * (len(cheats) + 1), result.stdout.str()
-    result.stdout.fnmatch_lines(["*constant on 32px*mcs_gain*< threshold*", "*constant on SBRP*drop_gain*< threshold*"])
+    result.stdout.fnmatch_lines(["*constant on 32px*mcs_gain*< threshold*", "*constant on SBFP*drop_gain*< threshold*"])
     report = (pytester.path / "report" / "report.md").read_text()
     assert "## IteROAR" in report and "| random-pixels |" in report and "## BAM" in report
     assert "| f_o |" in report and "| SA |" in report
