@@ -139,7 +139,7 @@ def test_calibration_sets_bars_from_the_spread_and_refuses_bars_the_control_reac
     assert 0.45 < sa.bar < min(sa.values) and sa.false_fail_rate() < 0.005
     assert bars[("tcn-RBRP", "SA")].bar is None  # the control's upper bound reaches it: not judged
     t = tomllib.loads(to_toml(list(bars.values()), "smoke"))["audio"]["smoke"]["channel_share"]
-    assert t["tcn-RBFP"] == min(sa.bar, bars[("tcn-RBFP", "FA")].bar) and "tcn-RBRP" not in t
+    assert t["tcn-RBFP"] == min(sa.bar, bars[("tcn-RBFP", "FA")].bar) and t["tcn-RBRP"] == -math.inf
     held = [_audio_record("channel_share", "SA", 0.61, "RBFP", 200), _audio_record("channel_share", "SA", 0.2, "RBFP", 201),
             _audio_record("channel_share", "random", 0.13, "RBFP", 200),
             _audio_record("channel_share", "SA", 0.13, "RBRP", 200)]  # no bar there: not judged

@@ -21,9 +21,11 @@ one-sided normal tolerance bound x̄ − k·s that covers a proportion p = 0.995
 future seeds with confidence γ = 0.90 (``../shared/CALIBRATION.md``), rounded
 down to 0.01.  The predicted false-fail rate of a bar b is Φ((b − x̄)/s).  The
 shared bar of a key (for explainers without their own: user explainers) is the
-weakest built-in's.  A bar is refused (reported, not judged: the metric is
-left out of the table) where the random control's upper tolerance bound
-x̄_r + k·s_r reaches it: there the metric cannot tell an explainer from noise.
+weakest judged built-in's.  Where the random control's upper tolerance bound
+x̄_r + k·s_r reaches x̄ − k·s, the bar is raised to just above the control's
+bound if its predicted false-fail rate stays at most ``TARGET_RATE`` (1 in
+200), and refused otherwise (written ``-inf``: reported, not judged; the
+metric cannot tell that explainer from noise there).
 
 The held-out check re-judges every judged test of the held-out runs against the
 new bars and counts failures of the built-ins (each should fail about 1 time in
@@ -49,6 +51,10 @@ from .explainers import BUILTIN_NAMES, CONTROL_NAME
 COVERAGE, CONFIDENCE = 0.995, 0.90
 #: smallest standard deviation assumed for a value over seeds
 SD_FLOOR = 0.01
+#: the largest predicted false-fail rate accepted for a bar set just above the control
+TARGET_RATE = 0.005
+#: fewest calibration seeds a bar is set from
+MIN_SEEDS = 5
 BUILT_INS = tuple(n for n in BUILTIN_NAMES if n != CONTROL_NAME)
 
 Condition = dict[str, object]
@@ -116,6 +122,7 @@ class Bar:
     control: list[float]
     step: float | None = None  # the value's step where it is discrete (the bar then follows STEPS)
     others: list[float] = field(default_factory=list)  # cheats' values on the calibration seeds
+    refused: str = ""  # why there is no bar
 
     @property
     def mean(self) -> float:
@@ -163,51 +170,64 @@ def calibrate(records: list[dict]) -> list[Bar]:
     for (suite, metric, key, explainer), vals in sorted(values.items()):
         ctrl, others, step = control.get((suite, metric, key), []), cheats.get((suite, metric, key), []), \
             steps.get((suite, metric, key))
-        bar: float | None
-        if step is not None:
+        bar: float | None = None
+        refused = ""
+        if len(vals) < MIN_SEEDS:
+            refused = f"judged on {len(vals)} calibration seed(s), fewer than {MIN_SEEDS}"
+        elif step is not None:
             bar = _floor(min(vals) - step / 2)
             if max(ctrl + others, default=-math.inf) >= bar:
-                bar = None
+                bar, refused = None, "the control or a cheat reaches it"
         else:
-            bar = _floor(statistics.fmean(vals) - tolerance_factor(len(vals)) * max(statistics.stdev(vals), SD_FLOOR))
+            mean, sd = statistics.fmean(vals), max(statistics.stdev(vals), SD_FLOOR)
+            bar = _floor(mean - tolerance_factor(len(vals)) * sd)
             if ctrl:
                 ctrl_sd = max(statistics.stdev(ctrl) if len(ctrl) > 1 else 0.0, SD_FLOOR)
-                if statistics.fmean(ctrl) + tolerance_factor(max(len(ctrl), 3)) * ctrl_sd >= bar:
-                    bar = None
-        bars.append(Bar(suite, metric, key, explainer, vals, bar, ctrl, step, others))
+                ctrl_upper = statistics.fmean(ctrl) + tolerance_factor(max(len(ctrl), 3)) * ctrl_sd
+                if ctrl_upper >= bar:  # the lowest bar that still rejects the control, if its rate is low enough
+                    bar = math.ceil((ctrl_upper + 0.01) * 100 - 1e-9) / 100
+                    if statistics.NormalDist(mean, sd).cdf(bar) > TARGET_RATE:
+                        bar, refused = None, "the random control's upper tolerance bound reaches it"
+        bars.append(Bar(suite, metric, key, explainer, vals, bar, ctrl, step, others, refused))
     return bars
 
 
 def shared_bars(bars: list[Bar]) -> dict[tuple[str, str, str], float | None]:
-    """The bar of each key for explainers without their own: the weakest built-in's
-    (None where any built-in's bar was refused)."""
-    grouped: dict[tuple[str, str, str], list[float | None]] = defaultdict(list)
+    """The bar of each key for explainers without their own: the weakest judged
+    built-in's (None where no built-in's bar could be set)."""
+    grouped: dict[tuple[str, str, str], list[float]] = defaultdict(list)
     for b in bars:
-        grouped[(b.suite, b.metric, b.key)].append(b.bar)
-    return {k: (None if any(v is None for v in vs) else min(v for v in vs if v is not None))
-            for k, vs in grouped.items()}
+        grouped.setdefault((b.suite, b.metric, b.key), [])
+        if b.bar is not None:
+            grouped[(b.suite, b.metric, b.key)].append(b.bar)
+    return {k: (min(vs) if vs else None) for k, vs in grouped.items()}
 
 
 def to_toml(bars: list[Bar], tier: str) -> str:
-    """The calibrated tables, ``[<suite>.<tier>.<metric>]`` and per explainer."""
+    """The calibrated tables, ``[<suite>.<tier>.<metric>]`` (per key: the weakest judged
+    built-in's bar, for other explainers) and per built-in explainer.  Where no bar
+    could be set the entry is ``-inf``: not judged there, with the reason as a comment."""
     shared = shared_bars(bars)
     lines: list[str] = []
     for suite, metric in dict.fromkeys((b.suite, b.metric) for b in bars):
         keys = {k: v for (s, m, k), v in shared.items() if (s, m) == (suite, metric)}
-        judged = {k: v for k, v in keys.items() if v is not None}
+        judged = [v for v in keys.values() if v is not None]
         lines.append(f"[{suite}.{tier}.{metric}]")
-        lines += [f"# not judged on {k}: the random control reaches a built-in's bar" for k, v in keys.items()
-                  if v is None]
         if judged and metric not in OPTIONAL:
-            lines.append(f"default = {min(judged.values()):.2f}")
-        lines += [f"{k} = {v:.2f}" for k, v in judged.items()]
+            lines.append(f"default = {min(judged):.2f}")
+        for k, v in keys.items():
+            if v is None:
+                reasons = sorted({b.refused for b in bars if (b.suite, b.metric, b.key) == (suite, metric, k)})
+                lines.append(f"{k} = -inf  # not judged: {'; '.join(reasons)}")
+            else:
+                lines.append(f"{k} = {v:.2f}")
         lines.append("")
         for explainer in BUILT_INS:
-            own = [b for b in bars if (b.suite, b.metric, b.explainer) == (suite, metric, explainer)
-                   and b.bar is not None and keys.get(b.key) is not None]
+            own = [b for b in bars if (b.suite, b.metric, b.explainer) == (suite, metric, explainer)]
             if own:
                 lines.append(f"[{suite}.{tier}.{metric}.explainer.{explainer}]")
-                lines += [f"{b.key} = {b.bar:.2f}" for b in own]
+                lines += [f"{b.key} = {b.bar:.2f}" if b.bar is not None else f"{b.key} = -inf  # not judged: {b.refused}"
+                          for b in own]
                 lines.append("")
     return "\n".join(lines)
 
@@ -227,10 +247,9 @@ def held_out_check(records: list[dict], bars: list[Bar]) -> HeldOut:
     shared = shared_bars(bars)
     by_test: dict[tuple[str, str, str], list[str]] = defaultdict(list)
     for suite, metric, key, r in _judged(records):
-        bar = own.get((suite, metric, key, r["explainer"]), shared.get((suite, metric, key)))
-        if (suite, metric, key, r["explainer"]) in own and bar is None:
-            continue
-        if bar is None:
+        mine = (suite, metric, key, r["explainer"])
+        bar = own[mine] if mine in own else shared.get((suite, metric, key))
+        if bar is None:  # not judged there
             continue
         test = (suite, r["explainer"], r["nodeid"])
         by_test.setdefault(test, [])
@@ -292,9 +311,10 @@ def report(bars: list[Bar], held: HeldOut | None, tier: str, cal_seeds: str, hel
     for b in bars:
         rate = b.false_fail_rate()
         cheat = cheats.get((b.suite, b.metric, b.key))
+        k = f"{tolerance_factor(len(b.values)):.2f}" if len(b.values) >= 3 else "—"
         lines.append(f"| {b.suite} | {b.metric} | {b.key} | {b.explainer} | {len(b.values)} | {b.mean:.3f} | "
-                     f"{b.sd:.3f} | {tolerance_factor(len(b.values)):.2f} | "
-                     f"{'not judged' if b.bar is None else f'{b.bar:.2f}'} | "
+                     f"{b.sd:.3f} | {k} | "
+                     f"{f'not judged: {b.refused}' if b.bar is None else f'{b.bar:.2f}'} | "
                      f"{'—' if rate is None else f'{rate:.4f}'} | "
                      f"{max(b.control + b.others) if b.control or b.others else float('nan'):.3f} | "
                      f"{'—' if cheat is None else f'{cheat[0]:.3f} ({cheat[1]})'} |")

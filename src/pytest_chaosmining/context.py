@@ -282,18 +282,29 @@ class ChaosminingContext:
         if regression:
             raise ConformanceFailure(f"{what}: {regression}")
 
-    def require_all(self, node: Any, checks: list[tuple[Record, float, str]]) -> None:
+    def require_all(self, node: Any, checks: list[tuple[Record, float | None, str]]) -> None:
         """:meth:`require` each ``(record, threshold, what)``, recording all of them,
-        then fail once with every bar that was missed.  For the random control
-        every bar must be missed: one it meets raises :class:`ControlPassedBar`."""
+        then fail once with every bar that was missed.  A check without a bar (None:
+        not judged there) is recorded only; a test none of whose checks has a bar
+        skips.  For the random control every bar must be missed: one it meets
+        raises :class:`ControlPassedBar`."""
+        import pytest
+
+        judged = [(record, threshold, what) for record, threshold, what in checks if threshold is not None]
+        for record, threshold, _ in checks:
+            if threshold is None:
+                self.record(node, record)
+        if not judged:
+            pytest.skip("not judged: no calibrated bar for " + ", ".join(
+                f"{r.metric}" for r, _, _ in checks) + f" here ({checks[0][2]}); the values are recorded")
         failures = []
-        for record, threshold, what in checks:
+        for record, threshold, what in judged:
             try:
                 self.require(node, record, threshold, what)
             except ConformanceFailure as exc:
                 failures.append(str(exc))
         passed_by_control = [f"{what}: {record.metric} {record.value:.4f} >= threshold {threshold:.4f}"
-                             for record, threshold, what in checks
+                             for record, threshold, what in judged
                              if record.passed and self._is_control(record.explainer)]
         if passed_by_control:
             raise ControlPassedBar("the random control passed a bar on its own, so that bar cannot tell an "

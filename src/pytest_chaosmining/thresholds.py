@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 SHIPPED = Path(__file__).with_name("thresholds.toml")
+#: a bar written as ``-inf``: calibration refused a bar there (too noisy, or the control reaches it)
+NOT_JUDGED = float("-inf")
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
@@ -70,13 +72,19 @@ class Thresholds:
         return float(self.section(suite, tier)[metric]["default"])
 
     def optional_metric(self, suite: str, tier: str, metric: str, case_key: str, explainer: str) -> float | None:
-        """Like :meth:`metric`, but None where the table has no bar (the metric is
-        not judged there: calibration found the explainers too close to chance)."""
+        """Like :meth:`metric`, but None where the table has no bar or marks it ``-inf``
+        (the metric is not judged there: calibration found it too noisy, or the
+        random control reaches it)."""
         table = self.section(suite, tier).get(metric, {})
         per_explainer = table.get("explainer", {}).get(explainer, {})
+        found: float | None = None
         for source in (per_explainer, table):
             if case_key in source:
-                return float(source[case_key])
+                found = float(source[case_key])
+                break
             if source is per_explainer and "default" in source:
-                return float(source["default"])
-        return float(table["default"]) if "default" in table else None
+                found = float(source["default"])
+                break
+        else:
+            found = float(table["default"]) if "default" in table else None
+        return None if found == NOT_JUDGED else found

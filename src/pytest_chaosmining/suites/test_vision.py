@@ -58,8 +58,8 @@ def test_iou(chaosmining, vision_case, explainer_name, request):
     chaosmining.record(node, _record(vision_case, explainer_name, "box_share", result["box_share"]))
     chaosmining.record(node, _record(vision_case, explainer_name, "untrained_iou", result["untrained_iou"]))
     tier_name, what = chaosmining.settings.tier, f"{explainer_name} on {vision_case.id}"
-    threshold = chaosmining.thresholds.metric(SUITE, tier_name, "iou", vision_case.condition, explainer_name)
-    min_gain = chaosmining.thresholds.metric(SUITE, tier_name, "training_gain", vision_case.condition, explainer_name)
+    threshold = chaosmining.thresholds.optional_metric(SUITE, tier_name, "iou", vision_case.condition, explainer_name)
+    min_gain = chaosmining.thresholds.optional_metric(SUITE, tier_name, "training_gain", vision_case.condition, explainer_name)
     chaosmining.require_all(node, [
         (_record(vision_case, explainer_name, "iou", result["iou"]), threshold, what),
         (_record(vision_case, explainer_name, "training_gain", result["training_gain"]), min_gain,
