@@ -187,7 +187,8 @@ def _restore(before: _ProcessState) -> list[str]:
             del hooks[key]
         if extra:
             changes.append(f"left {len(extra)} global module hook(s) registered ({name.strip('_')})")
-    torch.set_rng_state(before.torch_rng)
+    if before.torch_rng is not None:
+        torch.set_rng_state(before.torch_rng)
     if before.cuda_rng is not None:
         torch.cuda.set_rng_state_all(before.cuda_rng)
     np.random.set_state(before.numpy_rng)  # type: ignore[arg-type]

@@ -176,7 +176,7 @@ class RFETier:
 
 RFE_TIERS: dict[str, RFETier] = {
     "smoke": RFETier(formulas=(10, 12), n_samples=1500, noise_features=150, epochs=150, lr=1e-2, seeds=1,
-                     clf_samples=1000, clf_features=50, clf_informative=5, clf_epochs=150, clf_batch_size=None,
+                     clf_samples=1000, clf_features=100, clf_informative=5, clf_epochs=150, clf_batch_size=None,
                      santander_rows=2000),
     "ci": RFETier(formulas=(10, 11, 12, 13, 14), n_samples=3000, noise_features=150, epochs=300, lr=3e-3, seeds=1,
                   clf_samples=2000, clf_features=100, clf_informative=6, clf_epochs=300, clf_batch_size=None,
