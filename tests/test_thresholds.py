@@ -132,7 +132,7 @@ def test_calibration_sets_bars_from_the_spread_and_refuses_bars_the_control_reac
                         _audio_record("channel_share", e, rp + rng.normal(0, 0.01), "RBRP", seed)]
         records += [_audio_record("channel_share", "random", 0.125 + rng.normal(0, 0.005), c, seed)
                     for c in ("RBFP", "RBRP")]
-        records.append(_audio_record("channel_share", "SA", 0.9, "RBFP", seed) | {"threshold": None})  # not judged
+        records.append(_audio_record("untrained_share", "SA", 0.9, "RBFP", seed))  # not a judged metric
     bars = {(b.key, b.explainer): b for b in calibrate(records)}
     sa = bars[("tcn-RBFP", "SA")]
     assert sa.bar == pytest.approx(math.floor((sa.mean - 3.64 * sa.sd) * 100) / 100, abs=0.011)

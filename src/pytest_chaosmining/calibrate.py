@@ -144,9 +144,10 @@ class Bar:
 
 
 def _judged(records: Iterable[dict]) -> Iterable[tuple[str, str, str, dict]]:
+    """Records of the judged metrics (whether or not the run's bars judged them), with their key."""
     for r in records:
         key_of = JUDGED.get(r["suite"], {}).get(r["metric"])
-        if key_of is not None and r.get("threshold") is not None:
+        if key_of is not None:
             yield r["suite"], r["metric"], key_of(r["condition"]), r
 
 
