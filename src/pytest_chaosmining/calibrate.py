@@ -21,7 +21,7 @@ one-sided normal tolerance bound x̄ − k·s that covers a proportion p = 0.995
 future seeds with confidence γ = 0.90 (``../shared/CALIBRATION.md``), rounded
 down to 0.01.  The predicted false-fail rate of a bar b is Φ((b − x̄)/s).  The
 shared bar of a key (for explainers without their own: user explainers) is the
-weakest judged built-in's.  Where the random control's upper tolerance bound
+weakest built-in's, none where any built-in's was refused.  Where the random control's upper tolerance bound
 x̄_r + k·s_r reaches x̄ − k·s, the bar is raised to just above the control's
 bound if its predicted false-fail rate stays at most ``TARGET_RATE`` (1 in
 200), and refused otherwise (written ``-inf``: reported, not judged; the
@@ -194,18 +194,18 @@ def calibrate(records: list[dict]) -> list[Bar]:
 
 
 def shared_bars(bars: list[Bar]) -> dict[tuple[str, str, str], float | None]:
-    """The bar of each key for explainers without their own: the weakest judged
-    built-in's (None where no built-in's bar could be set)."""
-    grouped: dict[tuple[str, str, str], list[float]] = defaultdict(list)
+    """The bar of each key for explainers without their own: the weakest built-in's
+    (None where any built-in's bar was refused: a method as good as that built-in
+    could not be judged there either)."""
+    grouped: dict[tuple[str, str, str], list[float | None]] = defaultdict(list)
     for b in bars:
-        grouped.setdefault((b.suite, b.metric, b.key), [])
-        if b.bar is not None:
-            grouped[(b.suite, b.metric, b.key)].append(b.bar)
-    return {k: (min(vs) if vs else None) for k, vs in grouped.items()}
+        grouped[(b.suite, b.metric, b.key)].append(b.bar)
+    return {k: (None if any(v is None for v in vs) else min(v for v in vs if v is not None))
+            for k, vs in grouped.items()}
 
 
 def to_toml(bars: list[Bar], tier: str) -> str:
-    """The calibrated tables, ``[<suite>.<tier>.<metric>]`` (per key: the weakest judged
+    """The calibrated tables, ``[<suite>.<tier>.<metric>]`` (per key: the weakest
     built-in's bar, for other explainers) and per built-in explainer.  Where no bar
     could be set the entry is ``-inf``: not judged there, with the reason as a comment."""
     shared = shared_bars(bars)
