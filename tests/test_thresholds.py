@@ -70,8 +70,8 @@ def test_random_maps_fail_every_vision_threshold(tier):
     iou, _ = localisation(attr, boxes, sigma=6 * side / 224)
     for condition in spec.conditions:
         for explainer in EXPLAINERS:
-            thr = THRESHOLDS.metric("vision", tier, "iou", condition, explainer)
-            assert thr >= 1 / 49 + 0.05 and iou.mean() < thr, (tier, condition, explainer, thr, iou.mean())
+            thr = THRESHOLDS.optional_metric("vision", tier, "iou", condition, explainer)
+            assert thr is None or (thr >= 1 / 49 + 0.05 and iou.mean() < thr), (tier, condition, explainer, thr)
 
 
 def test_declared_unlearned_models():
@@ -98,8 +98,8 @@ def test_random_maps_fail_every_audio_threshold(tier):
             if THRESHOLDS.unlearned("audio", tier, key, model, condition):
                 continue
             for explainer in EXPLAINERS:
-                top1 = THRESHOLDS.metric("audio", tier, "top1_hit", key, explainer)
-                assert top1 >= chance + 0.1 and hit.mean() < top1, (tier, key, explainer, top1)
+                top1 = THRESHOLDS.optional_metric("audio", tier, "top1_hit", key, explainer)
+                assert top1 is None or (top1 >= chance + 0.1 and hit.mean() < top1), (tier, key, explainer, top1)
                 bar = THRESHOLDS.optional_metric("audio", tier, "channel_share", key, explainer)
                 if bar is not None:
                     judged += 1

@@ -370,8 +370,9 @@ def merge_into(thresholds_text: str, tables: str, bars: list[Bar], tier: str, no
         if skipping or (in_section and line.startswith("calibrated = ")):
             continue
         out.append(line)
-    text = "\n".join(out).rstrip("\n")
-    return f"{text}\n\n# Calibrated bars, tier {tier} ({note}): python -m pytest_chaosmining.calibrate\n{tables}"
+    header = f"# Calibrated bars of {', '.join(sorted(suites))}, tier {tier}"
+    text = "\n".join(line for line in out if not line.startswith(header)).rstrip("\n")
+    return f"{text}\n\n{header} ({note}): python -m pytest_chaosmining.calibrate\n{tables}"
 
 
 def _load(paths: list[Path]) -> tuple[list[dict], set[str], str]:
