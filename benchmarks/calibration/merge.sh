@@ -1,15 +1,25 @@
 #!/usr/bin/env bash
-# Bars from the calibration runs in reports/calibration/raw, merged into the shipped
-# thresholds, one report per suite in reports/calibration/.  BAM is calibrated on two seed
-# sets (the first held-out check, on 200-209, found the 8-seed spread of IDR too narrow)
-# and checked again on 300-309.
+# Bars from the calibration runs in reports/calibration/raw, merged into the shipped thresholds,
+# with one report per suite in reports/calibration/.
+#
+# Round 1 (reports/calibration/round1/): bars from the calibration seeds alone (100-111 or
+# 100-107), checked on held-out seeds 200-209.  It found the spread of 8 seeds too narrow for
+# IteROAR and BAM (3 failures in 40 tests each) and values near a ceiling (symbolic training
+# gain ~0.98) with a longer lower tail than the normal fit allows: 5 failures in 600.
+# Round 2 (the shipped bars): calibration seeds 100-... and 200-209 together, the standard
+# deviation floored at 0.02, checked on seeds 300-309, never seen before.  RFE (discrete bars)
+# keeps round 1.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 raw=reports/calibration/raw
 toml=src/pytest_chaosmining/thresholds.toml
-for suite in symbolic audio rfe vision iteroar; do
+mkdir -p reports/calibration/round1
+for suite in symbolic audio vision iteroar bam; do
     python -m pytest_chaosmining.calibrate "$raw/cal-smoke-$suite.json" --held-out "$raw/held-smoke-$suite.json" \
-        --merge "$toml" --toml /dev/null --report "reports/calibration/smoke-$suite.md"
+        --toml /dev/null --sd-floor 0.01 --report "reports/calibration/round1/smoke-$suite.md"
+    python -m pytest_chaosmining.calibrate "$raw/cal-smoke-$suite.json" "$raw/held-smoke-$suite.json" \
+        --held-out "$raw/held2-smoke-$suite.json" --merge "$toml" --toml /dev/null \
+        --report "reports/calibration/smoke-$suite.md"
 done
-python -m pytest_chaosmining.calibrate "$raw/cal-smoke-bam.json" "$raw/held-smoke-bam.json" \
-    --held-out "$raw/held2-smoke-bam.json" --merge "$toml" --toml /dev/null --report reports/calibration/smoke-bam.md
+python -m pytest_chaosmining.calibrate "$raw/cal-smoke-rfe.json" --held-out "$raw/held-smoke-rfe.json" \
+    --merge "$toml" --toml /dev/null --report reports/calibration/smoke-rfe.md

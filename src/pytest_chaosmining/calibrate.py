@@ -50,7 +50,7 @@ from .explainers import BUILTIN_NAMES, CONTROL_NAME
 #: proportion of future seeds a bar covers, and the confidence of that claim
 COVERAGE, CONFIDENCE = 0.995, 0.90
 #: smallest standard deviation assumed for a value over seeds
-SD_FLOOR = 0.01
+SD_FLOOR = 0.02
 #: the largest predicted false-fail rate accepted for a bar set just above the control
 TARGET_RATE = 0.005
 #: fewest calibration seeds a bar is set from
@@ -123,6 +123,7 @@ class Bar:
     step: float | None = None  # the value's step where it is discrete (the bar then follows STEPS)
     others: list[float] = field(default_factory=list)  # cheats' values on the calibration seeds
     refused: str = ""  # why there is no bar
+    sd_floor: float = SD_FLOOR
 
     @property
     def mean(self) -> float:
@@ -130,7 +131,7 @@ class Bar:
 
     @property
     def sd(self) -> float:
-        return max(statistics.stdev(self.values) if len(self.values) > 1 else 0.0, SD_FLOOR)
+        return max(statistics.stdev(self.values) if len(self.values) > 1 else 0.0, self.sd_floor)
 
     def false_fail_rate(self) -> float | None:
         """Predicted chance that a correct explainer's value on an unseen seed falls below the bar:
@@ -151,7 +152,7 @@ def _judged(records: Iterable[dict]) -> Iterable[tuple[str, str, str, dict]]:
             yield r["suite"], r["metric"], key_of(r["condition"]), r
 
 
-def calibrate(records: list[dict]) -> list[Bar]:
+def calibrate(records: list[dict], sd_floor: float = SD_FLOOR) -> list[Bar]:
     """A bar per (suite, metric, key, built-in explainer) from calibration-run records
     (records of other explainers are the control and cheats, checked against the bars)."""
     values: dict[tuple[str, str, str, str], list[float]] = defaultdict(list)
@@ -180,16 +181,16 @@ def calibrate(records: list[dict]) -> list[Bar]:
             if max(ctrl + others, default=-math.inf) >= bar:
                 bar, refused = None, "the control or a cheat reaches it"
         else:
-            mean, sd = statistics.fmean(vals), max(statistics.stdev(vals), SD_FLOOR)
+            mean, sd = statistics.fmean(vals), max(statistics.stdev(vals), sd_floor)
             bar = _floor(mean - tolerance_factor(len(vals)) * sd)
             if ctrl:
-                ctrl_sd = max(statistics.stdev(ctrl) if len(ctrl) > 1 else 0.0, SD_FLOOR)
+                ctrl_sd = max(statistics.stdev(ctrl) if len(ctrl) > 1 else 0.0, sd_floor)
                 ctrl_upper = statistics.fmean(ctrl) + tolerance_factor(max(len(ctrl), 3)) * ctrl_sd
                 if ctrl_upper >= bar:  # the lowest bar that still rejects the control, if its rate is low enough
                     bar = math.ceil((ctrl_upper + 0.01) * 100 - 1e-9) / 100
                     if statistics.NormalDist(mean, sd).cdf(bar) > TARGET_RATE:
                         bar, refused = None, "the random control's upper tolerance bound reaches it"
-        bars.append(Bar(suite, metric, key, explainer, vals, bar, ctrl, step, others, refused))
+        bars.append(Bar(suite, metric, key, explainer, vals, bar, ctrl, step, others, refused, sd_floor))
     return bars
 
 
@@ -295,11 +296,12 @@ def _cheat_maxima(records: list[dict]) -> dict[tuple[str, str, str], tuple[float
 
 
 def report(bars: list[Bar], held: HeldOut | None, tier: str, cal_seeds: str, held_seeds: str,
-           models: list[dict] | None = None, held_records: list[dict] | None = None) -> str:
+           models: list[dict] | None = None, held_records: list[dict] | None = None,
+           sd_floor: float = SD_FLOOR) -> str:
     """Markdown calibration report: every bar with its evidence, the model gates, then the held-out count."""
     lines = [f"# Calibration report: tier {tier}", "",
              f"Calibration seeds {cal_seeds}; held-out seeds {held_seeds} (the tier judges seeds from 0). "
-             f"Bar = x̄ − k·s over the calibration seeds (s floored at {SD_FLOOR}), k for coverage "
+             f"Bar = x̄ − k·s over the calibration seeds (s floored at {sd_floor}), k for coverage "
              f"{COVERAGE} at confidence {CONFIDENCE}; predicted false-fail rate Φ((bar − x̄)/s).  "
              "Control max: the highest value of the random control (and of the cheats, where the calibration runs "
              "had them) over the same seeds.  Discrete values (RFE FPrec, steps of 1/k) take the bar half a step "
@@ -389,13 +391,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--toml", type=Path, help="write the calibrated tables here")
     parser.add_argument("--report", type=Path, help="write the Markdown calibration report here")
     parser.add_argument("--merge", type=Path, help="replace the calibrated tables in this thresholds.toml")
+    parser.add_argument("--sd-floor", type=float, default=SD_FLOOR, help="smallest standard deviation assumed")
     args = parser.parse_args(argv)
     records, tiers, cal_seeds = _load(args.results)
     held_records, held_tiers, held_seeds = _load(args.held_out) if args.held_out else ([], set(), "none")
     if len(tiers | held_tiers) != 1:
         parser.error(f"results of exactly one tier expected, got {sorted(tiers | held_tiers)}")
     tier = tiers.pop()
-    bars = calibrate(records)
+    bars = calibrate(records, args.sd_floor)
     held = held_out_check(held_records, bars) if held_records else None
     text = to_toml(bars, tier)
     if args.toml:
@@ -403,7 +406,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         sys.stdout.write(text)
     if args.report:
-        args.report.write_text(report(bars, held, tier, cal_seeds, held_seeds, records + held_records, held_records))
+        args.report.write_text(report(bars, held, tier, cal_seeds, held_seeds, records + held_records, held_records,
+                                      args.sd_floor))
     if args.merge:
         note = f"calibration seeds {cal_seeds}; held-out check on seeds {held_seeds}"
         args.merge.write_text(merge_into(args.merge.read_text(), text, bars, tier, note))
