@@ -11,7 +11,9 @@ Procedure (the one the shipped smoke bars were made with; ``benchmarks/calibrati
 
        benchmarks/calibration/run.sh smoke symbolic 200-209 SA,...,random,input_magnitude,... held.json
 
-3. ``python -m pytest_chaosmining.calibrate cal.json --held-out held.json --toml bars.toml --report cal.md``
+3. ``python -m pytest_chaosmining.calibrate cal.json --held-out held.json --merge thresholds.toml --report cal.md``
+   (``benchmarks/calibration/merge.sh`` runs it for every suite as the shipped bars were made:
+   the first held-out set joined the calibration seeds in a second round, checked on a third set).
 
 For every judged metric, threshold key (formula, condition, model-condition,
 dataset, chain) and built-in explainer, the m calibration seeds' values give
@@ -46,11 +48,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .explainers import BUILTIN_NAMES, CONTROL_NAME
+from .results import MODEL_LEVEL
 
 #: proportion of future seeds a bar covers, and the confidence of that claim
 COVERAGE, CONFIDENCE = 0.995, 0.90
 #: smallest standard deviation assumed for a value over seeds
 SD_FLOOR = 0.02
+#: model-randomisation checks: their job is to reject maps that ignore the model (which gain exactly
+#: 0), not to grade quality (the primary metric does that), and their values are heavy-tailed (an
+#: untrained model sometimes ranks the truth high by luck).  Their bar sits just above the random
+#: control's upper tolerance bound, refused where a calibration value of the built-in fell below it.
+GAIN_METRICS = {"training_gain"}
 #: the largest predicted false-fail rate accepted for a bar set just above the control
 TARGET_RATE = 0.005
 #: fewest calibration seeds a bar is set from
@@ -107,6 +115,10 @@ def tolerance_factor(m: int, coverage: float = COVERAGE, confidence: float = CON
 
 def _floor(x: float) -> float:
     return math.floor(x * 100 + 1e-9) / 100
+
+
+def _ceil(x: float) -> float:
+    return math.ceil(x * 100 - 1e-9) / 100
 
 
 @dataclass
@@ -166,7 +178,7 @@ def calibrate(records: list[dict], sd_floor: float = SD_FLOOR) -> list[Bar]:
             control[(suite, metric, key)].append(float(r["value"]))
         elif r["explainer"] in BUILT_INS:
             values[(suite, metric, key, r["explainer"])].append(float(r["value"]))
-        else:
+        elif r["explainer"] != MODEL_LEVEL:  # not a statistical reference method (RFE-linear, ...)
             cheats[(suite, metric, key)].append(float(r["value"]))
     bars = []
     for (suite, metric, key, explainer), vals in sorted(values.items()):
@@ -180,6 +192,11 @@ def calibrate(records: list[dict], sd_floor: float = SD_FLOOR) -> list[Bar]:
             bar = _floor(min(vals) - step / 2)
             if max(ctrl + others, default=-math.inf) >= bar:
                 bar, refused = None, "the control or a cheat reaches it"
+        elif metric in GAIN_METRICS:
+            ctrl_sd = max(statistics.stdev(ctrl) if len(ctrl) > 1 else 0.0, sd_floor)
+            bar = _ceil(statistics.fmean(ctrl or [0.0]) + tolerance_factor(max(len(ctrl), 3)) * ctrl_sd + 0.01)
+            if min(vals) < bar:
+                bar, refused = None, f"a calibration seed gained {min(vals):.3f}, below the control's bound"
         else:
             mean, sd = statistics.fmean(vals), max(statistics.stdev(vals), sd_floor)
             bar = _floor(mean - tolerance_factor(len(vals)) * sd)
@@ -197,12 +214,18 @@ def calibrate(records: list[dict], sd_floor: float = SD_FLOOR) -> list[Bar]:
 def shared_bars(bars: list[Bar]) -> dict[tuple[str, str, str], float | None]:
     """The bar of each key for explainers without their own: the weakest built-in's
     (None where any built-in's bar was refused: a method as good as that built-in
-    could not be judged there either)."""
+    could not be judged there either; model-randomisation bars excepted)."""
     grouped: dict[tuple[str, str, str], list[float | None]] = defaultdict(list)
     for b in bars:
         grouped[(b.suite, b.metric, b.key)].append(b.bar)
-    return {k: (None if any(v is None for v in vs) else min(v for v in vs if v is not None))
-            for k, vs in grouped.items()}
+    shared: dict[tuple[str, str, str], float | None] = {}
+    for key, values in grouped.items():
+        judged = [v for v in values if v is not None]
+        # a model-randomisation bar only rejects maps that ignore the model: it applies to every
+        # other explainer wherever any built-in could be held to it
+        strict = key[1] not in GAIN_METRICS and len(judged) < len(values)
+        shared[key] = None if strict or not judged else min(judged)
+    return shared
 
 
 def to_toml(bars: list[Bar], tier: str) -> str:

@@ -11,9 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from .atomic import atomic_write_text
-from .results import Record
+from .results import MODEL_LEVEL, Record
 
-MODEL_LEVEL = "-"  # explainer column of model-level records (prediction quality)
 SCORE_METRICS = ("fprec", "iou", "channel_share", "drop_gain", "mcs")  # the judged metric of each suite, for the terminal summary
 VARIANT_FIELDS = ("noise_features", "label_noise", "n_samples")
 

@@ -13,6 +13,7 @@ HIGHER_IS_BETTER = frozenset({"fprec", "uscore", "attr_uscore", "iou", "box_shar
 #: Metrics that measure cost; they vary between runs and never decide a test.
 COST_METRICS = frozenset({"time_ms", "peak_mem_mb", "train_seconds", "params_m"})
 USER_PROPERTY = "chaosmining_record"
+MODEL_LEVEL = "-"  # explainer column of model-level records (prediction quality)
 OUTCOME_PROPERTY = "chaosmining_test"
 
 
