@@ -143,3 +143,16 @@ def test_protocol_report_sections_from_records(tmp_path):
     assert "| SA | 0.600 → 0.100 |" in lines and "0.400 / 0.100 **leaks**" in lines
     assert "| random-pixels | 0.600 → 0.500 |" in lines and "| f_o | 0.900 ± 0.000 |" in lines
     assert plot_iteroar(records, tmp_path / "a.png") and plot_bam(records, tmp_path / "b.png")
+
+
+def test_seed_ranges_plan_exactly_those_seeds():
+    from pytest_chaosmining.settings import parse_seeds
+    from pytest_chaosmining.symbolic_suite import plan_cases
+    from pytest_chaosmining.tiers import SYMBOLIC
+
+    assert parse_seeds("3") == 3 and parse_seeds("100-103") == range(100, 104)
+    for bad in ("0", "5-4", "x", "1-"):
+        with pytest.raises(ValueError, match="chaosmining_seeds"):
+            parse_seeds(bad)
+    assert {c.seed for c in plan_cases(SYMBOLIC["smoke"], parse_seeds("100-102"))} == {100, 101, 102}
+    assert {c.seed for c in plan_cases(SYMBOLIC["smoke"], 2)} == {0, 1}

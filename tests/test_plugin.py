@@ -401,6 +401,9 @@ def test_saliency_suite_end_to_end(pytester, run_suite):
     assert len(changes) == 1 and changes[0]["threshold"] == -0.05 and changes[0]["passed"]
     arms = {(r["condition"]["arm"], r["model"].endswith("-abs")) for r in records if r["metric"] == "uscore"}
     assert arms == {("standard", False), ("guided", True)}
+    run_suite("--chaosmining-suites", "saliency", "--chaosmining-sg-gradient", "absolute", "--chaosmining-explainers",
+              "SA", report="alone", k="symbolic-f06")
+    assert judged_values(pytester, "alone", "SA") == judged_values(pytester, "report", "SA") != {}
 
 
 def test_iteroar_and_bam_suites_end_to_end(pytester, run_suite):
@@ -427,3 +430,5 @@ def test_iteroar_and_bam_suites_end_to_end(pytester, run_suite):
     gains = {(r["suite"], r["explainer"], r["metric"]): r for r in records if r["metric"].endswith("_gain")}
     assert gains[("iteroar", "SA", "drop_gain")]["passed"] and gains[("bam", "SA", "mcs_gain")]["passed"]
     assert not gains[("iteroar", "random", "drop_gain")]["passed"]
+    run_suite("--chaosmining-suites", "iteroar,bam", "--chaosmining-explainers", "SA", report="alone", k=None)
+    assert judged_values(pytester, "alone", "SA") == judged_values(pytester, "report", "SA") != {}
