@@ -160,8 +160,8 @@ def test_random_selections_fail_every_rfe_threshold(tier):
         truth = set(range(k))
         random_fprec = np.mean([len(truth & set(rng.choice(n, k, replace=False))) / k for _ in range(200)])
         for explainer in EXPLAINERS:
-            thr = THRESHOLDS.metric("rfe", tier, "fprec", key, explainer)
-            assert thr >= k / n + 0.1 and random_fprec < thr, (tier, key, explainer, thr)
+            thr = THRESHOLDS.optional_metric("rfe", tier, "fprec", key, explainer)
+            assert thr is None or (thr >= k / n + 0.1 and random_fprec < thr), (tier, key, explainer, thr)
 
 
 @pytest.mark.parametrize("tier", ["smoke", "ci", "paper"])
