@@ -242,7 +242,8 @@ def to_toml(bars: list[Bar], tier: str) -> str:
             lines.append(f"default = {min(judged):.2f}")
         for k, v in keys.items():
             if v is None:
-                reasons = sorted({b.refused for b in bars if (b.suite, b.metric, b.key) == (suite, metric, k)})
+                reasons = sorted({b.refused for b in bars
+                                  if (b.suite, b.metric, b.key) == (suite, metric, k) and b.refused})
                 lines.append(f"{k} = -inf  # not judged: {'; '.join(reasons)}")
             else:
                 lines.append(f"{k} = {v:.2f}")

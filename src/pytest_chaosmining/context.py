@@ -353,10 +353,9 @@ def explainer_failures() -> Iterator[None]:
     try:
         yield
     except ExplainerError as exc:
-        message = str(exc)
-    else:
-        return
-    pytest.fail(message, pytrace=False)  # outside the except block: no chained traceback
+        failure = pytest.fail.Exception(str(exc), pytrace=False)
+        failure.__suppress_context__ = True  # the message says it all: no chained traceback
+        raise failure from None
 
 
 def parametrize(metafunc: Any, context: ChaosminingContext | None, case_arg: str, cases: Any) -> None:
