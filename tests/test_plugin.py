@@ -370,7 +370,7 @@ def test_rfe_suite_end_to_end(pytester, run_suite):
     figure."""
     pytester.makeconftest(CHEATS_CONFTEST)
     names = ",".join(("zero_weights", "SA", "DL", "IG", "FA", "random") + CHEATS)
-    result = run_suite("--chaosmining-suites", "rfe", "--chaosmining-explainers", names, "-rf", k="f10")
+    result = run_suite("--chaosmining-suites", "rfe", "--chaosmining-explainers", names, "-rf", k="f10-n")
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed") == 4 + 3 and outcomes.get("xfailed") == 1, result.stdout.str()
     assert outcomes.get("failed") == len(CHEATS) + 1, result.stdout.str()
