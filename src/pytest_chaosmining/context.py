@@ -11,8 +11,8 @@ import contextlib
 import functools
 import time
 from collections import OrderedDict
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from .results import OUTCOME_PROPERTY, USER_PROPERTY, Record
