@@ -32,11 +32,12 @@ def failed_tests_of(result, explainer):
     return [line for line in result.stdout.lines if line.startswith("FAILED") and f"-{explainer}-" in line]
 
 
-def judged_values(pytester, report, explainer):
-    """Every non-cost value recorded for ``explainer``, keyed by what it measured."""
-    return {(r["suite"], r["model"], r["seed"], r["metric"], json.dumps(r["condition"], sort_keys=True)): r["value"]
+def judged_values(pytester, report, explainer=None):
+    """Every non-cost value recorded (for ``explainer``, or all), keyed by what it measured."""
+    return {(r["suite"], r["model"], r["explainer"], r["seed"], r["metric"],
+             json.dumps(r["condition"], sort_keys=True)): r["value"]
             for r in load_results(pytester, report)["records"]
-            if r["explainer"] == explainer and r["metric"] not in ("time_ms", "peak_mem_mb", "train_seconds")}
+            if explainer in (None, r["explainer"]) and r["metric"] not in ("time_ms", "peak_mem_mb", "train_seconds")}
 
 
 def test_without_the_flag_pytest_is_unaffected(pytester):
@@ -215,16 +216,9 @@ def test_quiet_run_prints_no_progress(pytester, run_suite, tmp_path):
 
 
 def test_results_do_not_depend_on_xdist(pytester, run_suite, tmp_path):
-    def values(report):
-        return {
-            (r["model"], r["explainer"], r["seed"], r["metric"], json.dumps(r["condition"], sort_keys=True)): r["value"]
-            for r in load_results(pytester, report)["records"]
-            if r["metric"] not in ("time_ms", "peak_mem_mb", "train_seconds")
-        }
-
     run_suite("-n", "0", cache=tmp_path / "a", report="r0", k="f07 or f09")
     run_suite("-n", "2", cache=tmp_path / "b", report="r2", k="f07 or f09")
-    v0, v2 = values("r0"), values("r2")
+    v0, v2 = judged_values(pytester, "r0"), judged_values(pytester, "r2")
     assert v0 and v0 == v2
 
 

@@ -164,6 +164,12 @@ def _judged(records: Iterable[dict]) -> Iterable[tuple[str, str, str, dict]]:
             yield r["suite"], r["metric"], key_of(r["condition"]), r
 
 
+def _upper_bound(values: list[float], sd_floor: float) -> float:
+    """The random control's upper tolerance bound x̄ + k·s (s floored; no values: 0 ± the floor)."""
+    sd = max(statistics.stdev(values) if len(values) > 1 else 0.0, sd_floor)
+    return statistics.fmean(values or [0.0]) + tolerance_factor(max(len(values), 3)) * sd
+
+
 def calibrate(records: list[dict], sd_floor: float = SD_FLOOR) -> list[Bar]:
     """A bar per (suite, metric, key, built-in explainer) from calibration-run records
     (records of other explainers are the control and cheats, checked against the bars)."""
@@ -193,18 +199,16 @@ def calibrate(records: list[dict], sd_floor: float = SD_FLOOR) -> list[Bar]:
             if max(ctrl + others, default=-math.inf) >= bar:
                 bar, refused = None, "the control or a cheat reaches it"
         elif metric in GAIN_METRICS:
-            ctrl_sd = max(statistics.stdev(ctrl) if len(ctrl) > 1 else 0.0, sd_floor)
-            bar = _ceil(statistics.fmean(ctrl or [0.0]) + tolerance_factor(max(len(ctrl), 3)) * ctrl_sd + 0.01)
+            bar = _ceil(_upper_bound(ctrl, sd_floor) + 0.01)
             if min(vals) < bar:
                 bar, refused = None, f"a calibration seed gained {min(vals):.3f}, below the control's bound"
         else:
             mean, sd = statistics.fmean(vals), max(statistics.stdev(vals), sd_floor)
             bar = _floor(mean - tolerance_factor(len(vals)) * sd)
             if ctrl:
-                ctrl_sd = max(statistics.stdev(ctrl) if len(ctrl) > 1 else 0.0, sd_floor)
-                ctrl_upper = statistics.fmean(ctrl) + tolerance_factor(max(len(ctrl), 3)) * ctrl_sd
+                ctrl_upper = _upper_bound(ctrl, sd_floor)
                 if ctrl_upper >= bar:  # the lowest bar that still rejects the control, if its rate is low enough
-                    bar = math.ceil((ctrl_upper + 0.01) * 100 - 1e-9) / 100
+                    bar = _ceil(ctrl_upper + 0.01)
                     if statistics.NormalDist(mean, sd).cdf(bar) > TARGET_RATE:
                         bar, refused = None, "the random control's upper tolerance bound reaches it"
         bars.append(Bar(suite, metric, key, explainer, vals, bar, ctrl, step, others, refused, sd_floor))
@@ -398,9 +402,9 @@ def merge_into(thresholds_text: str, tables: str, bars: list[Bar], tier: str, no
         if skipping or (in_section and line.startswith("calibrated = ")):
             continue
         out.append(line)
-    header = f"# Calibrated bars of {', '.join(sorted(suites))}, tier {tier}"
-    text = "\n".join(line for line in out if not line.startswith(header)).rstrip("\n")
-    return f"{text}\n\n{header} ({note}): python -m pytest_chaosmining.calibrate\n{tables}"
+    banner = f"# Calibrated bars of {', '.join(sorted(suites))}, tier {tier}"
+    text = "\n".join(line for line in out if not line.startswith(banner)).rstrip("\n")
+    return f"{text}\n\n{banner} ({note}): python -m pytest_chaosmining.calibrate\n{tables}"
 
 
 def _load(paths: list[Path]) -> tuple[list[dict], set[str], str]:

@@ -31,7 +31,7 @@ import random
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -120,35 +120,21 @@ class _ProcessState:
     python_rng: object = None
 
 
-def _settings() -> dict[str, Callable[[], object]]:
+def _settings() -> dict[str, tuple[Callable[[], object], Callable[[Any], object]]]:
+    """Each process-wide torch setting an explainer might change: (read it, put it back)."""
     import torch
 
+    cudnn = torch.backends.cudnn
     return {
-        "grad mode": torch.is_grad_enabled,
-        "anomaly detection": torch.is_anomaly_enabled,
-        "deterministic algorithms": torch.are_deterministic_algorithms_enabled,
-        "default dtype": torch.get_default_dtype,
-        "cuDNN enabled": lambda: torch.backends.cudnn.enabled,
-        "cuDNN benchmark": lambda: torch.backends.cudnn.benchmark,
-        "cuDNN deterministic": lambda: torch.backends.cudnn.deterministic,
-        "intra-op threads": torch.get_num_threads,
+        "grad mode": (torch.is_grad_enabled, torch.set_grad_enabled),
+        "anomaly detection": (torch.is_anomaly_enabled, torch.autograd.set_detect_anomaly),
+        "deterministic algorithms": (torch.are_deterministic_algorithms_enabled, torch.use_deterministic_algorithms),
+        "default dtype": (torch.get_default_dtype, torch.set_default_dtype),
+        "cuDNN enabled": (lambda: cudnn.enabled, lambda v: setattr(cudnn, "enabled", v)),
+        "cuDNN benchmark": (lambda: cudnn.benchmark, lambda v: setattr(cudnn, "benchmark", v)),
+        "cuDNN deterministic": (lambda: cudnn.deterministic, lambda v: setattr(cudnn, "deterministic", v)),
+        "intra-op threads": (torch.get_num_threads, torch.set_num_threads),
     }
-
-
-def _restore_setting(name: str, value: object) -> None:
-    import torch
-
-    setters: dict[str, Callable[[object], object]] = {
-        "grad mode": lambda v: torch.set_grad_enabled(bool(v)),
-        "anomaly detection": lambda v: torch.autograd.set_detect_anomaly(bool(v)),
-        "deterministic algorithms": lambda v: torch.use_deterministic_algorithms(bool(v)),
-        "default dtype": lambda v: torch.set_default_dtype(v),  # type: ignore[arg-type]
-        "cuDNN enabled": lambda v: setattr(torch.backends.cudnn, "enabled", v),
-        "cuDNN benchmark": lambda v: setattr(torch.backends.cudnn, "benchmark", v),
-        "cuDNN deterministic": lambda v: setattr(torch.backends.cudnn, "deterministic", v),
-        "intra-op threads": lambda v: torch.set_num_threads(int(v)),  # type: ignore[call-overload]
-    }
-    setters[name](value)
 
 
 def _global_hook_dicts() -> dict[str, dict[int, object]]:
@@ -161,7 +147,7 @@ def _capture() -> _ProcessState:
     import torch
 
     return _ProcessState(
-        settings={name: read() for name, read in _settings().items()},
+        settings={name: read() for name, (read, _) in _settings().items()},
         global_hooks={name: set(hooks) for name, hooks in _global_hook_dicts().items()},
         torch_rng=torch.get_rng_state(),
         cuda_rng=torch.cuda.get_rng_state_all() if torch.cuda.is_available() and torch.cuda.is_initialized() else None,
@@ -176,11 +162,11 @@ def _restore(before: _ProcessState) -> list[str]:
     import torch
 
     changes = []
-    for name, read in _settings().items():
+    for name, (read, write) in _settings().items():
         now = read()
         if now != before.settings[name]:
             changes.append(f"changed the process-wide {name} from {before.settings[name]} to {now}")
-            _restore_setting(name, before.settings[name])
+            write(before.settings[name])
     for name, hooks in _global_hook_dicts().items():
         extra = [key for key in hooks if key not in before.global_hooks.get(name, set())]
         for key in extra:
