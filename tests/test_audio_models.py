@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 import torch
 
-from pytest_chaosmining.audio_models import MODEL_NAMES, build_audio_model, is_recurrent
-from pytest_chaosmining.audio_suite import AudioCase, TrainedAudioModel, attribution_call, segment_mask
+from pytest_chaosmining.suites.audio.models import MODEL_NAMES, build_audio_model, is_recurrent
+from pytest_chaosmining.suites.audio.suite import AudioCase, TrainedAudioModel, attribution_call, segment_mask
 from pytest_chaosmining.explainers import builtin_explainers, Explainer
-from pytest_chaosmining.metrics import channel_scores
+from pytest_chaosmining.core.metrics import channel_scores
 
 
 def case(model="lstm", channels=3):
@@ -15,7 +15,7 @@ def case(model="lstm", channels=3):
 
 
 def trained(model="lstm"):
-    from pytest_chaosmining.audio_data import AudioData
+    from pytest_chaosmining.suites.audio.data import AudioData
 
     c = case(model)
     torch.manual_seed(0)

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from pytest_chaosmining.iteroar import (apply_masks, box_shares, leakage_accuracy, mask_metrics, maps,
+from pytest_chaosmining.suites.iteroar.masks import (apply_masks, box_shares, leakage_accuracy, mask_metrics, maps,
                                         top_fraction_masks)
 
 
@@ -78,15 +78,15 @@ def test_leakage_check_finds_masks_that_encode_the_class():
 def test_chain_is_deterministic_and_cached(tmp_path):
     import torch
 
-    from pytest_chaosmining.cache import ModelCache
+    from pytest_chaosmining.core.cache import ModelCache
     from pytest_chaosmining.explainers import builtin_explainers
-    from pytest_chaosmining.iteroar_suite import IteroarCase, run_chain
-    from pytest_chaosmining.vision_suite import VisionCase, _data, trained_model
+    from pytest_chaosmining.suites.iteroar.suite import IteroarCase, run_chain
+    from pytest_chaosmining.suites.vision.suite import VisionCase, data_split, trained_model
 
     base = VisionCase("SBRP", "small_cnn", 4, 120, 40, 1, 32, 3e-3, 0)
     case = IteroarCase(base, iterations=2, tau=0.95, fill="zero", n_retrain=80, retrain_epochs=1, n_explain=40)
     cache, device = ModelCache(tmp_path), torch.device("cpu")
-    f0, train = trained_model(base, cache, device), _data(base, "train")
+    f0, train = trained_model(base, cache, device), data_split(base, "train")
     sa = builtin_explainers()["SA"]
     first = run_chain(case, f0, train, sa, cache, device, 64, stream="SA")
     n_models = len(list((tmp_path / "iteroar").glob("*.pt")))

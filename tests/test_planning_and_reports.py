@@ -2,11 +2,11 @@ import json
 
 import pytest
 
-from pytest_chaosmining.baseline import Baseline
-from pytest_chaosmining.report import build_markdown, write_reports
-from pytest_chaosmining.results import Record, sort_records
-from pytest_chaosmining.symbolic_suite import cost_case, plan_cases
-from pytest_chaosmining.tiers import SYMBOLIC
+from pytest_chaosmining.core.baseline import Baseline
+from pytest_chaosmining.reports.markdown import build_markdown, write_reports
+from pytest_chaosmining.core.results import Record, sort_records
+from pytest_chaosmining.suites.symbolic.suite import cost_case, plan_cases
+from pytest_chaosmining.suites.symbolic.tiers import SYMBOLIC
 
 
 def test_tiers_cover_all_formulas_and_the_paper_defaults():
@@ -55,7 +55,10 @@ def test_markdown_tables_give_mean_and_std_over_seeds():
 def test_write_reports(tmp_path):
     recs = sort_records(_records())
     written = write_reports(tmp_path, recs, {"tier": "ci"}, {}, "# md")
-    assert {p.split("/")[-1] for p in written} == {"results.json", "results.csv", "report.md", "fprec.png"}
+    assert {p.split("/")[-1] for p in written} == {"results.json", "results.csv", "report.md"}
+    from pytest_chaosmining.suites import get_suite
+
+    assert [p.name for p in get_suite("symbolic").figures(recs, tmp_path, None)] == ["fprec.png"]
     payload = json.loads((tmp_path / "results.json").read_text())
     assert len(payload["records"]) == 6
     header = (tmp_path / "results.csv").read_text().splitlines()[0]
@@ -79,8 +82,8 @@ def test_baseline_flags_only_drops_beyond_the_allowance(tmp_path):
 
 
 def test_audio_cases_cover_the_grid_with_readable_ids():
-    from pytest_chaosmining.audio_suite import plan_cases as plan_audio
-    from pytest_chaosmining.tiers import AUDIO
+    from pytest_chaosmining.suites.audio.suite import plan_cases as plan_audio
+    from pytest_chaosmining.suites.audio.tiers import AUDIO
 
     cases = plan_audio(AUDIO["paper"], seeds=2)
     assert len(cases) == 4 * 4 * 2 and len({c.id for c in cases}) == len(cases)
@@ -93,7 +96,7 @@ def test_audio_cases_cover_the_grid_with_readable_ids():
 
 
 def test_audio_report_is_shaped_like_table_4():
-    from pytest_chaosmining.report import build_markdown
+    from pytest_chaosmining.reports.markdown import build_markdown
 
     records = []
     for cond in ("RBFP", "SBFP", "SBRP"):
@@ -110,9 +113,11 @@ def test_audio_report_is_shaped_like_table_4():
 
 
 def test_protocol_cases_and_the_paper_settings():
-    from pytest_chaosmining.bam_suite import plan_cases as bam_cases
-    from pytest_chaosmining.iteroar_suite import plan_cases as iteroar_cases
-    from pytest_chaosmining.tiers import BAM, ITEROAR, VISION
+    from pytest_chaosmining.suites.bam.suite import plan_cases as bam_cases
+    from pytest_chaosmining.suites.iteroar.suite import plan_cases as iteroar_cases
+    from pytest_chaosmining.suites.bam.tiers import BAM
+    from pytest_chaosmining.suites.iteroar.tiers import ITEROAR
+    from pytest_chaosmining.suites.vision.tiers import VISION
 
     paper = iteroar_cases(ITEROAR["paper"], VISION["paper"])
     assert {c.rho for c in paper} == {0.5} and {c.fraction for c in paper} == {0.05}  # IteROAR: τ 95th pct, ρ 0.5
@@ -129,8 +134,8 @@ def test_protocol_cases_and_the_paper_settings():
 
 
 def test_protocol_report_sections_from_records(tmp_path):
-    from pytest_chaosmining.protocol_reports import bam_sections, iteroar_sections, plot_bam, plot_iteroar
-    from pytest_chaosmining.report import _frame
+    from pytest_chaosmining.reports.tables import records_frame
+    from pytest_chaosmining.suites import get_suite
 
     cond = {"condition": "SBRP", "canvas": 42, "fill": "zero", "tau": 0.95, "rho": 0.05}
     records = [Record("iteroar", "m", name, 0, "accuracy", acc, {**cond, "iteration": i})
@@ -139,16 +144,18 @@ def test_protocol_report_sections_from_records(tmp_path):
                 (("leak_accuracy", 0.4), ("leak_random_accuracy", 0.1), ("mamo", 0.2), ("drop_gain", 0.4))]
     records += [Record("bam", "m", "SA", 0, "mcs", 0.3, {"canvas": 32}),
                 Record("bam", "m", "-", 0, "accuracy", 0.9, {"canvas": 32, "role": "f_o", "version": "images"})]
-    lines = "\n".join(iteroar_sections(_frame(records)) + bam_sections(_frame(records)))
+    iteroar, bam = get_suite("iteroar"), get_suite("bam")
+    lines = "\n".join(iteroar.sections(records_frame(records)) + bam.sections(records_frame(records)))
     assert "| SA | 0.600 → 0.100 |" in lines and "0.400 / 0.100 **leaks**" in lines
     assert "| random-pixels | 0.600 → 0.500 |" in lines and "| f_o | 0.900 ± 0.000 |" in lines
-    assert plot_iteroar(records, tmp_path / "a.png") and plot_bam(records, tmp_path / "b.png")
+    written = iteroar.figures(records, tmp_path, None) + bam.figures(records, tmp_path, None)
+    assert [p.name for p in written] == ["iteroar_accuracy.png", "bam_scores.png"]
 
 
 def test_seed_ranges_plan_exactly_those_seeds():
     from pytest_chaosmining.settings import parse_seeds
-    from pytest_chaosmining.symbolic_suite import plan_cases
-    from pytest_chaosmining.tiers import SYMBOLIC
+    from pytest_chaosmining.suites.symbolic.suite import plan_cases
+    from pytest_chaosmining.suites.symbolic.tiers import SYMBOLIC
 
     assert parse_seeds("3") == 3 and parse_seeds("100-103") == range(100, 104)
     for bad in ("0", "5-4", "x", "1-"):

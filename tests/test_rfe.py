@@ -8,8 +8,8 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from pytest_chaosmining.explainers import Explainer
-from pytest_chaosmining.rfe import RFEwNA
-from pytest_chaosmining.rfe_data import find_santander, generated_classification, santander, symbolic
+from pytest_chaosmining.suites.rfe.rfewna import RFEwNA
+from pytest_chaosmining.suites.rfe.data import find_santander, generated_classification, santander, symbolic
 
 
 def regression(n=400, features=12, seed=0):
@@ -183,7 +183,7 @@ def test_generated_columns_share_one_marginal_so_input_magnitude_finds_nothing()
     after the quantile mapping every training column holds the same values, and
     ranking columns by mean |x| on a validation subset of them finds the
     informative ones at chance only."""
-    from pytest_chaosmining.rfe_data import generated_classification
+    from pytest_chaosmining.suites.rfe.data import generated_classification
 
     hits = []
     for seed in range(20):

@@ -8,13 +8,13 @@ import pytest
 import torch
 from torch import nn
 
-from pytest_chaosmining.classification import ClassifierTraining, train_classifier
-from pytest_chaosmining.saliency_suite import plan_cases
-from pytest_chaosmining.saliency_training import consistency, guided_loss, input_gradients, mask_lowest
-from pytest_chaosmining.symbolic_suite import SymbolicCase
-from pytest_chaosmining.tiers import SALIENCY
-from pytest_chaosmining.training import RegressionTraining, train_regressor
-from pytest_chaosmining.training_modes import SaliencyGuided, guided_model_id, training_key
+from pytest_chaosmining.core.classification import ClassifierTraining, train_classifier
+from pytest_chaosmining.suites.saliency.suite import plan_cases
+from pytest_chaosmining.core.saliency_training import consistency, guided_loss, input_gradients, mask_lowest
+from pytest_chaosmining.suites.symbolic.suite import SymbolicCase
+from pytest_chaosmining.suites.saliency.tiers import SALIENCY
+from pytest_chaosmining.core.training import RegressionTraining, train_regressor
+from pytest_chaosmining.core.training_modes import SaliencyGuided, guided_model_id, training_key
 
 
 def test_mask_replaces_exactly_the_lowest_signed_gradients_within_each_samples_range():
@@ -86,7 +86,7 @@ def test_guided_regression_trains():
 
 
 def test_recurrent_models_get_input_gradients_in_eval_mode():
-    from pytest_chaosmining.audio_models import build_audio_model
+    from pytest_chaosmining.suites.audio.models import build_audio_model
 
     model = build_audio_model("lstm", 3, 4, 8).train()
     x = torch.randn(2, 3, 256)

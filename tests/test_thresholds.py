@@ -6,11 +6,12 @@ import tomllib
 import numpy as np
 import pytest
 
-from pytest_chaosmining.formulas import get_formula
-from pytest_chaosmining.metrics import fprec
-from pytest_chaosmining.symbolic_data import TRAIN_FRACTION
-from pytest_chaosmining.thresholds import Thresholds
-from pytest_chaosmining.tiers import SYMBOLIC, TIERS
+from pytest_chaosmining.suites.symbolic.formulas import get_formula
+from pytest_chaosmining.core.metrics import fprec
+from pytest_chaosmining.suites.symbolic.data import TRAIN_FRACTION
+from pytest_chaosmining.core.thresholds import Thresholds
+from pytest_chaosmining.suites.symbolic.tiers import SYMBOLIC
+from pytest_chaosmining.core.tiers import TIERS
 
 THRESHOLDS = Thresholds.load()
 EXPLAINERS = ("SA", "DL", "IG", "FA", "some-user-explainer")
@@ -58,8 +59,8 @@ def test_unreadable_user_file(tmp_path):
 
 @pytest.mark.parametrize("tier", TIERS)
 def test_random_maps_fail_every_vision_threshold(tier):
-    from pytest_chaosmining.metrics import localisation
-    from pytest_chaosmining.tiers import VISION
+    from pytest_chaosmining.core.metrics import localisation
+    from pytest_chaosmining.suites.vision.tiers import VISION
 
     spec = VISION[tier]
     side = 7 * spec.fg
@@ -81,8 +82,8 @@ def test_declared_unlearned_models():
 
 @pytest.mark.parametrize("tier", TIERS)
 def test_random_maps_fail_every_audio_threshold(tier):
-    from pytest_chaosmining.metrics import channel_scores
-    from pytest_chaosmining.tiers import AUDIO
+    from pytest_chaosmining.core.metrics import channel_scores
+    from pytest_chaosmining.suites.audio.tiers import AUDIO
 
     spec = AUDIO[tier]
     rng = np.random.default_rng(0)
@@ -108,7 +109,7 @@ def test_random_maps_fail_every_audio_threshold(tier):
 
 
 def test_tolerance_factor_matches_the_calibration_notes():
-    from pytest_chaosmining.calibrate import tolerance_factor
+    from pytest_chaosmining.reports.calibration import tolerance_factor
 
     assert [round(tolerance_factor(m), 1) for m in (8, 12, 16, 30)] == [4.0, 3.6, 3.4, 3.2]
     with pytest.raises(ValueError):
@@ -122,7 +123,7 @@ def _audio_record(metric, explainer, value, cond, seed, passed=True):
 
 
 def test_calibration_sets_bars_from_the_spread_and_refuses_bars_the_control_reaches():
-    from pytest_chaosmining.calibrate import calibrate, held_out_check, to_toml
+    from pytest_chaosmining.reports.calibration import calibrate, held_out_check, to_toml
 
     rng = np.random.default_rng(0)
     records = []
@@ -150,7 +151,7 @@ def test_calibration_sets_bars_from_the_spread_and_refuses_bars_the_control_reac
 
 @pytest.mark.parametrize("tier", TIERS)
 def test_random_selections_fail_every_rfe_threshold(tier):
-    from pytest_chaosmining.tiers import RFE_TIERS
+    from pytest_chaosmining.suites.rfe.tiers import RFE_TIERS
 
     spec = RFE_TIERS[tier]
     rng = np.random.default_rng(0)

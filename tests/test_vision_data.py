@@ -3,11 +3,11 @@ import pickle
 import numpy as np
 import pytest
 
-from pytest_chaosmining.metrics import box_iou, localisation, top_k_box
-from pytest_chaosmining.vision_data import (
+from pytest_chaosmining.core.metrics import box_iou, localisation, top_k_box
+from pytest_chaosmining.suites.vision.data import (
     CONDITIONS,
     VisionSpec,
-    _digit_pool,
+    digit_pool,
     generate,
     load_published,
 )
@@ -35,8 +35,8 @@ def test_deterministic_and_seeded():
 
 
 def test_train_and_validation_foregrounds_are_disjoint():
-    train, _ = _digit_pool("train")
-    val, _ = _digit_pool("val")
+    train, _ = digit_pool("train")
+    val, _ = digit_pool("val")
     flat_train = {t.tobytes() for t in train}
     assert not any(v.tobytes() in flat_train for v in val[:200])
 

@@ -1,9 +1,9 @@
 import pytest
 import torch
 
-from pytest_chaosmining.classification import ClassifierTraining, predict, train_classifier
-from pytest_chaosmining.tiers import PAPER_VISION_MODELS, VISION
-from pytest_chaosmining.vision_models import build_model
+from pytest_chaosmining.core.classification import ClassifierTraining, predict, train_classifier
+from pytest_chaosmining.suites.vision.tiers import PAPER_VISION_MODELS, VISION
+from pytest_chaosmining.suites.vision.models import build_model
 
 
 @pytest.mark.parametrize("name", PAPER_VISION_MODELS)

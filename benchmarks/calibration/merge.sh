@@ -13,15 +13,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 raw=reports/calibration/raw
-toml=src/pytest_chaosmining/thresholds.toml
+toml() { echo "src/pytest_chaosmining/suites/$1/thresholds.toml"; }
 mkdir -p reports/calibration/round1
 for suite in symbolic audio vision iteroar bam; do
-    python -m pytest_chaosmining.calibrate "$raw/cal-smoke-$suite.json" --held-out "$raw/held-smoke-$suite.json" \
+    python -m pytest_chaosmining.reports.calibration "$raw/cal-smoke-$suite.json" --held-out "$raw/held-smoke-$suite.json" \
         --toml /dev/null --sd-floor 0.01 --report "reports/calibration/round1/smoke-$suite.md"
     held=()
     for f in "$raw"/held[2-9]-smoke-"$suite".json; do [ -f "$f" ] && held+=("$f"); done
-    python -m pytest_chaosmining.calibrate "$raw/cal-smoke-$suite.json" "$raw/held-smoke-$suite.json" \
-        --held-out "${held[@]}" --merge "$toml" --toml /dev/null --report "reports/calibration/smoke-$suite.md"
+    python -m pytest_chaosmining.reports.calibration "$raw/cal-smoke-$suite.json" "$raw/held-smoke-$suite.json" \
+        --held-out "${held[@]}" --merge "$(toml "$suite")" --toml /dev/null --report "reports/calibration/smoke-$suite.md"
 done
-python -m pytest_chaosmining.calibrate "$raw/cal-smoke-rfe.json" --held-out "$raw/held-smoke-rfe.json" \
-    --merge "$toml" --toml /dev/null --report reports/calibration/smoke-rfe.md
+python -m pytest_chaosmining.reports.calibration "$raw/cal-smoke-rfe.json" --held-out "$raw/held-smoke-rfe.json" \
+    --merge "$(toml rfe)" --toml /dev/null --report reports/calibration/smoke-rfe.md

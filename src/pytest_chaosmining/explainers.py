@@ -158,7 +158,7 @@ def attribute(
     mask, a batch size); they take precedence over the explainer's own."""
     import torch
 
-    from .isolation import IsolationViolation, isolated_call
+    from pytest_chaosmining.isolation import IsolationViolation, isolated_call
 
     def call(private_model: Any, private_inputs: Any) -> Any:
         private_target = target.clone() if isinstance(target, torch.Tensor) else target

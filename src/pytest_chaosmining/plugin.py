@@ -1,22 +1,23 @@
-"""The pytest11 entry point: options, hooks and fixtures only.
+"""The pytest11 entry point: options, hooks and collection only.
 
 Nothing heavy is imported here; without ``--chaosmining`` the plugin adds its
-options and does nothing else.
+options and does nothing else.  The public fixtures live in
+:mod:`pytest_chaosmining.fixtures`.
 """
 
 from __future__ import annotations
 
 import fnmatch
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from .settings import SUITE_FILES, Settings, add_options, resolve
+from pytest_chaosmining import fixtures
+from pytest_chaosmining.fixtures import SESSION_KEY
+from pytest_chaosmining.settings import Settings, add_options, resolve
+from pytest_chaosmining.suites import SUITES_DIR, suite_of
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
-CONTEXT_KEY = pytest.StashKey[Any]()
-SUITES_DIR = Path(__file__).with_name("suites")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -24,7 +25,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
-    from . import hookspecs
+    import pytest_chaosmining.hookspecs as hookspecs
 
     pluginmanager.add_hookspecs(hookspecs)
 
@@ -36,26 +37,27 @@ def pytest_configure(config: pytest.Config) -> None:
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[SETTINGS_KEY] = settings
+    config.pluginmanager.register(fixtures, "chaosmining-fixtures")
     if not settings.enabled:
         return
     import torch
 
     torch.set_num_threads(1)  # one intra-op thread per process: xdist-friendly and thread-count independent
-    from .context import ChaosminingContext
-    from .reporting import ResultCollector
+    from pytest_chaosmining.reports.collector import ResultCollector
+    from pytest_chaosmining.session import ChaosminingSession
 
-    context = ChaosminingContext(config, settings)
+    session = ChaosminingSession(config, settings)
     try:
-        context.device
+        session.device
     except RuntimeError as exc:
         raise pytest.UsageError(f"--chaosmining-device: {exc}") from None
-    config.stash[CONTEXT_KEY] = context
-    _add_suite_paths(config, settings)
+    config.stash[SESSION_KEY] = session
+    _add_suite_paths(config)
     if not hasattr(config, "workerinput"):
-        config.pluginmanager.register(ResultCollector(config, settings, context), "chaosmining-results")
+        config.pluginmanager.register(ResultCollector(config, settings, session), "chaosmining-results")
 
 
-def _add_suite_paths(config: pytest.Config, settings: Settings) -> None:
+def _add_suite_paths(config: pytest.Config) -> None:
     """Add the shipped suites directory to the collection arguments (once);
     :func:`pytest_ignore_collect` drops the suites that were not selected."""
     present = {Path(str(a).split("::")[0]).resolve() for a in config.args}
@@ -64,17 +66,20 @@ def _add_suite_paths(config: pytest.Config, settings: Settings) -> None:
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    if collection_path.parent != SUITES_DIR or not collection_path.name.startswith("test_"):
+    if SUITES_DIR not in collection_path.parents:
         return None
     settings = config.stash.get(SETTINGS_KEY, None)
     if settings is None or not settings.enabled:
         return True
-    return collection_path.name not in {SUITE_FILES[s] for s in settings.suites} or None
+    if collection_path.is_dir():
+        return collection_path.parent == SUITES_DIR and collection_path.name not in settings.suites or None
+    suite = suite_of(collection_path)
+    return suite is None or suite not in settings.suites or None
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Module | None:
     """Collect the shipped suite files even where ``python_files`` would not match them."""
-    if file_path.parent != SUITES_DIR or file_path.name not in SUITE_FILES.values():
+    if suite_of(file_path) is None:
         return None
     patterns = parent.config.getini("python_files")
     if any(fnmatch.fnmatch(file_path.name, p) for p in patterns):
@@ -82,15 +87,12 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Mod
     return pytest.Module.from_parent(parent, path=file_path)
 
 
-def get_context(config: pytest.Config) -> Any:
-    """The session's :class:`~pytest_chaosmining.context.ChaosminingContext`."""
-    context = config.stash.get(CONTEXT_KEY, None)
-    if context is None:
-        pytest.skip("ChaosMining suites run only with --chaosmining")
-    return context
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Parametrise the shipped suites' tests through their :class:`~pytest_chaosmining.suites.Suite`."""
+    name = suite_of(Path(metafunc.definition.path))
+    if name is None:
+        return
+    from pytest_chaosmining.suites import get_suite
 
+    get_suite(name).parametrize(metafunc, metafunc.config.stash.get(SESSION_KEY, None))
 
-@pytest.fixture(scope="session")
-def chaosmining(request: pytest.FixtureRequest) -> Any:
-    """The ChaosMining session context (models, explainers, thresholds, recording)."""
-    return get_context(request.config)

@@ -12,12 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .tiers import TIERS
-from .training_modes import TRAINING_MODES, SaliencyGuided
+from pytest_chaosmining.core.tiers import TIERS
+from pytest_chaosmining.core.training_modes import TRAINING_MODES, SaliencyGuided
 
-SUITE_FILES = {"symbolic": "test_symbolic.py", "cost": "test_cost.py", "vision": "test_vision.py",
-               "audio": "test_audio.py", "rfe": "test_rfe.py", "saliency": "test_saliency.py",
-               "iteroar": "test_iteroar.py", "bam": "test_bam.py"}
+from pytest_chaosmining.suites import REGISTRY
+
+#: every registered suite, in report order (the default of ``--chaosmining-suites``)
+SUITE_NAMES = tuple(REGISTRY)
 
 _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
     ("tier", {"choices": TIERS}, "suite size: smoke, ci (default) or paper"),
@@ -25,7 +26,7 @@ _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
     ("cache", {"metavar": "DIR"}, "model cache directory (default: the user cache dir)"),
     ("device", {"metavar": "DEVICE"}, "torch device (default: cuda if available, else cpu)"),
     ("explainers", {"metavar": "NAMES"}, "comma list of explainers to run (default: all registered)"),
-    ("suites", {"metavar": "NAMES"}, f"comma list of suites to run (default: all: {', '.join(SUITE_FILES)})"),
+    ("suites", {"metavar": "NAMES"}, f"comma list of suites to run (default: all: {', '.join(SUITE_NAMES)})"),
     ("seeds", {"metavar": "N|A-B"}, "number of seeds N (seeds 0..N-1) or an inclusive range A-B "
      "(default: the tier's)"),
     ("data", {"metavar": "DIR"}, "real datasets on disk (CIFAR-10, Flowers102 as torchvision stores them; Speech Commands, Rainforest Connection, Santander); never downloaded"),
@@ -63,7 +64,7 @@ class Settings:
     cache_dir: Path | None = None
     device: str | None = None
     explainers: tuple[str, ...] = ()
-    suites: tuple[str, ...] = tuple(SUITE_FILES)
+    suites: tuple[str, ...] = tuple(SUITE_NAMES)
     seeds: int | range | None = None
     data_dir: Path | None = None
     sweeps: tuple[str, ...] = ()
@@ -126,10 +127,10 @@ def resolve(config: Any) -> Settings:
     tier = get("tier")[0] or "ci"
     if tier not in TIERS:
         raise ValueError(f"chaosmining_tier must be one of {TIERS}, got {tier!r}")
-    suites = _split(get("suites")[0]) or tuple(SUITE_FILES)
-    unknown = [s for s in suites if s not in SUITE_FILES]
+    suites = _split(get("suites")[0]) or tuple(SUITE_NAMES)
+    unknown = [s for s in suites if s not in SUITE_NAMES]
     if unknown:
-        raise ValueError(f"unknown suite(s) {unknown}; available: {list(SUITE_FILES)}")
+        raise ValueError(f"unknown suite(s) {unknown}; available: {list(SUITE_NAMES)}")
     seeds = get("seeds")[0]
     max_drop = get("max_drop")[0]
     trainings = _split(get("training")[0]) or ("standard",)

@@ -1,0 +1,204 @@
+"""The suites: one folder each, behind one :class:`Suite` seam, and their registry.
+
+A suite folder holds its data, models, tier settings, cases, evaluation, report
+section and figures, thresholds (``thresholds.toml``) and its shipped tests
+(``test_<name>.py``).  Adding a suite is one new folder plus one line in
+:data:`REGISTRY`.  This module stays light: the entry module imports it.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pytest
+
+    from pytest_chaosmining.core.results import Record
+    from pytest_chaosmining.core.tiers import Seeds
+    from pytest_chaosmining.explainers import Explainer
+    from pytest_chaosmining.session import ChaosminingSession
+    from pytest_chaosmining.suites.saliency.tiers import DomainPick
+
+#: name (the value of ``--chaosmining-suites``) → ``module:class`` of its :class:`Suite`, in report order
+REGISTRY: dict[str, str] = {
+    "symbolic": "pytest_chaosmining.suites.symbolic.suite:SymbolicSuite",
+    "cost": "pytest_chaosmining.suites.cost.suite:CostSuite",
+    "vision": "pytest_chaosmining.suites.vision.suite:VisionSuite",
+    "audio": "pytest_chaosmining.suites.audio.suite:AudioSuite",
+    "rfe": "pytest_chaosmining.suites.rfe.suite:RfeSuite",
+    "saliency": "pytest_chaosmining.suites.saliency.suite:SaliencySuite",
+    "iteroar": "pytest_chaosmining.suites.iteroar.suite:IteroarSuite",
+    "bam": "pytest_chaosmining.suites.bam.suite:BamSuite",
+}
+SUITES_DIR = Path(__file__).parent
+
+#: a record's condition (its fields) → the key its bar is looked up under (``f03``, ``SBRP``, …)
+Condition = Mapping[str, object]
+KeyOf = Callable[[Condition], str]
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """What the calibration tool judges in a suite.
+
+    ``judged``: judged metric → the threshold key of a record's condition;
+    ``optional``: metrics left out where the control reaches their bar (another
+    metric judges there); ``steps``: metrics whose per-seed value moves in
+    steps (the step size of a record), judged by an order-statistic rule."""
+
+    judged: dict[str, KeyOf] = field(default_factory=dict)
+    optional: frozenset[str] = frozenset()
+    steps: dict[str, Callable[[Condition], float]] = field(default_factory=dict)
+
+
+class Case(Protocol):
+    """One parameter set of a suite's tests (a model, a chain, a comparison)."""
+
+    @property
+    def id(self) -> str: ...
+
+    def explainer_id(self, explainer: str) -> str: ...
+
+
+class Suite(Protocol):
+    """The seam every suite implements; the session, the collector, the report
+    writer and the calibration tool use suites only through it."""
+
+    #: registry name and ``Record.suite`` of its records
+    name: str
+    #: fixture name of the case in the suite's tests (None: the tests take no case)
+    case_arg: str | None
+    #: the judged metric shown in the terminal summary (None: none)
+    score_metric: str | None
+    #: what the calibration tool judges
+    calibration: Calibration
+
+    def seeds(self, tier: str, seeds: Seeds | None) -> range | None:
+        """The seeds a run at ``tier`` uses (``--chaosmining-seeds`` as ``seeds``); None: not seeded."""
+        ...
+
+    def plan(self, session: ChaosminingSession) -> Sequence[Case]:
+        """The cases of this run (tier, seeds, data source and training modes from the session)."""
+        ...
+
+    def parametrize(self, metafunc: pytest.Metafunc, session: ChaosminingSession | None) -> None:
+        """Parametrise one of the suite's test functions (usually :func:`parametrize_cases`)."""
+        ...
+
+    def sections(self, frame: pd.DataFrame) -> list[str]:
+        """The suite's sections of report.md, from the run's records as a frame."""
+        ...
+
+    def figures(self, records: list[Record], out_dir: Path, session: ChaosminingSession) -> list[Path]:
+        """Write the suite's figures into ``out_dir``; the paths written."""
+        ...
+
+
+class TrainedModel(Protocol):
+    """A trained (or cached) model of a model suite, with its case and data."""
+
+    @property
+    def model(self) -> object: ...
+
+
+class ModelSuite(Suite, Protocol):
+    """A suite whose cases are trained models scored per explainer (symbolic,
+    vision, audio); the saliency suite composes these through this seam."""
+
+    #: the name of :meth:`quality`'s value in records (``uscore``, ``accuracy``)
+    quality_metric: str
+    #: the scores compared between models; the first is the primary one
+    compared: tuple[str, ...]
+
+    def model(self, session: ChaosminingSession, case: Case) -> TrainedModel:
+        """The trained model of ``case`` (memoised, cached on disk)."""
+        ...
+
+    def quality(self, model: TrainedModel) -> float:
+        """Prediction quality of ``model``."""
+        ...
+
+    def chance(self, model: TrainedModel) -> float:
+        """The primary score of an explainer that knows nothing."""
+        ...
+
+    def where(self, case: Case) -> str:
+        """The threshold key of ``case`` (its formula or condition)."""
+        ...
+
+    def score(self, session: ChaosminingSession, model: TrainedModel, explainer: Explainer) -> dict[str, object]:
+        """Every score of ``explainer`` on ``model`` (the suite's evaluation)."""
+        ...
+
+    def model_checks(self, session: ChaosminingSession) -> tuple[str, ...]:
+        """Scores judged on any model of the suite besides the primary one (with the suite's default bar)."""
+        ...
+
+    def guided_cases(self, tier: str, pick: DomainPick, data_dir: str | None) -> list[Case]:
+        """The seed-0 standard cases of ``tier`` that ``pick`` selects."""
+        ...
+
+
+def names() -> tuple[str, ...]:
+    """The registered suites' names, in report order."""
+    return tuple(REGISTRY)
+
+
+@functools.cache
+def get_suite(name: str) -> Suite:
+    """The registered suite called ``name`` (imported on first use)."""
+    module, _, cls = REGISTRY[name].partition(":")
+    suite: Suite = getattr(importlib.import_module(module), cls)()
+    return suite
+
+
+def get_model_suite(name: str) -> ModelSuite:
+    """The registered suite ``name`` as a :class:`ModelSuite` (TypeError if it is not one)."""
+    suite = get_suite(name)
+    if not all(hasattr(suite, attr) for attr in ("model", "quality", "score", "guided_cases")):
+        raise TypeError(f"suite {name!r} does not train models per case")
+    return suite  # type: ignore[return-value]
+
+
+def all_suites() -> list[Suite]:
+    """Every registered suite, in report order."""
+    return [get_suite(name) for name in REGISTRY]
+
+
+def test_file(name: str) -> Path:
+    """The shipped test module of suite ``name``."""
+    return SUITES_DIR / name / f"test_{name}.py"
+
+
+def suite_of(path: Path) -> str | None:
+    """The suite whose shipped test module is ``path`` (None: not a shipped suite test)."""
+    name = Path(path).parent.name
+    return name if name in REGISTRY and Path(path) == test_file(name) else None
+
+
+def parametrize_cases(metafunc: pytest.Metafunc, session: ChaosminingSession | None, suite: Suite) -> None:
+    """The one parametrisation of suite tests: over the suite's cases (its
+    ``case_arg``) and, where the test takes ``explainer_name``, over cases ×
+    registered explainers, with the case's ids and the control's strict-xfail
+    mark.  Without a session (suites collected without ``--chaosmining``) every
+    parameter set is empty."""
+    import pytest
+
+    cases = list(suite.plan(session)) if session is not None else []
+    wants_case = suite.case_arg is not None and suite.case_arg in metafunc.fixturenames
+    if "explainer_name" in metafunc.fixturenames:
+        explainers = list(session.explainers) if session is not None else []
+        if wants_case:
+            params = [pytest.param(case, name, id=case.explainer_id(name), marks=session.judge.marks_for(name))
+                      for case in cases for name in explainers if session is not None]
+            metafunc.parametrize((suite.case_arg, "explainer_name"), params)
+        else:
+            metafunc.parametrize("explainer_name", explainers)  # measured, never judged: no control mark
+    elif wants_case:
+        metafunc.parametrize(suite.case_arg, [pytest.param(c, id=c.id) for c in cases])

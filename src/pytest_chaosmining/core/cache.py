@@ -1,0 +1,142 @@
+"""The on-disk model cache.
+
+Entries are keyed by a hash of everything that affects training (the caller's
+config dict, the seed, the device type and a fingerprint of the code that
+builds data, models and training).  Writes are atomic (temporary file +
+``os.replace``); a ``filelock`` per entry makes concurrent xdist workers train a
+model once and share it; entries are read with ``torch.load(weights_only=True)``
+and a corrupt or mismatching entry is discarded and rebuilt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import os
+import time
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable
+
+import torch
+from filelock import FileLock
+
+from pytest_chaosmining import __version__
+from pytest_chaosmining.core.atomic import atomic_write
+
+LOCK_TIMEOUT_S = 3600.0
+#: the modules whose source decides what a cached entry looks like (data, model, training code)
+Code = Sequence[ModuleType]
+
+
+def code_fingerprint(modules: Code = ()) -> str:
+    """Hash of the package version and the source of ``modules`` (module objects,
+    so moving or renaming a file changes nothing unless its source changes)."""
+    h = hashlib.sha256(__version__.encode())
+    for module in modules:
+        source = inspect.getsourcefile(module)
+        if source is None:
+            raise ValueError(f"no source file for module {module.__name__}")
+        h.update(Path(source).read_bytes())
+    return h.hexdigest()[:16]
+
+
+def cache_key(config: dict[str, Any], code: Code = ()) -> str:
+    """Stable hash of a JSON-serialisable training config plus the fingerprint of ``code``."""
+    payload = json.dumps({"config": config, "code": code_fingerprint(code), "torch": torch.__version__}, sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()[:24]
+
+
+class CorruptEntry(Exception):
+    """A cache file that cannot be read or does not match its key."""
+
+
+class ModelCache:
+    """Train-or-load store of model state dicts under ``root/<suite>/<key>.pt``."""
+
+    def __init__(self, root: str | os.PathLike[str]):
+        self.root = Path(root)
+
+    def path(self, suite: str, key: str) -> Path:
+        return self.root / suite / f"{key}.pt"
+
+    def has(self, suite: str, config: dict[str, Any], code: Code = ()) -> bool:
+        """Whether an entry for ``config`` exists (it is not validated here)."""
+        return self.path(suite, cache_key(config, code)).exists()
+
+    def get_or_train(
+        self,
+        suite: str,
+        config: dict[str, Any],
+        train: Callable[[], tuple[dict[str, torch.Tensor], dict[str, Any]]],
+        code: Code = (),
+    ) -> tuple[dict[str, torch.Tensor], dict[str, Any], bool]:
+        """Return ``(state_dict, meta, trained_now)``.
+
+        ``train`` is called only when no valid entry exists; it returns the state
+        dict and JSON-like metadata (numbers, strings, lists) to store beside it.
+        ``code`` are the modules whose source enters the key.
+        """
+        key = cache_key(config, code)
+        path = self.path(suite, key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(path) + ".lock", timeout=LOCK_TIMEOUT_S):
+            if path.exists():
+                try:
+                    state, meta = self._load(path, key)
+                    return state, meta, False
+                except CorruptEntry as exc:
+                    warnings.warn(f"chaosmining: discarding corrupt cache entry {path}: {exc}", stacklevel=2)
+                    path.unlink(missing_ok=True)
+            state, meta = train()
+            meta = {**meta, "key": key, "config": json.dumps(config, sort_keys=True)}
+            self._save(path, state, meta)
+            return state, meta, True
+
+    def model(
+        self,
+        suite: str,
+        config: dict[str, Any],
+        build: Callable[[], torch.nn.Module],
+        fit: Callable[[torch.nn.Module], float],
+        device: torch.device,
+        code: Code = (),
+    ) -> tuple[torch.nn.Module, dict[str, Any]]:
+        """The model for ``config`` in eval mode on ``device``, with its metadata.
+
+        ``build`` makes a freshly (and deterministically) initialised model;
+        ``fit`` trains one in place and returns its final loss.  Training
+        happens only when the cache has no valid entry; ``train_seconds`` and
+        ``final_loss`` are stored beside the weights.
+        """
+
+        def train() -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+            fresh = build().to(device)
+            start = time.perf_counter()
+            loss = fit(fresh)
+            return fresh.state_dict(), {"train_seconds": time.perf_counter() - start, "final_loss": loss}
+
+        state, meta, _ = self.get_or_train(suite, config, train, code)
+        model = build()
+        model.load_state_dict(state)
+        return model.to(device).eval(), meta
+
+    @staticmethod
+    def _load(path: Path, key: str) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+        try:
+            payload = torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as exc:  # truncated, garbage, or unpickling refused
+            raise CorruptEntry(f"{type(exc).__name__}: {exc}") from exc
+        if not isinstance(payload, dict) or "state_dict" not in payload or "meta" not in payload:
+            raise CorruptEntry("unexpected layout")
+        if payload["meta"].get("key") != key:
+            raise CorruptEntry("key mismatch")
+        return payload["state_dict"], payload["meta"]
+
+    @staticmethod
+    def _save(path: Path, state: dict[str, torch.Tensor], meta: dict[str, Any]) -> None:
+        state = {k: v.detach().cpu() for k, v in state.items()}
+        atomic_write(path, lambda fh: torch.save({"state_dict": state, "meta": meta}, fh))

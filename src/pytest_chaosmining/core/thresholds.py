@@ -1,0 +1,113 @@
+"""Thresholds per suite and tier: each suite folder's ``thresholds.toml``, with an
+optional user file (``--chaosmining-thresholds``, same layout) merged over them.
+
+Layout::
+
+    [<suite>.<tier>]                        quality_gate: the model quality a model needs before
+                                            its explainers are judged (below it their tests skip);
+                                            calibrated: how the tier's bars were calibrated
+    [<suite>.<tier>.<metric>]               per threshold key (``f03``, ``SBRP``, ...) and
+                                            ``default``: the bar of an explainer without its own
+    [<suite>.<tier>.<metric>.explainer.NAME]  the bars of one built-in explainer
+
+Smoke bars come from ``python -m pytest_chaosmining.reports.calibration`` on
+held-out seeds (README, "Thresholds").  The ci and paper bars are older: the
+lowest value seen over the calibration seeds minus 0.05, rounded down to 0.01
+(ci: seeds 0-3, paper: seeds 0-4, on CPU); runs at those tiers say so.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+#: a bar written as ``-inf``: calibration refused a bar there (too noisy, or the control reaches it)
+NOT_JUDGED = float("-inf")
+
+
+def shipped_files() -> list[Path]:
+    """The registered suites' ``thresholds.toml`` files (a suite without bars has none)."""
+    from pytest_chaosmining.suites import REGISTRY, SUITES_DIR
+
+    return [path for name in REGISTRY if (path := SUITES_DIR / name / "thresholds.toml").exists()]
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        out[key] = _merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+class Thresholds:
+    """Look-ups into the merged threshold table."""
+
+    def __init__(self, table: dict[str, Any]):
+        self.table = table
+
+    @classmethod
+    def load(cls, user_file: Path | None = None) -> "Thresholds":
+        table: dict[str, Any] = {}
+        for path in shipped_files():
+            table = _merge(table, tomllib.loads(path.read_text()))
+        if user_file is not None:
+            try:
+                table = _merge(table, tomllib.loads(Path(user_file).read_text()))
+            except (OSError, tomllib.TOMLDecodeError) as exc:
+                raise ValueError(f"cannot read chaosmining thresholds {user_file}: {exc}") from exc
+        return cls(table)
+
+    def section(self, suite: str, tier: str) -> dict[str, Any]:
+        try:
+            return self.table[suite][tier]
+        except KeyError:
+            raise KeyError(f"no thresholds for suite {suite!r}, tier {tier!r}") from None
+
+    def quality_gate(self, suite: str, tier: str) -> float:
+        """The prediction quality a model needs before its explainers are judged."""
+        return float(self.section(suite, tier)["quality_gate"])
+
+    def unlearned(self, suite: str, tier: str, *keys: str) -> str | None:
+        """The declared reason why a model is expected not to learn, if any;
+        looked up under ``[suite.tier.unlearned]`` by each of ``keys`` (model, condition)."""
+        table = self.section(suite, tier).get("unlearned", {})
+        return next((str(table[k]) for k in keys if k in table), None)
+
+    def metric(self, suite: str, tier: str, metric: str, case_key: str, explainer: str) -> float:
+        """Threshold of ``metric`` for one case (e.g. ``f03``) and explainer.
+
+        Order: ``[suite.tier.<metric>.<explainer>]`` case or default entry, then
+        ``[suite.tier.<metric>]`` case entry, then its ``default``.
+        """
+        found = self.optional_metric(suite, tier, metric, case_key, explainer)
+        if found is None:
+            raise KeyError(f"no {metric} threshold for {case_key!r} / {explainer!r} in [{suite}.{tier}]")
+        return found
+
+    def uncalibrated(self, suites: list[str], tier: str) -> list[str]:
+        """Those of ``suites`` whose bars at ``tier`` were not calibrated on held-out
+        seeds (their section has no ``calibrated`` entry); suites without bars are skipped."""
+        return [s for s in suites if tier in self.table.get(s, {}) and not self.section(s, tier).get("calibrated")]
+
+    def default(self, suite: str, tier: str, metric: str) -> float:
+        """The ``default`` bar of ``metric`` (for any case and explainer without its own)."""
+        return float(self.section(suite, tier)[metric]["default"])
+
+    def optional_metric(self, suite: str, tier: str, metric: str, case_key: str, explainer: str) -> float | None:
+        """Like :meth:`metric`, but None where the table has no bar or marks it ``-inf``
+        (the metric is not judged there: calibration found it too noisy, or the
+        random control reaches it)."""
+        table = self.section(suite, tier).get(metric, {})
+        per_explainer = table.get("explainer", {}).get(explainer, {})
+        found: float | None = None
+        for source in (per_explainer, table):
+            if case_key in source:
+                found = float(source[case_key])
+                break
+            if source is per_explainer and "default" in source:
+                found = float(source["default"])
+                break
+        else:
+            found = float(table["default"]) if "default" in table else None
+        return None if found == NOT_JUDGED else found

@@ -1,0 +1,56 @@
+"""Training modes of the suites' models, without heavy imports: the settings of
+saliency guided training and how a mode enters a case's model name and cache key.
+The training itself is in :mod:`pytest_chaosmining.core.saliency_training`."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import inspect
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: Training modes selectable with ``--chaosmining-training``.
+TRAINING_MODES = ("standard", "saliency-guided")
+
+
+@dataclass(frozen=True)
+class SaliencyGuided:
+    """Settings of saliency guided training (reference defaults: k = 0.1, λ = 1, signed gradients)."""
+
+    k: float = 0.1
+    lam: float = 1.0
+    absolute: bool = False
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.k < 1.0:
+            raise ValueError(f"saliency guided training: k must be in (0, 1), got {self.k}")
+        if self.lam < 0:
+            raise ValueError(f"saliency guided training: lambda must be >= 0, got {self.lam}")
+
+    @property
+    def id(self) -> str:
+        """Short id used in test ids and model names: ``sg`` at the defaults, else
+        with the settings (``sg-k0.2-l0.5-abs``)."""
+        if self == SaliencyGuided():
+            return "sg"
+        return f"sg-k{self.k:g}-l{self.lam:g}" + ("-abs" if self.absolute else "")
+
+
+def guided_model_id(model_id: str, guide: SaliencyGuided | None) -> str:
+    """``model_id`` with the training mode appended (nothing for standard training)."""
+    return model_id if guide is None else f"{model_id}-{guide.id}"
+
+
+def training_key(suite: str, case: Any, device_type: str) -> dict[str, Any]:
+    """Everything that affects a case's trained weights (its cache key); standard
+    training adds nothing, so standard models keep their keys."""
+    fields = dataclasses.asdict(case)
+    if fields.get("guide") is None:
+        fields.pop("guide", None)
+    else:  # the guided loss's source is part of what a guided model is
+        from pytest_chaosmining.core import saliency_training
+
+        fields["guide_code"] = hashlib.sha256(inspect.getsource(saliency_training).encode()).hexdigest()[:16]
+    return {"suite": suite, **fields, "device": device_type}

@@ -1,0 +1,81 @@
+"""Public fixtures: what a user's own test can ask the ChaosMining session for.
+
+All of them skip the test unless the run has ``--chaosmining``.
+
+``chaosmining``
+    The :class:`~pytest_chaosmining.session.ChaosminingSession` (settings,
+    device, explainers, thresholds, model cache).
+``chaosmining_judge``
+    The :class:`~pytest_chaosmining.judge.Judge`: records values into the
+    report and asserts bars, as the shipped suites do.
+``chaosmining_cases``
+    ``chaosmining_cases("vision")``: the cases a suite runs at this tier and seeds.
+``chaosmining_model``
+    ``chaosmining_model("symbolic", case)``: the trained model of a case of a
+    model suite (symbolic, vision, audio), from the disk cache or trained once;
+    it carries its data and ground truth (``.data.truth``, ``.val.boxes``,
+    ``.val.channels``).
+
+Example::
+
+    def test_my_explainer_on_f02(chaosmining_cases, chaosmining_model, chaosmining):
+        case = next(c for c in chaosmining_cases("symbolic") if c.formula == 2)
+        trained = chaosmining_model("symbolic", case)
+        ...
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from pytest_chaosmining.judge import Judge
+    from pytest_chaosmining.session import ChaosminingSession
+    from pytest_chaosmining.suites import Case, TrainedModel
+
+SESSION_KEY = pytest.StashKey["ChaosminingSession"]()
+
+
+def get_session(config: pytest.Config) -> ChaosminingSession:
+    """The run's session; skips the calling test when the run has no ``--chaosmining``."""
+    session = config.stash.get(SESSION_KEY, None)
+    if session is None:
+        pytest.skip("ChaosMining suites run only with --chaosmining")
+    return session
+
+
+@pytest.fixture(scope="session")
+def chaosmining(request: pytest.FixtureRequest) -> ChaosminingSession:
+    """The ChaosMining session: settings, device, explainers, thresholds, model cache."""
+    return get_session(request.config)
+
+
+@pytest.fixture(scope="session")
+def chaosmining_judge(chaosmining: ChaosminingSession) -> Judge:
+    """Records values into the report and asserts bars (``require``, ``require_all``)."""
+    return chaosmining.judge
+
+
+@pytest.fixture(scope="session")
+def chaosmining_cases(chaosmining: ChaosminingSession) -> Callable[[str], Sequence[Case]]:
+    """``chaosmining_cases(suite)``: the cases suite ``suite`` runs at this tier and seeds."""
+    from pytest_chaosmining.suites import get_suite
+
+    def cases(suite: str) -> Sequence[Case]:
+        return get_suite(suite).plan(chaosmining)
+
+    return cases
+
+
+@pytest.fixture(scope="session")
+def chaosmining_model(chaosmining: ChaosminingSession) -> Callable[[str, Case], TrainedModel]:
+    """``chaosmining_model(suite, case)``: the trained model of ``case`` (symbolic, vision or audio)."""
+    from pytest_chaosmining.suites import get_model_suite
+
+    def model(suite: str, case: Case) -> TrainedModel:
+        return get_model_suite(suite).model(chaosmining, case)
+
+    return model

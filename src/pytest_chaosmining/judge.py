@@ -1,0 +1,121 @@
+"""The judge: records results on the test report and asserts bars.
+
+A check is ``(record, threshold, what)``; a threshold of None records the value
+without judging it.  The random control's tests are strict xfails, and every
+bar must reject the control on its own (:class:`ControlPassedBar`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Mapping, Sequence
+
+import pytest
+
+from pytest_chaosmining.core.baseline import Baseline
+from pytest_chaosmining.core.results import OUTCOME_PROPERTY, USER_PROPERTY, Record
+from pytest_chaosmining.explainers import Explainer, ExplainerError
+
+#: (record, threshold or None, what the message says was measured)
+Check = tuple[Record, "float | None", str]
+
+
+class ConformanceFailure(AssertionError):
+    """A measured value fell below its threshold or its baseline."""
+
+
+class ControlPassedBar(Exception):
+    """The random control met a bar: the bar cannot tell an explainer from noise.
+
+    Deliberately not a :class:`ConformanceFailure`, so the control's strict
+    xfail does not absorb it: every bar must reject the control on its own."""
+
+
+class Judge:
+    """Records and asserts the results of one session."""
+
+    def __init__(self, explainers: Mapping[str, Explainer], baseline: Baseline | None, max_drop: float):
+        self.explainers = explainers
+        self.baseline = baseline
+        self.max_drop = max_drop
+
+    def marks_for(self, explainer: str) -> list[pytest.MarkDecorator]:
+        """The random control must fail: its tests are strict xfails, so a
+        threshold loose enough to let it pass turns the run red (XPASS)."""
+        if self.is_control(explainer):
+            return [pytest.mark.xfail(raises=ConformanceFailure, strict=True,
+                                      reason="control: random attributions must fail every threshold")]
+        return []
+
+    def is_control(self, explainer: str) -> bool:
+        """Whether ``explainer`` is the random control."""
+        found = self.explainers.get(explainer)
+        return bool(found is not None and found.control)
+
+    def tag_test(self, node: pytest.Item, suite: str, explainer: str) -> None:
+        """Mark ``node`` as a conformance test of ``explainer`` (for outcome counts)."""
+        node.user_properties.append((OUTCOME_PROPERTY, {"suite": suite, "explainer": explainer}))
+
+    def record(self, node: pytest.Item, record: Record) -> Record:
+        """Attach ``record`` to the test report (travels through xdist to the controller)."""
+        record.nodeid = node.nodeid
+        node.user_properties.append((USER_PROPERTY, record.to_dict()))
+        return record
+
+    def require(self, node: pytest.Item, record: Record, threshold: float, what: str) -> None:
+        """Record ``record`` with its threshold, then fail if it is below the threshold
+        or regressed against the baseline."""
+        record.threshold = threshold
+        record.passed = record.value >= threshold
+        regression = self.baseline.regression(record, self.max_drop) if self.baseline else None
+        if regression:
+            record.passed = False
+        self.record(node, record)
+        if record.value < threshold:
+            raise ConformanceFailure(
+                f"{what}: {record.metric} {record.value:.4f} < threshold {threshold:.4f} "
+                f"(margin {record.value - threshold:+.4f})"
+            )
+        if regression:
+            raise ConformanceFailure(f"{what}: {regression}")
+
+    def require_all(self, node: pytest.Item, checks: Sequence[Check]) -> None:
+        """:meth:`require` each ``(record, threshold, what)``, recording all of them,
+        then fail once with every bar that was missed.  A check without a bar (None:
+        not judged there) is recorded only; a test none of whose checks has a bar
+        skips.  For the random control every bar must be missed: one it meets
+        raises :class:`ControlPassedBar`."""
+        judged = [(record, threshold, what) for record, threshold, what in checks if threshold is not None]
+        for record, threshold, _ in checks:
+            if threshold is None:
+                self.record(node, record)
+        if not judged:
+            pytest.skip("not judged: no calibrated bar for " + ", ".join(
+                f"{r.metric}" for r, _, _ in checks) + f" here ({checks[0][2]}); the values are recorded")
+        failures = []
+        for record, threshold, what in judged:
+            try:
+                self.require(node, record, threshold, what)
+            except ConformanceFailure as exc:
+                failures.append(str(exc))
+        passed_by_control = [f"{what}: {record.metric} {record.value:.4f} >= threshold {threshold:.4f}"
+                             for record, threshold, what in judged
+                             if record.passed and self.is_control(record.explainer)]
+        if passed_by_control:
+            raise ControlPassedBar("the random control passed a bar on its own, so that bar cannot tell an "
+                                   "explainer from noise: " + "; ".join(passed_by_control))
+        if failures:
+            raise ConformanceFailure("; ".join(failures))
+
+
+@contextlib.contextmanager
+def explainer_failures() -> Iterator[None]:
+    """Turn an :class:`~pytest_chaosmining.explainers.ExplainerError` raised inside
+    into a failure of the current test with the error's message alone (no
+    traceback: the message names the explainer and what it did wrong)."""
+    try:
+        yield
+    except ExplainerError as exc:
+        failure = pytest.fail.Exception(str(exc), pytrace=False)
+        failure.__suppress_context__ = True  # the message says it all: no chained traceback
+        raise failure from None

@@ -1,0 +1,427 @@
+"""Bars with a stated false-fail rate: ``python -m pytest_chaosmining.reports.calibration``.
+
+Procedure (the one the shipped smoke bars were made with; ``benchmarks/calibration/``):
+
+1. Run the tier on calibration seeds it never judges (the tier runs 0..N-1)::
+
+       benchmarks/calibration/run.sh smoke symbolic 100-111 SA,DL,IG,FA,random cal.json
+
+2. Run it again on further unseen seeds, with the reference cheats
+   (:mod:`pytest_chaosmining.cheats`) beside the built-ins::
+
+       benchmarks/calibration/run.sh smoke symbolic 200-209 SA,...,random,input_magnitude,... held.json
+
+3. ``python -m pytest_chaosmining.reports.calibration cal.json --held-out held.json --merge thresholds.toml --report cal.md``
+   (``benchmarks/calibration/merge.sh`` runs it for every suite as the shipped bars were made:
+   the first held-out set joined the calibration seeds in a second round, checked on a third set).
+
+For every judged metric, threshold key (formula, condition, model-condition,
+dataset, chain) and built-in explainer, the m calibration seeds' values give
+the mean x̄ and standard deviation s (floored at ``SD_FLOOR``: a metric at its
+ceiling on every calibration seed is not exact on the next); the bar is the
+one-sided normal tolerance bound x̄ − k·s that covers a proportion p = 0.995 of
+future seeds with confidence γ = 0.90 (``../shared/CALIBRATION.md``), rounded
+down to 0.01.  The predicted false-fail rate of a bar b is Φ((b − x̄)/s).  The
+shared bar of a key (for explainers without their own: user explainers) is the
+weakest built-in's, none where any built-in's was refused.  Where the random control's upper tolerance bound
+x̄_r + k·s_r reaches x̄ − k·s, the bar is raised to just above the control's
+bound if its predicted false-fail rate stays at most ``TARGET_RATE`` (1 in
+200), and refused otherwise (written ``-inf``: reported, not judged; the
+metric cannot tell that explainer from noise there).
+
+The held-out check re-judges every judged test of the held-out runs against the
+new bars and counts failures of the built-ins (each should fail about 1 time in
+200 at most), passes of the random control and passes of the cheats (each
+should be 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pytest_chaosmining.explainers import BUILTIN_NAMES, CONTROL_NAME
+from pytest_chaosmining.core.results import MODEL_LEVEL
+from pytest_chaosmining.suites import REGISTRY, Calibration, get_suite
+
+#: proportion of future seeds a bar covers, and the confidence of that claim
+COVERAGE, CONFIDENCE = 0.995, 0.90
+#: smallest standard deviation assumed for a value over seeds
+SD_FLOOR = 0.02
+#: model-randomisation checks: their job is to reject maps that ignore the model (which gain exactly
+#: 0), not to grade quality (the primary metric does that), and their values are heavy-tailed (an
+#: untrained model sometimes ranks the truth high by luck).  Their bar sits just above the random
+#: control's upper tolerance bound, refused where a calibration value of the built-in fell below it.
+GAIN_METRICS = {"training_gain"}
+#: the largest predicted false-fail rate accepted for a bar set just above the control
+TARGET_RATE = 0.005
+#: fewest calibration seeds a bar is set from
+MIN_SEEDS = 5
+BUILT_INS = tuple(n for n in BUILTIN_NAMES if n != CONTROL_NAME)
+
+
+
+def _calibration(suite: str) -> Calibration:
+    """What suite ``suite`` judges (empty for a name no longer registered)."""
+    return get_suite(suite).calibration if suite in REGISTRY else Calibration()
+
+
+def _is_optional(suite: str, metric: str) -> bool:
+    return metric in _calibration(suite).optional
+
+
+def _norm_ppf(q: float) -> float:
+    return statistics.NormalDist().inv_cdf(q)
+
+
+def tolerance_factor(m: int, coverage: float = COVERAGE, confidence: float = CONFIDENCE) -> float:
+    """k of the one-sided normal tolerance bound x̄ − k·s from m values (CALIBRATION.md)."""
+    if m < 3:
+        raise ValueError(f"a tolerance bound needs at least 3 calibration seeds, got {m}")
+    zp, zg = _norm_ppf(coverage), _norm_ppf(confidence)
+    a = 1 - zg ** 2 / (2 * (m - 1))
+    b = zp ** 2 - zg ** 2 / m
+    return (zp + math.sqrt(zp ** 2 - a * b)) / a
+
+
+def _floor(x: float) -> float:
+    return math.floor(x * 100 + 1e-9) / 100
+
+
+def _ceil(x: float) -> float:
+    return math.ceil(x * 100 - 1e-9) / 100
+
+
+@dataclass
+class Bar:
+    """One calibrated bar and the evidence behind it."""
+
+    suite: str
+    metric: str
+    key: str
+    explainer: str
+    values: list[float]
+    bar: float | None  # None: refused (the control reaches it)
+    control: list[float]
+    step: float | None = None  # the value's step where it is discrete (the bar then follows the suite's steps rule)
+    others: list[float] = field(default_factory=list)  # cheats' values on the calibration seeds
+    refused: str = ""  # why there is no bar
+    sd_floor: float = SD_FLOOR
+
+    @property
+    def mean(self) -> float:
+        return statistics.fmean(self.values)
+
+    @property
+    def sd(self) -> float:
+        return max(statistics.stdev(self.values) if len(self.values) > 1 else 0.0, self.sd_floor)
+
+    def false_fail_rate(self) -> float | None:
+        """Predicted chance that a correct explainer's value on an unseen seed falls below the bar:
+        the normal fit's, or for a discrete value the order-statistic bound 1 / (m + 1)
+        (no value of m calibration seeds fell below the lowest level)."""
+        if self.bar is None:
+            return None
+        if self.step is not None:
+            return 1 / (len(self.values) + 1)
+        return statistics.NormalDist(self.mean, self.sd).cdf(self.bar)
+
+
+def _judged(records: Iterable[dict]) -> Iterable[tuple[str, str, str, dict]]:
+    """Records of the judged metrics (whether or not the run's bars judged them), with their key."""
+    for r in records:
+        key_of = _calibration(r["suite"]).judged.get(r["metric"])
+        if key_of is not None:
+            yield r["suite"], r["metric"], key_of(r["condition"]), r
+
+
+def _upper_bound(values: list[float], sd_floor: float) -> float:
+    """The random control's upper tolerance bound x̄ + k·s (s floored; no values: 0 ± the floor)."""
+    sd = max(statistics.stdev(values) if len(values) > 1 else 0.0, sd_floor)
+    return statistics.fmean(values or [0.0]) + tolerance_factor(max(len(values), 3)) * sd
+
+
+def calibrate(records: list[dict], sd_floor: float = SD_FLOOR) -> list[Bar]:
+    """A bar per (suite, metric, key, built-in explainer) from calibration-run records
+    (records of other explainers are the control and cheats, checked against the bars)."""
+    values: dict[tuple[str, str, str, str], list[float]] = defaultdict(list)
+    control: dict[tuple[str, str, str], list[float]] = defaultdict(list)
+    cheats: dict[tuple[str, str, str], list[float]] = defaultdict(list)
+    steps: dict[tuple[str, str, str], float] = {}
+    for suite, metric, key, r in _judged(records):
+        step_of = _calibration(suite).steps.get(metric)
+        if step_of is not None:
+            steps[(suite, metric, key)] = step_of(r["condition"])
+        if r["explainer"] == CONTROL_NAME:
+            control[(suite, metric, key)].append(float(r["value"]))
+        elif r["explainer"] in BUILT_INS:
+            values[(suite, metric, key, r["explainer"])].append(float(r["value"]))
+        elif r["explainer"] != MODEL_LEVEL:  # not a statistical reference method (RFE-linear, ...)
+            cheats[(suite, metric, key)].append(float(r["value"]))
+    bars = []
+    for (suite, metric, key, explainer), vals in sorted(values.items()):
+        ctrl, others, step = control.get((suite, metric, key), []), cheats.get((suite, metric, key), []), \
+            steps.get((suite, metric, key))
+        bar: float | None = None
+        refused = ""
+        if len(vals) < MIN_SEEDS:
+            refused = f"judged on {len(vals)} calibration seed(s), fewer than {MIN_SEEDS}"
+        elif step is not None:
+            bar = _floor(min(vals) - step / 2)
+            if max(ctrl + others, default=-math.inf) >= bar:
+                bar, refused = None, "the control or a cheat reaches it"
+        elif metric in GAIN_METRICS:
+            bar = _ceil(_upper_bound(ctrl, sd_floor) + 0.01)
+            if min(vals) < bar:
+                bar, refused = None, f"a calibration seed gained {min(vals):.3f}, below the control's bound"
+        else:
+            mean, sd = statistics.fmean(vals), max(statistics.stdev(vals), sd_floor)
+            bar = _floor(mean - tolerance_factor(len(vals)) * sd)
+            if ctrl:
+                ctrl_upper = _upper_bound(ctrl, sd_floor)
+                if ctrl_upper >= bar:  # the lowest bar that still rejects the control, if its rate is low enough
+                    bar = _ceil(ctrl_upper + 0.01)
+                    if statistics.NormalDist(mean, sd).cdf(bar) > TARGET_RATE:
+                        bar, refused = None, "the random control's upper tolerance bound reaches it"
+        bars.append(Bar(suite, metric, key, explainer, vals, bar, ctrl, step, others, refused, sd_floor))
+    return bars
+
+
+def shared_bars(bars: list[Bar]) -> dict[tuple[str, str, str], float | None]:
+    """The bar of each key for explainers without their own: the weakest built-in's
+    (None where any built-in's bar was refused: a method as good as that built-in
+    could not be judged there either; model-randomisation bars excepted)."""
+    grouped: dict[tuple[str, str, str], list[float | None]] = defaultdict(list)
+    for b in bars:
+        grouped[(b.suite, b.metric, b.key)].append(b.bar)
+    shared: dict[tuple[str, str, str], float | None] = {}
+    for key, values in grouped.items():
+        judged = [v for v in values if v is not None]
+        # a model-randomisation bar only rejects maps that ignore the model: it applies to every
+        # other explainer wherever any built-in could be held to it
+        strict = key[1] not in GAIN_METRICS and len(judged) < len(values)
+        shared[key] = None if strict or not judged else min(judged)
+    return shared
+
+
+def to_toml(bars: list[Bar], tier: str) -> str:
+    """The calibrated tables, ``[<suite>.<tier>.<metric>]`` (per key: the weakest
+    built-in's bar, for other explainers) and per built-in explainer.  Where no bar
+    could be set the entry is ``-inf``: not judged there, with the reason as a comment."""
+    shared = shared_bars(bars)
+    lines: list[str] = []
+    for suite, metric in dict.fromkeys((b.suite, b.metric) for b in bars):
+        keys = {k: v for (s, m, k), v in shared.items() if (s, m) == (suite, metric)}
+        judged = [v for v in keys.values() if v is not None]
+        lines.append(f"[{suite}.{tier}.{metric}]")
+        if judged and not _is_optional(suite, metric):
+            lines.append(f"default = {min(judged):.2f}")
+        for k, v in keys.items():
+            if v is None:
+                reasons = sorted({b.refused for b in bars
+                                  if (b.suite, b.metric, b.key) == (suite, metric, k) and b.refused})
+                lines.append(f"{k} = -inf  # not judged: {'; '.join(reasons)}")
+            else:
+                lines.append(f"{k} = {v:.2f}")
+        lines.append("")
+        for explainer in BUILT_INS:
+            own = [b for b in bars if (b.suite, b.metric, b.explainer) == (suite, metric, explainer)]
+            if own:
+                lines.append(f"[{suite}.{tier}.{metric}.explainer.{explainer}]")
+                lines += [f"{b.key} = {b.bar:.2f}" if b.bar is not None else f"{b.key} = -inf  # not judged: {b.refused}"
+                          for b in own]
+                lines.append("")
+    return "\n".join(lines)
+
+
+@dataclass
+class HeldOut:
+    """Re-judged tests of the held-out runs: per (suite, explainer) tests and failures."""
+
+    tests: dict[tuple[str, str], int]
+    failed: dict[tuple[str, str], list[str]]
+
+
+def held_out_check(records: list[dict], bars: list[Bar]) -> HeldOut:
+    """Judge every judged test of ``records`` against ``bars`` (a test fails when any of its
+    calibrated checks does); checks on metrics or keys without a bar are not judged."""
+    own = {(b.suite, b.metric, b.key, b.explainer): b.bar for b in bars}
+    shared = shared_bars(bars)
+    by_test: dict[tuple[str, str, str], list[str]] = defaultdict(list)
+    for suite, metric, key, r in _judged(records):
+        if r["explainer"] == MODEL_LEVEL:  # a statistical reference method, not an explainer's test
+            continue
+        mine = (suite, metric, key, r["explainer"])
+        bar = own[mine] if mine in own else shared.get((suite, metric, key))
+        if bar is None:  # not judged there
+            continue
+        test = (suite, r["explainer"], r["nodeid"])
+        by_test.setdefault(test, [])
+        if float(r["value"]) < bar:
+            by_test[test].append(f"{metric} {float(r['value']):.3f} < {bar:.2f} ({key}, seed {r['seed']})")
+    tests: dict[tuple[str, str], int] = defaultdict(int)
+    failed: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for (suite, explainer, _), misses in by_test.items():
+        tests[(suite, explainer)] += 1
+        if misses:
+            failed[(suite, explainer)].append("; ".join(misses))
+    return HeldOut(dict(tests), dict(failed))
+
+
+def gate_rows(records: list[dict]) -> list[str]:
+    """Markdown rows of the model gates: per suite, how many models each run judged
+    (prediction quality against the tier's gate), their lowest and mean quality, and
+    how many fell below the gate (their explainer tests skip; the model test fails)."""
+    grouped: dict[tuple[str, str, float], list[float]] = defaultdict(list)
+    for r in records:
+        if r["explainer"] == "-" and r.get("threshold") is not None and r["metric"] in ("uscore", "accuracy"):
+            grouped[(r["suite"], r["metric"], float(r["threshold"]))].append(float(r["value"]))
+    return [f"| {suite} | {metric} | {gate:.2f} | {len(v)} | {min(v):.3f} | {statistics.fmean(v):.3f} | "
+            f"{sum(x < gate for x in v)} |" for (suite, metric, gate), v in sorted(grouped.items())]
+
+
+def failure_rate_bound(failures: int, tests: int, confidence: float = 0.95) -> float:
+    """One-sided Clopper-Pearson upper bound of a failure rate seen as ``failures`` in ``tests``."""
+    from scipy.stats import beta
+
+    return 1.0 if failures >= tests else float(beta.ppf(confidence, failures + 1, tests - failures))
+
+
+def _cheat_maxima(records: list[dict]) -> dict[tuple[str, str, str], tuple[float, str]]:
+    best: dict[tuple[str, str, str], tuple[float, str]] = {}
+    for suite, metric, key, r in _judged(records):
+        if r["explainer"] not in BUILTIN_NAMES and r["explainer"] != MODEL_LEVEL:
+            found = best.get((suite, metric, key))
+            if found is None or float(r["value"]) > found[0]:
+                best[(suite, metric, key)] = (float(r["value"]), r["explainer"])
+    return best
+
+
+def report(bars: list[Bar], held: HeldOut | None, tier: str, cal_seeds: str, held_seeds: str,
+           models: list[dict] | None = None, held_records: list[dict] | None = None,
+           sd_floor: float = SD_FLOOR) -> str:
+    """Markdown calibration report: every bar with its evidence, the model gates, then the held-out count."""
+    lines = [f"# Calibration report: tier {tier}", "",
+             f"Calibration seeds {cal_seeds}; held-out seeds {held_seeds} (the tier judges seeds from 0). "
+             f"Bar = x̄ − k·s over the calibration seeds (s floored at {sd_floor}), k for coverage "
+             f"{COVERAGE} at confidence {CONFIDENCE}; predicted false-fail rate Φ((bar − x̄)/s).  "
+             "Control max: the highest value of the random control (and of the cheats, where the calibration runs "
+             "had them) over the same seeds.  Discrete values (RFE FPrec, steps of 1/k) take the bar half a step "
+             "below the lowest calibration value instead, with the order-statistic rate 1/(m+1).", "",
+             "Cheats: the highest value any cheat of `pytest_chaosmining.cheats` reached on the held-out seeds.", "",
+             "| suite | metric | key | explainer | m | mean | sd | k | bar | predicted false-fail | control max "
+             "| cheats max |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    cheats = _cheat_maxima(held_records or [])
+    for b in bars:
+        rate = b.false_fail_rate()
+        cheat = cheats.get((b.suite, b.metric, b.key))
+        k = f"{tolerance_factor(len(b.values)):.2f}" if len(b.values) >= 3 else "—"
+        lines.append(f"| {b.suite} | {b.metric} | {b.key} | {b.explainer} | {len(b.values)} | {b.mean:.3f} | "
+                     f"{b.sd:.3f} | {k} | "
+                     f"{f'not judged: {b.refused}' if b.bar is None else f'{b.bar:.2f}'} | "
+                     f"{'—' if rate is None else f'{rate:.4f}'} | "
+                     f"{max(b.control + b.others) if b.control or b.others else float('nan'):.3f} | "
+                     f"{'—' if cheat is None else f'{cheat[0]:.3f} ({cheat[1]})'} |")
+    gates = gate_rows(models or [])
+    if gates:
+        lines += ["", "## Model gates", "", "Models of the calibration and held-out runs against the tier's quality "
+                  "gate (`quality_gate`, not recalibrated).", "",
+                  "| suite | quality | gate | models | lowest | mean | below the gate |", "|---|---|---|---|---|---|---|",
+                  *gates]
+    if held is not None:
+        lines += ["", "## Held-out check", "",
+                  "Every judged test of the held-out runs, re-judged against the bars above.", "",
+                  "| suite | explainer | kind | tests | failed |", "|---|---|---|---|---|"]
+        for (suite, explainer), n in sorted(held.tests.items()):
+            kind = ("built-in" if explainer in BUILT_INS else "control" if explainer == CONTROL_NAME else "cheat")
+            lines.append(f"| {suite} | {explainer} | {kind} | {n} | {len(held.failed.get((suite, explainer), []))} |")
+        builtin_tests = sum(n for (s, e), n in held.tests.items() if e in BUILT_INS)
+        builtin_failed = sum(len(v) for (s, e), v in held.failed.items() if e in BUILT_INS)
+        bad_passes = sum(n - len(held.failed.get((s, e), [])) for (s, e), n in held.tests.items()
+                         if e not in BUILT_INS)
+        predicted = sum(r for r in (b.false_fail_rate() for b in bars) if r is not None) / max(
+            sum(1 for b in bars if b.bar is not None), 1)
+        lines += ["", f"Built-in tests: {builtin_tests}, failed: {builtin_failed}, a rate of "
+                      f"{builtin_failed / max(builtin_tests, 1):.4f} (95% upper bound "
+                      f"{failure_rate_bound(builtin_failed, builtin_tests):.4f}; mean predicted false-fail rate per "
+                      f"check {predicted:.4f}); control and cheat tests passing: {bad_passes}.", ""]
+        for (suite, explainer), misses in sorted(held.failed.items()):
+            if explainer in BUILT_INS:
+                lines += [f"- {suite} {explainer}: {m}" for m in misses]
+    return "\n".join(lines) + "\n"
+
+
+def merge_into(thresholds_text: str, tables: str, bars: list[Bar], tier: str, note: str) -> str:
+    """``thresholds_text`` with the calibrated tables of ``bars`` replacing the old ones
+    (``[<suite>.<tier>.<metric>]`` and its per-explainer tables) and each calibrated
+    suite's ``[<suite>.<tier>]`` section marked ``calibrated = note``."""
+    import re
+
+    metrics = {(b.suite, b.metric) for b in bars}
+    suites = {suite for suite, _ in metrics}
+    out: list[str] = []
+    skipping = in_section = False
+    for line in thresholds_text.splitlines():
+        header = re.match(r"^\[([\w-]+)\.([\w-]+)(?:\.([\w-]+))?(?:\..*)?\]\s*$", line)
+        if header:
+            suite, table_tier, metric = header.groups()
+            skipping = table_tier == tier and (suite, metric) in metrics
+            in_section = table_tier == tier and metric is None and suite in suites
+            if in_section:
+                out += [line, f'calibrated = "{note}"']
+                continue
+        if skipping or (in_section and line.startswith("calibrated = ")):
+            continue
+        out.append(line)
+    banner = f"# Calibrated bars of {', '.join(sorted(suites))}, tier {tier}"
+    text = "\n".join(line for line in out if not line.startswith(banner)).rstrip("\n")
+    return f"{text}\n\n{banner} ({note}): python -m pytest_chaosmining.reports.calibration\n{tables}"
+
+
+def _load(paths: list[Path]) -> tuple[list[dict], set[str], str]:
+    payloads = [json.loads(p.read_text()) for p in paths]
+    tiers = {p["meta"]["tier"] for p in payloads}
+    seeds = sorted({str(s) for p in payloads for s in p["meta"]["seeds"].values()})
+    return [r for p in payloads for r in p["records"]], tiers, ", ".join(seeds)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("results", nargs="+", type=Path, help="results.json of calibration runs (one tier)")
+    parser.add_argument("--held-out", nargs="*", type=Path, default=[], help="results.json of held-out runs")
+    parser.add_argument("--toml", type=Path, help="write the calibrated tables here")
+    parser.add_argument("--report", type=Path, help="write the Markdown calibration report here")
+    parser.add_argument("--merge", type=Path, help="replace the calibrated tables in this thresholds.toml")
+    parser.add_argument("--sd-floor", type=float, default=SD_FLOOR, help="smallest standard deviation assumed")
+    args = parser.parse_args(argv)
+    records, tiers, cal_seeds = _load(args.results)
+    held_records, held_tiers, held_seeds = _load(args.held_out) if args.held_out else ([], set(), "none")
+    if len(tiers | held_tiers) != 1:
+        parser.error(f"results of exactly one tier expected, got {sorted(tiers | held_tiers)}")
+    tier = tiers.pop()
+    bars = calibrate(records, args.sd_floor)
+    held = held_out_check(held_records, bars) if held_records else None
+    text = to_toml(bars, tier)
+    if args.toml:
+        args.toml.write_text(text)
+    else:
+        sys.stdout.write(text)
+    if args.report:
+        args.report.write_text(report(bars, held, tier, cal_seeds, held_seeds, records + held_records, held_records,
+                                      args.sd_floor))
+    if args.merge:
+        note = f"calibration seeds {cal_seeds}; held-out check on seeds {held_seeds}"
+        args.merge.write_text(merge_into(args.merge.read_text(), text, bars, tier, note))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

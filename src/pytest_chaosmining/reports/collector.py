@@ -1,0 +1,131 @@
+"""Collects results on the controlling process and writes the reports.
+
+Records travel as ``user_properties`` on test reports, so they reach the
+controller the same way with or without xdist.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+import warnings
+from collections import Counter
+from importlib import metadata
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_chaosmining.core.results import OUTCOME_PROPERTY, USER_PROPERTY, Record, sort_records
+from pytest_chaosmining.settings import Settings
+
+if TYPE_CHECKING:
+    from pytest_chaosmining.session import ChaosminingSession
+
+_PACKAGES = ("pytest-chaosmining", "torch", "captum", "numpy", "sympy", "pytest", "pytest-xdist", "pytest-benchmark")
+
+
+def _seed_text(seeds: range) -> int | str:
+    """A seed range as results.json states it: the count when it starts at 0, else ``"A-B"``."""
+    return len(seeds) if seeds.start == 0 else f"{seeds.start}-{seeds.stop - 1}"
+
+
+def _outcome(report: pytest.TestReport) -> str:
+    if hasattr(report, "wasxfail"):
+        return "xfailed" if report.skipped else "xpassed"
+    return report.outcome
+
+
+class ResultCollector:
+    """A plugin object registered only on the controller when ``--chaosmining`` is on."""
+
+    def __init__(self, config: pytest.Config, settings: Settings, session: ChaosminingSession):
+        self.config = config
+        self.settings = settings
+        self.session = session
+        self.records: list[Record] = []
+        self.outcomes: Counter[tuple[str, str, str]] = Counter()
+        self.started = time.time()
+        self.summary_lines: list[str] = []
+        self.written: list[str] = []
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        props = dict(p for p in report.user_properties if p[0] == OUTCOME_PROPERTY)
+        tag = props.get(OUTCOME_PROPERTY)
+        if tag and (report.when == "call" or (report.when == "setup" and not report.passed)):
+            self.outcomes[(tag["suite"], tag["explainer"], _outcome(report))] += 1
+        if report.when == "teardown":
+            self.records += [Record.from_dict(v) for k, v in report.user_properties if k == USER_PROPERTY]
+
+    def metadata(self) -> dict[str, Any]:
+        from pytest_chaosmining.suites import all_suites
+
+        versions = {}
+        for name in _PACKAGES:
+            try:
+                versions[name] = metadata.version(name)
+            except metadata.PackageNotFoundError:
+                versions[name] = None
+        workers = getattr(self.config.option, "numprocesses", None)
+        tier, seeds = self.settings.tier, self.settings.seeds
+        return {
+            "tier": tier,
+            "seeds": {suite.name: _seed_text(seeds_run) for suite in all_suites()
+                      if (seeds_run := suite.seeds(tier, seeds)) is not None},
+            "suites": list(self.settings.suites),
+            "explainers": list(self.session.explainers),
+            "sweeps": list(self.settings.sweeps),
+            "device": str(self.session.device),
+            "xdist_workers": workers,
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "versions": versions,
+            "started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(self.started)),
+            "duration_s": round(time.time() - self.started, 1),
+            "baseline": str(self.settings.baseline_file) if self.settings.baseline_file else None,
+            "uncalibrated_bars": self.session.thresholds.uncalibrated(list(self.settings.suites), tier),
+        }
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if not self.records and not self.outcomes:
+            return
+        from pytest_chaosmining.reports.markdown import build_markdown, terminal_table, uncalibrated_note, write_reports
+
+        records = sort_records(self.records)
+        meta = self.metadata()
+        outcomes = {f"{s}|{e}|{o}": n for (s, e, o), n in sorted(self.outcomes.items())}
+        markdown = build_markdown(records, meta, outcomes)
+        if self.settings.report_dir is not None:
+            self.written = write_reports(self.settings.report_dir, records, meta, outcomes, markdown)
+            self.written += self._figures(records)
+        summary = os.environ.get("GITHUB_STEP_SUMMARY")
+        if summary:
+            with open(summary, "a", encoding="utf-8") as fh:
+                fh.write(markdown + "\n")
+        self.summary_lines = terminal_table(records, self.outcomes)
+        if meta["uncalibrated_bars"]:
+            self.summary_lines.append(uncalibrated_note(meta["uncalibrated_bars"], meta["tier"]))
+
+    def _figures(self, records: list[Record]) -> list[str]:
+        """Every suite's figures; a failure costs that suite's figures, not the report."""
+        from pytest_chaosmining.suites import all_suites
+
+        assert self.settings.report_dir is not None
+        written = []
+        for suite in all_suites():
+            try:
+                written += [str(path) for path in suite.figures(records, self.settings.report_dir, self.session)]
+            except Exception as exc:  # noqa: BLE001 - the report must survive
+                warnings.warn(f"chaosmining: {suite.name} figures not drawn: {type(exc).__name__}: {exc}")
+        return written
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.summary_lines:
+            return
+        terminalreporter.write_sep("=", "chaosmining summary")
+        for line in self.summary_lines:
+            terminalreporter.write_line(line)
+        for path in self.written:
+            terminalreporter.write_line(f"chaosmining report: {path}")
+

@@ -1,0 +1,135 @@
+"""Report writers: results.json, results.csv, report.md with every suite's
+section, the suites' figures and the terminal summary table.  Suites are
+reached through the registry (:mod:`pytest_chaosmining.suites`), never by name."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from pytest_chaosmining.core.atomic import atomic_write_text
+from pytest_chaosmining.core.results import MODEL_LEVEL, Record
+from pytest_chaosmining.reports.tables import markdown_table, mean_sd, records_frame
+
+
+
+def _cost_sections(df: Any) -> list[str]:
+    cost = df[df.metric.isin(["time_ms", "peak_mem_mb"])]
+    if cost.empty:
+        return []
+    lines = [
+        "## Attribution cost",
+        "",
+        "Time and peak memory of one attribution call over the whole test set "
+        "(CPU memory: sampled peak RSS growth; CUDA: max_memory_allocated growth).",
+        "",
+    ]
+    rows = []
+    for (suite, e), group in cost.groupby(["suite", "explainer"], sort=True):
+        t = group[group.metric == "time_ms"]["value"]
+        m = group[group.metric == "peak_mem_mb"]["value"]
+        rows.append([suite, e, mean_sd(t, 1), mean_sd(m, 1), str(len(t))])
+    lines += markdown_table(["suite", "explainer", "time (ms)", "peak memory (MiB)", "calls"], rows) + [""]
+    return lines
+
+
+def _outcome_section(outcomes: dict[str, int]) -> list[str]:
+    if not outcomes:
+        return []
+    table: dict[tuple[str, str], Counter[str]] = {}
+    for key, n in outcomes.items():
+        suite, explainer, outcome = key.split("|")
+        table.setdefault((suite, explainer), Counter())[outcome] += n
+    kinds = ["passed", "failed", "skipped", "xfailed", "xpassed"]
+    rows = [[s, e] + [str(c.get(k, 0)) for k in kinds] for (s, e), c in sorted(table.items())]
+    return [
+        "## Conformance tests",
+        "",
+        "`random` is the control: its tests are expected to fail (xfailed); an xpassed control means a threshold is too low.",
+        "",
+    ] + markdown_table(["suite", "explainer"] + kinds, rows) + [""]
+
+
+def uncalibrated_note(suites: list[str], tier: str) -> str:
+    """The warning that a run judged some suites with bars never checked on held-out seeds."""
+    return (f"bars not calibrated on held-out seeds at tier {tier}: {', '.join(suites)} "
+            "(their verdicts carry no stated false-fail rate)")
+
+
+def build_markdown(records: list[Record], meta: dict[str, Any], outcomes: dict[str, int]) -> str:
+    """The Markdown report: run metadata, paper-style tables, cost, outcomes."""
+    lines = ["# ChaosMining conformance report", ""]
+    versions = ", ".join(f"{k} {v}" for k, v in meta.get("versions", {}).items() if v)
+    lines += [
+        f"tier **{meta.get('tier')}**, seeds per suite {meta.get('seeds')}, device {meta.get('device')}, "
+        f"explainers {', '.join(meta.get('explainers', []))}; {versions}",
+        "",
+    ]
+    if meta.get("uncalibrated_bars"):
+        lines += [f"**{uncalibrated_note(meta['uncalibrated_bars'], str(meta.get('tier')))}**", ""]
+    lines += _outcome_section(outcomes)
+    if records:
+        df = records_frame(records)
+        from pytest_chaosmining.suites import all_suites
+
+        for suite in all_suites():
+            lines += suite.sections(df)
+        lines += _cost_sections(df)
+    return "\n".join(lines)
+
+
+def write_reports(
+    out_dir: Path, records: list[Record], meta: dict[str, Any], outcomes: dict[str, int], markdown: str
+) -> list[str]:
+    """Write results.json, results.csv and report.md into ``out_dir`` (the suites
+    write their figures through :meth:`~pytest_chaosmining.suites.Suite.figures`)."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    payload = {"meta": meta, "outcomes": outcomes, "records": [r.to_dict() for r in records]}
+    atomic_write_text(out_dir / "results.json", json.dumps(payload, indent=1, sort_keys=True))
+    written.append(str(out_dir / "results.json"))
+    cond_keys = sorted({k for r in records for k in r.condition})
+    fields = ["suite", "model", "explainer", *cond_keys, "seed", "metric", "value", "threshold", "passed", "nodeid"]
+    buffer = io.StringIO(newline="")
+    writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n")
+    writer.writeheader()
+    for r in records:
+        row = {k: v for k, v in r.to_dict().items() if k != "condition"}
+        writer.writerow({**row, **r.condition})
+    atomic_write_text(out_dir / "results.csv", buffer.getvalue())
+    written.append(str(out_dir / "results.csv"))
+    atomic_write_text(out_dir / "report.md", markdown + "\n")
+    written.append(str(out_dir / "report.md"))
+    return written
+
+
+def terminal_table(records: list[Record], outcomes: Counter[tuple[str, str, str]]) -> list[str]:
+    """Per suite and explainer: test outcomes, mean FPrec and mean attribution time."""
+    from pytest_chaosmining.suites import REGISTRY, get_suite
+
+    score_metrics = {name: get_suite(name).score_metric for name in REGISTRY}
+    stats: dict[tuple[str, str], dict[str, list[float]]] = {}
+    for r in records:
+        if r.explainer == MODEL_LEVEL:
+            continue
+        stats.setdefault((r.suite, r.explainer), {}).setdefault(r.metric, []).append(r.value)
+    keys = sorted(set(stats) | {(s, e) for s, e, _ in outcomes})
+    lines = [f"{'suite':<10} {'explainer':<14} {'passed':>6} {'failed':>6} {'skipped':>7} {'xfailed':>7} {'score':>20} {'time ms':>8}"]
+    for suite, e in keys:
+        counts = {o: n for (s, x, o), n in outcomes.items() if s == suite and x == e}
+        st = stats.get((suite, e), {})
+        metric = score_metrics.get(suite)
+        metric = metric if metric in st else None
+        score = f"{metric} {sum(st[metric]) / len(st[metric]):.3f}" if metric else "-"
+        tm = st.get("time_ms", [])
+        lines.append(
+            f"{suite:<10} {e:<14} {counts.get('passed', 0):>6} {counts.get('failed', 0):>6} "
+            f"{counts.get('skipped', 0):>7} {counts.get('xfailed', 0):>7} "
+            f"{score:>20} {(sum(tm) / len(tm)) if tm else float('nan'):>8.1f}"
+        )
+    return lines

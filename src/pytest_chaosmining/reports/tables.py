@@ -1,0 +1,66 @@
+"""Helpers the report sections share: a DataFrame of records, mean ± sd cells,
+Markdown tables, the explainers' column order."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pytest_chaosmining.core.results import MODEL_LEVEL, Record
+
+
+def records_frame(records: list[Record]) -> Any:
+    import pandas as pd
+
+    rows = [{**{k: v for k, v in r.to_dict().items() if k != "condition"}, **r.condition} for r in records]
+    return pd.DataFrame(rows)
+
+
+def mean_sd(values: Any, digits: int = 3) -> str:
+    values = [float(v) for v in values]
+    if not values:
+        return ""
+    import numpy as np
+
+    mean = float(np.mean(values))
+    std = float(np.std(values)) if len(values) > 1 else 0.0
+    return f"{mean:.{digits}f} ± {std:.{digits}f}"
+
+
+def markdown_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return out
+
+
+def explainer_order(names: Any) -> list[str]:
+    fixed = ["SA", "DL", "IG", "FA"]
+    names = [n for n in dict.fromkeys(names) if n != MODEL_LEVEL]
+    return [n for n in fixed if n in names] + sorted(n for n in names if n not in fixed and n != "random") + (
+        ["random"] if "random" in names else []
+    )
+
+
+def condition_cells(group: Any, conditions: list[str], metric: str, explainers: list[str]) -> list[str]:
+    """Per condition: accuracy (%) and each explainer's ``metric`` (mean ± std; "skipped" when not measured)."""
+    cells = []
+    for condition in conditions:
+        g = group[group["condition"] == condition]
+        cells.append(mean_sd(g[(g.metric == "accuracy") & (g.explainer == MODEL_LEVEL)]["value"] * 100, 2))
+        for e in explainers:
+            sel = g[(g.metric == metric) & (g.explainer == e)]["value"]
+            cells.append(mean_sd(sel) if len(sel) else "skipped")
+    return cells
+
+
+def per_condition_table(frame: Any, explainers: list[str]) -> list[str]:
+    """One row per (model, condition): each explainer's mean ± std of ``frame``'s values."""
+    rows = [[model, cond] + [mean_sd(group[group.explainer == e]["value"]) for e in explainers]
+            for (model, cond), group in frame.groupby(["model", "condition"], sort=True)]
+    return markdown_table(["model", "condition"] + explainers, rows) + [""]
+
+
+def values_of(group: Any, metric: str, explainer: str, **where: Any) -> Any:
+    sel = group[(group.metric == metric) & (group.explainer == explainer)]
+    for key, value in where.items():
+        sel = sel[sel[key] == value]
+    return sel["value"]

@@ -1,0 +1,163 @@
+"""The per-session state the suites share: settings, device, explainers,
+thresholds, baseline, model cache, in-memory memo, progress lines and the judge.
+
+Created by the plugin when ``--chaosmining`` is on; heavy imports happen here,
+lazily, never in the entry module.  Nothing here knows a suite by name: suites
+reach their cases and models through :mod:`pytest_chaosmining.suites`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+import pytest
+
+from pytest_chaosmining.settings import Settings
+
+if TYPE_CHECKING:
+    import torch
+
+    from pytest_chaosmining.core.baseline import Baseline
+    from pytest_chaosmining.core.cache import ModelCache
+    from pytest_chaosmining.core.thresholds import Thresholds
+    from pytest_chaosmining.core.training_modes import SaliencyGuided
+    from pytest_chaosmining.explainers import Explainer
+    from pytest_chaosmining.judge import Judge
+
+#: models kept in memory per process (tests of one model run together; older ones reload from disk)
+MODELS_IN_MEMORY = 8
+
+T = TypeVar("T")
+C = TypeVar("C")
+#: a training callback: (epoch, epochs, elapsed seconds, loss)
+Progress = Callable[[int, int, float, float], None]
+
+
+class ChaosminingSession:
+    """Everything the suites need from the session, created once per process."""
+
+    def __init__(self, config: pytest.Config, settings: Settings):
+        self.config = config
+        self.settings = settings
+        self._memo: OrderedDict[Hashable, object] = OrderedDict()
+
+    # -- lazily built session resources ------------------------------------
+    @functools.cached_property
+    def device(self) -> torch.device:
+        """The torch device of the run: ``--chaosmining-device``, else CUDA where present."""
+        import torch
+
+        name = self.settings.device or ("cuda" if torch.cuda.is_available() else "cpu")
+        device = torch.device(name)  # raises RuntimeError on a malformed name
+        if device.type == "cuda" and not torch.cuda.is_available():
+            raise RuntimeError(f"device {name!r} requested but CUDA is not available")
+        return device
+
+    @functools.cached_property
+    def all_explainers(self) -> dict[str, Explainer]:
+        """Every registered explainer (built-ins and the ``pytest_chaosmining_explainers`` hook)."""
+        from pytest_chaosmining.explainers import collect_explainers
+
+        return collect_explainers(self.config.hook.pytest_chaosmining_explainers(config=self.config))
+
+    @functools.cached_property
+    def explainers(self) -> dict[str, Explainer]:
+        """The registered explainers, filtered by ``--chaosmining-explainers``."""
+        from pytest_chaosmining.explainers import select
+
+        return select(self.all_explainers, list(self.settings.explainers))
+
+    @functools.cached_property
+    def thresholds(self) -> Thresholds:
+        """The shipped bars, with ``--chaosmining-thresholds`` merged over them."""
+        from pytest_chaosmining.core.thresholds import Thresholds
+
+        return Thresholds.load(self.settings.thresholds_file)
+
+    @functools.cached_property
+    def baseline(self) -> Baseline | None:
+        """The ``--chaosmining-baseline`` results, if given."""
+        from pytest_chaosmining.core.baseline import Baseline
+
+        return Baseline.load(self.settings.baseline_file) if self.settings.baseline_file else None
+
+    @functools.cached_property
+    def cache(self) -> ModelCache:
+        """The on-disk model cache (``--chaosmining-cache``, else the user cache dir)."""
+        from pytest_chaosmining.core.cache import ModelCache
+
+        root = self.settings.cache_dir
+        if root is None:
+            import platformdirs
+
+            root = Path(platformdirs.user_cache_dir("pytest-chaosmining"))
+        return ModelCache(root)
+
+    @functools.cached_property
+    def judge(self) -> Judge:
+        """Records results and asserts bars (see :class:`~pytest_chaosmining.judge.Judge`)."""
+        from pytest_chaosmining.judge import Judge
+
+        return Judge(self.explainers, self.baseline, self.settings.max_drop)
+
+    @property
+    def tier(self) -> str:
+        """The run's tier name."""
+        return self.settings.tier
+
+    @property
+    def data_dir(self) -> str | None:
+        """``--chaosmining-data`` as a string (None: the embedded data)."""
+        return str(self.settings.data_dir) if self.settings.data_dir else None
+
+    # -- shared helpers for suites ------------------------------------------
+    def per_training(self, cases: Sequence[C]) -> list[C]:
+        """``cases`` once per selected training mode (``--chaosmining-training``)."""
+        return [dataclasses.replace(case, guide=guide)  # type: ignore[type-var]
+                for guide in self.guides() for case in cases]
+
+    def guides(self) -> list[SaliencyGuided | None]:
+        """The selected training modes (None: standard training)."""
+        return self.settings.guides()
+
+    def memo(self, key: Hashable, load: Callable[[], T]) -> T:
+        """``load()`` once per ``key`` while it stays among the last few used
+        (tests of one model run together); older ones are loaded again (from the
+        disk cache) when needed."""
+        if key in self._memo:
+            self._memo.move_to_end(key)
+        else:
+            self._memo[key] = load()
+            while len(self._memo) > MODELS_IN_MEMORY:
+                self._memo.popitem(last=False)
+        return self._memo[key]  # type: ignore[return-value]
+
+    # -- progress lines --------------------------------------------------------
+    def progress(self, label: str, every_s: float = 2.0) -> Progress | None:
+        """A training callback printing ``label``, epoch and elapsed time, at most
+        every ``every_s`` seconds and once at the end; silent under ``-q`` or on xdist workers."""
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is None or self.config.get_verbosity() < 0 or hasattr(self.config, "workerinput"):
+            return None
+        capture = self.config.pluginmanager.get_plugin("capturemanager")
+        last = [time.monotonic()]
+
+        def report(epoch: int, epochs: int, elapsed: float, loss: float) -> None:
+            now = time.monotonic()
+            if epoch != epochs and now - last[0] < every_s:
+                return
+            last[0] = now
+            line = f"chaosmining: training {label}: epoch {epoch}/{epochs}, loss {float(loss):.4g}, {elapsed:.1f} s"
+            if capture is not None:
+                with capture.global_and_fixture_disabled():
+                    reporter.write_line(line)
+            else:
+                reporter.write_line(line)
+
+        return report

@@ -1,0 +1,56 @@
+"""Report section of the audio suite (ChaosMining Tables 4 and 5)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pytest_chaosmining.core.results import Record
+from pytest_chaosmining.reports.tables import markdown_table, explainer_order, condition_cells, per_condition_table
+
+
+def _audio_sections(df: Any) -> list[str]:
+    aud = df[df["suite"] == "audio"]
+    if aud.empty:
+        return []
+    explainers = explainer_order(aud["explainer"])
+    channels = sorted(int(c) for c in aud["channels"].dropna().unique())
+    chance = ", ".join(f"1/{c} = {1 / c:.3f}" for c in channels)
+    lines = [
+        "## Audio",
+        "",
+        "Shaped like ChaosMining Table 4: validation accuracy (%) and the speech channel's share of "
+        f"Σ|attribution| (the paper's audio \"FPrec\") per explainer, mean ± std over seeds.  Chance share: {chance}.",
+        "",
+    ]
+    for position, title in (("FP", "speech at a fixed channel (FP)"), ("RP", "speech at a random channel (RP)")):
+        conds = [b + position for b in ("RB", "SB") if (aud["condition"] == b + position).any()]
+        if not conds:
+            continue
+        header = ["model", "params (M)", "input"]
+        for c in conds:
+            header += [f"{c} Pred (ACC%)"] + [f"{c} {e} (share)" for e in explainers]
+        rows = []
+        for (model, arch), group in aud.groupby(["model", "arch"], sort=False):
+            params = group[group.metric == "params_m"]["value"]
+            first = group.iloc[0]
+            shape = f"{int(first['channels'])} ch × {first['duration']:g} s @ {int(first['rate'])} Hz"
+            row = [model, f"{params.iloc[0]:.3f}" if len(params) else "", shape]
+            rows.append(row + condition_cells(group, conds, "channel_share", explainers))
+        lines += [f"### {title}", ""] + markdown_table(header, rows) + [""]
+    hits = aud[aud.metric == "top1_hit"]
+    if not hits.empty:
+        lines += ["### Top-1 channel hit rate (the speech channel holds strictly the largest mass; "
+                  f"chance: {chance})", ""]
+        lines += per_condition_table(hits, explainers)
+    return lines
+
+
+def sections(df: Any) -> list[str]:
+    """The suite's sections of report.md."""
+    return _audio_sections(df)
+
+
+def figures(records: list[Record], out_dir: Path) -> list[Path]:
+    """The suite has no figure of its own."""
+    return []

@@ -1,0 +1,384 @@
+"""The audio suite: cases, models and measurements (ChaosMining §3.3, A.4).
+
+An :class:`AudioCase` is one trained sequence classifier (condition × model ×
+sizes × seed).  Explainers attribute the predicted class of validation clips
+against a zero baseline, in eval mode, with cuDNN off for recurrent models
+(cuDNN's RNN backward refuses eval mode).  Feature ablation uses a grid of
+channel × time segments (5 segments per channel), so that it ablates
+pieces of channels rather than single samples.
+
+Two scores per clip, from the per-channel mass ``m_c = Σ_t |a_{c,t}|``:
+
+- ``channel_share``: ``m_true / Σ_c m_c``, the paper's audio "FPrec"
+  (chance = 1 / channels; an all-zero map scores 0);
+- ``top1_hit``: 1 when the speech channel has strictly the largest mass (ties count as misses).
+
+A model-randomisation check (Adebayo et al., 2018) guards against explainers
+that ignore the model: the same clips are attributed on the model as it was
+before training (same architecture, same seed, untrained), and
+``training_gain`` = top-1 hit rate (trained) − top-1 hit rate (untrained)
+must reach the tier's ``training_gain``.  An explainer that reads the
+truth off the data or always favours the channel where FP puts the speech
+scores the same on both models and fails.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+
+from pytest_chaosmining.core.tiers import Seeds, seed_range
+from pytest_chaosmining.core.training_modes import SaliencyGuided, guided_model_id, training_key
+from pytest_chaosmining.suites import Calibration, Condition, parametrize_cases
+from pytest_chaosmining.suites.audio import report
+from pytest_chaosmining.suites.audio.tiers import AUDIO, AudioTier
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pytest
+
+    from pytest_chaosmining.core.results import Record
+    from pytest_chaosmining.explainers import Explainer
+    from pytest_chaosmining.session import ChaosminingSession
+    from pytest_chaosmining.suites.saliency.tiers import DomainPick
+
+SUITE = "audio"
+TIME_SEGMENTS = 5
+
+
+
+def audio_code() -> tuple[ModuleType, ...]:
+    """The modules whose source enters the cache key of an audio model."""
+    from pytest_chaosmining.core import classification
+    from pytest_chaosmining.suites.audio import data, models
+
+    return (data, models, classification)
+
+@dataclass(frozen=True)
+class AudioCase:
+    """One classifier of the audio suite."""
+
+    condition: str
+    model: str
+    channels: int
+    rate: int
+    duration: float
+    n_train: int
+    n_val: int
+    epochs: int
+    batch_size: int
+    lr: float
+    stride: int
+    seed: int
+    source: str = "embedded"
+    data_dir: str | None = None
+    guide: SaliencyGuided | None = None  # saliency guided training; None: standard
+
+    @property
+    def model_id(self) -> str:
+        return guided_model_id(f"{self.model}-e{self.epochs}", self.guide)
+
+    @property
+    def shape_id(self) -> str:
+        return f"{self.channels}ch-{self.rate / 1000:g}kHz"
+
+    @property
+    def id(self) -> str:
+        return f"{self.condition}-{self.shape_id}-{self.model_id}-s{self.seed}"
+
+    def explainer_id(self, explainer: str) -> str:
+        """Test id of ``explainer`` on this model."""
+        return f"{self.condition}-{self.shape_id}-{self.model_id}-{explainer}-s{self.seed}"
+
+    @property
+    def threshold_key(self) -> str:
+        return f"{self.model}-{self.condition}"
+
+    def condition_fields(self) -> dict[str, Any]:
+        return {"condition": self.condition, "arch": self.model, "channels": self.channels, "rate": self.rate,
+                "duration": self.duration, "n_train": self.n_train, "source": self.source}
+
+    def training_config(self, device_type: str) -> dict[str, Any]:
+        return training_key(SUITE, self, device_type)
+
+
+def plan_cases(tier: AudioTier, seeds: Seeds | None = None, source: str = "embedded",
+               data_dir: str | None = None) -> list[AudioCase]:
+    """Every condition × model × seed of the tier."""
+    n_seeds = seed_range(tier.seeds, seeds)
+    return [
+        AudioCase(condition, model, tier.channels, tier.rate, tier.duration, tier.n_train, tier.n_val, tier.epochs,
+                  tier.batch_size, tier.lr_for(model), tier.stride, seed, source, data_dir)
+        for condition in tier.conditions
+        for model in tier.models
+        for seed in n_seeds
+    ]
+
+
+@dataclass
+class TrainedAudioModel:
+    """A trained (or cached) classifier with its validation data and accuracy."""
+
+    case: AudioCase
+    model: Any
+    val: Any
+    predictions: np.ndarray
+    accuracy: float
+    train_seconds: float
+
+
+def data_split(case: AudioCase, split: str) -> Any:
+    """The ``train`` or ``val`` clips of ``case``."""
+    from pytest_chaosmining.suites.audio.data import AudioSpec, generate
+
+    n = case.n_train if split == "train" else case.n_val
+    spec = AudioSpec(case.condition, case.channels, case.rate, case.duration, n, split, case.seed, case.source,
+                     case.data_dir)
+    return _validation_data(spec) if split == "val" else generate(spec)
+
+
+@functools.lru_cache(maxsize=4)
+def _validation_data(spec: Any) -> Any:
+    """Validation clips are the same for every model of a condition and seed: made once."""
+    from pytest_chaosmining.suites.audio.data import generate
+
+    return generate(spec)
+
+
+def n_classes(case: AudioCase) -> int:
+    """Number of classes of the case's source (10 embedded words; the Speech Commands folders)."""
+    from pytest_chaosmining.suites.audio.data import CLASSES, find_speech_commands, speech_commands_files
+
+    if case.source == "embedded":
+        return len(CLASSES)
+    return len(speech_commands_files(find_speech_commands(case.data_dir or "."), "val")[1])
+
+
+def trained_model(case: AudioCase, cache: Any, device: Any,
+                  progress: Callable[..., None] | None = None) -> TrainedAudioModel:
+    """Load ``case``'s classifier from the cache or train it; score it on validation data."""
+    import torch
+
+    from pytest_chaosmining.suites.audio.models import build_audio_model
+    from pytest_chaosmining.core.classification import ClassifierTraining, pcm_to_float, predict_array, train_classifier
+
+    def build() -> torch.nn.Module:
+        return untrained_model(case)
+
+    def fit(model: torch.nn.Module) -> float:
+        data = data_split(case, "train")
+        settings = ClassifierTraining(case.epochs, case.batch_size, case.lr, t0=case.epochs)
+        return train_classifier(model, torch.from_numpy(data.waves), torch.from_numpy(data.labels), settings,
+                                case.seed, progress, pcm_to_float, case.guide)
+
+    model, meta = cache.model(SUITE, case.training_config(device.type), build, fit, device, audio_code())
+    val = data_split(case, "val")
+    pred = predict_array(model, val.waves, pcm_to_float)
+    return TrainedAudioModel(case, model, val, pred, float((pred == val.labels).mean()),
+                             float(meta["train_seconds"]))
+
+
+def untrained_model(case: AudioCase) -> Any:
+    """``case``'s model as it is before training (seeded initialisation), in eval mode."""
+    import torch
+
+    from pytest_chaosmining.suites.audio.models import build_audio_model
+
+    torch.manual_seed(case.seed)
+    return build_audio_model(case.model, case.channels, n_classes(case), case.stride).eval()
+
+
+def segment_mask(case: AudioCase) -> Any:
+    """Channel × time-segment groups as a captum feature mask ``(1, C, T)``."""
+    import torch
+
+    length = int(round(case.rate * case.duration))
+    segment = torch.arange(length) * TIME_SEGMENTS // length
+    return (torch.arange(case.channels)[:, None] * TIME_SEGMENTS + segment[None, :]).unsqueeze(0)
+
+
+def suite_kwargs(case: AudioCase, explainer: Any, device: Any, internal_batch_size: int) -> dict[str, Any]:
+    """The audio suite's settings for captum explainers that take them: the
+    channel × segment grid, one channel's segments per forward pass, the IG batch size."""
+    from pytest_chaosmining.explainers import captum_settings
+
+    return captum_settings(explainer, feature_mask=segment_mask(case).to(device),
+                           internal_batch_size=internal_batch_size, perturbations_per_eval=TIME_SEGMENTS)
+
+
+def attribution_call(trained: TrainedAudioModel, explainer: Any, device: Any, internal_batch_size: int,
+                     rows: slice, model: Any = None) -> Callable[[], Any]:
+    """A zero-argument call attributing validation clips ``rows`` (target: the
+    trained model's predicted class) on ``model`` (default: the trained model),
+    inputs prepared beforehand so that timing covers the call only.  Recurrent
+    models run with cuDNN disabled: eval-mode attribution on CUDA."""
+    import torch
+
+    from pytest_chaosmining.suites.audio.models import is_recurrent
+    from pytest_chaosmining.core.classification import pcm_to_float
+    from pytest_chaosmining.explainers import attribute
+
+    inputs = pcm_to_float(torch.from_numpy(trained.val.waves[rows])).to(device)
+    target = torch.from_numpy(trained.predictions[rows]).to(device)
+    extra = suite_kwargs(trained.case, explainer, device, internal_batch_size)
+    model = trained.model if model is None else model
+    recurrent = is_recurrent(model)
+
+    def call() -> Any:
+        with torch.backends.cudnn.flags(enabled=not recurrent):
+            return attribute(explainer, model, inputs, target, extra)
+
+    return call
+
+
+def evaluate(trained: TrainedAudioModel, explainer: Any, device: Any, n_explain: int,
+             internal_batch_size: int, n_check: int | None = None) -> dict[str, Any]:
+    """Attribute the first ``n_explain`` validation clips; return the mean true-channel
+    share, the top-1 channel hit rate, the cost, both scores on the untrained model
+    and the gain in top-1 hit rate from training, both measured on the first
+    ``n_check`` clips (default: all)."""
+    from pytest_chaosmining.core.cost import measure
+    from pytest_chaosmining.core.metrics import channel_scores
+
+    n = min(n_explain, len(trained.val))
+    rows, truth = slice(0, n), trained.val.channels[:n]
+    attr, cost = measure(attribution_call(trained, explainer, device, internal_batch_size, rows), device)
+    shares, hits = channel_scores(attr.detach().cpu().numpy(), truth)
+    m = n if n_check is None else min(n, n_check)
+    untrained = untrained_model(trained.case).to(device)
+    before = attribution_call(trained, explainer, device, internal_batch_size, slice(0, m), untrained)()
+    before_shares, before_hits = channel_scores(before.detach().cpu().numpy(), truth[:m])
+    return {"channel_share": float(shares.mean()), "top1_hit": float(hits.mean()),
+            "untrained_share": float(before_shares.mean()), "untrained_top1_hit": float(before_hits.mean()),
+            "training_gain": float(hits[:m].mean() - before_hits.mean()), "cost": cost, "n": n}
+
+
+def example_figure(session: ChaosminingSession, path: Path) -> bool:
+    """One validation clip of the first cached model (SB before RB, FP before RP):
+    each channel's waveform (speech channel in colour) beside each explainer's
+    per-channel share of |attribution|.  Uses cached models only; returns False
+    when there is nothing to draw."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from pytest_chaosmining.explainers import ExplainerError
+    from pytest_chaosmining.core.metrics import channel_mass
+
+    order = {"SBFP": 0, "RBFP": 1, "SBRP": 2, "RBRP": 3}
+    cached = [c for c in AudioSuite().plan(session)
+              if session.cache.has(SUITE, c.training_config(session.device.type), audio_code())]
+    if not cached:
+        return False
+    case = min(cached, key=lambda c: order.get(c.condition, 9))
+    trained = AudioSuite().model(session, case)
+    names = list(session.explainers)
+    wave = trained.val.waves[0].astype(np.float32) / 32767.0
+    true = int(trained.val.channels[0])
+    shares = {}
+    for name in names:
+        try:
+            call = attribution_call(trained, session.explainers[name], session.device,
+                                    AUDIO[session.tier].internal_batch_size, slice(0, 1))
+            mass = channel_mass(call().detach().cpu().numpy())[0]
+        except ExplainerError:
+            continue
+        shares[name] = mass / mass.sum() if mass.sum() > 0 else mass
+    channels = wave.shape[0]
+    fig, (ax_w, ax_s) = plt.subplots(1, 2, figsize=(11, 0.45 * channels + 1.5), gridspec_kw={"width_ratios": [3, 2]})
+    t = np.arange(wave.shape[1]) / case.rate
+    for c in range(channels):
+        ax_w.plot(t, wave[c] * 0.45 + (channels - 1 - c), lw=0.4, color="tab:red" if c == true else "0.4")
+    ax_w.set_yticks(range(channels), [f"ch {c}{' (speech)' if c == true else ''}" for c in range(channels)][::-1])
+    ax_w.set_xlabel("s")
+    label = trained.val.classes[trained.val.labels[0]]
+    predicted = trained.val.classes[trained.predictions[0]]
+    ax_w.set_title(f"{case.id}: word {label!r}, predicted {predicted!r}", fontsize=9)
+    width = 0.8 / max(1, len(shares))
+    for k, (name, share) in enumerate(shares.items()):
+        ax_s.barh(np.arange(channels)[::-1] + (k - (len(shares) - 1) / 2) * width, share, height=width, label=name)
+    ax_s.axvline(1 / channels, color="0.5", ls=":", lw=1)
+    ax_s.set_yticks(range(channels), [f"ch {c}" for c in range(channels)][::-1])
+    ax_s.set_xlabel("share of Σ|attribution| (dotted: chance)")
+    ax_s.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return True
+
+
+def _arch_key(condition: Condition) -> str:
+    return f"{condition['arch']}-{condition['condition']}"
+
+
+class AudioSuite:
+    """Audio (ChaosMining §3.3): which of the channels carries the spoken word,
+    by each explainer's per-channel share of |attribution| and top-1 hits."""
+
+    name = SUITE
+    case_arg = "audio_case"
+    score_metric = "channel_share"
+    calibration = Calibration(judged={"channel_share": _arch_key, "top1_hit": _arch_key, "training_gain": _arch_key},
+                              optional=frozenset({"channel_share"}))
+    #: for the saliency suite: prediction quality and the scores compared (the first is judged)
+    quality_metric = "accuracy"
+    compared = ("channel_share", "top1_hit")
+
+    def seeds(self, tier: str, seeds: Seeds | None) -> range:
+        return seed_range(AUDIO[tier].seeds, seeds)
+
+    def source(self, data_dir: str | None) -> tuple[str, str | None]:
+        """Where clips come from: files under ``--chaosmining-data``, else the embedded words."""
+        return ("files", data_dir) if data_dir else ("embedded", None)
+
+    def plan(self, session: ChaosminingSession) -> list[AudioCase]:
+        return session.per_training(plan_cases(AUDIO[session.tier], session.settings.seeds, *self.source(session.data_dir)))
+
+    def parametrize(self, metafunc: pytest.Metafunc, session: ChaosminingSession | None) -> None:
+        parametrize_cases(metafunc, session, self)
+
+    def model(self, session: ChaosminingSession, case: AudioCase) -> TrainedAudioModel:
+        """The trained classifier of ``case``, trained at most once (and cached on disk)."""
+        return session.memo(case, lambda: trained_model(case, session.cache, session.device,
+                                                        session.progress(f"audio {case.id}")))
+
+    def quality(self, model: TrainedAudioModel) -> float:
+        """Prediction quality: validation accuracy."""
+        return float(model.accuracy)
+
+    def chance(self, model: TrainedAudioModel) -> float:
+        """Channel share of a map that knows nothing: 1 / channels."""
+        return 1 / model.case.channels
+
+    def where(self, case: AudioCase) -> str:
+        """The threshold key of ``case`` in the saliency suite: its condition (``SBFP``)."""
+        return case.condition
+
+    def score(self, session: ChaosminingSession, model: TrainedAudioModel, explainer: Explainer) -> dict[str, Any]:
+        """:func:`evaluate` at the session's tier sizes."""
+        tier = AUDIO[session.tier]
+        return evaluate(model, explainer, session.device, tier.n_explain, tier.internal_batch_size, tier.n_check)
+
+    def model_checks(self, session: ChaosminingSession) -> tuple[str, ...]:
+        """Metrics of :meth:`score` judged on every model beside the primary score."""
+        return ("training_gain",)
+
+    def guided_cases(self, tier: str, pick: DomainPick, data_dir: str | None) -> list[AudioCase]:
+        """Seed-0 standard cases of the picked model and conditions, at the tier's sizes changed by the pick's."""
+        import dataclasses
+
+        sized = dataclasses.replace(AUDIO[tier], models=(pick.model,), conditions=pick.keys, **pick.sizes)
+        return plan_cases(sized, 1, *self.source(data_dir))
+
+    def sections(self, frame: pd.DataFrame) -> list[str]:
+        return report.sections(frame)
+
+    def figures(self, records: list[Record], out_dir: Path, session: ChaosminingSession) -> list[Path]:
+        path = out_dir / "audio_examples.png"
+        return [path] if any(r.suite == SUITE for r in records) and example_figure(session, path) else []

@@ -1,0 +1,50 @@
+"""Tier settings of the audio suite: how big it runs at ``smoke``, ``ci`` and ``paper``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class AudioTier:
+    """Sizes, models and training of the audio suite in one tier.
+
+    ``stride`` is the Conv1d front end's stride (the body sees ``rate ×
+    duration / stride`` steps); the Transformer trains at ``transformer_lr``
+    (paper: 1e-4 against 1e-3 for the others).
+    """
+
+    channels: int
+    rate: int
+    duration: float
+    n_train: int
+    n_val: int
+    models: tuple[str, ...]
+    epochs: int
+    batch_size: int
+    lr: float
+    transformer_lr: float
+    stride: int
+    seeds: int
+    n_explain: int
+    internal_batch_size: int
+    n_check: int  # clips attributed on the untrained model (model-randomisation check)
+    conditions: tuple[str, ...] = ("RBFP", "RBRP", "SBFP", "SBRP")
+
+    def lr_for(self, model: str) -> float:
+        return self.transformer_lr if model == "transformer" else self.lr
+
+
+PAPER_AUDIO_MODELS = ("rnn", "lstm", "tcn", "transformer")
+
+AUDIO: dict[str, AudioTier] = {
+    "smoke": AudioTier(channels=4, rate=4000, duration=0.5, n_train=2000, n_val=200, models=("tcn",), epochs=6,
+                       batch_size=64, lr=3e-3, transformer_lr=1e-3, stride=32, seeds=1, n_explain=32,
+                       internal_batch_size=320, n_check=32),
+    "ci": AudioTier(channels=8, rate=4000, duration=0.5, n_train=4000, n_val=400, models=PAPER_AUDIO_MODELS, epochs=8,
+                    batch_size=64, lr=3e-3, transformer_lr=1e-3, stride=32, seeds=1, n_explain=64,
+                    internal_batch_size=640, n_check=32),
+    "paper": AudioTier(channels=10, rate=16000, duration=1.0, n_train=84843, n_val=9981, models=PAPER_AUDIO_MODELS,
+                       epochs=30, batch_size=128, lr=1e-3, transformer_lr=1e-4, stride=16, seeds=5, n_explain=1000,
+                       internal_batch_size=100, n_check=200),
+}

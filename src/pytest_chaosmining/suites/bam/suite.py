@@ -1,0 +1,315 @@
+"""The BAM suite: relative feature importance between models and inputs
+(Yang & Kim, ``papers/bam.txt``), on BAM-style data built from the vision
+sources (:mod:`pytest_chaosmining.suites.bam.data`).
+
+A :class:`BamCase` (sizes, model, seed, source) trains, through the model
+cache: the object model f_o (object labels) and the scene model f_s (scene
+labels) on X_{o,s}, and a scene model f_k on each commonality set X^k.
+
+Before anything is scored, the premise is checked on validation data
+(:func:`relative_importance`): removing the object hurts f_o and not f_s,
+removing the scene hurts f_s and not f_o.  Then for each explainer:
+
+- MCS = G_obj(f_o) − G_obj(f_s) on X_{o,s}; baseline: the same with each object
+  region moved to a random place (the paper's random I_c);
+- IDR on f_s over pairs (X_{o,s}, X_{∅,s}); baseline: random regions (≈ 50%);
+- IIR on f_s with a functionally neutral patch δ (:func:`bam.neutral_patch`,
+  initialised from the object's pixels, t = 10%) — reported, never asserted:
+  an explainer that ignores its input is perfectly input-independent;
+- MCS_k = G_CF(f_k) − G_CF(f_1.0) on scene-0 images with the CF, beside the
+  accuracy each f_k loses when the CF is removed, and their Pearson correlation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+
+from pytest_chaosmining.core.tiers import Seeds, seed_range
+from pytest_chaosmining.suites import Calibration, Condition, parametrize_cases
+from pytest_chaosmining.suites.bam import report
+from pytest_chaosmining.suites.bam.tiers import BAM, BamTier
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pytest
+
+    from pytest_chaosmining.core.results import Record
+    from pytest_chaosmining.session import ChaosminingSession
+
+SUITE = "bam"
+
+
+
+def bam_code() -> tuple[ModuleType, ...]:
+    """The modules whose source enters the cache key of a BAM model."""
+    from pytest_chaosmining.core import classification
+    from pytest_chaosmining.suites.bam import data as bam_data
+    from pytest_chaosmining.suites.vision import data as vision_data
+    from pytest_chaosmining.suites.vision import models
+
+    return (bam_data, vision_data, models, classification)
+
+@dataclass(frozen=True)
+class BamCase:
+    """One set of BAM models (sizes × model × seed × source)."""
+
+    canvas: int
+    n_train: int
+    n_val: int
+    model: str
+    epochs: int
+    batch_size: int
+    lr: float
+    seed: int
+    ks: tuple[float, ...]
+    source: str = "embedded"
+    data_dir: str | None = None
+
+    @property
+    def model_id(self) -> str:
+        return f"{self.model}-e{self.epochs}"
+
+    @property
+    def key(self) -> str:
+        return f"{self.canvas}px"
+
+    @property
+    def id(self) -> str:
+        return f"{self.canvas}px-{self.model_id}-s{self.seed}"
+
+    def explainer_id(self, explainer: str) -> str:
+        return f"{self.canvas}px-{self.model_id}-{explainer}-s{self.seed}"
+
+    def condition_fields(self) -> dict[str, Any]:
+        return {"canvas": self.canvas, "n_train": self.n_train, "source": self.source}
+
+    def spec(self, kind: str, split: str, k: float = 1.0, scene_class: int | None = None) -> Any:
+        from pytest_chaosmining.suites.bam.data import BamSpec
+
+        n = self.n_train if split == "train" else self.n_val
+        return BamSpec(kind, self.canvas, n, split, self.seed, k, self.source, self.data_dir, scene_class)
+
+
+def plan_cases(tier: BamTier, seeds: Seeds | None = None, source: str = "embedded",
+               data_dir: str | None = None) -> list[BamCase]:
+    n_seeds = seed_range(tier.seeds, seeds)
+    return [BamCase(tier.canvas, tier.n_train, tier.n_val, tier.model, tier.epochs, tier.batch_size, tier.lr, seed,
+                    tier.ks, source, data_dir) for seed in n_seeds]
+
+
+def _train(case: BamCase, role: str, images: np.ndarray, labels: np.ndarray, cache: Any, device: Any,
+           progress: Callable[..., None] | None) -> tuple[Any, float]:
+    import dataclasses
+
+    import torch
+
+    from pytest_chaosmining.core.classification import ClassifierTraining, train_classifier
+    from pytest_chaosmining.suites.vision.suite import untrained_model
+
+    def build() -> torch.nn.Module:
+        return untrained_model(case)
+
+    def fit(model: torch.nn.Module) -> float:
+        settings = ClassifierTraining(case.epochs, case.batch_size, case.lr, t0=case.epochs)
+        return train_classifier(model, torch.from_numpy(images), torch.from_numpy(labels), settings, case.seed,
+                                progress)
+
+    fields = dataclasses.asdict(case)
+    fields.pop("ks")
+    config = {"suite": SUITE, **fields, "role": role, "device": device.type}
+    model, meta = cache.model(SUITE, config, build, fit, device, bam_code())
+    return model, float(meta["train_seconds"])
+
+
+@dataclass
+class BamModels:
+    """The trained models of a case with their validation data and predictions."""
+
+    case: BamCase
+    f_o: Any
+    f_s: Any
+    f_k: dict[float, Any]
+    val: Any  # BamData, kind objects
+    cf_val: Any  # BamData, kind common, scene class 0, every image with the CF
+    accuracy: dict[str, float]  # "<model>/<version>" -> accuracy
+    cf_drop: dict[float, float]  # accuracy f_k loses on scene-0 images when the CF is removed
+    train_seconds: dict[str, float] = field(default_factory=dict)
+    delta: Any = None  # ((n, steps), x + δ, neutral) of the first n no-object images (computed lazily)
+
+
+def trained_models(case: BamCase, cache: Any, device: Any, progress: Callable[[str], Any] = lambda label: None
+                   ) -> BamModels:
+    """Train (or load) f_o, f_s and every f_k; measure their accuracies."""
+    from pytest_chaosmining.suites.bam.data import generate
+    from pytest_chaosmining.core.classification import predict_array
+
+    train = generate(case.spec("objects", "train"))
+    f_o, t_o = _train(case, "object", train.images, train.objects, cache, device, progress("object model"))
+    f_s, t_s = _train(case, "scene", train.images, train.scenes, cache, device, progress("scene model"))
+    del train
+    seconds = {"object": t_o, "scene": t_s}
+    f_k = {}
+    for k in case.ks:
+        data = generate(case.spec("common", "train", k))
+        f_k[k], seconds[f"k{k:g}"] = _train(case, f"k{k:g}", data.images, data.scenes, cache, device,
+                                            progress(f"scene model k={k:g}"))
+    val = generate(case.spec("objects", "val"))
+    cf_val = generate(case.spec("common", "val", 1.0, scene_class=0))
+    accuracy = {}
+    for name, model, labels in (("f_o", f_o, val.objects), ("f_s", f_s, val.scenes)):
+        for version in ("images", "no_object", "gray"):
+            accuracy[f"{name}/{version}"] = float((predict_array(model, getattr(val, version)) == labels).mean())
+    cf_drop = {}
+    for k, model in f_k.items():
+        with_cf = float((predict_array(model, cf_val.images) == 0).mean())
+        without = float((predict_array(model, cf_val.no_object) == 0).mean())
+        accuracy[f"f_k{k:g}/cf"], accuracy[f"f_k{k:g}/no_cf"] = with_cf, without
+        cf_drop[k] = with_cf - without
+    return BamModels(case, f_o, f_s, f_k, val, cf_val, accuracy, cf_drop, seconds)
+
+
+def relative_importance(models: BamModels, chance_margin: float, keep_margin: float) -> list[str]:
+    """The premise of MCS and IDR, as a list of violations (empty: it holds):
+    without the object f_o is near chance (within ``chance_margin`` of 10%) and
+    f_s keeps its accuracy (within ``keep_margin``); without the scene f_s is
+    near chance and f_o keeps its accuracy."""
+    a, chance, out = models.accuracy, 1.0 / 10, []
+    for model, removed, kept, other in (("f_o", "no_object", "gray", "f_s"), ("f_s", "gray", "no_object", "f_o")):
+        if a[f"{model}/{removed}"] > chance + chance_margin:
+            out.append(f"{model} keeps {a[f'{model}/{removed}']:.3f} accuracy without its feature "
+                       f"({removed}; chance 0.100 + {chance_margin})")
+        if a[f"{other}/{removed}"] < a[f"{other}/images"] - keep_margin:
+            out.append(f"{other} drops from {a[f'{other}/images']:.3f} to {a[f'{other}/{removed}']:.3f} on {removed}")
+    return out
+
+
+def _attribute(case: BamCase, explainer: Any, model: Any, images: np.ndarray, device: Any,
+               internal_batch_size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Normalised maps of ``images`` for the predicted class, and the predictions."""
+    import torch
+
+    from pytest_chaosmining.suites.bam.metrics import normalised_maps
+    from pytest_chaosmining.core.classification import predict_array, to_float
+    from pytest_chaosmining.explainers import attribute, captum_settings
+    from pytest_chaosmining.suites.vision.suite import grid_mask
+
+    preds = predict_array(model, images)
+    mask = grid_mask(case.canvas, max(1, case.canvas // 8)).to(device)
+    extra = captum_settings(explainer, feature_mask=mask, internal_batch_size=internal_batch_size,
+                            perturbations_per_eval=8)
+    x = to_float(torch.from_numpy(images)).to(device)
+    attr = attribute(explainer, model, x, torch.from_numpy(preds).to(device), extra)
+    return normalised_maps(attr.cpu().numpy()), preds
+
+
+def neutral_patches(models: BamModels, n: int, device: Any, steps: int) -> tuple[np.ndarray, np.ndarray]:
+    """δ for the first ``n`` no-object validation images on f_s (initialised from
+    their object's pixels); returns ``x + δ`` as uint8 and whether δ is
+    functionally neutral there: f_s's prediction unchanged and its logits within
+    ``NEUTRAL_TOLERANCE`` (relative L2) of those without δ, as the paper's
+    f(x) ≈ f(x + δ) over all classes."""
+    import torch
+
+    from pytest_chaosmining.suites.bam.metrics import NEUTRAL_TOLERANCE, neutral_patch
+    from pytest_chaosmining.core.classification import predict_array, to_float
+
+    if models.delta is None or models.delta[0] != (n, steps):
+        val = models.val
+        x = to_float(torch.from_numpy(val.no_object[:n])).to(device)
+        with_object = to_float(torch.from_numpy(val.images[:n])).to(device)
+        region = torch.from_numpy(val.regions[:n, None].astype(np.float32)).to(device)
+        torch.manual_seed(models.case.seed)
+        delta = neutral_patch(models.f_s, x, (with_object - x) * region, region, steps=steps)
+        moved = ((x + delta).clamp(0, 1) * 255).round().to(torch.uint8).cpu().numpy()
+        same = predict_array(models.f_s, moved) == predict_array(models.f_s, val.no_object[:n])
+        with torch.no_grad():
+            before, after = models.f_s(x), models.f_s(to_float(torch.from_numpy(moved)).to(device))
+            change = ((after - before).norm(dim=1) / before.norm(dim=1).clamp_min(1e-12)).cpu().numpy()
+        models.delta = ((n, steps), moved, same & (change <= NEUTRAL_TOLERANCE))
+    return models.delta[1], models.delta[2]
+
+
+def evaluate(models: BamModels, explainer: Any, device: Any, n_explain: int, internal_batch_size: int,
+             delta_steps: int) -> dict[str, Any]:
+    """Every BAM score of ``explainer`` with its random-region baselines."""
+    from pytest_chaosmining.suites.bam.metrics import (input_dependence, input_independence, model_contrast, random_regions,
+                      region_attribution)
+    from pytest_chaosmining.core.cost import measure
+
+    case, val = models.case, models.val
+    n = min(n_explain, len(val))
+    regions = val.regions[:n]
+    shuffled = random_regions(regions, np.random.default_rng(np.random.SeedSequence([case.seed, 7])))
+    obj, scene = val.objects[:n], val.scenes[:n]
+
+    (maps_o, pred_o), cost = measure(lambda: _attribute(case, explainer, models.f_o, val.images[:n], device,
+                                                         internal_batch_size), device)
+    maps_s, pred_s = _attribute(case, explainer, models.f_s, val.images[:n], device, internal_batch_size)
+    maps_x, pred_x = _attribute(case, explainer, models.f_s, val.no_object[:n], device, internal_batch_size)
+    correct_o, correct_s = pred_o == obj, pred_s == scene
+    out: dict[str, Any] = {"cost": cost}
+    for suffix, r in (("", regions), ("_baseline", shuffled)):
+        g_o, g_s, g_x = (region_attribution(m, r) for m in (maps_o, maps_s, maps_x))
+        out[f"mcs{suffix}"] = model_contrast(g_o, correct_o, g_s, correct_s)
+        out[f"idr{suffix}"] = input_dependence(g_s, g_x, correct_s & (pred_x == scene))
+    moved, same = neutral_patches(models, n, device, delta_steps)
+    maps_d, _ = _attribute(case, explainer, models.f_s, moved, device, internal_batch_size)
+    keep = (pred_x == scene) & same
+    out["iir"] = input_independence(region_attribution(maps_x, regions), region_attribution(maps_d, regions), keep)
+    out["iir_pairs"] = int(keep.sum())
+    cf = models.cf_val
+    m = min(n, len(cf))
+    g_cf = {}
+    for k, model in models.f_k.items():
+        maps_k, pred_k = _attribute(case, explainer, model, cf.images[:m], device, internal_batch_size)
+        g = region_attribution(maps_k, cf.regions[:m])
+        g_cf[k] = float(g[pred_k == 0].mean()) if (pred_k == 0).any() else float("nan")
+    top = max(models.f_k)
+    out["mcs_k"] = {k: g_cf[k] - g_cf[top] for k in models.f_k if k != top}
+    xs = [out["mcs_k"][k] for k in sorted(out["mcs_k"])]
+    ys = [models.cf_drop[k] for k in sorted(out["mcs_k"])]
+    out["mcs_k_corr"] = (float(np.corrcoef(xs, ys)[0, 1]) if len(xs) > 2 and np.std(xs) > 0 and np.std(ys) > 0
+                         else float("nan"))
+    return out
+
+
+def _canvas_key(condition: Condition) -> str:
+    return f"{condition['canvas']}px"
+
+
+class BamSuite:
+    """BAM (Benchmarking Attribution Methods): model contrast (MCS), input
+    dependence (IDR) and input independence (IIR) on images with a known common
+    feature, each against its random-region baseline."""
+
+    name = SUITE
+    case_arg = "bam_case"
+    score_metric = "mcs"
+    calibration = Calibration(judged={"mcs_gain": _canvas_key, "idr_gain": _canvas_key},
+                              optional=frozenset({"idr_gain"}))
+
+    def seeds(self, tier: str, seeds: Seeds | None) -> range:
+        return seed_range(BAM[tier].seeds, seeds)
+
+    def plan(self, session: ChaosminingSession) -> list[BamCase]:
+        source = ("torchvision", session.data_dir) if session.data_dir else ("embedded", None)
+        return plan_cases(BAM[session.tier], session.settings.seeds, *source)
+
+    def parametrize(self, metafunc: pytest.Metafunc, session: ChaosminingSession | None) -> None:
+        parametrize_cases(metafunc, session, self)
+
+    def models(self, session: ChaosminingSession, case: BamCase) -> BamModels:
+        """The BAM models of ``case`` (f_o, f_s, every f_k), trained at most once (and cached on disk)."""
+        return session.memo(("bam", case), lambda: trained_models(
+            case, session.cache, session.device, lambda label: session.progress(f"bam {case.id} {label}")))
+
+    def sections(self, frame: pd.DataFrame) -> list[str]:
+        return report.sections(frame)
+
+    def figures(self, records: list[Record], out_dir: Path, session: ChaosminingSession) -> list[Path]:
+        return report.figures(records, out_dir)

@@ -1,0 +1,48 @@
+"""ChaosMining cost suite: time and peak memory of each explainer on one
+symbolic model (ChaosMining Figure 5).  Uses pytest-benchmark's ``benchmark``
+fixture where it is active (not under xdist); records, never asserts, timings."""
+
+from __future__ import annotations
+
+import statistics
+
+import pytest
+
+from pytest_chaosmining.judge import explainer_failures
+from pytest_chaosmining.core.cost import measure
+from pytest_chaosmining.explainers import attribute
+from pytest_chaosmining.core.results import Record
+from pytest_chaosmining.suites.cost.suite import CostSuite
+
+SUITE = "cost"
+COST = CostSuite()
+ROUNDS = 5
+
+
+
+
+def test_attribution_cost(chaosmining, explainer_name, request):
+    """Time and memory of one attribution of the whole test set (recorded in the report)."""
+    import torch
+
+    case = COST.case(chaosmining)
+    trained = COST.model(chaosmining)
+    explainer = chaosmining.explainers[explainer_name]
+    inputs = torch.from_numpy(trained.data.x_test).to(chaosmining.device)
+
+    def run():
+        return attribute(explainer, trained.model, inputs, target=0)
+
+    with explainer_failures():
+        _, cost = measure(run, chaosmining.device)  # warm-up, memory and validation
+        bench = request.getfixturevalue("benchmark") if request.config.pluginmanager.hasplugin("benchmark") else None
+        if bench is not None and not bench.disabled:
+            bench.pedantic(run, rounds=ROUNDS, warmup_rounds=0)
+            times = [t * 1000 for t in bench.stats.stats.data]
+        else:
+            if bench is not None:  # disabled (e.g. under xdist): it runs the call once
+                bench(run)
+            times = [measure(run, chaosmining.device)[1].time_ms for _ in range(ROUNDS)]
+    condition = {**case.condition(), "rows": int(inputs.shape[0]), "features": int(inputs.shape[1])}
+    for metric, value in (("time_ms", statistics.median(times)), ("peak_mem_mb", cost.peak_mem_mb)):
+        chaosmining.judge.record(request.node, Record(SUITE, case.model_id, explainer_name, case.seed, metric, value, condition))

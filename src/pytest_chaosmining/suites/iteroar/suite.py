@@ -1,0 +1,318 @@
+"""The IteROAR suite: remove what the explainer calls important, retrain, repeat
+(Palacio et al., ``papers/iteroar.txt``), on the vision suite's data.
+
+An :class:`IteroarCase` is one chain setting (vision condition, model, τ,
+iterations, fill, retraining).  A chain for one explainer runs::
+
+    f_0 = the vision suite's model (shared through the cache)
+    for i in 0 .. I-1:
+        m_i = top (1 - τ) of the explainer's maps of f_i on the train and test images of D_i
+        D_{i+1} = D_i with m_i filled (zeros or the masked pixels' mean)
+        f_{i+1} = f_i retrained on D_{i+1}   (cached, keyed by the masked data itself)
+    m_I = the maps of f_I on the test images (a probe: nothing is removed with it)
+
+and reports the test accuracy of f_0 … f_I, MMO and MAMO over m_0 … m_I, the
+cumulative masked area of m_0 … m_{I-1}, the share of each removed mask that
+fell on the true foreground box, and the mask-leakage check on m_0.
+
+A reference chain removes uniformly random pixels (same sizes, same seeds).
+The judged property: salient areas are removed, so accuracy falls faster
+than under random removal.  Random-position conditions are used by default:
+where the foreground sits in a fixed place, a map that ignores the model
+(a centre prior) would remove it too.
+
+Retraining: ``retrain_epochs`` epochs warm-started from ``f_i`` on the first
+``n_retrain`` training images (smoke, ci), or from scratch on all of them
+(paper, as IteROAR).  The model cache key holds a digest of the masked
+training images, so it changes exactly when the explainer's masks change.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+
+from pytest_chaosmining.core.tiers import Seeds, seed_range
+from pytest_chaosmining.suites import Calibration, Condition, parametrize_cases
+from pytest_chaosmining.suites.iteroar import report
+from pytest_chaosmining.suites.iteroar.tiers import ITEROAR, IteroarTier
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pytest
+
+    from pytest_chaosmining.core.results import Record
+    from pytest_chaosmining.session import ChaosminingSession
+
+SUITE = "iteroar"
+REFERENCE = "random-pixels"  # name of the reference chain (uniformly random removal)
+
+
+
+def iteroar_code() -> tuple[ModuleType, ...]:
+    """The modules whose source enters the cache key of a retrained IteROAR model."""
+    from pytest_chaosmining.core import classification
+    from pytest_chaosmining.suites.iteroar import masks
+    from pytest_chaosmining.suites.vision import data, models
+
+    return (data, models, classification, masks)
+
+@dataclass(frozen=True)
+class IteroarCase:
+    """One IteROAR setting on one vision case."""
+
+    base: Any  # VisionCase: f_0, the data and the training settings
+    iterations: int
+    tau: float
+    fill: str
+    n_retrain: int
+    retrain_epochs: int | None  # None: retrain from scratch with the base epochs
+    n_explain: int
+    batch: int = 500
+
+    @property
+    def fraction(self) -> float:
+        """Share of the canvas each mask removes (1 − τ)."""
+        return round(1.0 - self.tau, 6)
+
+    @property
+    def rho(self) -> float:
+        """Bound on the cumulative masked area: iterations × (1 − τ)."""
+        return round(self.iterations * self.fraction, 6)
+
+    @property
+    def key(self) -> str:
+        """Threshold key: ``SBRP-zero``, ... (the fill changes what MAMO measures)."""
+        return f"{self.base.condition}-{self.fill}"
+
+    @property
+    def id(self) -> str:
+        b = self.base
+        return f"{b.condition}-{b.canvas}px-{b.model}-{self.fill}-I{self.iterations}-s{b.seed}"
+
+    def explainer_id(self, explainer: str) -> str:
+        return f"{self.id}-{explainer}"
+
+    def condition_fields(self) -> dict[str, Any]:
+        return {"condition": self.base.condition, "canvas": self.base.canvas, "fill": self.fill,
+                "tau": self.tau, "rho": self.rho}
+
+
+def plan_cases(tier: IteroarTier, vision_tier: Any, seeds: Seeds | None = None, source: str = "embedded",
+               data_dir: str | None = None) -> list[IteroarCase]:
+    """The tier's chains: each condition × fill × seed on the vision tier's model
+    (resized where the IteROAR tier says so)."""
+    import dataclasses
+
+    from pytest_chaosmining.suites.vision.suite import plan_cases as vision_cases
+
+    sized = dataclasses.replace(vision_tier, models=(tier.model,), conditions=tier.conditions, **tier.vision_sizes)
+    return [IteroarCase(base, tier.iterations, tier.tau, fill, tier.n_retrain, tier.retrain_epochs, tier.n_explain)
+            for base in vision_cases(sized, seeds, source, data_dir) for fill in tier.fills]
+
+
+@dataclass
+class ChainResult:
+    """What one chain measured (test-set quantities over the first ``n_explain`` images)."""
+
+    accuracy: list[float]
+    mmo: float
+    mamo: float
+    cma: float
+    box_share: list[float]  # per removed mask: share of it on the true box
+    box_covered: list[float]  # per removed mask: share of the box it covers
+    leak_accuracy: float
+    leak_random_accuracy: float
+    train_seconds: list[float] = field(default_factory=list)
+    attribution_seconds: float = 0.0
+    untrained_box_share: float = float("nan")  # first mask's share on the box, maps of the untrained f_0
+
+    @property
+    def training_gain(self) -> float:
+        """How much more of the first mask falls on the true box with f_0's maps
+        than with the untrained model's: a map that ignores the model gains 0."""
+        return self.box_share[0] - self.untrained_box_share
+
+
+def _rng(case: IteroarCase, stream: str, iteration: int) -> np.random.Generator:
+    h = int(hashlib.sha256(stream.encode()).hexdigest()[:8], 16)
+    return np.random.default_rng(np.random.SeedSequence([case.base.seed, iteration, h]))
+
+
+def _explainer_masks(case: IteroarCase, model: Any, images: np.ndarray, explainer: Any, device: Any,
+                     internal_batch_size: int, rng: np.random.Generator) -> np.ndarray:
+    """Masks of ``images`` from ``explainer``'s maps of ``model`` (target: the
+    predicted class); ``explainer`` None draws uniformly random maps."""
+    import torch
+
+    from pytest_chaosmining.core.classification import predict_array, to_float
+    from pytest_chaosmining.explainers import attribute
+    from pytest_chaosmining.suites.iteroar.masks import maps, top_fraction_masks
+    from pytest_chaosmining.suites.vision.suite import suite_kwargs
+
+    if explainer is None:
+        return top_fraction_masks(rng.random((len(images),) + images.shape[2:]), case.fraction, rng)
+    preds = predict_array(model, images)
+    extra = suite_kwargs(case.base, explainer, device, internal_batch_size)
+    out = []
+    for start in range(0, len(images), case.batch):
+        x = to_float(torch.from_numpy(images[start:start + case.batch])).to(device)
+        target = torch.from_numpy(preds[start:start + case.batch]).to(device)
+        out.append(maps(attribute(explainer, model, x, target, extra).cpu().numpy()))
+    return top_fraction_masks(np.concatenate(out), case.fraction, rng)
+
+
+def _retrain(case: IteroarCase, previous: Any, images: np.ndarray, labels: np.ndarray, iteration: int,
+             cache: Any, device: Any, progress: Callable[..., None] | None) -> tuple[Any, float]:
+    """f_{i+1}: ``previous`` retrained on the masked ``images`` (cached by their digest)."""
+    import copy
+
+    import torch
+
+    from pytest_chaosmining.core.classification import ClassifierTraining, train_classifier
+    from pytest_chaosmining.suites.vision.suite import untrained_model
+
+    base = case.base
+    scratch = case.retrain_epochs is None
+    epochs = base.epochs if scratch else case.retrain_epochs
+    config = {**base.training_config(device.type), "iteroar_iteration": iteration, "retrain_epochs": epochs,
+              "from_scratch": scratch, "data_sha256": hashlib.sha256(images.tobytes()).hexdigest(),
+              "n_retrain": len(images)}
+    if not scratch:
+        config["previous"] = hashlib.sha256(b"".join(v.cpu().numpy().tobytes()
+                                                     for v in previous.state_dict().values())).hexdigest()
+
+    def build() -> torch.nn.Module:
+        return untrained_model(base) if scratch else copy.deepcopy(previous).cpu()
+
+    def fit(model: torch.nn.Module) -> float:
+        settings = ClassifierTraining(epochs, base.batch_size, base.lr, t0=epochs)
+        return train_classifier(model, torch.from_numpy(images), torch.from_numpy(labels), settings,
+                                base.seed + iteration, progress)
+
+    model, meta = cache.model(SUITE, config, build, fit, device, iteroar_code())
+    return model, float(meta["train_seconds"])
+
+
+def run_chain(case: IteroarCase, f0: Any, train: Any, explainer: Any, cache: Any, device: Any,
+              internal_batch_size: int, progress: Callable[..., None] | None = None,
+              stream: str = REFERENCE) -> ChainResult:
+    """Run one chain from the trained vision model ``f0`` (with its validation
+    data) and its training data ``train``; ``explainer`` None is the reference
+    chain.  ``stream`` names the chain in the tie-breaking random draws."""
+    import time
+
+    from pytest_chaosmining.core.classification import predict_array
+    from pytest_chaosmining.suites.iteroar.masks import apply_masks, box_shares, cumulative_area, leakage_accuracy, mask_metrics
+
+    n = min(case.n_explain, len(f0.val))
+    test_x, test_y, boxes = f0.val.images[:n], f0.val.labels[:n], f0.val.boxes[:n]
+    train_x, train_y = train.images[:case.n_retrain], train.labels[:case.n_retrain]
+    model, accuracy, seconds, attr_s = f0.model, [float((f0.predictions[:n] == test_y).mean())], [], 0.0
+    masks, box_share, box_covered, leak = [], [], [], (float("nan"), float("nan"))
+    untrained_share = float("nan")
+    for i in range(case.iterations + 1):
+        start = time.perf_counter()
+        m_test = _explainer_masks(case, model, test_x, explainer, device, internal_batch_size,
+                                  _rng(case, f"{stream}-test", i))
+        masks.append(m_test)
+        if i == case.iterations:
+            attr_s += time.perf_counter() - start
+            break
+        m_train = _explainer_masks(case, model, train_x, explainer, device, internal_batch_size,
+                                   _rng(case, f"{stream}-train", i))
+        attr_s += time.perf_counter() - start
+        on_box, covered = box_shares(m_test, boxes)
+        box_share.append(float(on_box.mean()))
+        box_covered.append(float(covered.mean()))
+        if i == 0:
+            leak = (leakage_accuracy(m_train, train_y, m_test, test_y, case.base.seed),
+                    leakage_accuracy(m_train, train_y, m_test, test_y, case.base.seed, shuffle_labels=True))
+            untrained_share = _untrained_box_share(case, test_x, boxes, explainer, device, internal_batch_size, stream)
+        train_x = apply_masks(train_x, m_train, case.fill)
+        test_x = apply_masks(test_x, m_test, case.fill)
+        model, secs = _retrain(case, model, train_x, train_y, i + 1, cache, device, progress)
+        seconds.append(secs)
+        accuracy.append(float((predict_array(model, test_x) == test_y).mean()))
+    metrics = mask_metrics(masks)  # the probe m_I included
+    return ChainResult(accuracy, metrics["mmo"], metrics["mamo"], cumulative_area(masks[:-1]), box_share,
+                       box_covered, leak[0], leak[1], seconds, attr_s, untrained_share)
+
+
+def _untrained_box_share(case: IteroarCase, images: np.ndarray, boxes: np.ndarray, explainer: Any, device: Any,
+                         internal_batch_size: int, stream: str) -> float:
+    """The first test mask's share on the true box when the maps come from the
+    untrained f_0 (same architecture and seed): the model-randomisation check."""
+    from pytest_chaosmining.suites.iteroar.masks import box_shares
+    from pytest_chaosmining.suites.vision.suite import untrained_model
+
+    untrained = untrained_model(case.base).to(device)
+    masks = _explainer_masks(case, untrained, images, explainer, device, internal_batch_size,
+                             _rng(case, f"{stream}-untrained", 0))
+    return float(box_shares(masks, boxes)[0].mean())
+
+
+def accuracy_drop(result: ChainResult) -> float:
+    """Mean accuracy lost over the retrained models: ``acc_0 − mean(acc_1 … acc_I)``."""
+    return float(result.accuracy[0] - np.mean(result.accuracy[1:]))
+
+
+def _chain_key(condition: Condition) -> str:
+    return f"{condition['condition']}-{condition['fill']}"
+
+
+class IteroarSuite:
+    """IteROAR: remove what each explainer marks, retrain, and compare the accuracy
+    drop with random removal; the first mask must land on the true box more with
+    the trained model's maps than with the untrained model's."""
+
+    name = SUITE
+    case_arg = "iteroar_case"
+    score_metric = "drop_gain"
+    calibration = Calibration(judged={"drop_gain": _chain_key, "training_gain": _chain_key})
+
+    def seeds(self, tier: str, seeds: Seeds | None) -> range:
+        return seed_range(ITEROAR[tier].seeds, seeds)
+
+    def plan(self, session: ChaosminingSession) -> list[IteroarCase]:
+        from pytest_chaosmining.suites.vision.suite import VisionSuite
+        from pytest_chaosmining.suites.vision.tiers import VISION
+
+        return plan_cases(ITEROAR[session.tier], VISION[session.tier], session.settings.seeds,
+                          *VisionSuite().source(session.data_dir))
+
+    def parametrize(self, metafunc: pytest.Metafunc, session: ChaosminingSession | None) -> None:
+        parametrize_cases(metafunc, session, self)
+
+    def f0(self, session: ChaosminingSession, case: IteroarCase) -> Any:
+        """The trained vision model the chains of ``case`` start from."""
+        from pytest_chaosmining.suites.vision.suite import VisionSuite
+
+        return VisionSuite().model(session, case.base)
+
+    def chain(self, session: ChaosminingSession, case: IteroarCase, explainer: str | None) -> ChainResult:
+        """The chain of ``explainer`` (None: the random-pixel reference) on ``case``,
+        run at most once per process; its retrained models are cached on disk."""
+        from pytest_chaosmining.suites.vision.suite import data_split
+        from pytest_chaosmining.suites.vision.tiers import VISION
+
+        def run() -> ChainResult:
+            f0 = self.f0(session, case)
+            train = session.memo(("vision-train", case.base), lambda: data_split(case.base, "train"))
+            name = explainer or REFERENCE
+            return run_chain(case, f0, train, session.explainers[explainer] if explainer else None, session.cache,
+                             session.device, VISION[session.tier].internal_batch_size,
+                             session.progress(f"iteroar {case.id} {name}"), stream=name)
+
+        return session.memo(("iteroar", case, explainer), run)
+
+    def sections(self, frame: pd.DataFrame) -> list[str]:
+        return report.sections(frame)
+
+    def figures(self, records: list[Record], out_dir: Path, session: ChaosminingSession) -> list[Path]:
+        return report.figures(records, out_dir)

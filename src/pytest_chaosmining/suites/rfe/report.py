@@ -1,0 +1,89 @@
+"""Report section and figure of the RFEwNA suite."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pytest_chaosmining.core.results import Record
+from pytest_chaosmining.reports.tables import records_frame, mean_sd, markdown_table
+
+
+def _rfe_method(row: Any) -> str:
+    return f"RFEwNA-{row['explainer']}" if row["model"] == "RFEwNA" else row["model"]
+
+
+def _rfe_sections(df: Any) -> list[str]:
+    rfe = df[df["suite"] == "rfe"]
+    if rfe.empty:
+        return []
+    rfe = rfe.assign(method=rfe.apply(_rfe_method, axis=1))
+    lines = [
+        "## RFEwNA",
+        "",
+        "Recursive feature elimination at a 50% step (ChaosMining §4): FPrec of the selected set against the "
+        "informative features (chance = k / features), the final model's test scores (uni-module: the selecting "
+        "model predicts; bi-: a network trained on a statistical method's selection predicts) and the selection "
+        "time, mean ± std over seeds.  Curves of validation score against remaining features: `rfe_curves.png`.",
+        "",
+    ]
+    for dataset, group in rfe.groupby("dataset", sort=True):
+        first = group.iloc[0]
+        metrics = [m for m in ("fprec", "r2", "mae", "uscore", "accuracy", "bi_r2", "bi_mae", "bi_uscore",
+                               "bi_accuracy", "fit_seconds") if (group.metric == m).any()]
+        rows = []
+        for method, mg in group.groupby("method", sort=False):
+            rows.append([method] + [mean_sd(mg[mg.metric == m]["value"], 2 if m == "fit_seconds" else 3) for m in metrics])
+        chance = f"{int(first['k'])} / {int(first['total_features'])} = {first['k'] / first['total_features']:.3f}"
+        lines += [f"### {dataset} ({first['task']}, k = {int(first['k'])}, chance FPrec {chance})", ""]
+        lines += markdown_table(["method"] + [m.replace("fit_seconds", "time (s)") for m in metrics], rows) + [""]
+    return lines
+
+
+def _plot_rfe(records: list[Record], path: Path) -> bool:
+    """ChaosMining Figure 6: validation score against the number of remaining
+    features, one panel per dataset, one line per method (mean over seeds)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    df = records_frame(records)
+    if "n_remaining" not in df.columns:
+        return False
+    curves = df[(df.suite == "rfe") & (df.metric == "val_score")]
+    if curves.empty:
+        return False
+    curves = curves.assign(method=curves.apply(_rfe_method, axis=1))
+    datasets = sorted(curves["dataset"].unique())
+    fig, axes = plt.subplots(1, len(datasets), figsize=(3.6 * len(datasets), 3.2), squeeze=False)
+    for ax, dataset in zip(axes[0], datasets):
+        sub = curves[curves.dataset == dataset]
+        for method, g in sub.groupby("method", sort=False):
+            mean = g.groupby("n_remaining")["value"].mean()
+            ax.plot(mean.index, mean.values, marker="o", ms=3, lw=1.2 if method.startswith("RFEwNA") else 0.9,
+                    ls="-" if method.startswith("RFEwNA") else "--", label=method)
+        ax.set_xscale("log")
+        ax.set_xlabel("features remaining")
+        ax.set_title(f"{dataset} ({sub.iloc[0]['task']})", fontsize=9)
+        ax.set_ylabel("validation R² / accuracy")
+        lo = max(-0.5, float(sub["value"].min()))
+        ax.set_ylim(lo - 0.05, 1.02)
+    axes[0][0].legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return True
+
+
+def sections(df: Any) -> list[str]:
+    """The suite's sections of report.md."""
+    return _rfe_sections(df)
+
+
+def figures(records: list[Record], out_dir: Path) -> list[Path]:
+    """The suite's figures written into ``out_dir``."""
+    written: list[Path] = []
+    if _plot_rfe(records, out_dir / 'rfe_curves.png'):
+        written.append(out_dir / 'rfe_curves.png')
+    return written

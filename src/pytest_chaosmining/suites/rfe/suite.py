@@ -1,0 +1,327 @@
+"""The RFEwNA suite: feature selection by recursive elimination, scored against
+the known informative features (ChaosMining §4, A.5).
+
+Each :class:`RFECase` is one dataset × seed.  Every registered explainer
+drives :class:`~pytest_chaosmining.suites.rfe.rfewna.RFEwNA`; scikit-learn's ``RFE`` with
+statistical estimators runs beside it at the same step (50% of the remaining
+features per round).  Scores:
+
+- ``fprec``: |selected ∩ informative| / k with k = the number of informative
+  features (where they are known);
+- the test score of the final model: R², MAE and UScore (regression) or
+  accuracy (classification).  *Uni-module*: the selecting estimator predicts;
+  *bi-module*: a network trained on a statistical method's selection predicts.
+- ``val_score`` per round (``n_remaining``): the curve of ChaosMining Figure 6.
+
+RFEwNA runs of the built-in explainers and the statistical runs are cached like
+trained models; runs of user explainers always run (their code is not part of
+any key).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from pytest_chaosmining.core.tiers import Seeds, seed_range
+from pytest_chaosmining.suites import Calibration, Condition, parametrize_cases
+from pytest_chaosmining.suites.rfe import report
+from pytest_chaosmining.suites.rfe.tiers import RFE_TIERS
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pytest
+
+    from pytest_chaosmining.core.results import Record
+    from pytest_chaosmining.session import ChaosminingSession
+
+SUITE = "rfe"
+STATISTICAL = {
+    "regression": ("linear", "svr", "tree"),
+    "classification": ("logistic", "svc", "tree"),
+}
+#: the linear method every explainer-driven selection must match or beat
+LINEAR = {"regression": "linear", "classification": "logistic"}
+
+
+
+def rfe_code() -> tuple[ModuleType, ...]:
+    """The modules whose source enters the cache key of an RFE selection."""
+    from pytest_chaosmining.suites.rfe import data as rfe_data
+    from pytest_chaosmining.suites.rfe import rfewna
+    from pytest_chaosmining.suites.symbolic import data as symbolic_data
+    from pytest_chaosmining.suites.symbolic import formulas
+
+    return (rfewna, rfe_data, symbolic_data, formulas)
+
+@dataclass(frozen=True)
+class RFECase:
+    """One dataset (and seed) of the RFEwNA suite with its training settings."""
+
+    dataset: str  # f10 ... f14, "generated", "santander"
+    task: str
+    n_samples: int
+    n_features: int  # noise features (symbolic) or all features (generated)
+    n_informative: int
+    epochs: int
+    lr: float
+    batch_size: int | None
+    step: float
+    seed: int
+    data_dir: str | None = None
+    n_select: int = 0  # used where the truth is unknown (Santander)
+
+    @property
+    def id(self) -> str:
+        return f"{self.dataset}-{self.size_id}-s{self.seed}"
+
+    @property
+    def size_id(self) -> str:
+        return f"n{self.n_samples}-nf{self.n_features}-e{self.epochs}"
+
+    def explainer_id(self, explainer: str) -> str:
+        return f"{self.dataset}-{self.size_id}-{explainer}-s{self.seed}"
+
+    def condition_fields(self) -> dict[str, Any]:
+        return {"dataset": self.dataset, "task": self.task, "n_samples": self.n_samples,
+                "n_features": self.n_features}
+
+    def config(self) -> dict[str, Any]:
+        return {"suite": SUITE, **dataclasses.asdict(self)}
+
+
+def plan_cases(tier: Any, seeds: Seeds | None = None, data_dir: str | None = None) -> list[RFECase]:
+    """The tier's regression formulas, the generated classification set and,
+    when its CSV is on disk, Santander."""
+    n_seeds = seed_range(tier.seeds, seeds)
+    cases = []
+    for seed in n_seeds:
+        for formula in tier.formulas:
+            cases.append(RFECase(f"f{formula:02d}", "regression", tier.n_samples, tier.noise_features, 0,
+                                 tier.epochs, tier.lr, None, tier.step, seed))
+        cases.append(RFECase("generated", "classification", tier.clf_samples, tier.clf_features,
+                             tier.clf_informative, tier.clf_epochs, tier.lr, tier.clf_batch_size, tier.step, seed))
+        if data_dir is not None:
+            from pytest_chaosmining.suites.rfe.data import find_santander
+
+            try:
+                find_santander(data_dir)
+            except FileNotFoundError:
+                continue
+            cases.append(RFECase("santander", "classification", tier.santander_rows, 369, 0, tier.clf_epochs,
+                                 tier.lr, tier.clf_batch_size, tier.step, seed, data_dir, tier.santander_select))
+    return cases
+
+
+def load(case: RFECase) -> Any:
+    """The case's data (deterministic)."""
+    import pytest_chaosmining.suites.rfe.data as rfe_data
+
+    if case.dataset.startswith("f"):
+        return rfe_data.symbolic(int(case.dataset[1:]), case.n_features, case.n_samples, 0.01, case.seed)
+    if case.dataset == "generated":
+        return rfe_data.generated_classification(case.n_samples, case.n_features, case.n_informative, case.seed)
+    if case.dataset == "santander":
+        return rfe_data.santander(rfe_data.find_santander(case.data_dir or "."), case.seed, case.n_samples)
+    raise ValueError(f"unknown RFE dataset {case.dataset!r}")
+
+
+def n_select(case: RFECase, data: Any) -> int:
+    return len(data.truth) if data.truth is not None else case.n_select
+
+
+@dataclass
+class SelectionResult:
+    """What one method selected and how well the resulting models do."""
+
+    method: str
+    support: np.ndarray
+    fprec: float | None
+    scores: dict[str, float]  # test scores: uni-module (and bi-module for statistical methods)
+    curve: list[tuple[int, float]]  # (features remaining, validation score) per round
+    seconds: float
+
+
+def _fprec(support: np.ndarray, truth: np.ndarray | None) -> float | None:
+    if truth is None:
+        return None
+    return float(len(set(np.flatnonzero(support)) & set(truth.tolist())) / len(truth))
+
+
+def _test_scores(task: str, y_true: np.ndarray, pred: np.ndarray, prefix: str) -> dict[str, float]:
+    from sklearn.metrics import accuracy_score, mean_absolute_error, r2_score
+
+    from pytest_chaosmining.core.metrics import uscore
+
+    if task == "classification":
+        return {f"{prefix}accuracy": float(accuracy_score(y_true, pred))}
+    return {f"{prefix}r2": float(r2_score(y_true, pred)), f"{prefix}mae": float(mean_absolute_error(y_true, pred)),
+            f"{prefix}uscore": uscore(pred, y_true)}
+
+
+def selector(case: RFECase, explainer: Any, k: int, device: Any) -> Any:
+    from pytest_chaosmining.suites.rfe.rfewna import RFEwNA
+
+    return RFEwNA(explainer, case.task, n_features_to_select=k, step=case.step, epochs=case.epochs, lr=case.lr,
+                  batch_size=case.batch_size, random_state=case.seed, device=str(device))
+
+
+def run_rfewna(case: RFECase, explainer: Any, cache: Any, device: Any) -> SelectionResult:
+    """RFEwNA with ``explainer`` on ``case`` (cached for built-in explainers)."""
+    data = load(case)
+    k = n_select(case, data)
+
+    def run() -> tuple[dict[str, Any], dict[str, Any]]:
+        start = time.perf_counter()
+        sel = selector(case, explainer, k, device).fit(data.x_train, data.y_train)
+        seconds = time.perf_counter() - start
+        scores = _test_scores(case.task, data.y_test, sel.predict(data.x_test), "")
+        meta = {"support": np.flatnonzero(sel.support_).tolist(), "scores": scores, "seconds": seconds,
+                "curve": [[h["n_features"], h["score"]] for h in sel.history_]}
+        return {}, meta
+
+    config = None
+    if explainer.source == "builtin":
+        import captum
+
+        config = {**case.config(), "explainer": explainer.name, "device": device.type, "captum": captum.__version__}
+    return _selection(f"RFEwNA-{explainer.name}", data, run, cache, config)
+
+
+def statistical_estimator(name: str, task: str, seed: int) -> Any:
+    """The paper's comparison estimators: linear regression, linear SVR and a
+    decision tree (regression); logistic regression without penalty, linear SVC
+    and a decision tree (classification)."""
+    from sklearn.linear_model import LinearRegression, LogisticRegression
+    from sklearn.svm import SVC, SVR
+    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+    factories = {
+        "linear": LinearRegression,
+        "svr": lambda: SVR(kernel="linear"),
+        "logistic": lambda: LogisticRegression(C=np.inf, max_iter=2000),  # unpenalised (the paper: penalty=None)
+        "svc": lambda: SVC(kernel="linear"),
+        "tree": lambda: (DecisionTreeClassifier if task == "classification" else DecisionTreeRegressor)(
+            random_state=seed),
+    }
+    return factories[name]()
+
+
+def run_statistical(case: RFECase, method: str, device: Any, cache: Any = None) -> SelectionResult:
+    """scikit-learn's ``RFE`` with ``method``, one round per call so that each round
+    drops half of the *remaining* features (as RFEwNA), then: uni-module test score
+    (the estimator on its selection) and bi-module (a network on that selection).
+    Cached in ``cache`` when given (key: the case, the method, scikit-learn's version)."""
+    data = load(case)
+
+    def run() -> tuple[dict[str, Any], dict[str, Any]]:
+        support, scores, curve, seconds = _statistical_selection(case, method, data, device)
+        return {}, {"support": np.flatnonzero(support).tolist(), "scores": scores, "seconds": seconds,
+                    "curve": [list(p) for p in curve]}
+
+    config = None
+    if cache is not None:
+        import sklearn
+
+        config = {**case.config(), "method": method, "device": device.type, "sklearn": sklearn.__version__}
+    return _selection(f"RFE-{method}", data, run, cache, config)
+
+
+def _selection(name: str, data: Any, run: Any, cache: Any, config: dict[str, Any] | None) -> SelectionResult:
+    """``run()``'s selection (from ``cache`` under ``config`` when a config is given), as a result."""
+    if config is not None:
+        _, meta, _ = cache.get_or_train(SUITE, config, run, rfe_code())
+    else:
+        _, meta = run()
+    support = np.zeros(data.n_features, dtype=bool)
+    support[meta["support"]] = True
+    return SelectionResult(name, support, _fprec(support, data.truth), dict(meta["scores"]),
+                           [(int(n), float(s)) for n, s in meta["curve"]], float(meta["seconds"]))
+
+
+def _statistical_selection(case: RFECase, method: str, data: Any, device: Any) -> tuple[Any, dict, list, float]:
+    from sklearn.base import clone
+    from sklearn.feature_selection import RFE
+
+    from pytest_chaosmining.suites.rfe.rfewna import validation_split
+
+    k = n_select(case, data)
+    estimator = statistical_estimator(method, case.task, case.seed)
+    train, val = validation_split(len(data.y_train), 0.2, case.seed)
+    x_fit, y_fit, x_val, y_val = data.x_train[train], data.y_train[train], data.x_train[val], data.y_train[val]
+    start = time.perf_counter()
+    cols = np.arange(data.n_features)
+    fitted = clone(estimator).fit(x_fit, y_fit)
+    curve = [(len(cols), float(fitted.score(x_val, y_val)))]
+    while len(cols) > k:
+        drop = min(max(1, int(case.step * len(cols))), len(cols) - k)
+        rfe = RFE(clone(estimator), n_features_to_select=len(cols) - drop, step=drop).fit(x_fit[:, cols], y_fit)
+        cols = cols[rfe.support_]
+        curve.append((len(cols), float(rfe.estimator_.score(x_val[:, cols], y_val))))
+    seconds = time.perf_counter() - start
+    support = np.zeros(data.n_features, dtype=bool)
+    support[cols] = True
+    final = clone(estimator).fit(data.x_train[:, cols], data.y_train)
+    scores = _test_scores(case.task, data.y_test, final.predict(data.x_test[:, cols]), "")
+    # bi-module: a network trained as RFEwNA's rounds are, on this selection (k = all: one round)
+    net = selector(case, "SA", len(cols), device).fit(data.x_train[:, cols], data.y_train)
+    scores |= _test_scores(case.task, data.y_test, net.predict(data.x_test[:, cols]), "bi_")
+    return support, scores, curve, seconds
+
+
+def _dataset_key(condition: Condition) -> str:
+    return str(condition["dataset"])
+
+
+def _fprec_step(condition: Condition) -> float:
+    return 1 / int(str(condition["k"]))
+
+
+class RfeSuite:
+    """RFEwNA (recursive feature elimination with neural attribution): FPrec of the
+    features each explainer keeps, beside scikit-learn's RFE with statistical estimators."""
+
+    name = SUITE
+    case_arg = "rfe_case"
+    score_metric = "fprec"
+    #: FPrec of k selected features moves in steps of 1/k and is skewed against a floor: judged by order statistics
+    calibration = Calibration(judged={"fprec": _dataset_key}, steps={"fprec": _fprec_step})
+
+    def seeds(self, tier: str, seeds: Seeds | None) -> range:
+        return seed_range(RFE_TIERS[tier].seeds, seeds)
+
+    def plan(self, session: ChaosminingSession) -> list[RFECase]:
+        return plan_cases(RFE_TIERS[session.tier], session.settings.seeds, session.data_dir)
+
+    def parametrize(self, metafunc: pytest.Metafunc, session: ChaosminingSession | None) -> None:
+        """Explainer-driven tests over cases × explainers; ``method`` tests over cases × statistical estimators."""
+        if "method" not in metafunc.fixturenames:
+            parametrize_cases(metafunc, session, self)
+            return
+        import pytest
+
+        cases = self.plan(session) if session is not None else []
+        metafunc.parametrize((self.case_arg, "method"), [
+            pytest.param(case, f"RFE-{m}", id=f"{case.id}-RFE-{m}") for case in cases for m in STATISTICAL[case.task]
+        ])
+
+    def selection(self, session: ChaosminingSession, case: RFECase, method: str) -> SelectionResult:
+        """The selection of ``method`` (a registered explainer driving RFEwNA, or
+        ``RFE-<estimator>``) on ``case``, computed at most once per process."""
+        if method.startswith("RFE-"):
+            return session.memo(("rfe", case, method),
+                                lambda: run_statistical(case, method[4:], session.device, session.cache))
+        return session.memo(("rfe", case, method),
+                            lambda: run_rfewna(case, session.explainers[method], session.cache, session.device))
+
+    def sections(self, frame: pd.DataFrame) -> list[str]:
+        return report.sections(frame)
+
+    def figures(self, records: list[Record], out_dir: Path, session: ChaosminingSession) -> list[Path]:
+        return report.figures(records, out_dir)

@@ -1,0 +1,116 @@
+"""Report section and figure of the symbolic suite."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pytest_chaosmining.core.results import MODEL_LEVEL, Record
+from pytest_chaosmining.reports.tables import records_frame, mean_sd, markdown_table, explainer_order
+
+
+VARIANT_FIELDS = ("noise_features", "label_noise", "n_samples")
+
+
+def _variant(row: Any) -> str:
+    return f"nf={int(row['noise_features'])}, ln={row['label_noise']:g}, n={int(row['n_samples'])}, {row['model']}"
+
+
+def _symbolic_sections(df: Any) -> list[str]:
+    sym = df[df["suite"] == "symbolic"].copy()
+    if sym.empty:
+        return []
+    sym["variant"] = sym.apply(_variant, axis=1)
+    explainers = explainer_order(sym["explainer"])
+    lines = ["## Symbolic functions", ""]
+    lines += [
+        "Per seed, each value is the mean over formulas; cells give mean ± std over seeds. "
+        "`Pred` is the UScore of the model's test predictions against the noise-free target.",
+        "",
+    ]
+    header = ["condition", "Pred (UScore)"] + [f"{e} (FPrec)" for e in explainers]
+    rows = []
+    for variant, group in sym.groupby("variant", sort=False):
+        pred = group[(group.metric == "uscore") & (group.explainer == MODEL_LEVEL)]
+        row = [variant, mean_sd(pred.groupby("seed")["value"].mean())]
+        for e in explainers:
+            sel = group[(group.metric == "fprec") & (group.explainer == e)]
+            row.append(mean_sd(sel.groupby("seed")["value"].mean()))
+        rows.append(row)
+    lines += markdown_table(header, rows) + [""]
+
+    lines += ["### Per formula (mean ± std over seeds)", ""]
+    for variant, group in sym.groupby("variant", sort=False):
+        lines += [f"**{variant}**", ""]
+        rows = []
+        for formula, fg in group.groupby("formula"):
+            pred = fg[(fg.metric == "uscore") & (fg.explainer == MODEL_LEVEL)]["value"]
+            row = [f"f{int(formula):02d}", mean_sd(pred)]
+            for e in explainers:
+                sel = fg[(fg.metric == "fprec") & (fg.explainer == e)]
+                row.append(mean_sd(sel["value"]) if len(sel) else "skipped")
+            rows.append(row)
+        lines += markdown_table(["formula", "Pred (UScore)"] + [f"{e} (FPrec)" for e in explainers], rows) + [""]
+
+    gt = sym[sym.metric == "attr_uscore"]
+    if not gt.empty:
+        lines += [
+            "### Attributions against exact ground truth (UScore of L1-normalised vectors)",
+            "",
+            "SA is compared with ∂f/∂x, FA with the ablation delta, IG and DL with the 10-step path sum.",
+            "",
+        ]
+        gexpl = explainer_order(gt["explainer"])
+        rows = []
+        for variant, group in gt.groupby("variant", sort=False):
+            rows.append([variant] + [mean_sd(group[group.explainer == e].groupby("seed")["value"].mean()) for e in gexpl])
+        lines += markdown_table(["condition"] + gexpl, rows) + [""]
+    return lines
+
+
+def _plot(records: list[Record], path: Path) -> bool:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    df = records_frame(records)
+    sym = df[(df.suite == "symbolic") & (df.metric == "fprec")]
+    if sym.empty:
+        return False
+    sym = sym.assign(variant=sym.apply(_variant, axis=1))
+    first = sym["variant"].iloc[0]
+    sym = sym[sym.variant == first]
+    explainers = explainer_order(sym["explainer"])
+    formulas = sorted(sym["formula"].unique())
+    fig, ax = plt.subplots(figsize=(max(8, len(formulas) * 0.7), 4))
+    width = 0.8 / max(1, len(explainers))
+    for i, e in enumerate(explainers):
+        g = sym[sym.explainer == e].groupby("formula")["value"]
+        mean, std = g.mean(), g.std().fillna(0.0)
+        xs = np.arange(len(formulas)) + i * width
+        ax.bar(xs, [mean.get(f, np.nan) for f in formulas], width, yerr=[std.get(f, 0) for f in formulas], label=e)
+    ax.set_xticks(np.arange(len(formulas)) + 0.4 - width / 2)
+    ax.set_xticklabels([f"f{int(f)}" for f in formulas])
+    ax.set_ylim(0, 1.2)
+    ax.set_ylabel("FPrec")
+    ax.set_title(f"Symbolic suite, {first}")
+    ax.legend(ncol=len(explainers), fontsize=8, loc="upper center")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return True
+
+
+def sections(df: Any) -> list[str]:
+    """The suite's sections of report.md."""
+    return _symbolic_sections(df)
+
+
+def figures(records: list[Record], out_dir: Path) -> list[Path]:
+    """The suite's figures written into ``out_dir``."""
+    written: list[Path] = []
+    if _plot(records, out_dir / 'fprec.png'):
+        written.append(out_dir / 'fprec.png')
+    return written

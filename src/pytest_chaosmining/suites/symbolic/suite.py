@@ -1,0 +1,274 @@
+"""The symbolic-function suite: its cases, its models and its measurements.
+
+A :class:`SymbolicCase` is one trained model (formula × condition × model
+config × seed).  The pytest glue parametrises over cases × explainers and
+calls :func:`trained_model` and :func:`evaluate` here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+
+from pytest_chaosmining.core.tiers import Seeds, seed_range
+from pytest_chaosmining.core.training_modes import SaliencyGuided, guided_model_id, training_key
+from pytest_chaosmining.suites import Calibration, Condition, parametrize_cases
+from pytest_chaosmining.suites.symbolic import report
+from pytest_chaosmining.suites.symbolic.tiers import SYMBOLIC, SymbolicTier
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pytest
+
+    from pytest_chaosmining.core.results import Record
+    from pytest_chaosmining.explainers import Explainer
+    from pytest_chaosmining.session import ChaosminingSession
+    from pytest_chaosmining.suites.saliency.tiers import DomainPick
+
+SUITE = "symbolic"
+
+
+
+def symbolic_code() -> tuple[ModuleType, ...]:
+    """The modules whose source enters the cache key of a symbolic model."""
+    from pytest_chaosmining.core import training
+    from pytest_chaosmining.suites.symbolic import data, formulas, models
+
+    return (formulas, data, models, training)
+
+@dataclass(frozen=True)
+class SymbolicCase:
+    """One model of the symbolic suite: data, model and training settings, seed."""
+
+    formula: int
+    noise_features: int
+    label_noise: float
+    n_samples: int
+    width: int
+    depth: int
+    dropout: float
+    optimizer: str
+    lr: float
+    epochs: int
+    seed: int
+    guide: SaliencyGuided | None = None  # saliency guided training; None: standard
+
+    @property
+    def model_id(self) -> str:
+        """Readable model name, e.g. ``mlp3x100-lr0.001-e1000`` or
+        ``mlp3x100-sgd-lr0.01-do0.1-e1000-sg`` (saliency guided)."""
+        parts = [f"mlp{self.depth}x{self.width}"]
+        if self.optimizer != "adam":
+            parts.append(self.optimizer)
+        parts.append(f"lr{self.lr:g}")
+        if self.dropout:
+            parts.append(f"do{self.dropout:g}")
+        parts.append(f"e{self.epochs}")
+        return guided_model_id("-".join(parts), self.guide)
+
+    @property
+    def condition_id(self) -> str:
+        return f"f{self.formula:02d}-nf{self.noise_features}-ln{self.label_noise:g}-n{self.n_samples}"
+
+    @property
+    def id(self) -> str:
+        return f"{self.condition_id}-{self.model_id}-s{self.seed}"
+
+    def explainer_id(self, explainer: str) -> str:
+        """Test id of ``explainer`` on this model."""
+        return f"{self.condition_id}-{self.model_id}-{explainer}-s{self.seed}"
+
+    def condition(self) -> dict[str, Any]:
+        """The fields reported beside every result."""
+        return {
+            "formula": self.formula,
+            "noise_features": self.noise_features,
+            "label_noise": self.label_noise,
+            "n_samples": self.n_samples,
+            "width": self.width,
+            "depth": self.depth,
+            "dropout": self.dropout,
+            "optimizer": self.optimizer,
+            "lr": self.lr,
+            "epochs": self.epochs,
+        }
+
+    def training_config(self, device_type: str) -> dict[str, Any]:
+        """Everything that affects the trained weights (the cache key)."""
+        return training_key(SUITE, self, device_type)
+
+
+def plan_cases(tier: SymbolicTier, seeds: Seeds | None = None, sweeps: list[str] | None = None) -> list[SymbolicCase]:
+    """Default condition for every formula and seed, plus the selected one-factor sweeps."""
+    base = dict(
+        noise_features=tier.noise_features, label_noise=tier.label_noise, n_samples=tier.n_samples,
+        width=tier.width, depth=tier.depth, dropout=tier.dropout, optimizer=tier.optimizer,
+        lr=tier.lr, epochs=tier.epochs,
+    )
+    variants = [base]
+    for factor in sweeps or []:
+        if factor not in tier.sweeps:
+            raise KeyError(f"no sweep {factor!r} in this tier; available: {sorted(tier.sweeps)}")
+        for value in tier.sweeps[factor]:
+            variant = {**base, factor: value}
+            if variant not in variants:
+                variants.append(variant)
+    n_seeds = seed_range(tier.seeds, seeds)
+    return [
+        SymbolicCase(formula=f, seed=s, **v)
+        for v in variants
+        for f in tier.formulas
+        for s in n_seeds
+    ]
+
+
+@dataclass
+class TrainedSymbolicModel:
+    """A trained (or cached) model with its data and prediction quality."""
+
+    case: SymbolicCase
+    model: Any
+    data: Any
+    uscore: float
+    train_seconds: float
+
+
+def trained_model(
+    case: SymbolicCase,
+    cache: Any,
+    device: Any,
+    progress: Callable[[int, int, float, Any], None] | None = None,
+) -> TrainedSymbolicModel:
+    """Load ``case``'s model from the cache or train it; score its test predictions."""
+    import torch
+
+    from pytest_chaosmining.core.metrics import uscore
+    from pytest_chaosmining.suites.symbolic.data import SymbolicDataSpec, generate
+    from pytest_chaosmining.core.training import RegressionTraining, train_regressor
+
+    data = generate(SymbolicDataSpec(case.formula, case.noise_features, case.label_noise, case.n_samples, case.seed))
+
+    def build() -> torch.nn.Module:
+        return untrained_model(case, data.n_features)
+
+    def fit(model: torch.nn.Module) -> float:
+        x = torch.from_numpy(data.x_train).to(device)
+        y = torch.from_numpy(data.y_train).to(device)
+        settings = RegressionTraining(case.epochs, case.lr, case.optimizer)
+        return train_regressor(model, x, y, settings, seed=case.seed, progress=progress, guide=case.guide)
+
+    model, meta = cache.model(SUITE, case.training_config(device.type), build, fit, device, symbolic_code())
+    with torch.no_grad():
+        pred = model(torch.from_numpy(data.x_test).to(device)).cpu().numpy().ravel()
+    return TrainedSymbolicModel(case, model, data, uscore(pred, data.y_test_clean), float(meta["train_seconds"]))
+
+
+def untrained_model(case: SymbolicCase, n_features: int) -> Any:
+    """``case``'s MLP as initialised from ``case.seed``, before training, in eval mode."""
+    import torch
+
+    from pytest_chaosmining.suites.symbolic.models import MLPRegressor
+
+    torch.manual_seed(case.seed)
+    return MLPRegressor(n_features, case.width, case.depth, case.dropout).eval()
+
+
+def evaluate(trained: TrainedSymbolicModel, explainer: Any, device: Any) -> dict[str, Any]:
+    """Attribute the test set with ``explainer``; return FPrec, the FPrec gained over
+    the same explainer on the untrained model (a ranking that ignores the model,
+    such as a fixed column prior, gains nothing), attribution UScore against the
+    matching exact ground truth (if the explainer declares one) and cost."""
+    import torch
+
+    from pytest_chaosmining.core.cost import measure
+    from pytest_chaosmining.explainers import IG_STEPS, attribute
+    from pytest_chaosmining.core.metrics import attribution_uscore, fprec
+
+    data = trained.data
+    inputs = torch.from_numpy(data.x_test).to(device)
+    attr, cost = measure(lambda: attribute(explainer, trained.model, inputs, target=0), device)
+    attr_np = attr.cpu().numpy().astype(np.float64)
+    out: dict[str, Any] = {"fprec": fprec(attr_np, data.truth), "cost": cost}
+    untrained = untrained_model(trained.case, data.n_features).to(device)
+    before = attribute(explainer, untrained, inputs, target=0).cpu().numpy().astype(np.float64)
+    out["untrained_fprec"] = fprec(before, data.truth)
+    out["training_gain"] = out["fprec"] - out["untrained_fprec"]
+    if explainer.ground_truth:
+        steps = int(explainer.attribute_kwargs.get("n_steps", IG_STEPS))
+        truth = data.ground_truth(explainer.ground_truth, data.x_test, steps=steps)
+        out["attr_uscore"] = attribution_uscore(attr_np, truth)
+    return out
+
+
+def cost_case(tier: SymbolicTier) -> SymbolicCase:
+    """The model the cost suite times explainers on: formula 2 (one predictive
+    feature) at the tier's default condition, seed 0 — at the paper tier a
+    2,000 × 101 test set, as in ChaosMining Figure 5."""
+    return plan_cases(dataclasses.replace(tier, formulas=(2,)), seeds=1)[0]
+
+
+def _formula_key(condition: Condition) -> str:
+    return f"f{int(str(condition['formula'])):02d}"
+
+
+class SymbolicSuite:
+    """Symbolic functions (ChaosMining §3.1): FPrec of each explainer on MLPs
+    trained per formula × noise condition × seed."""
+
+    name = SUITE
+    case_arg = "symbolic_case"
+    score_metric = "fprec"
+    calibration = Calibration(judged={"fprec": _formula_key, "training_gain": _formula_key})
+    #: for the saliency suite: prediction quality and the scores compared (the first is judged)
+    quality_metric = "uscore"
+    compared = ("fprec",)
+
+    def seeds(self, tier: str, seeds: Seeds | None) -> range:
+        return seed_range(SYMBOLIC[tier].seeds, seeds)
+
+    def plan(self, session: ChaosminingSession) -> list[SymbolicCase]:
+        return session.per_training(plan_cases(SYMBOLIC[session.tier], session.settings.seeds,
+                                               list(session.settings.sweeps)))
+
+    def parametrize(self, metafunc: pytest.Metafunc, session: ChaosminingSession | None) -> None:
+        parametrize_cases(metafunc, session, self)
+
+    def model(self, session: ChaosminingSession, case: SymbolicCase) -> TrainedSymbolicModel:
+        """The trained model of ``case``, trained at most once (and cached on disk)."""
+        return session.memo(case, lambda: trained_model(case, session.cache, session.device,
+                                                        session.progress(f"symbolic {case.id}")))
+
+    def quality(self, model: TrainedSymbolicModel) -> float:
+        """Prediction quality: UScore of the test predictions."""
+        return float(model.uscore)
+
+    def chance(self, model: TrainedSymbolicModel) -> float:
+        """FPrec of a ranking that knows nothing: k / features."""
+        return len(model.data.truth) / model.data.n_features
+
+    def where(self, case: SymbolicCase) -> str:
+        """The threshold key of ``case``: its formula (``f02``)."""
+        return f"f{case.formula:02d}"
+
+    def score(self, session: ChaosminingSession, model: TrainedSymbolicModel, explainer: Explainer) -> dict[str, Any]:
+        """:func:`evaluate` on the session's device."""
+        return evaluate(model, explainer, session.device)
+
+    def model_checks(self, session: ChaosminingSession) -> tuple[str, ...]:
+        """Metrics of :meth:`score` judged on every model beside the primary score: none."""
+        return ()
+
+    def guided_cases(self, tier: str, pick: DomainPick, data_dir: str | None) -> list[SymbolicCase]:
+        """Seed-0 standard cases of the tier's default condition for the picked formulas."""
+        return [c for c in plan_cases(SYMBOLIC[tier], 1) if self.where(c) in pick.keys]
+
+    def sections(self, frame: pd.DataFrame) -> list[str]:
+        return report.sections(frame)
+
+    def figures(self, records: list[Record], out_dir: Path, session: ChaosminingSession) -> list[Path]:
+        return report.figures(records, out_dir)

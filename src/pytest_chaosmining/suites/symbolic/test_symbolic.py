@@ -1,0 +1,63 @@
+"""ChaosMining symbolic-function suite (shipped with pytest-chaosmining).
+
+Parametrised over formula × noise condition × model × explainer × seed; see
+``pytest_chaosmining.suites.symbolic.suite`` for the cases and ``thresholds.toml`` for
+the bars.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_chaosmining.judge import explainer_failures
+from pytest_chaosmining.core.results import MODEL_LEVEL, Record
+from pytest_chaosmining.suites.symbolic.suite import SUITE, SymbolicSuite, evaluate
+
+SYMBOLIC = SymbolicSuite()
+
+
+
+
+def _record(case, explainer: str, metric: str, value: float) -> Record:
+    return Record(SUITE, case.model_id, explainer, case.seed, metric, float(value), case.condition())
+
+
+def test_prediction_quality(chaosmining, symbolic_case, request):
+    """The model learned its formula: prediction UScore at least the tier's quality gate."""
+    trained = SYMBOLIC.model(chaosmining, symbolic_case)
+    chaosmining.judge.record(request.node, _record(symbolic_case, MODEL_LEVEL, "train_seconds", trained.train_seconds))
+    gate = chaosmining.thresholds.quality_gate(SUITE, chaosmining.settings.tier)
+    record = _record(symbolic_case, MODEL_LEVEL, "uscore", trained.uscore)
+    chaosmining.judge.require(request.node, record, gate, f"model {symbolic_case.id}")
+
+
+def test_fprec(chaosmining, symbolic_case, explainer_name, request):
+    """The explainer ranks the truly predictive features on top: FPrec at least its
+    threshold, and at least ``training_gain`` above the same explainer's FPrec on
+    the untrained model (a ranking that ignores the model gains nothing)."""
+    chaosmining.judge.tag_test(request.node, SUITE, explainer_name)
+    trained = SYMBOLIC.model(chaosmining, symbolic_case)
+    gate = chaosmining.thresholds.quality_gate(SUITE, chaosmining.settings.tier)
+    if trained.uscore < gate:
+        pytest.skip(
+            f"model {symbolic_case.id} is below its quality gate (prediction UScore {trained.uscore:.3f} < "
+            f"{gate:.3f}); its explainers are not judged on it"
+        )
+    with explainer_failures():
+        result = evaluate(trained, chaosmining.explainers[explainer_name], chaosmining.device)
+    node = request.node
+    chaosmining.judge.record(node, _record(symbolic_case, explainer_name, "time_ms", result["cost"].time_ms))
+    chaosmining.judge.record(node, _record(symbolic_case, explainer_name, "peak_mem_mb", result["cost"].peak_mem_mb))
+    if "attr_uscore" in result:
+        chaosmining.judge.record(node, _record(symbolic_case, explainer_name, "attr_uscore", result["attr_uscore"]))
+    chaosmining.judge.record(node, _record(symbolic_case, explainer_name, "untrained_fprec", result["untrained_fprec"]))
+    tier, key, what = chaosmining.settings.tier, f"f{symbolic_case.formula:02d}", f"{explainer_name} on {symbolic_case.id}"
+    bars = chaosmining.thresholds
+    chaosmining.judge.require_all(node, [
+        (_record(symbolic_case, explainer_name, "fprec", result["fprec"]),
+         bars.optional_metric(SUITE, tier, "fprec", key, explainer_name), what),
+        (_record(symbolic_case, explainer_name, "training_gain", result["training_gain"]),
+         bars.optional_metric(SUITE, tier, "training_gain", key, explainer_name),
+         f"{what} (FPrec on the untrained model {result['untrained_fprec']:.3f}: does the explainer depend on the "
+         "model?)"),
+    ])

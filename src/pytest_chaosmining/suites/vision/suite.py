@@ -1,0 +1,345 @@
+"""The vision suite: cases, models and measurements (ChaosMining §3.2, A.3).
+
+A :class:`VisionCase` is one trained classifier (condition × model × sizes ×
+seed).  Explainers attribute the predicted class of validation images against
+a zero baseline; feature ablation uses the 7×7 patch grid.  IoU follows the
+paper (Gaussian smoothing, top-k pixels with k = foreground area, their minimal
+rectangle) with inclusive extents, so a perfect hit scores exactly 1.0.
+
+A model-randomisation check (Adebayo et al., 2018): the first ``n_check``
+images are also attributed on the model as it was before training (same
+architecture and seed); the IoU must gain at least the tier's
+``training_gain`` from training.  A map that ignores the model (a centre
+prior, which would pass FP where the foreground always sits in the centre)
+scores the same on both and fails.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+
+from pytest_chaosmining.core.tiers import Seeds, seed_range
+from pytest_chaosmining.core.training_modes import SaliencyGuided, guided_model_id, training_key
+from pytest_chaosmining.suites import Calibration, Condition, parametrize_cases
+from pytest_chaosmining.suites.vision import report
+from pytest_chaosmining.suites.vision.tiers import VISION, VisionTier
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pytest
+
+    from pytest_chaosmining.core.results import Record
+    from pytest_chaosmining.explainers import Explainer
+    from pytest_chaosmining.session import ChaosminingSession
+    from pytest_chaosmining.suites.saliency.tiers import DomainPick
+
+SUITE = "vision"
+PAPER_SIGMA, PAPER_CANVAS = 6.0, 224
+
+
+
+def vision_code() -> tuple[ModuleType, ...]:
+    """The modules whose source enters the cache key of a vision model."""
+    from pytest_chaosmining.core import classification
+    from pytest_chaosmining.suites.vision import data, models
+
+    return (data, models, classification)
+
+@dataclass(frozen=True)
+class VisionCase:
+    """One classifier of the vision suite."""
+
+    condition: str
+    model: str
+    fg: int
+    n_train: int
+    n_val: int
+    epochs: int
+    batch_size: int
+    lr: float
+    seed: int
+    source: str = "embedded"
+    data_dir: str | None = None
+    guide: SaliencyGuided | None = None  # saliency guided training; None: standard
+
+    @property
+    def canvas(self) -> int:
+        return 7 * self.fg
+
+    @property
+    def model_id(self) -> str:
+        return guided_model_id(f"{self.model}-e{self.epochs}", self.guide)
+
+    @property
+    def id(self) -> str:
+        return f"{self.condition}-{self.canvas}px-{self.model_id}-s{self.seed}"
+
+    def explainer_id(self, explainer: str) -> str:
+        """Test id of ``explainer`` on this model."""
+        return f"{self.condition}-{self.canvas}px-{self.model_id}-{explainer}-s{self.seed}"
+
+    def condition_fields(self) -> dict[str, Any]:
+        return {"condition": self.condition, "canvas": self.canvas, "fg": self.fg, "n_train": self.n_train,
+                "source": self.source}
+
+    def training_config(self, device_type: str) -> dict[str, Any]:
+        return training_key(SUITE, self, device_type)
+
+
+def plan_cases(tier: VisionTier, seeds: Seeds | None = None, source: str = "embedded",
+               data_dir: str | None = None) -> list[VisionCase]:
+    """Every condition × model × seed of the tier."""
+    n_seeds = seed_range(tier.seeds, seeds)
+    return [
+        VisionCase(condition, model, tier.fg, tier.n_train, tier.n_val, tier.epochs, tier.batch_size, tier.lr, seed,
+                   source, data_dir)
+        for condition in tier.conditions
+        for model in tier.models
+        for seed in n_seeds
+    ]
+
+
+@dataclass
+class TrainedVisionModel:
+    """A trained (or cached) classifier with its validation data and accuracy."""
+
+    case: VisionCase
+    model: Any
+    val: Any
+    predictions: np.ndarray
+    accuracy: float
+    train_seconds: float
+
+
+def data_split(case: VisionCase, split: str) -> Any:
+    """The ``train`` or ``val`` images of ``case``."""
+    from pytest_chaosmining.suites.vision.data import VisionSpec, generate
+
+    n = case.n_train if split == "train" else case.n_val
+    return generate(VisionSpec(case.condition, case.fg, n, split, case.seed, case.source, case.data_dir))
+
+
+def trained_model(case: VisionCase, cache: Any, device: Any,
+                  progress: Callable[..., None] | None = None) -> TrainedVisionModel:
+    """Load ``case``'s classifier from the cache or train it; score it on validation data."""
+    import torch
+
+    from pytest_chaosmining.core.classification import ClassifierTraining, predict_array, train_classifier
+
+    def build() -> torch.nn.Module:
+        return untrained_model(case)
+
+    def fit(model: torch.nn.Module) -> float:
+        data = data_split(case, "train")
+        settings = ClassifierTraining(case.epochs, case.batch_size, case.lr, t0=case.epochs)
+        return train_classifier(model, torch.from_numpy(data.images), torch.from_numpy(data.labels), settings,
+                                case.seed, progress, guide=case.guide)
+
+    model, meta = cache.model(SUITE, case.training_config(device.type), build, fit, device, vision_code())
+    val = data_split(case, "val")
+    pred = predict_array(model, val.images)
+    return TrainedVisionModel(case, model, val, pred, float((pred == val.labels).mean()),
+                              float(meta["train_seconds"]))
+
+
+def untrained_model(case: Any) -> Any:
+    """``case``'s image classifier (its ``model`` by name) as it is before training,
+    initialised from ``case.seed``, in eval mode; vision and BAM cases alike."""
+    import torch
+
+    from pytest_chaosmining.suites.vision.models import build_model
+
+    torch.manual_seed(case.seed)
+    return build_model(case.model).eval()
+
+
+def grid_mask(canvas: int, cell: int) -> Any:
+    """A grid of ``cell``-px squares over a ``canvas``-px image as a captum feature mask ``(1, 1, S, S)``."""
+    import torch
+
+    idx = torch.arange(canvas) // cell
+    return (idx[:, None] * -(-canvas // cell) + idx[None, :]).view(1, 1, canvas, canvas)
+
+
+def patch_mask(case: VisionCase) -> Any:
+    """The 7×7 grid of foreground-sized patches as a captum feature mask ``(1, 1, S, S)``."""
+    return grid_mask(case.canvas, case.fg)
+
+
+def _attribution_call(trained: TrainedVisionModel, explainer: Any, device: Any, internal_batch_size: int,
+                      rows: slice, model: Any = None) -> Callable[[], Any]:
+    """A zero-argument call attributing validation images ``rows`` (target: the
+    trained model's predicted class) on ``model`` (default: the trained model),
+    inputs prepared beforehand so that timing covers the call only."""
+    import torch
+
+    from pytest_chaosmining.core.classification import to_float
+    from pytest_chaosmining.explainers import attribute
+
+    inputs = to_float(torch.from_numpy(trained.val.images[rows])).to(device)
+    target = torch.from_numpy(trained.predictions[rows]).to(device)
+    extra = suite_kwargs(trained.case, explainer, device, internal_batch_size)
+    model = trained.model if model is None else model
+    return lambda: attribute(explainer, model, inputs, target, extra)
+
+
+def evaluate(trained: TrainedVisionModel, explainer: Any, device: Any, n_explain: int,
+             internal_batch_size: int, n_check: int | None = None) -> dict[str, Any]:
+    """Attribute the first ``n_explain`` validation images (target: the predicted
+    class); return mean IoU, mean in-box mass share, cost, and the IoU gained
+    from training on the first ``n_check`` images (default: all)."""
+    from pytest_chaosmining.core.cost import measure
+    from pytest_chaosmining.core.metrics import localisation
+
+    case = trained.case
+    n = min(n_explain, len(trained.val))
+    attr, cost = measure(_attribution_call(trained, explainer, device, internal_batch_size, slice(0, n)), device)
+    sigma = PAPER_SIGMA * case.canvas / PAPER_CANVAS
+    ious, shares = localisation(attr.cpu().numpy(), trained.val.boxes[:n], sigma)
+    m = n if n_check is None else min(n, n_check)
+    untrained = untrained_model(case).to(device)
+    before = _attribution_call(trained, explainer, device, internal_batch_size, slice(0, m), untrained)()
+    before_ious, _ = localisation(before.cpu().numpy(), trained.val.boxes[:m], sigma)
+    return {"iou": float(ious.mean()), "box_share": float(shares.mean()), "cost": cost, "n": n,
+            "untrained_iou": float(before_ious.mean()), "training_gain": float(ious[:m].mean() - before_ious.mean())}
+
+
+def example_figure(session: ChaosminingSession, path: Path, per_condition: int = 2) -> bool:
+    """For the first cached model of each condition: a few validation images, each
+    explainer's smoothed map with its top-k box (red) and the true box (green).
+    Uses cached models only; returns False when there is nothing to draw."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Rectangle
+
+    from pytest_chaosmining.explainers import ExplainerError
+    from pytest_chaosmining.core.metrics import saliency_maps, top_k_box
+
+    cases, seen = [], set()
+    for case in VisionSuite().plan(session):
+        if case.condition not in seen and session.cache.has(SUITE, case.training_config(session.device.type), vision_code()):
+            cases.append(case)
+            seen.add(case.condition)
+    if not cases:
+        return False
+    names = list(session.explainers)
+    rows = len(cases) * per_condition
+    fig, axes = plt.subplots(rows, 1 + len(names), figsize=(1.8 * (1 + len(names)), 1.8 * rows), squeeze=False)
+    tier = VISION[session.tier]
+    for ci, case in enumerate(cases):
+        trained = VisionSuite().model(session, case)
+        sigma = PAPER_SIGMA * case.canvas / PAPER_CANVAS
+        for j in range(per_condition):
+            ax_row = axes[ci * per_condition + j]
+            x, y, w, h = (int(v) for v in trained.val.boxes[j])
+            ax_row[0].imshow(trained.val.images[j].transpose(1, 2, 0))
+            ax_row[0].add_patch(Rectangle((x - 0.5, y - 0.5), w, h, fill=False, ec="lime", lw=1.2))
+            ax_row[0].set_title(f"{case.condition} y={trained.val.labels[j]} ŷ={trained.predictions[j]}", fontsize=7)
+            for k, name in enumerate(names, start=1):
+                ax = ax_row[k]
+                try:
+                    call = _attribution_call(trained, session.explainers[name], session.device,
+                                             tier.internal_batch_size, slice(j, j + 1))
+                    attr = call().cpu().numpy()
+                except ExplainerError:
+                    ax.set_title(f"{name}: error", fontsize=7)
+                    continue
+                smap = saliency_maps(attr, sigma)[0]
+                bx, by, bw, bh = top_k_box(smap, w * h, (x, y, w, h))
+                ax.imshow(smap, cmap="magma")
+                ax.add_patch(Rectangle((x - 0.5, y - 0.5), w, h, fill=False, ec="lime", lw=1.2))
+                ax.add_patch(Rectangle((bx - 0.5, by - 0.5), bw, bh, fill=False, ec="red", lw=1.2))
+                ax.set_title(name, fontsize=7)
+    for ax in axes.ravel():
+        ax.set_xticks([])
+        ax.set_yticks([])
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return True
+
+
+def suite_kwargs(case: VisionCase, explainer: Any, device: Any, internal_batch_size: int) -> dict[str, Any]:
+    """The vision suite's settings for captum explainers that take them: the 7×7
+    patch grid, one row of it per forward pass, the IG batch size."""
+    from pytest_chaosmining.explainers import captum_settings
+
+    return captum_settings(explainer, feature_mask=patch_mask(case).to(device), internal_batch_size=internal_batch_size,
+                           perturbations_per_eval=7)
+
+
+def _condition_key(condition: Condition) -> str:
+    return str(condition["condition"])
+
+
+class VisionSuite:
+    """Vision (ChaosMining §3.2): IoU of each explainer's top-k box with the true
+    foreground, on classifiers trained per background × position condition."""
+
+    name = SUITE
+    case_arg = "vision_case"
+    score_metric = "iou"
+    calibration = Calibration(judged={"iou": _condition_key, "training_gain": _condition_key})
+    #: for the saliency suite: prediction quality and the scores compared (the first is judged)
+    quality_metric = "accuracy"
+    compared = ("iou", "box_share")
+
+    def seeds(self, tier: str, seeds: Seeds | None) -> range:
+        return seed_range(VISION[tier].seeds, seeds)
+
+    def source(self, data_dir: str | None) -> tuple[str, str | None]:
+        """Where images come from: torchvision datasets under ``--chaosmining-data``, else the embedded set."""
+        return ("torchvision", data_dir) if data_dir else ("embedded", None)
+
+    def plan(self, session: ChaosminingSession) -> list[VisionCase]:
+        return session.per_training(plan_cases(VISION[session.tier], session.settings.seeds, *self.source(session.data_dir)))
+
+    def parametrize(self, metafunc: pytest.Metafunc, session: ChaosminingSession | None) -> None:
+        parametrize_cases(metafunc, session, self)
+
+    def model(self, session: ChaosminingSession, case: VisionCase) -> TrainedVisionModel:
+        """The trained classifier of ``case``, trained at most once (and cached on disk)."""
+        return session.memo(case, lambda: trained_model(case, session.cache, session.device,
+                                                        session.progress(f"vision {case.id}")))
+
+    def quality(self, model: TrainedVisionModel) -> float:
+        """Prediction quality: validation accuracy."""
+        return float(model.accuracy)
+
+    def chance(self, model: TrainedVisionModel) -> float:
+        """IoU of a map that knows nothing: the foreground's 1/49 of the canvas."""
+        return 1 / 49
+
+    def where(self, case: VisionCase) -> str:
+        """The threshold key of ``case``: its condition (``SBRP``)."""
+        return case.condition
+
+    def score(self, session: ChaosminingSession, model: TrainedVisionModel, explainer: Explainer) -> dict[str, Any]:
+        """:func:`evaluate` at the session's tier sizes."""
+        tier = VISION[session.tier]
+        return evaluate(model, explainer, session.device, tier.n_explain, tier.internal_batch_size, tier.n_check)
+
+    def model_checks(self, session: ChaosminingSession) -> tuple[str, ...]:
+        """Metrics of :meth:`score` judged on every model beside the primary score."""
+        return ("training_gain",)
+
+    def guided_cases(self, tier: str, pick: DomainPick, data_dir: str | None) -> list[VisionCase]:
+        """Seed-0 standard cases of the picked model and conditions, at the tier's sizes changed by the pick's."""
+        import dataclasses
+
+        sized = dataclasses.replace(VISION[tier], models=(pick.model,), conditions=pick.keys, **pick.sizes)
+        return plan_cases(sized, 1, *self.source(data_dir))
+
+    def sections(self, frame: pd.DataFrame) -> list[str]:
+        return report.sections(frame)
+
+    def figures(self, records: list[Record], out_dir: Path, session: ChaosminingSession) -> list[Path]:
+        path = out_dir / "vision_examples.png"
+        return [path] if any(r.suite == SUITE for r in records) and example_figure(session, path) else []

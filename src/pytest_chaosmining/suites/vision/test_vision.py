@@ -1,0 +1,62 @@
+"""ChaosMining vision suite (shipped with pytest-chaosmining).
+
+Parametrised over condition (RB/SB × FP/RP) × model × explainer × seed; see
+``pytest_chaosmining.suites.vision.suite`` and ``thresholds.toml``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_chaosmining.judge import explainer_failures
+from pytest_chaosmining.core.results import MODEL_LEVEL, Record
+from pytest_chaosmining.suites.vision.suite import SUITE, VisionSuite
+
+VISION = VisionSuite()
+
+
+
+
+def _record(case, explainer: str, metric: str, value: float) -> Record:
+    return Record(SUITE, case.model_id, explainer, case.seed, metric, float(value), case.condition_fields())
+
+
+def test_accuracy(chaosmining, vision_case, request):
+    """The classifier learned the foreground's class: accuracy at least the tier's gate."""
+    trained = VISION.model(chaosmining, vision_case)
+    chaosmining.judge.record(request.node, _record(vision_case, MODEL_LEVEL, "train_seconds", trained.train_seconds))
+    params = sum(p.numel() for p in trained.model.parameters()) / 1e6
+    chaosmining.judge.record(request.node, _record(vision_case, MODEL_LEVEL, "params_m", params))
+    tier = chaosmining.settings.tier
+    gate = chaosmining.thresholds.quality_gate(SUITE, tier)
+    reason = chaosmining.thresholds.unlearned(SUITE, tier, vision_case.model, vision_case.condition)
+    if reason and trained.accuracy < gate:
+        chaosmining.judge.record(request.node, _record(vision_case, MODEL_LEVEL, "accuracy", trained.accuracy))
+        pytest.xfail(f"{reason} (accuracy {trained.accuracy:.3f} < gate {gate:.3f})")
+    chaosmining.judge.require(request.node, _record(vision_case, MODEL_LEVEL, "accuracy", trained.accuracy), gate,
+                        f"model {vision_case.id}")
+
+
+def test_iou(chaosmining, vision_case, explainer_name, request):
+    """The explainer's top-k pixels outline the foreground: IoU at least its threshold."""
+    chaosmining.judge.tag_test(request.node, SUITE, explainer_name)
+    trained = VISION.model(chaosmining, vision_case)
+    gate = chaosmining.thresholds.quality_gate(SUITE, chaosmining.settings.tier)
+    if trained.accuracy < gate:
+        pytest.skip(f"model {vision_case.id} is below its accuracy gate ({trained.accuracy:.3f} < {gate:.3f}); "
+                    "its explainers are not judged on it")
+    with explainer_failures():
+        result = VISION.score(chaosmining, trained, chaosmining.explainers[explainer_name])
+    node = request.node
+    chaosmining.judge.record(node, _record(vision_case, explainer_name, "time_ms", result["cost"].time_ms))
+    chaosmining.judge.record(node, _record(vision_case, explainer_name, "peak_mem_mb", result["cost"].peak_mem_mb))
+    chaosmining.judge.record(node, _record(vision_case, explainer_name, "box_share", result["box_share"]))
+    chaosmining.judge.record(node, _record(vision_case, explainer_name, "untrained_iou", result["untrained_iou"]))
+    tier_name, what = chaosmining.settings.tier, f"{explainer_name} on {vision_case.id}"
+    threshold = chaosmining.thresholds.optional_metric(SUITE, tier_name, "iou", vision_case.condition, explainer_name)
+    min_gain = chaosmining.thresholds.optional_metric(SUITE, tier_name, "training_gain", vision_case.condition, explainer_name)
+    chaosmining.judge.require_all(node, [
+        (_record(vision_case, explainer_name, "iou", result["iou"]), threshold, what),
+        (_record(vision_case, explainer_name, "training_gain", result["training_gain"]), min_gain,
+         f"{what} (IoU on the untrained model {result['untrained_iou']:.3f}: does the explainer depend on the model?)"),
+    ])

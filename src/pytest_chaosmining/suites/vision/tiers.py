@@ -1,0 +1,35 @@
+"""Tier settings of the vision suite: how big it runs at ``smoke``, ``ci`` and ``paper``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class VisionTier:
+    """Sizes, models and training of the vision suite in one tier (canvas = 7 × fg)."""
+
+    fg: int
+    n_train: int
+    n_val: int
+    models: tuple[str, ...]
+    epochs: int
+    batch_size: int
+    lr: float
+    seeds: int
+    n_explain: int
+    internal_batch_size: int
+    conditions: tuple[str, ...] = ("RBFP", "RBRP", "SBFP", "SBRP")
+    n_check: int = 32  # images attributed on the untrained model (model-randomisation check)
+
+
+PAPER_VISION_MODELS = ("alexnet", "densenet121", "googlenet", "resnet18", "resnet50", "vgg13", "vit_b_16", "vit_l_32")
+
+VISION: dict[str, VisionTier] = {
+    "smoke": VisionTier(fg=6, n_train=4000, n_val=200, models=("small_cnn",), epochs=8, batch_size=32, lr=3e-3,
+                        seeds=1, n_explain=32, internal_batch_size=320),
+    "ci": VisionTier(fg=8, n_train=6000, n_val=500, models=("small_cnn",), epochs=12, batch_size=32, lr=3e-3,
+                     seeds=1, n_explain=100, internal_batch_size=500),
+    "paper": VisionTier(fg=32, n_train=50000, n_val=10000, models=PAPER_VISION_MODELS, epochs=30, batch_size=128,
+                        lr=1e-3, seeds=5, n_explain=1000, internal_batch_size=100),
+}
