@@ -4,6 +4,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 from conftest import SUBSET, load_results
 
@@ -212,6 +213,7 @@ def test_second_run_trains_nothing(pytester, run_suite, tmp_path):
 def test_quiet_run_prints_no_progress(pytester, run_suite, tmp_path):
     result = run_suite("-q", "--chaosmining-explainers", "SA", "--chaosmining-suites", "symbolic",
                        cache=tmp_path / "c", k="f03")
+    result.assert_outcomes(passed=2)  # the model trained (a run that errors out prints no progress either)
     result.stdout.no_fnmatch_line("*chaosmining: training*")
 
 
@@ -428,3 +430,30 @@ def test_iteroar_and_bam_suites_end_to_end(pytester, run_suite):
     assert not gains[("iteroar", "random", "drop_gain")]["passed"]
     run_suite("--chaosmining-suites", "iteroar,bam", "--chaosmining-explainers", "SA", report="alone", k=None)
     assert judged_values(pytester, "alone", "SA") == judged_values(pytester, "report", "SA") != {}
+
+
+def _readme_fixture_example() -> str:
+    """The README's example test for the public fixtures (kept in sync by this test)."""
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    section = readme.split("## Using the suites from your own tests", 1)[1]
+    return section.split("```python\n", 1)[1].split("```", 1)[0]
+
+
+def test_readme_fixture_example_runs_and_is_judged(pytester, run_suite):
+    """The public fixtures give a user's own test a trained model, its data and
+    truth, and the judge: the README's example passes, its record reaches the
+    report, and the same test with a bar it cannot meet fails through the judge."""
+    example = _readme_fixture_example()
+    pytester.makepyfile(test_my_method=example,
+                        test_my_strict_method=example.replace("0.8, \"grad*input on f02\"", "1.01, \"grad*input on f02\""))
+    result = run_suite("--chaosmining-suites", "symbolic", k="my_gradient")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*grad*input on f02: fprec * < threshold 1.0100*"])
+    records = [r for r in load_results(pytester)["records"] if r["suite"] == "mine"]
+    assert [(r["explainer"], r["metric"]) for r in records] == [("grad*input", "fprec")] * 2
+    assert records[0]["value"] == records[1]["value"] >= 0.8
+
+
+def test_public_fixtures_skip_without_chaosmining(pytester):
+    pytester.makepyfile(test_mine="def test_mine(chaosmining_model):\n    raise AssertionError('ran')\n")
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(skipped=1)

@@ -170,10 +170,22 @@ def test_protocol_bars_sit_clear_of_what_a_random_explainer_scores(tier):
     """A random explainer's masks are random pixels (drop gain 0 in expectation)
     and its maps give random and true regions the same attribution (MCS / IDR
     gain 0): every bar must stand clear of 0 by more than run-to-run noise."""
+    from pytest_chaosmining.suites.bam.tiers import BAM
+    from pytest_chaosmining.suites.iteroar.tiers import ITEROAR
+
     t = Thresholds.load()
+    bam_key = f"{BAM[tier].canvas}px"  # the key the tier's cases look their bars up under
+    chains = [f"{condition}-{fill}" for condition in ITEROAR[tier].conditions for fill in ITEROAR[tier].fills]
     for explainer in ("SA", "DL", "IG", "FA", "random", "user-method"):
-        assert t.metric("bam", tier, "mcs_gain", "32px", explainer) >= 0.05
-        idr = t.optional_metric("bam", tier, "idr_gain", "32px", explainer)
+        mcs = t.optional_metric("bam", tier, "mcs_gain", bam_key, explainer)
+        assert mcs is None or mcs >= 0.05, (tier, explainer, mcs)
+        idr = t.optional_metric("bam", tier, "idr_gain", bam_key, explainer)
         assert idr is None or idr >= 0.05
-        assert t.metric("iteroar", tier, "drop_gain", "SBRP-zero", explainer) >= 0.10
-        assert t.metric("iteroar", tier, "training_gain", "SBRP-zero", explainer) >= 0.05
+        for chain in chains:
+            drop = t.optional_metric("iteroar", tier, "drop_gain", chain, explainer)
+            assert drop is None or drop >= 0.10, (tier, chain, explainer, drop)
+            gain = t.optional_metric("iteroar", tier, "training_gain", chain, explainer)
+            assert gain is None or gain >= 0.05, (tier, chain, explainer, gain)
+        # a bar exists wherever the tier judges at all: not every entry may be "not judged"
+        assert any(t.optional_metric("iteroar", tier, "drop_gain", chain, explainer) is not None for chain in chains)
+        assert t.optional_metric("bam", tier, "mcs_gain", bam_key, explainer) is not None

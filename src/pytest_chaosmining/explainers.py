@@ -19,7 +19,13 @@ import inspect
 import warnings
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    import torch
+
+#: a captum ``Attribution`` class or a callable ``(model, inputs, target) -> Tensor``
+ExplainerMethod = Callable[..., object]
 
 ENTRY_POINT_GROUP = "pytest_chaosmining.explainers"
 BUILTIN_NAMES = ("SA", "DL", "IG", "FA", "random")
@@ -42,8 +48,8 @@ class Explainer:
     """
 
     name: str
-    method: Any
-    attribute_kwargs: dict[str, Any] = field(default_factory=dict)
+    method: ExplainerMethod
+    attribute_kwargs: dict[str, object] = field(default_factory=dict)
     ground_truth: str | None = None
     source: str = "user"
     control: bool = False
@@ -137,17 +143,17 @@ def captum_settings(explainer: Explainer, **settings: Any) -> dict[str, Any]:
     ...) that ``explainer``'s captum ``attribute`` accepts; none for other explainers."""
     if not explainer.is_captum:
         return {}
-    params = inspect.signature(explainer.method.attribute).parameters
+    params = inspect.signature(getattr(explainer.method, "attribute")).parameters
     return {name: value for name, value in settings.items() if name in params}
 
 
 def attribute(
     explainer: Explainer,
-    model: Any,
-    inputs: Any,
-    target: Any,
-    extra_kwargs: dict[str, Any] | None = None,
-) -> Any:
+    model: torch.nn.Module,
+    inputs: torch.Tensor,
+    target: int | torch.Tensor | None,
+    extra_kwargs: dict[str, object] | None = None,
+) -> torch.Tensor:
     """Run ``explainer`` in isolation (:func:`~pytest_chaosmining.isolation.isolated_call`:
     a private copy of the model and inputs, process state restored) and validate
     its output (tensor, same shape and device, finite).  Any failure, and any
@@ -160,13 +166,14 @@ def attribute(
 
     from pytest_chaosmining.isolation import IsolationViolation, isolated_call
 
-    def call(private_model: Any, private_inputs: Any) -> Any:
+    def call(private_model: torch.nn.Module, private_inputs: torch.Tensor) -> object:
         private_target = target.clone() if isinstance(target, torch.Tensor) else target
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", module="captum")
             if explainer.is_captum:
                 kwargs = {**explainer.attribute_kwargs, **(extra_kwargs or {})}
-                return explainer.method(private_model).attribute(private_inputs, target=private_target, **kwargs)
+                attribution: Any = explainer.method(private_model)
+                return attribution.attribute(private_inputs, target=private_target, **kwargs)
             return explainer.method(private_model, private_inputs, private_target)
 
     try:

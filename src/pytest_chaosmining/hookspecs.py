@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pluggy
+import pytest
 
 hookspec = pluggy.HookspecMarker("pytest")
 
 
 @hookspec
-def pytest_chaosmining_explainers(config: Any) -> dict[str, Any]:
+def pytest_chaosmining_explainers(config: pytest.Config) -> dict[str, object]:
     """Return ``{name: explainer}`` to register explainers for the suites.
 
     An explainer is a captum ``Attribution`` class, a callable
@@ -18,3 +17,4 @@ def pytest_chaosmining_explainers(config: Any) -> dict[str, Any]:
     :class:`pytest_chaosmining.explainers.Explainer`.  Every implementation is
     called once per session; results are merged.
     """
+    raise NotImplementedError  # a specification: pytest calls the implementations, never this

@@ -94,9 +94,10 @@ def parse_seeds(text: str) -> int | range:
     first, sep, last = text.strip().partition("-")
     try:
         if sep:
-            seeds: int | range = range(int(first), int(last) + 1)
-            if len(seeds) < 1:
+            span = range(int(first), int(last) + 1)
+            if len(span) < 1:
                 raise ValueError
+            seeds: int | range = span
         else:
             seeds = int(first)
             if seeds < 1:

@@ -27,7 +27,6 @@ class Cost:
 
     time_ms: float
     peak_mem_mb: float
-    memory_source: str
 
 
 _MMAP_THRESHOLD_SET = False
@@ -87,7 +86,7 @@ def measure(fn: Callable[[], T], device: Any) -> tuple[T, Cost]:
         torch.cuda.synchronize(device)
         elapsed = time.perf_counter() - start
         peak = (torch.cuda.max_memory_allocated(device) - base) / 2**20
-        return result, Cost(elapsed * 1000, peak, "cuda max_memory_allocated")
+        return result, Cost(elapsed * 1000, peak)
     _track_buffers_in_rss()
     sampler = _RssSampler()
     sampler.start()
@@ -97,4 +96,4 @@ def measure(fn: Callable[[], T], device: Any) -> tuple[T, Cost]:
     finally:
         elapsed = time.perf_counter() - start
         peak = sampler.stop()
-    return result, Cost(elapsed * 1000, peak, "cpu peak RSS growth (sampled)")
+    return result, Cost(elapsed * 1000, peak)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from collections.abc import Mapping
+
+#: a condition field's value (JSON scalars)
+ConditionValue = str | int | float | bool | None
 
 #: Metrics where higher is better; only these are checked against a baseline.
 HIGHER_IS_BETTER = frozenset({"fprec", "uscore", "attr_uscore", "iou", "box_share", "accuracy", "channel_share", "top1_hit",
@@ -27,21 +30,23 @@ class Record:
     seed: int
     metric: str
     value: float
-    condition: dict[str, Any] = field(default_factory=dict)
+    condition: dict[str, ConditionValue] = field(default_factory=dict)
     threshold: float | None = None
     passed: bool | None = None
     nodeid: str = ""
 
-    def key(self) -> tuple[Any, ...]:
+    def key(self) -> tuple[str | int, ...]:
         """Identity of a result across runs (for baselines and sorting)."""
         return (self.suite, self.model, self.explainer, json.dumps(self.condition, sort_keys=True), self.seed, self.metric)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
+        """The record as JSON-serialisable fields."""
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Record":
-        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
+    def from_dict(cls, data: Mapping[str, object]) -> "Record":
+        """The record :meth:`to_dict` wrote (unknown fields ignored)."""
+        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})  # type: ignore[arg-type]
 
 
 def sort_records(records: list[Record]) -> list[Record]:

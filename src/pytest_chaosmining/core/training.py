@@ -56,7 +56,7 @@ def train_regressor(
     model.train()
     for epoch in range(1, settings.epochs + 1):
         if batch >= n:
-            batches = [slice(None)]
+            batches: list[slice | torch.Tensor] = [slice(None)]
         else:
             order = torch.randperm(n, generator=generator).to(x.device)
             batches = [order[i : i + batch] for i in range(0, n, batch)]

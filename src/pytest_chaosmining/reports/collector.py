@@ -50,17 +50,18 @@ class ResultCollector:
         self.written: list[str] = []
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        props = dict(p for p in report.user_properties if p[0] == OUTCOME_PROPERTY)
-        tag = props.get(OUTCOME_PROPERTY)
+        tag: dict[str, str] | None = next((value for key, value in report.user_properties  # type: ignore[assignment]
+                                            if key == OUTCOME_PROPERTY), None)
         if tag and (report.when == "call" or (report.when == "setup" and not report.passed)):
             self.outcomes[(tag["suite"], tag["explainer"], _outcome(report))] += 1
         if report.when == "teardown":
-            self.records += [Record.from_dict(v) for k, v in report.user_properties if k == USER_PROPERTY]
+            self.records += [Record.from_dict(v) for k, v in report.user_properties  # type: ignore[arg-type]
+                             if k == USER_PROPERTY]
 
     def metadata(self) -> dict[str, Any]:
         from pytest_chaosmining.suites import all_suites
 
-        versions = {}
+        versions: dict[str, str | None] = {}
         for name in _PACKAGES:
             try:
                 versions[name] = metadata.version(name)

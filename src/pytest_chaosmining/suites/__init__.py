@@ -70,14 +70,25 @@ class Suite(Protocol):
     """The seam every suite implements; the session, the collector, the report
     writer and the calibration tool use suites only through it."""
 
-    #: registry name and ``Record.suite`` of its records
-    name: str
-    #: fixture name of the case in the suite's tests (None: the tests take no case)
-    case_arg: str | None
-    #: the judged metric shown in the terminal summary (None: none)
-    score_metric: str | None
-    #: what the calibration tool judges
-    calibration: Calibration
+    @property
+    def name(self) -> str:
+        """Registry name, and ``Record.suite`` of the suite's records."""
+        ...
+
+    @property
+    def case_arg(self) -> str | None:
+        """Fixture name of the case in the suite's tests (None: the tests take no case)."""
+        ...
+
+    @property
+    def score_metric(self) -> str | None:
+        """The judged metric shown in the terminal summary (None: none)."""
+        ...
+
+    @property
+    def calibration(self) -> Calibration:
+        """What the calibration tool judges."""
+        ...
 
     def seeds(self, tier: str, seeds: Seeds | None) -> range | None:
         """The seeds a run at ``tier`` uses (``--chaosmining-seeds`` as ``seeds``); None: not seeded."""
@@ -111,10 +122,15 @@ class ModelSuite(Suite, Protocol):
     """A suite whose cases are trained models scored per explainer (symbolic,
     vision, audio); the saliency suite composes these through this seam."""
 
-    #: the name of :meth:`quality`'s value in records (``uscore``, ``accuracy``)
-    quality_metric: str
-    #: the scores compared between models; the first is the primary one
-    compared: tuple[str, ...]
+    @property
+    def quality_metric(self) -> str:
+        """The name of :meth:`quality`'s value in records (``uscore``, ``accuracy``)."""
+        ...
+
+    @property
+    def compared(self) -> tuple[str, ...]:
+        """The scores compared between models; the first is the primary one."""
+        ...
 
     def model(self, session: ChaosminingSession, case: Case) -> TrainedModel:
         """The trained model of ``case`` (memoised, cached on disk)."""
@@ -171,7 +187,7 @@ def all_suites() -> list[Suite]:
     return [get_suite(name) for name in REGISTRY]
 
 
-def test_file(name: str) -> Path:
+def suite_test_file(name: str) -> Path:
     """The shipped test module of suite ``name``."""
     return SUITES_DIR / name / f"test_{name}.py"
 
@@ -179,7 +195,7 @@ def test_file(name: str) -> Path:
 def suite_of(path: Path) -> str | None:
     """The suite whose shipped test module is ``path`` (None: not a shipped suite test)."""
     name = Path(path).parent.name
-    return name if name in REGISTRY and Path(path) == test_file(name) else None
+    return name if name in REGISTRY and Path(path) == suite_test_file(name) else None
 
 
 def parametrize_cases(metafunc: pytest.Metafunc, session: ChaosminingSession | None, suite: Suite) -> None:
@@ -191,14 +207,14 @@ def parametrize_cases(metafunc: pytest.Metafunc, session: ChaosminingSession | N
     import pytest
 
     cases = list(suite.plan(session)) if session is not None else []
-    wants_case = suite.case_arg is not None and suite.case_arg in metafunc.fixturenames
+    case_arg = suite.case_arg if suite.case_arg in metafunc.fixturenames else None
     if "explainer_name" in metafunc.fixturenames:
         explainers = list(session.explainers) if session is not None else []
-        if wants_case:
+        if case_arg is not None:
             params = [pytest.param(case, name, id=case.explainer_id(name), marks=session.judge.marks_for(name))
                       for case in cases for name in explainers if session is not None]
-            metafunc.parametrize((suite.case_arg, "explainer_name"), params)
+            metafunc.parametrize((case_arg, "explainer_name"), params)
         else:
             metafunc.parametrize("explainer_name", explainers)  # measured, never judged: no control mark
-    elif wants_case:
-        metafunc.parametrize(suite.case_arg, [pytest.param(c, id=c.id) for c in cases])
+    elif case_arg is not None:
+        metafunc.parametrize(case_arg, [pytest.param(c, id=c.id) for c in cases])

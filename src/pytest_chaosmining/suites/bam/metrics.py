@@ -12,7 +12,12 @@ Comparisons are strict: a tie (two identical maps) is never counted as
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    import torch
 
 IIR_T = 0.10  # the paper's visually imperceptible change of g_c
 #: δ counts as functionally neutral where f's logits move by at most this (relative L2) and the class stays
@@ -73,8 +78,8 @@ def input_independence(g_x: np.ndarray, g_delta: np.ndarray, keep: np.ndarray, t
     return float((rel[keep] < t).mean())
 
 
-def neutral_patch(model: object, x: object, init: object, region: object, steps: int = 100, lr: float = 0.01,
-                  eta1: float = 0.01, radius: float = 0.15) -> object:
+def neutral_patch(model: torch.nn.Module, x: torch.Tensor, init: torch.Tensor, region: torch.Tensor, steps: int = 100,
+                  lr: float = 0.01, eta1: float = 0.01, radius: float = 0.15) -> torch.Tensor:
     """BAM's δ: starting from ``init`` (the object's pixels pasted into the
     region, as a difference to ``x``), gradient steps on
     ``‖f(x+δ) − f(x)‖₂ − η₁‖δ‖₂`` that keep δ inside the region (the paper's

@@ -121,7 +121,7 @@ def leakage_accuracy(train_masks: np.ndarray, train_labels: np.ndarray, test_mas
         return nn.functional.avg_pool2d(t, pool, ceil_mode=True).flatten(1)
 
     x, xt = features(train_masks), features(test_masks)
-    n_classes = int(max(labels.max(), int(np.max(test_labels)))) + 1
+    n_classes = max(int(labels.max()), int(np.max(test_labels))) + 1
     torch.manual_seed(seed)
     net = nn.Sequential(nn.Linear(x.shape[1], 64), nn.ReLU(), nn.Linear(64, n_classes))
     opt = torch.optim.Adam(net.parameters(), lr=1e-2, weight_decay=1e-4)

@@ -129,7 +129,6 @@ class ChainResult:
     leak_accuracy: float
     leak_random_accuracy: float
     train_seconds: list[float] = field(default_factory=list)
-    attribution_seconds: float = 0.0
     untrained_box_share: float = float("nan")  # first mask's share on the box, maps of the untrained f_0
 
     @property
@@ -179,7 +178,7 @@ def _retrain(case: IteroarCase, previous: Any, images: np.ndarray, labels: np.nd
 
     base = case.base
     scratch = case.retrain_epochs is None
-    epochs = base.epochs if scratch else case.retrain_epochs
+    epochs = base.epochs if case.retrain_epochs is None else case.retrain_epochs
     config = {**base.training_config(device.type), "iteroar_iteration": iteration, "retrain_epochs": epochs,
               "from_scratch": scratch, "data_sha256": hashlib.sha256(images.tobytes()).hexdigest(),
               "n_retrain": len(images)}
@@ -205,28 +204,23 @@ def run_chain(case: IteroarCase, f0: Any, train: Any, explainer: Any, cache: Any
     """Run one chain from the trained vision model ``f0`` (with its validation
     data) and its training data ``train``; ``explainer`` None is the reference
     chain.  ``stream`` names the chain in the tie-breaking random draws."""
-    import time
-
     from pytest_chaosmining.core.classification import predict_array
     from pytest_chaosmining.suites.iteroar.masks import apply_masks, box_shares, cumulative_area, leakage_accuracy, mask_metrics
 
     n = min(case.n_explain, len(f0.val))
     test_x, test_y, boxes = f0.val.images[:n], f0.val.labels[:n], f0.val.boxes[:n]
     train_x, train_y = train.images[:case.n_retrain], train.labels[:case.n_retrain]
-    model, accuracy, seconds, attr_s = f0.model, [float((f0.predictions[:n] == test_y).mean())], [], 0.0
+    model, accuracy, seconds = f0.model, [float((f0.predictions[:n] == test_y).mean())], []
     masks, box_share, box_covered, leak = [], [], [], (float("nan"), float("nan"))
     untrained_share = float("nan")
     for i in range(case.iterations + 1):
-        start = time.perf_counter()
         m_test = _explainer_masks(case, model, test_x, explainer, device, internal_batch_size,
                                   _rng(case, f"{stream}-test", i))
         masks.append(m_test)
         if i == case.iterations:
-            attr_s += time.perf_counter() - start
             break
         m_train = _explainer_masks(case, model, train_x, explainer, device, internal_batch_size,
                                    _rng(case, f"{stream}-train", i))
-        attr_s += time.perf_counter() - start
         on_box, covered = box_shares(m_test, boxes)
         box_share.append(float(on_box.mean()))
         box_covered.append(float(covered.mean()))
@@ -241,7 +235,7 @@ def run_chain(case: IteroarCase, f0: Any, train: Any, explainer: Any, cache: Any
         accuracy.append(float((predict_array(model, test_x) == test_y).mean()))
     metrics = mask_metrics(masks)  # the probe m_I included
     return ChainResult(accuracy, metrics["mmo"], metrics["mamo"], cumulative_area(masks[:-1]), box_share,
-                       box_covered, leak[0], leak[1], seconds, attr_s, untrained_share)
+                       box_covered, leak[0], leak[1], seconds, untrained_share)
 
 
 def _untrained_box_share(case: IteroarCase, images: np.ndarray, boxes: np.ndarray, explainer: Any, device: Any,

@@ -105,7 +105,7 @@ class SymbolicCase:
 
 def plan_cases(tier: SymbolicTier, seeds: Seeds | None = None, sweeps: list[str] | None = None) -> list[SymbolicCase]:
     """Default condition for every formula and seed, plus the selected one-factor sweeps."""
-    base = dict(
+    base: dict[str, Any] = dict(
         noise_features=tier.noise_features, label_noise=tier.label_noise, n_samples=tier.n_samples,
         width=tier.width, depth=tier.depth, dropout=tier.dropout, optimizer=tier.optimizer,
         lr=tier.lr, epochs=tier.epochs,

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -185,7 +185,18 @@ def flowers_backgrounds(spec: VisionSpec) -> np.ndarray:
     return out
 
 
-def require_dir(spec: VisionSpec) -> str:
+class OnDisk(Protocol):
+    """A data spec that may name a directory on disk."""
+
+    @property
+    def source(self) -> str: ...
+
+    @property
+    def data_dir(self) -> str | None: ...
+
+
+def require_dir(spec: OnDisk) -> str:
+    """The spec's data directory; ValueError where a disk source has none."""
     if not spec.data_dir:
         raise ValueError(f"source {spec.source!r} needs a data directory (--chaosmining-data)")
     return spec.data_dir

@@ -334,7 +334,8 @@ class VisionSuite:
         """Seed-0 standard cases of the picked model and conditions, at the tier's sizes changed by the pick's."""
         import dataclasses
 
-        sized = dataclasses.replace(VISION[tier], models=(pick.model,), conditions=pick.keys, **pick.sizes)
+        models = (pick.model,) if pick.model else VISION[tier].models
+        sized = dataclasses.replace(VISION[tier], models=models, conditions=pick.keys, **pick.sizes)
         return plan_cases(sized, 1, *self.source(data_dir))
 
     def sections(self, frame: pd.DataFrame) -> list[str]:

@@ -1,0 +1,125 @@
+"""The package's shape: suites behind the Suite seam, no import cycles, no
+module reaching into another module's private names."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from pathlib import Path
+
+import pytest
+
+import pytest_chaosmining
+from pytest_chaosmining.suites import REGISTRY, SUITES_DIR, Suite, get_suite, suite_of, suite_test_file
+
+PACKAGE = Path(pytest_chaosmining.__file__).parent
+
+
+def _modules() -> dict[str, Path]:
+    root = PACKAGE.parent
+    out = {}
+    for path in PACKAGE.rglob("*.py"):
+        name = ".".join(path.relative_to(root).with_suffix("").parts)
+        out[name.removesuffix(".__init__")] = path
+    return out
+
+
+def _is_type_checking(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+
+
+def _imports(path: Path) -> list[ast.ImportFrom | ast.Import]:
+    """Every import of the module, at any depth, outside ``if TYPE_CHECKING:`` blocks."""
+    found: list[ast.ImportFrom | ast.Import] = []
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if _is_type_checking(child):
+                continue
+            if isinstance(child, ast.Import | ast.ImportFrom):
+                found.append(child)
+            visit(child)
+
+    visit(ast.parse(path.read_text()))
+    return found
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = _modules()
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        deps = set()
+        for node in _imports(path):
+            targets = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [f"{node.module}.{a.name}" for a in node.names] + [node.module or ""])
+            deps |= {t for t in targets if t in modules and t != name}
+        graph[name] = deps
+    return graph
+
+
+def test_no_import_cycles_even_through_lazy_imports():
+    graph = _graph()
+    cycles = []
+
+    def walk(module: str, path: list[str]) -> None:
+        for dep in sorted(graph[module]):
+            if dep == path[0]:
+                cycles.append(" -> ".join(path + [dep]))
+            elif dep not in path and len(path) < 12:
+                walk(dep, path + [dep])
+
+    for module in graph:
+        walk(module, [module])
+    assert not cycles, cycles[:5]
+
+
+def test_no_module_imports_another_modules_private_names():
+    offenders = []
+    for name, path in _modules().items():
+        for node in _imports(path):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("pytest_chaosmining"):
+                offenders += [f"{name}: from {node.module} import {a.name}" for a in node.names
+                              if a.name.startswith("_") and a.name != "__version__"]
+    assert not offenders
+
+
+def test_the_checker_finds_a_cycle(tmp_path, monkeypatch):
+    """The cycle test above can fail: two modules importing each other lazily are found."""
+    package = tmp_path / "pytest_chaosmining"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("def f():\n    from pytest_chaosmining import b\n")
+    (package / "b.py").write_text("from pytest_chaosmining.a import f\n")
+    monkeypatch.setattr(pytest_chaosmining, "__file__", str(package / "__init__.py"))
+    monkeypatch.setitem(globals(), "PACKAGE", package)
+    with pytest.raises(AssertionError, match="pytest_chaosmining.a -> pytest_chaosmining.b"):
+        test_no_import_cycles_even_through_lazy_imports()
+
+
+@pytest.mark.parametrize("name", list(REGISTRY))
+def test_every_registered_suite_is_one_folder_behind_the_seam(name):
+    suite = get_suite(name)
+    assert suite.name == name
+    folder = SUITES_DIR / name
+    assert suite_test_file(name).is_file() and suite_of(suite_test_file(name)) == name
+    assert Path(inspect.getfile(type(suite))).parent == folder  # its implementation lives in its folder
+    for member in ("name", "case_arg", "score_metric", "calibration", "seeds", "plan", "parametrize", "sections",
+                   "figures"):
+        assert hasattr(suite, member), f"{name} lacks Suite.{member}"
+        assert member in Suite.__dict__  # the seam declares it
+    judged = set(suite.calibration.judged)
+    assert not judged or (folder / "thresholds.toml").is_file()
+
+
+def test_nothing_outside_a_suite_folder_names_a_suite_module():
+    """The session, the judge, the reports and the plugin reach suites through the
+    registry only (the saliency and cost suites compose others by name, inside their folders)."""
+    offenders = []
+    for name, path in _modules().items():
+        if name.startswith("pytest_chaosmining.suites"):
+            continue
+        for node in _imports(path):
+            module = node.module if isinstance(node, ast.ImportFrom) else node.names[0].name
+            if (module or "").startswith("pytest_chaosmining.suites."):
+                offenders.append(f"{name} imports {module}")
+    assert not offenders
