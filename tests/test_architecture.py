@@ -123,3 +123,13 @@ def test_nothing_outside_a_suite_folder_names_a_suite_module():
             if (module or "").startswith("pytest_chaosmining.suites."):
                 offenders.append(f"{name} imports {module}")
     assert not offenders
+
+
+def test_mypy_is_clean_on_the_package(tmp_path):
+    """The package type-checks (``[tool.mypy]`` in pyproject.toml); needs the ``dev`` extra."""
+    api = pytest.importorskip("mypy.api")
+    config = PACKAGE.parents[1] / "pyproject.toml"
+    if not config.is_file():
+        pytest.skip("not a checkout: no pyproject.toml beside the package")
+    stdout, stderr, status = api.run([str(PACKAGE), "--config-file", str(config), "--cache-dir", str(tmp_path)])
+    assert status == 0, stdout + stderr
