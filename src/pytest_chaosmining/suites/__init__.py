@@ -13,6 +13,7 @@ import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -159,6 +160,25 @@ class ModelSuite(Suite, Protocol):
     def guided_cases(self, tier: str, pick: DomainPick, data_dir: str | None) -> list[Case]:
         """The seed-0 standard cases of ``tier`` that ``pick`` selects."""
         ...
+
+
+class SuiteDefaults:
+    """What most suites do the same way: the one parametrisation, and the report
+    section and figures of the folder's ``report`` module."""
+
+    report: ModuleType  # the suite's report module (``sections``, ``FIGURES``)
+
+    def parametrize(self, metafunc: pytest.Metafunc, session: ChaosminingSession | None) -> None:
+        parametrize_cases(metafunc, session, self)  # type: ignore[arg-type]
+
+    def sections(self, frame: pd.DataFrame) -> list[str]:
+        sections: Callable[[pd.DataFrame], list[str]] = self.report.sections
+        return sections(frame)
+
+    def figures(self, records: list[Record], out_dir: Path, session: ChaosminingSession) -> list[Path]:
+        from pytest_chaosmining.reports.figures import drawn
+
+        return drawn(records, out_dir, self.report.FIGURES)
 
 
 def names() -> tuple[str, ...]:

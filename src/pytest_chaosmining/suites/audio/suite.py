@@ -34,7 +34,7 @@ import numpy as np
 
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training_modes import SaliencyGuided, guided_model_id, training_key
-from pytest_chaosmining.suites import Calibration, Condition, parametrize_cases
+from pytest_chaosmining.suites import Calibration, SuiteDefaults, Condition, parametrize_cases
 from pytest_chaosmining.suites.audio import report
 from pytest_chaosmining.suites.audio.tiers import AUDIO, AudioTier
 
@@ -317,10 +317,11 @@ def _arch_key(condition: Condition) -> str:
     return f"{condition['arch']}-{condition['condition']}"
 
 
-class AudioSuite:
+class AudioSuite(SuiteDefaults):
     """Audio (ChaosMining §3.3): which of the channels carries the spoken word,
     by each explainer's per-channel share of |attribution| and top-1 hits."""
 
+    report = report
     name = SUITE
     case_arg = "audio_case"
     score_metric = "channel_share"
@@ -339,9 +340,6 @@ class AudioSuite:
 
     def plan(self, session: ChaosminingSession) -> list[AudioCase]:
         return session.per_training(plan_cases(AUDIO[session.tier], session.settings.seeds, *self.source(session.data_dir)))
-
-    def parametrize(self, metafunc: pytest.Metafunc, session: ChaosminingSession | None) -> None:
-        parametrize_cases(metafunc, session, self)
 
     def model(self, session: ChaosminingSession, case: AudioCase) -> TrainedAudioModel:
         """The trained classifier of ``case``, trained at most once (and cached on disk)."""
@@ -376,9 +374,6 @@ class AudioSuite:
         models = (pick.model,) if pick.model else AUDIO[tier].models
         sized = dataclasses.replace(AUDIO[tier], models=models, conditions=pick.keys, **pick.sizes)
         return plan_cases(sized, 1, *self.source(data_dir))
-
-    def sections(self, frame: pd.DataFrame) -> list[str]:
-        return report.sections(frame)
 
     def figures(self, records: list[Record], out_dir: Path, session: ChaosminingSession) -> list[Path]:
         path = out_dir / "audio_examples.png"

@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pytest_chaosmining.reports.figures import Draw, pyplot, save
 from pytest_chaosmining.core.results import MODEL_LEVEL, Record
 from pytest_chaosmining.reports.tables import records_frame, mean_sd, markdown_table, explainer_order, values_of
 
 
-def bam_sections(df: Any) -> list[str]:
+def sections(df: Any) -> list[str]:
     """The premise check, MCS / IDR / IIR per explainer beside their baselines, and the MCS_k series."""
     bam = df[df["suite"] == "bam"]
     if bam.empty:
@@ -64,10 +65,7 @@ def plot_bam(records: list[Record], path: Path) -> bool:
     df = records_frame([r for r in records if r.suite == "bam" and r.explainer != MODEL_LEVEL])
     if df.empty:
         return False
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     import numpy as np
 
     explainers = explainer_order(df["explainer"])
@@ -85,20 +83,8 @@ def plot_bam(records: list[Record], path: Path) -> bool:
         ax.set_xticklabels(explainers, fontsize=8)
         ax.set_title(title, fontsize=9)
     fig.suptitle("BAM: relative feature importance", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return True
+    return save(fig, path)
 
 
-def sections(df: Any) -> list[str]:
-    """The suite's sections of report.md."""
-    return bam_sections(df)
-
-
-def figures(records: list[Record], out_dir: Path) -> list[Path]:
-    """The suite's figures written into ``out_dir``."""
-    written: list[Path] = []
-    if plot_bam(records, out_dir / 'bam_scores.png'):
-        written.append(out_dir / 'bam_scores.png')
-    return written
+#: the suite's figures: file name → drawing function
+FIGURES: dict[str, Draw] = {"bam_scores.png": plot_bam}

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from pytest_chaosmining.core.tiers import Seeds, seed_range
-from pytest_chaosmining.suites import Calibration, Condition, parametrize_cases
+from pytest_chaosmining.suites import Calibration, SuiteDefaults, Condition, parametrize_cases
 from pytest_chaosmining.suites.bam import report
 from pytest_chaosmining.suites.bam.tiers import BAM, BamTier
 
@@ -282,11 +282,12 @@ def _canvas_key(condition: Condition) -> str:
     return f"{condition['canvas']}px"
 
 
-class BamSuite:
+class BamSuite(SuiteDefaults):
     """BAM (Benchmarking Attribution Methods): model contrast (MCS), input
     dependence (IDR) and input independence (IIR) on images with a known common
     feature, each against its random-region baseline."""
 
+    report = report
     name = SUITE
     case_arg = "bam_case"
     score_metric = "mcs"
@@ -300,16 +301,7 @@ class BamSuite:
         source = ("torchvision", session.data_dir) if session.data_dir else ("embedded", None)
         return plan_cases(BAM[session.tier], session.settings.seeds, *source)
 
-    def parametrize(self, metafunc: pytest.Metafunc, session: ChaosminingSession | None) -> None:
-        parametrize_cases(metafunc, session, self)
-
     def models(self, session: ChaosminingSession, case: BamCase) -> BamModels:
         """The BAM models of ``case`` (f_o, f_s, every f_k), trained at most once (and cached on disk)."""
         return session.memo(("bam", case), lambda: trained_models(
             case, session.cache, session.device, lambda label: session.progress(f"bam {case.id} {label}")))
-
-    def sections(self, frame: pd.DataFrame) -> list[str]:
-        return report.sections(frame)
-
-    def figures(self, records: list[Record], out_dir: Path, session: ChaosminingSession) -> list[Path]:
-        return report.figures(records, out_dir)

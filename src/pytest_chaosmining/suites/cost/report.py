@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pytest_chaosmining.reports.figures import Draw
 from pytest_chaosmining.core.results import Record
 
 
@@ -15,6 +16,5 @@ def sections(df: Any) -> list[str]:
     return []
 
 
-def figures(records: list[Record], out_dir: Path) -> list[Path]:
-    """The suite has no figure of its own."""
-    return []
+#: the suite's figures: none of its own
+FIGURES: dict[str, Draw] = {}

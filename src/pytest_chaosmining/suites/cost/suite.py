@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_chaosmining.core.tiers import Seeds
-from pytest_chaosmining.suites import Calibration, parametrize_cases
+from pytest_chaosmining.suites import Calibration, SuiteDefaults, parametrize_cases
 from pytest_chaosmining.suites.cost import report
 from pytest_chaosmining.suites.symbolic.suite import SymbolicCase, SymbolicSuite, TrainedSymbolicModel, cost_case
 from pytest_chaosmining.suites.symbolic.tiers import SYMBOLIC
@@ -22,9 +22,10 @@ if TYPE_CHECKING:
 SUITE = "cost"
 
 
-class CostSuite:
+class CostSuite(SuiteDefaults):
     """Times every explainer on the symbolic suite's formula-2 model; records, never judges."""
 
+    report = report
     name = SUITE
     case_arg = None
     score_metric = None
@@ -43,12 +44,3 @@ class CostSuite:
     def model(self, session: ChaosminingSession) -> TrainedSymbolicModel:
         """The trained (cached) model of :meth:`case`."""
         return SymbolicSuite().model(session, self.case(session))
-
-    def parametrize(self, metafunc: pytest.Metafunc, session: ChaosminingSession | None) -> None:
-        parametrize_cases(metafunc, session, self)
-
-    def sections(self, frame: pd.DataFrame) -> list[str]:
-        return report.sections(frame)
-
-    def figures(self, records: list[Record], out_dir: Path, session: ChaosminingSession) -> list[Path]:
-        return report.figures(records, out_dir)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pytest_chaosmining.reports.figures import Draw, pyplot, save
 from pytest_chaosmining.core.results import MODEL_LEVEL, Record
 from pytest_chaosmining.reports.tables import records_frame, mean_sd, markdown_table, explainer_order, values_of
 
@@ -13,7 +14,7 @@ ITEROAR_REFERENCE = "random-pixels"
 LEAK_MARGIN = 0.10  # masks "leak" where they predict the class this much better than shuffled labels
 
 
-def iteroar_sections(df: Any) -> list[str]:
+def sections(df: Any) -> list[str]:
     """Accuracy per iteration, MMO, MAMO, CMA, mask-on-box shares and the leakage check."""
     it = df[df["suite"] == "iteroar"]
     if it.empty:
@@ -71,10 +72,7 @@ def plot_iteroar(records: list[Record], path: Path) -> bool:
     df = records_frame([r for r in records if r.suite == "iteroar" and r.metric == "accuracy" and r.explainer != MODEL_LEVEL])
     if df.empty or "iteration" not in df:
         return False
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     panels = list(df.groupby(["condition", "fill"], sort=True))
     fig, axes = plt.subplots(1, len(panels), figsize=(max(6.0, 4.5 * len(panels)), 3.8), squeeze=False)
@@ -93,20 +91,8 @@ def plot_iteroar(records: list[Record], path: Path) -> bool:
         ax.set_ylim(0, 1)
         ax.legend(fontsize=7)
     fig.suptitle("IteROAR: accuracy as the explainer's salient pixels are removed", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return True
+    return save(fig, path)
 
 
-def sections(df: Any) -> list[str]:
-    """The suite's sections of report.md."""
-    return iteroar_sections(df)
-
-
-def figures(records: list[Record], out_dir: Path) -> list[Path]:
-    """The suite's figures written into ``out_dir``."""
-    written: list[Path] = []
-    if plot_iteroar(records, out_dir / 'iteroar_accuracy.png'):
-        written.append(out_dir / 'iteroar_accuracy.png')
-    return written
+#: the suite's figures: file name → drawing function
+FIGURES: dict[str, Draw] = {"iteroar_accuracy.png": plot_iteroar}

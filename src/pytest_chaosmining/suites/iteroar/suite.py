@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from pytest_chaosmining.core.tiers import Seeds, seed_range
-from pytest_chaosmining.suites import Calibration, Condition, parametrize_cases
+from pytest_chaosmining.suites import Calibration, SuiteDefaults, Condition, parametrize_cases
 from pytest_chaosmining.suites.iteroar import report
 from pytest_chaosmining.suites.iteroar.tiers import ITEROAR, IteroarTier
 
@@ -260,11 +260,12 @@ def _chain_key(condition: Condition) -> str:
     return f"{condition['condition']}-{condition['fill']}"
 
 
-class IteroarSuite:
+class IteroarSuite(SuiteDefaults):
     """IteROAR: remove what each explainer marks, retrain, and compare the accuracy
     drop with random removal; the first mask must land on the true box more with
     the trained model's maps than with the untrained model's."""
 
+    report = report
     name = SUITE
     case_arg = "iteroar_case"
     score_metric = "drop_gain"
@@ -279,9 +280,6 @@ class IteroarSuite:
 
         return plan_cases(ITEROAR[session.tier], VISION[session.tier], session.settings.seeds,
                           *VisionSuite().source(session.data_dir))
-
-    def parametrize(self, metafunc: pytest.Metafunc, session: ChaosminingSession | None) -> None:
-        parametrize_cases(metafunc, session, self)
 
     def f0(self, session: ChaosminingSession, case: IteroarCase) -> Any:
         """The trained vision model the chains of ``case`` start from."""
@@ -304,9 +302,3 @@ class IteroarSuite:
                              session.progress(f"iteroar {case.id} {name}"), stream=name)
 
         return session.memo(("iteroar", case, explainer), run)
-
-    def sections(self, frame: pd.DataFrame) -> list[str]:
-        return report.sections(frame)
-
-    def figures(self, records: list[Record], out_dir: Path, session: ChaosminingSession) -> list[Path]:
-        return report.figures(records, out_dir)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pytest_chaosmining.reports.figures import Draw, pyplot, save
 from pytest_chaosmining.core.results import Record
 from pytest_chaosmining.reports.tables import records_frame, mean_sd, markdown_table
 
@@ -13,7 +14,8 @@ def _rfe_method(row: Any) -> str:
     return f"RFEwNA-{row['explainer']}" if row["model"] == "RFEwNA" else row["model"]
 
 
-def _rfe_sections(df: Any) -> list[str]:
+def sections(df: Any) -> list[str]:
+    """The rfe suite's sections of report.md."""
     rfe = df[df["suite"] == "rfe"]
     if rfe.empty:
         return []
@@ -43,10 +45,7 @@ def _rfe_sections(df: Any) -> list[str]:
 def _plot_rfe(records: list[Record], path: Path) -> bool:
     """ChaosMining Figure 6: validation score against the number of remaining
     features, one panel per dataset, one line per method (mean over seeds)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     df = records_frame(records)
     if "n_remaining" not in df.columns:
@@ -70,20 +69,8 @@ def _plot_rfe(records: list[Record], path: Path) -> bool:
         lo = max(-0.5, float(sub["value"].min()))
         ax.set_ylim(lo - 0.05, 1.02)
     axes[0][0].legend(fontsize=6)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return True
+    return save(fig, path)
 
 
-def sections(df: Any) -> list[str]:
-    """The suite's sections of report.md."""
-    return _rfe_sections(df)
-
-
-def figures(records: list[Record], out_dir: Path) -> list[Path]:
-    """The suite's figures written into ``out_dir``."""
-    written: list[Path] = []
-    if _plot_rfe(records, out_dir / 'rfe_curves.png'):
-        written.append(out_dir / 'rfe_curves.png')
-    return written
+#: the suite's figures: file name → drawing function
+FIGURES: dict[str, Draw] = {"rfe_curves.png": _plot_rfe}

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pytest_chaosmining.core.tiers import Seeds, seed_range
-from pytest_chaosmining.suites import Calibration, Condition, parametrize_cases
+from pytest_chaosmining.suites import Calibration, SuiteDefaults, Condition, parametrize_cases
 from pytest_chaosmining.suites.rfe import report
 from pytest_chaosmining.suites.rfe.tiers import RFE_TIERS
 
@@ -283,10 +283,11 @@ def _fprec_step(condition: Condition) -> float:
     return 1 / int(str(condition["k"]))
 
 
-class RfeSuite:
+class RfeSuite(SuiteDefaults):
     """RFEwNA (recursive feature elimination with neural attribution): FPrec of the
     features each explainer keeps, beside scikit-learn's RFE with statistical estimators."""
 
+    report = report
     name = SUITE
     case_arg = "rfe_case"
     score_metric = "fprec"
@@ -319,9 +320,3 @@ class RfeSuite:
                                 lambda: run_statistical(case, method[4:], session.device, session.cache))
         return session.memo(("rfe", case, method),
                             lambda: run_rfewna(case, session.explainers[method], session.cache, session.device))
-
-    def sections(self, frame: pd.DataFrame) -> list[str]:
-        return report.sections(frame)
-
-    def figures(self, records: list[Record], out_dir: Path, session: ChaosminingSession) -> list[Path]:
-        return report.figures(records, out_dir)

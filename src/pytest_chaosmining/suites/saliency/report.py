@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pytest_chaosmining.reports.figures import Draw, pyplot, save
 from pytest_chaosmining.core.results import MODEL_LEVEL, Record
 from pytest_chaosmining.reports.tables import records_frame, mean_sd, markdown_table, explainer_order
 
@@ -19,7 +20,8 @@ def _verdict(changes: Any) -> str:
     return "improves" if mean > SALIENCY_TOLERANCE else "unchanged"
 
 
-def _saliency_sections(df: Any) -> list[str]:
+def sections(df: Any) -> list[str]:
+    """The saliency suite's sections of report.md."""
     sal = df[(df["suite"] == "saliency") & (df["seed"] >= 0)]
     if sal.empty:
         return []
@@ -75,10 +77,7 @@ def _plot_saliency(records: list[Record], path: Path) -> bool:
     df = df[df.metric.isin(["fprec_change", "iou_change", "channel_share_change"])]
     if df.empty:
         return False
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     import numpy as np
 
     keys = sorted(df["comparison"].unique())
@@ -96,20 +95,8 @@ def _plot_saliency(records: list[Record], path: Path) -> bool:
     ax.set_ylabel("Δ score (guided − standard)")
     ax.set_title("Saliency guided training: change of FPrec / IoU / channel share")
     ax.legend(ncol=len(explainers), fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return True
+    return save(fig, path)
 
 
-def sections(df: Any) -> list[str]:
-    """The suite's sections of report.md."""
-    return _saliency_sections(df)
-
-
-def figures(records: list[Record], out_dir: Path) -> list[Path]:
-    """The suite's figures written into ``out_dir``."""
-    written: list[Path] = []
-    if _plot_saliency(records, out_dir / 'saliency_changes.png'):
-        written.append(out_dir / 'saliency_changes.png')
-    return written
+#: the suite's figures: file name → drawing function
+FIGURES: dict[str, Draw] = {"saliency_changes.png": _plot_saliency}

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training_modes import SaliencyGuided
-from pytest_chaosmining.suites import Calibration, TrainedModel, get_model_suite, parametrize_cases
+from pytest_chaosmining.suites import Calibration, SuiteDefaults, TrainedModel, get_model_suite, parametrize_cases
 from pytest_chaosmining.suites.saliency import report
 from pytest_chaosmining.suites.saliency.tiers import SALIENCY, SaliencyTier
 
@@ -109,10 +109,11 @@ def guided_bars(session: ChaosminingSession, domain: str, model: TrainedModel) -
     return bars
 
 
-class SaliencySuite:
+class SaliencySuite(SuiteDefaults):
     """Saliency guided training (Ismail et al., 2021) against standard training of
     the symbolic, vision and audio suites' models, seed by seed."""
 
+    report = report
     name = SUITE
     case_arg = "comparison"
     score_metric = "fprec"  # the symbolic comparisons' FPrec, in the terminal summary
@@ -124,12 +125,3 @@ class SaliencySuite:
     def plan(self, session: ChaosminingSession) -> list[SaliencyComparison]:
         return plan_cases(session.tier, SALIENCY[session.tier], session.settings.guide(), session.settings.seeds,
                           session.data_dir)
-
-    def parametrize(self, metafunc: pytest.Metafunc, session: ChaosminingSession | None) -> None:
-        parametrize_cases(metafunc, session, self)
-
-    def sections(self, frame: pd.DataFrame) -> list[str]:
-        return report.sections(frame)
-
-    def figures(self, records: list[Record], out_dir: Path, session: ChaosminingSession) -> list[Path]:
-        return report.figures(records, out_dir)

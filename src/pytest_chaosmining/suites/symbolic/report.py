@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pytest_chaosmining.reports.figures import Draw, pyplot, save
 from pytest_chaosmining.core.results import MODEL_LEVEL, Record
 from pytest_chaosmining.reports.tables import records_frame, mean_sd, markdown_table, explainer_order
 
@@ -16,7 +17,8 @@ def _variant(row: Any) -> str:
     return f"nf={int(row['noise_features'])}, ln={row['label_noise']:g}, n={int(row['n_samples'])}, {row['model']}"
 
 
-def _symbolic_sections(df: Any) -> list[str]:
+def sections(df: Any) -> list[str]:
+    """The symbolic suite's sections of report.md."""
     sym = df[df["suite"] == "symbolic"].copy()
     if sym.empty:
         return []
@@ -69,10 +71,7 @@ def _symbolic_sections(df: Any) -> list[str]:
 
 
 def _plot(records: list[Record], path: Path) -> bool:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     import numpy as np
 
     df = records_frame(records)
@@ -97,20 +96,8 @@ def _plot(records: list[Record], path: Path) -> bool:
     ax.set_ylabel("FPrec")
     ax.set_title(f"Symbolic suite, {first}")
     ax.legend(ncol=len(explainers), fontsize=8, loc="upper center")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return True
+    return save(fig, path)
 
 
-def sections(df: Any) -> list[str]:
-    """The suite's sections of report.md."""
-    return _symbolic_sections(df)
-
-
-def figures(records: list[Record], out_dir: Path) -> list[Path]:
-    """The suite's figures written into ``out_dir``."""
-    written: list[Path] = []
-    if _plot(records, out_dir / 'fprec.png'):
-        written.append(out_dir / 'fprec.png')
-    return written
+#: the suite's figures: file name → drawing function
+FIGURES: dict[str, Draw] = {"fprec.png": _plot}

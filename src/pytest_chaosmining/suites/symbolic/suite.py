@@ -17,7 +17,7 @@ import numpy as np
 
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training_modes import SaliencyGuided, guided_model_id, training_key
-from pytest_chaosmining.suites import Calibration, Condition, parametrize_cases
+from pytest_chaosmining.suites import Calibration, SuiteDefaults, Condition, parametrize_cases
 from pytest_chaosmining.suites.symbolic import report
 from pytest_chaosmining.suites.symbolic.tiers import SYMBOLIC, SymbolicTier
 
@@ -216,10 +216,11 @@ def _formula_key(condition: Condition) -> str:
     return f"f{int(str(condition['formula'])):02d}"
 
 
-class SymbolicSuite:
+class SymbolicSuite(SuiteDefaults):
     """Symbolic functions (ChaosMining §3.1): FPrec of each explainer on MLPs
     trained per formula × noise condition × seed."""
 
+    report = report
     name = SUITE
     case_arg = "symbolic_case"
     score_metric = "fprec"
@@ -234,9 +235,6 @@ class SymbolicSuite:
     def plan(self, session: ChaosminingSession) -> list[SymbolicCase]:
         return session.per_training(plan_cases(SYMBOLIC[session.tier], session.settings.seeds,
                                                list(session.settings.sweeps)))
-
-    def parametrize(self, metafunc: pytest.Metafunc, session: ChaosminingSession | None) -> None:
-        parametrize_cases(metafunc, session, self)
 
     def model(self, session: ChaosminingSession, case: SymbolicCase) -> TrainedSymbolicModel:
         """The trained model of ``case``, trained at most once (and cached on disk)."""
@@ -266,9 +264,3 @@ class SymbolicSuite:
     def guided_cases(self, tier: str, pick: DomainPick, data_dir: str | None) -> list[SymbolicCase]:
         """Seed-0 standard cases of the tier's default condition for the picked formulas."""
         return [c for c in plan_cases(SYMBOLIC[tier], 1) if self.where(c) in pick.keys]
-
-    def sections(self, frame: pd.DataFrame) -> list[str]:
-        return report.sections(frame)
-
-    def figures(self, records: list[Record], out_dir: Path, session: ChaosminingSession) -> list[Path]:
-        return report.figures(records, out_dir)

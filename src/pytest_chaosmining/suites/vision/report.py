@@ -5,11 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pytest_chaosmining.reports.figures import Draw
 from pytest_chaosmining.core.results import Record
 from pytest_chaosmining.reports.tables import markdown_table, explainer_order, condition_cells, per_condition_table
 
 
-def _vision_sections(df: Any) -> list[str]:
+def sections(df: Any) -> list[str]:
+    """The vision suite's sections of report.md."""
     vis = df[df["suite"] == "vision"]
     if vis.empty:
         return []
@@ -41,11 +43,5 @@ def _vision_sections(df: Any) -> list[str]:
     return lines
 
 
-def sections(df: Any) -> list[str]:
-    """The suite's sections of report.md."""
-    return _vision_sections(df)
-
-
-def figures(records: list[Record], out_dir: Path) -> list[Path]:
-    """The suite has no figure of its own."""
-    return []
+#: the suite's figures: none of its own
+FIGURES: dict[str, Draw] = {}

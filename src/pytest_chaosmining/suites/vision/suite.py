@@ -25,7 +25,7 @@ import numpy as np
 
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training_modes import SaliencyGuided, guided_model_id, training_key
-from pytest_chaosmining.suites import Calibration, Condition, parametrize_cases
+from pytest_chaosmining.suites import Calibration, SuiteDefaults, Condition, parametrize_cases
 from pytest_chaosmining.suites.vision import report
 from pytest_chaosmining.suites.vision.tiers import VISION, VisionTier
 
@@ -279,10 +279,11 @@ def _condition_key(condition: Condition) -> str:
     return str(condition["condition"])
 
 
-class VisionSuite:
+class VisionSuite(SuiteDefaults):
     """Vision (ChaosMining §3.2): IoU of each explainer's top-k box with the true
     foreground, on classifiers trained per background × position condition."""
 
+    report = report
     name = SUITE
     case_arg = "vision_case"
     score_metric = "iou"
@@ -300,9 +301,6 @@ class VisionSuite:
 
     def plan(self, session: ChaosminingSession) -> list[VisionCase]:
         return session.per_training(plan_cases(VISION[session.tier], session.settings.seeds, *self.source(session.data_dir)))
-
-    def parametrize(self, metafunc: pytest.Metafunc, session: ChaosminingSession | None) -> None:
-        parametrize_cases(metafunc, session, self)
 
     def model(self, session: ChaosminingSession, case: VisionCase) -> TrainedVisionModel:
         """The trained classifier of ``case``, trained at most once (and cached on disk)."""
@@ -337,9 +335,6 @@ class VisionSuite:
         models = (pick.model,) if pick.model else VISION[tier].models
         sized = dataclasses.replace(VISION[tier], models=models, conditions=pick.keys, **pick.sizes)
         return plan_cases(sized, 1, *self.source(data_dir))
-
-    def sections(self, frame: pd.DataFrame) -> list[str]:
-        return report.sections(frame)
 
     def figures(self, records: list[Record], out_dir: Path, session: ChaosminingSession) -> list[Path]:
         path = out_dir / "vision_examples.png"

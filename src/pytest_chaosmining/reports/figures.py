@@ -1,0 +1,41 @@
+"""Figure helpers the suites' report modules share (matplotlib, headless)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from pytest_chaosmining.core.results import Record
+
+#: draws a figure of some records into a path; False when there is nothing to draw
+Draw = Callable[[list["Record"], Path], bool]
+
+
+def pyplot() -> ModuleType:
+    """matplotlib's pyplot on the headless Agg backend."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save(fig: Figure, path: Path, dpi: int = 100) -> bool:
+    """Lay out, write and close ``fig``; True (a drawing function's "drawn")."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+    return True
+
+
+def drawn(records: list[Record], out_dir: Path, figures: dict[str, Draw]) -> list[Path]:
+    """Draw each of ``figures`` (file name → drawing function) into ``out_dir``; the paths drawn."""
+    return [out_dir / name for name, draw in figures.items() if draw(records, out_dir / name)]
