@@ -198,6 +198,43 @@ def test_baseline_regression_fails_the_dropped_results(pytester, run_suite):
                        "--chaosmining-baseline", "baseline.json", "--chaosmining-max-drop", "0.1", k="f08")
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(["*FA on f08*fprec regressed: * < baseline * - max drop 0.1*"])
+    result.stdout.fnmatch_lines(["*baseline *baseline.json: compared 3 of 3 judged results*"])
+
+
+def test_a_baseline_matching_nothing_fails_the_run(pytester, run_suite):
+    """A baseline from another tier or with renamed models compares nothing: that
+    is an error, not a silent pass; a partial match says how much was compared."""
+    run_suite("--chaosmining-explainers", "SA", "--chaosmining-suites", "symbolic", k="f08").assert_outcomes(passed=2)
+    payload = load_results(pytester)
+    renamed = json.loads(json.dumps(payload))
+    for record in renamed["records"]:
+        record["model"] = "renamed-" + record["model"]
+    (pytester.path / "renamed.json").write_text(json.dumps(renamed))
+    result = run_suite("--chaosmining-explainers", "SA", "--chaosmining-suites", "symbolic",
+                       "--chaosmining-baseline", "renamed.json", k="f08")
+    result.assert_outcomes(passed=2)
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*ERROR: the baseline *renamed.json matches none of this run's 2 judged results*"])
+    partial = json.loads(json.dumps(payload))
+    partial["records"] = [r for r in partial["records"] if r["metric"] != "fprec"]
+    (pytester.path / "partial.json").write_text(json.dumps(partial))
+    result = run_suite("--chaosmining-explainers", "SA", "--chaosmining-suites", "symbolic",
+                       "--chaosmining-baseline", "partial.json", k="f08")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*compared 1 of 2 judged results (1 had no baseline value)*"])
+
+
+def test_junit_properties_are_scalars(pytester, run_suite):
+    import xml.etree.ElementTree as ET
+
+    run_suite("--chaosmining-explainers", "SA", "--chaosmining-suites", "symbolic", "--junitxml", "junit.xml",
+              k="f08").assert_outcomes(passed=2)
+    case = next(c for c in ET.parse(pytester.path / "junit.xml").iter("testcase") if "SA" in c.get("name"))
+    props = {p.get("name"): p.get("value") for p in case.iter("property")}
+    value, threshold, margin = (float(props[k]) for k in ("fprec", "fprec_threshold", "fprec_margin"))
+    assert abs(value - threshold - margin) < 1e-9
+    assert all(not v.startswith("{'") for v in props.values())  # no Python reprs of dicts
+    json.loads(props["chaosmining_record"])  # the record itself travels as JSON
 
 
 def test_second_run_trains_nothing(pytester, run_suite, tmp_path):

@@ -8,6 +8,7 @@ bar must reject the control on its own (:class:`ControlPassedBar`).
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Iterator, Mapping, Sequence
 
 import pytest
@@ -54,12 +55,17 @@ class Judge:
 
     def tag_test(self, node: pytest.Item, suite: str, explainer: str) -> None:
         """Mark ``node`` as a conformance test of ``explainer`` (for outcome counts)."""
-        node.user_properties.append((OUTCOME_PROPERTY, {"suite": suite, "explainer": explainer}))
+        node.user_properties.append((OUTCOME_PROPERTY, json.dumps({"suite": suite, "explainer": explainer})))
 
     def record(self, node: pytest.Item, record: Record) -> Record:
-        """Attach ``record`` to the test report (travels through xdist to the controller)."""
+        """Attach ``record`` to the test report (travels through xdist to the
+        controller) as a JSON string; a judged record also as scalar properties
+        ``<metric>``, ``<metric>_threshold`` and ``<metric>_margin`` (JUnit XML)."""
         record.nodeid = node.nodeid
-        node.user_properties.append((USER_PROPERTY, record.to_dict()))
+        node.user_properties.append((USER_PROPERTY, json.dumps(record.to_dict(), sort_keys=True)))
+        if record.threshold is not None:
+            node.user_properties += [(record.metric, record.value), (f"{record.metric}_threshold", record.threshold),
+                                     (f"{record.metric}_margin", record.value - record.threshold)]
         return record
 
     def require(self, node: pytest.Item, record: Record, threshold: float, what: str) -> None:

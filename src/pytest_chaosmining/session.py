@@ -91,13 +91,14 @@ class ChaosminingSession:
     def cache(self) -> ModelCache:
         """The on-disk model cache (``--chaosmining-cache``, else the user cache dir)."""
         from pytest_chaosmining.core.cache import ModelCache
+        from pytest_chaosmining.core.pack import ModelPack
 
         root = self.settings.cache_dir
         if root is None:
             import platformdirs
 
             root = Path(platformdirs.user_cache_dir("pytest-chaosmining"))
-        return ModelCache(root)
+        return ModelCache(root, ModelPack(self.settings.pack) if self.settings.pack else None)
 
     @functools.cached_property
     def judge(self) -> Judge:

@@ -21,7 +21,7 @@ from pytest_chaosmining.suites import REGISTRY
 SUITE_NAMES = tuple(REGISTRY)
 
 _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
-    ("tier", {"choices": TIERS}, "suite size: smoke, ci (default) or paper"),
+    ("tier", {"choices": TIERS}, "suite size: smoke (default: calibrated bars, minutes on a CI runner), ci or paper"),
     ("report", {"metavar": "DIR"}, "write results.json, results.csv, report.md and plots to DIR"),
     ("cache", {"metavar": "DIR"}, "model cache directory (default: the user cache dir)"),
     ("device", {"metavar": "DEVICE"}, "torch device (default: cuda if available, else cpu)"),
@@ -37,6 +37,8 @@ _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
     ("sg-lambda", {"metavar": "X", "type": float}, "saliency guided training: weight of the consistency term (default 1.0)"),
     ("sg-gradient", {"choices": ("signed", "absolute")},
      "saliency guided training: mask the lowest signed (default, as the reference) or absolute gradients"),
+    ("pack", {"metavar": "DIR|none"}, "models shipped ready-trained: a pack folder, or 'none' to train every model "
+     "(default: the pack shipped with the plugin)"),
     ("thresholds", {"metavar": "FILE"}, "TOML file of thresholds overriding the shipped ones"),
     ("baseline", {"metavar": "FILE"}, "results.json of an earlier run; fail results that dropped"),
     ("max-drop", {"metavar": "X", "type": float}, "largest allowed drop below the baseline (default 0.02)"),
@@ -59,9 +61,10 @@ class Settings:
     """Resolved options of one pytest session."""
 
     enabled: bool
-    tier: str = "ci"
+    tier: str = "smoke"
     report_dir: Path | None = None
     cache_dir: Path | None = None
+    pack: Path | None = None  # None: no pack ('none'); the default is the shipped pack
     device: str | None = None
     explainers: tuple[str, ...] = ()
     suites: tuple[str, ...] = tuple(SUITE_NAMES)
@@ -107,6 +110,16 @@ def parse_seeds(text: str) -> int | range:
     return seeds
 
 
+def _pack(value: tuple[Any, Path]) -> Path | None:
+    """``--chaosmining-pack``: the shipped pack by default, ``none`` for no pack, else a folder."""
+    text, base = value
+    if text is None:
+        from pytest_chaosmining.core.pack_location import SHIPPED
+
+        return SHIPPED
+    return None if str(text).lower() == "none" else base / Path(str(text)).expanduser()
+
+
 def resolve(config: Any) -> Settings:
     """Read options (command line first, then ini) into :class:`Settings`."""
     ini_dir = Path(config.inipath).parent if config.inipath else Path(config.invocation_params.dir)
@@ -125,7 +138,7 @@ def resolve(config: Any) -> Settings:
 
     flag = config.getoption("chaosmining")
     enabled = bool(flag) if flag is not None else bool(config.getini("chaosmining"))
-    tier = get("tier")[0] or "ci"
+    tier = get("tier")[0] or "smoke"
     if tier not in TIERS:
         raise ValueError(f"chaosmining_tier must be one of {TIERS}, got {tier!r}")
     suites = _split(get("suites")[0]) or tuple(SUITE_NAMES)
@@ -147,6 +160,7 @@ def resolve(config: Any) -> Settings:
         tier=tier,
         report_dir=path("report"),
         cache_dir=path("cache"),
+        pack=_pack(get("pack")),
         device=get("device")[0],
         explainers=_split(get("explainers")[0]),
         suites=suites,

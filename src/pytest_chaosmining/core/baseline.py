@@ -26,6 +26,12 @@ class Baseline:
             raise ValueError(f"cannot read chaosmining baseline {path}: {exc}") from exc
         return cls(records, str(path))
 
+    def coverage(self, records: list[Record]) -> tuple[int, int]:
+        """``(compared, judged)``: how many of the judged records (with a threshold,
+        of a metric where higher is better) have a value in this baseline."""
+        judged = [r for r in records if r.threshold is not None and r.metric in HIGHER_IS_BETTER]
+        return sum(r.key() in self.values for r in judged), len(judged)
+
     def regression(self, record: Record, max_drop: float) -> str | None:
         """A message if ``record`` fell more than ``max_drop`` below the baseline, else None."""
         old = self.values.get(record.key())

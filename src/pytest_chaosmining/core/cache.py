@@ -26,6 +26,7 @@ from filelock import FileLock
 
 from pytest_chaosmining import __version__
 from pytest_chaosmining.core.atomic import atomic_write
+from pytest_chaosmining.core.pack import ModelPack
 
 LOCK_TIMEOUT_S = 3600.0
 #: the modules whose source decides what a cached entry looks like (data, model, training code)
@@ -57,8 +58,9 @@ class CorruptEntry(Exception):
 class ModelCache:
     """Train-or-load store of model state dicts under ``root/<suite>/<key>.pt``."""
 
-    def __init__(self, root: str | os.PathLike[str]):
+    def __init__(self, root: str | os.PathLike[str], pack: ModelPack | None = None):
         self.root = Path(root)
+        self.pack = pack
 
     def path(self, suite: str, key: str) -> Path:
         return self.root / suite / f"{key}.pt"
@@ -104,20 +106,30 @@ class ModelCache:
         fit: Callable[[torch.nn.Module], float],
         device: torch.device,
         code: Code = (),
+        check: Callable[[torch.nn.Module], float] | None = None,
     ) -> tuple[torch.nn.Module, dict[str, Any]]:
         """The model for ``config`` in eval mode on ``device``, with its metadata.
 
         ``build`` makes a freshly (and deterministically) initialised model;
-        ``fit`` trains one in place and returns its final loss.  Training
-        happens only when the cache has no valid entry; ``train_seconds`` and
-        ``final_loss`` are stored beside the weights.
+        ``fit`` trains one in place and returns its final loss; ``check`` scores
+        a model in eval mode (the suite's quality measure), stored as ``check``.
+        Without a valid cache entry, the shipped pack's model is used where it
+        reproduces its check score here; otherwise the model is trained.
+        ``train_seconds`` and ``final_loss`` are stored beside the weights.
         """
 
         def train() -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+            if check is not None and self.pack is not None:
+                shipped = self.pack.load(suite, config, build, device, check)
+                if shipped is not None:
+                    return shipped
             fresh = build().to(device)
             start = time.perf_counter()
             loss = fit(fresh)
-            return fresh.state_dict(), {"train_seconds": time.perf_counter() - start, "final_loss": loss}
+            meta: dict[str, Any] = {"train_seconds": time.perf_counter() - start, "final_loss": loss}
+            if check is not None:
+                meta["check"] = check(fresh.eval())
+            return fresh.state_dict(), meta
 
         state, meta, _ = self.get_or_train(suite, config, train, code)
         model = build()

@@ -6,6 +6,7 @@ controller the same way with or without xdist.
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import time
@@ -48,14 +49,20 @@ class ResultCollector:
         self.started = time.time()
         self.summary_lines: list[str] = []
         self.written: list[str] = []
+        self.failures: list[dict[str, str]] = []
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        tag: dict[str, str] | None = next((value for key, value in report.user_properties  # type: ignore[assignment]
+        tag: dict[str, str] | None = next((json.loads(str(value)) for key, value in report.user_properties
                                             if key == OUTCOME_PROPERTY), None)
         if tag and (report.when == "call" or (report.when == "setup" and not report.passed)):
             self.outcomes[(tag["suite"], tag["explainer"], _outcome(report))] += 1
+            if report.failed and not hasattr(report, "wasxfail"):
+                crash = getattr(report.longrepr, "reprcrash", None)
+                message = crash.message if crash is not None else str(report.longrepr).strip().splitlines()[-1:]
+                self.failures.append({"nodeid": report.nodeid, "suite": tag["suite"], "explainer": tag["explainer"],
+                                      "message": str(message)})
         if report.when == "teardown":
-            self.records += [Record.from_dict(v) for k, v in report.user_properties  # type: ignore[arg-type]
+            self.records += [Record.from_dict(json.loads(str(v))) for k, v in report.user_properties
                              if k == USER_PROPERTY]
 
     def metadata(self) -> dict[str, Any]:
@@ -98,7 +105,8 @@ class ResultCollector:
         outcomes = {f"{s}|{e}|{o}": n for (s, e, o), n in sorted(self.outcomes.items())}
         markdown = build_markdown(records, meta, outcomes)
         if self.settings.report_dir is not None:
-            self.written = write_reports(self.settings.report_dir, records, meta, outcomes, markdown)
+            failures = sorted(self.failures, key=lambda f: f["nodeid"])
+            self.written = write_reports(self.settings.report_dir, records, meta, outcomes, markdown, failures)
             self.written += self._figures(records)
         summary = os.environ.get("GITHUB_STEP_SUMMARY")
         if summary:
@@ -107,6 +115,22 @@ class ResultCollector:
         self.summary_lines = terminal_table(records, self.outcomes)
         if meta["uncalibrated_bars"]:
             self.summary_lines.append(uncalibrated_note(meta["uncalibrated_bars"], meta["tier"]))
+        self._check_baseline(session, records)
+
+    def _check_baseline(self, session: pytest.Session, records: list[Record]) -> None:
+        """Say how many results the baseline judged; one that matches none fails the run."""
+        baseline = self.session.baseline
+        if baseline is None:
+            return
+        compared, judged = baseline.coverage(records)
+        if judged and not compared:
+            self.summary_lines.append(
+                f"ERROR: the baseline {baseline.source} matches none of this run's {judged} judged results "
+                "(another tier, other seeds or explainers, renamed models?): nothing was compared against it")
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        else:
+            self.summary_lines.append(f"baseline {baseline.source}: compared {compared} of {judged} judged results"
+                                      + (f" ({judged - compared} had no baseline value)" if compared < judged else ""))
 
     def _figures(self, records: list[Record]) -> list[str]:
         """Every suite's figures; a failure costs that suite's figures, not the report."""

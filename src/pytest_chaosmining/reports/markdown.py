@@ -83,14 +83,15 @@ def build_markdown(records: list[Record], meta: dict[str, Any], outcomes: dict[s
 
 
 def write_reports(
-    out_dir: Path, records: list[Record], meta: dict[str, Any], outcomes: dict[str, int], markdown: str
+    out_dir: Path, records: list[Record], meta: dict[str, Any], outcomes: dict[str, int], markdown: str,
+    failures: list[dict[str, str]] | None = None,
 ) -> list[str]:
     """Write results.json, results.csv and report.md into ``out_dir`` (the suites
     write their figures through :meth:`~pytest_chaosmining.suites.Suite.figures`)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    payload = {"meta": meta, "outcomes": outcomes, "records": [r.to_dict() for r in records]}
+    payload = {"meta": meta, "outcomes": outcomes, "failures": failures or [], "records": [r.to_dict() for r in records]}
     atomic_write_text(out_dir / "results.json", json.dumps(payload, indent=1, sort_keys=True))
     written.append(str(out_dir / "results.json"))
     cond_keys = sorted({k for r in records for k in r.condition})

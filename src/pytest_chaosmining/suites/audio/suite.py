@@ -176,8 +176,12 @@ def trained_model(case: AudioCase, cache: Any, device: Any,
         return train_classifier(model, torch.from_numpy(data.waves), torch.from_numpy(data.labels), settings,
                                 case.seed, progress, pcm_to_float, case.guide)
 
-    model, meta = cache.model(SUITE, case.training_config(device.type), build, fit, device, audio_code())
     val = data_split(case, "val")
+
+    def check(model: torch.nn.Module) -> float:
+        return float((predict_array(model, val.waves, pcm_to_float) == val.labels).mean())
+
+    model, meta = cache.model(SUITE, case.training_config(device.type), build, fit, device, audio_code(), check)
     pred = predict_array(model, val.waves, pcm_to_float)
     return TrainedAudioModel(case, model, val, pred, float((pred == val.labels).mean()),
                              float(meta["train_seconds"]))

@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     from pytest_chaosmining.session import ChaosminingSession
 
 SUITE = "bam"
+#: training images a shipped model is re-scored on before use
+CHECK_IMAGES = 500
 
 
 
@@ -122,7 +124,13 @@ def _train(case: BamCase, role: str, images: np.ndarray, labels: np.ndarray, cac
     fields = dataclasses.asdict(case)
     fields.pop("ks")
     config = {"suite": SUITE, **fields, "role": role, "device": device.type}
-    model, meta = cache.model(SUITE, config, build, fit, device, bam_code())
+    def check(model: torch.nn.Module) -> float:
+        """Accuracy on the first training images (the pack's reproduction check)."""
+        from pytest_chaosmining.core.classification import predict_array
+
+        return float((predict_array(model, images[:CHECK_IMAGES]) == labels[:CHECK_IMAGES]).mean())
+
+    model, meta = cache.model(SUITE, config, build, fit, device, bam_code(), check)
     return model, float(meta["train_seconds"])
 
 

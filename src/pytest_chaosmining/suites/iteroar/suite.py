@@ -194,7 +194,13 @@ def _retrain(case: IteroarCase, previous: Any, images: np.ndarray, labels: np.nd
         return train_classifier(model, torch.from_numpy(images), torch.from_numpy(labels), settings,
                                 base.seed + iteration, progress)
 
-    model, meta = cache.model(SUITE, config, build, fit, device, iteroar_code())
+    def check(model: torch.nn.Module) -> float:
+        """Accuracy on the masked training images (the pack's reproduction check)."""
+        from pytest_chaosmining.core.classification import predict_array
+
+        return float((predict_array(model, images) == labels).mean())
+
+    model, meta = cache.model(SUITE, config, build, fit, device, iteroar_code(), check)
     return model, float(meta["train_seconds"])
 
 

@@ -162,10 +162,13 @@ def trained_model(
         settings = RegressionTraining(case.epochs, case.lr, case.optimizer)
         return train_regressor(model, x, y, settings, seed=case.seed, progress=progress, guide=case.guide)
 
-    model, meta = cache.model(SUITE, case.training_config(device.type), build, fit, device, symbolic_code())
-    with torch.no_grad():
-        pred = model(torch.from_numpy(data.x_test).to(device)).cpu().numpy().ravel()
-    return TrainedSymbolicModel(case, model, data, uscore(pred, data.y_test_clean), float(meta["train_seconds"]))
+    def check(model: torch.nn.Module) -> float:
+        with torch.no_grad():
+            pred = model(torch.from_numpy(data.x_test).to(device)).cpu().numpy().ravel()
+        return float(uscore(pred, data.y_test_clean))
+
+    model, meta = cache.model(SUITE, case.training_config(device.type), build, fit, device, symbolic_code(), check)
+    return TrainedSymbolicModel(case, model, data, check(model), float(meta["train_seconds"]))
 
 
 def untrained_model(case: SymbolicCase, n_features: int) -> Any:

@@ -140,8 +140,12 @@ def trained_model(case: VisionCase, cache: Any, device: Any,
         return train_classifier(model, torch.from_numpy(data.images), torch.from_numpy(data.labels), settings,
                                 case.seed, progress, guide=case.guide)
 
-    model, meta = cache.model(SUITE, case.training_config(device.type), build, fit, device, vision_code())
     val = data_split(case, "val")
+
+    def check(model: torch.nn.Module) -> float:
+        return float((predict_array(model, val.images) == val.labels).mean())
+
+    model, meta = cache.model(SUITE, case.training_config(device.type), build, fit, device, vision_code(), check)
     pred = predict_array(model, val.images)
     return TrainedVisionModel(case, model, val, pred, float((pred == val.labels).mean()),
                               float(meta["train_seconds"]))

@@ -1,0 +1,118 @@
+"""The shipped model pack: the models the smoke tier trains, trained once and
+shipped with the package, so a fresh runner with an empty cache trains none.
+
+An entry is keyed by the model's *spec* (the training config: data, model,
+training settings, seed, device type), not by the code fingerprint or the torch
+version, and carries the score it reached when it was trained (``check``: the
+suite's own quality measure on data generated from the spec).  On load the
+score is recomputed on data generated on this machine; where it differs by more
+than :data:`TOLERANCE` (another numpy or torch draws other data, the generator
+changed) the model is retrained with a warning.  Identical shipped models also
+make baselines comparable across machines.
+
+Regenerate: run the smoke tier into an empty cache, then
+``python -m pytest_chaosmining.core.pack CACHE_DIR`` (writes the pack folder).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import shutil
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from pytest_chaosmining.core.atomic import atomic_write
+from pytest_chaosmining.core.pack_location import SHIPPED
+
+#: largest accepted change of a shipped model's check score (accuracy, UScore) when re-measured here
+TOLERANCE = 0.02
+
+
+def spec_key(config: dict[str, Any]) -> str:
+    """The pack key of a training config: its content alone (no code or torch version)."""
+    return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:24]
+
+
+class ModelPack:
+    """A read-only folder of shipped models, ``<suite>/<spec key>.pt``."""
+
+    def __init__(self, root: Path = SHIPPED):
+        self.root = Path(root)
+
+    def path(self, suite: str, config: dict[str, Any]) -> Path:
+        """Where the entry of ``config`` would be."""
+        return self.root / suite / f"{spec_key(config)}.pt"
+
+    def load(self, suite: str, config: dict[str, Any], build: Callable[[], torch.nn.Module], device: torch.device,
+             check: Callable[[torch.nn.Module], float]) -> tuple[dict[str, torch.Tensor], dict[str, Any]] | None:
+        """The shipped weights and metadata of ``config`` if the pack has them and
+        they reproduce their check score here (within :data:`TOLERANCE`); else None."""
+        path = self.path(suite, config)
+        if not path.is_file():
+            return None
+        try:
+            payload = torch.load(path, map_location="cpu", weights_only=True)
+            state, meta = payload["state_dict"], payload["meta"]
+            if json.loads(meta["config"]) != json.loads(json.dumps(config)):
+                return None
+            model = build()
+            model.load_state_dict(state)
+        except Exception as exc:  # noqa: BLE001 - a broken pack entry costs a training, not the run
+            warnings.warn(f"chaosmining: unusable shipped model {path.name} ({type(exc).__name__}: {exc}); training it",
+                          stacklevel=3)
+            return None
+        score = check(model.to(device).eval())
+        if abs(score - float(meta["check"])) > TOLERANCE:
+            warnings.warn(f"chaosmining: shipped {suite} model {path.stem} scores {score:.4f} on the data generated "
+                          f"here against {float(meta['check']):.4f} when it was shipped (tolerance {TOLERANCE}); "
+                          "retraining it", stacklevel=3)
+            return None
+        return state, {**meta, "check": score, "shipped": True}
+
+
+def build_pack(cache_dir: Path, out: Path = SHIPPED) -> dict[str, int]:
+    """Copy every CPU model entry of ``cache_dir`` that carries a check score into
+    the pack folder ``out`` (replacing it); the number of entries per suite."""
+    counts: dict[str, int] = {}
+    staging = out.with_name(out.name + ".new")
+    shutil.rmtree(staging, ignore_errors=True)
+    for entry in sorted(Path(cache_dir).glob("*/*.pt")):
+        payload = torch.load(entry, map_location="cpu", weights_only=True)
+        meta = payload.get("meta", {})
+        if "check" not in meta or json.loads(meta["config"]).get("device") != "cpu":
+            continue
+        suite = entry.parent.name
+        config = json.loads(meta["config"])
+        kept = {k: meta[k] for k in ("config", "check", "train_seconds", "final_loss") if k in meta}
+        kept["torch"] = torch.__version__
+        target = staging / suite / f"{spec_key(config)}.pt"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(target, lambda fh: torch.save({"state_dict": payload["state_dict"], "meta": kept}, fh))
+        counts[suite] = counts.get(suite, 0) + 1
+    shutil.rmtree(out, ignore_errors=True)
+    if staging.exists():
+        staging.rename(out)
+    return counts
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: build the pack from a model cache."""
+    parser = argparse.ArgumentParser(description="Build the shipped model pack from a model cache.")
+    parser.add_argument("cache_dir", type=Path, help="a --chaosmining-cache directory the smoke tier trained into")
+    parser.add_argument("--out", type=Path, default=SHIPPED, help="pack folder to write (default: the package's)")
+    args = parser.parse_args(argv)
+    counts = build_pack(args.cache_dir, args.out)
+    size = sum(p.stat().st_size for p in args.out.rglob("*.pt")) if args.out.exists() else 0
+    print(f"{sum(counts.values())} models ({', '.join(f'{s} {n}' for s, n in sorted(counts.items()))}), "
+          f"{size / 2**20:.1f} MiB in {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

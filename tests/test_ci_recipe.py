@@ -1,0 +1,100 @@
+"""The CI recipe's shell steps (examples/github/chaosmining.sh), run as the
+workflow runs them; the hosted actions themselves are not run here."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_chaosmining.reports.annotations import error_lines, summary
+
+RECIPE = Path(__file__).parents[1] / "examples" / "github"
+SCRIPT = RECIPE / "chaosmining.sh"
+
+#: a conftest registering a constant map (every feature tied): it fails the symbolic suite
+CONSTANT_CONFTEST = """
+from pytest_chaosmining.cheats import CHEATS
+
+def pytest_chaosmining_explainers(config):
+    return {"constant": CHEATS["constant"]}
+"""
+
+
+def _step(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``bash chaosmining.sh <step> [args]`` in ``cwd`` with this interpreter first on PATH."""
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    return subprocess.run(["bash", str(SCRIPT), *args], cwd=cwd, capture_output=True, text=True,
+                          env={**os.environ, "PATH": path, **(env or {})}, timeout=600)
+
+
+def test_the_workflow_runs_only_the_scripts_steps():
+    workflow = (RECIPE / "chaosmining.yml").read_text()
+    steps = re.findall(r"run: bash \.github/chaosmining\.sh (\w+)", workflow)
+    assert steps == ["install", "run", "annotate", "baseline"]
+    script = SCRIPT.read_text()
+    assert all(f"  {step})" in script for step in steps)
+    assert "hashFiles('.chaosmining-versions')" in workflow  # the model cache key follows the versions
+
+
+def test_install_uses_cpu_only_torch_wheels(tmp_path):
+    result = _step(tmp_path, "install", env={"CHAOSMINING_PIP": "echo pip"})
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "pip install --index-url https://download.pytorch.org/whl/cpu torch torchvision"
+    assert lines[1] == "pip install pytest-chaosmining ."
+    assert (tmp_path / ".chaosmining-versions").exists()
+
+
+def test_run_baseline_and_annotate_steps(tmp_path, shared_cache):
+    """main: run, keep the baseline; a pull request: run against it; a failing
+    explainer becomes an ::error annotation naming it and a summary row."""
+    env = {"CHAOSMINING_CACHE": str(shared_cache)}
+    args = ("--chaosmining-suites", "symbolic", "--chaosmining-explainers", "SA", "-k", "f08", "-p", "no:randomly",
+            "-p", "no:cacheprovider")
+    first = _step(tmp_path, "run", *args, env=env)
+    assert first.returncode == 0, first.stdout[-2000:]
+    assert "no baseline" in first.stdout
+    assert _step(tmp_path, "baseline").returncode == 0
+    assert (tmp_path / "chaosmining-baseline.json").is_file()
+    second = _step(tmp_path, "run", *args, env=env)
+    assert second.returncode == 0, second.stdout[-2000:]
+    assert "compared 2 of 2 judged results" in second.stdout
+    summary_file = tmp_path / "summary.md"
+    clean = _step(tmp_path, "annotate", env={"GITHUB_STEP_SUMMARY": str(summary_file)})
+    assert clean.returncode == 0 and "::error" not in clean.stdout
+    assert "no conformance test failed" in summary_file.read_text()
+
+    (tmp_path / "conftest.py").write_text(CONSTANT_CONFTEST)
+    failing = _step(tmp_path, "run", "--chaosmining-suites", "symbolic", "--chaosmining-explainers", "constant", "-k",
+                    "f08", "-p", "no:randomly", "-p", "no:cacheprovider", env=env)
+    assert failing.returncode == 1
+    annotated = _step(tmp_path, "annotate", env={"GITHUB_STEP_SUMMARY": str(summary_file)})
+    errors = [line for line in annotated.stdout.splitlines() if line.startswith("::error")]
+    assert errors and all(line.startswith("::error title=chaosmining: constant failed symbolic::") for line in errors)
+    assert "test_fprec[" in errors[0] and "threshold" in errors[0]
+    assert "| symbolic | constant |" in summary_file.read_text()
+
+
+def test_annotate_without_a_report_says_so(tmp_path):
+    result = _step(tmp_path, "annotate")
+    assert result.returncode == 0 and "::error title=chaosmining::no chaosmining-report/results.json" in result.stdout
+
+
+def test_annotations_escape_workflow_command_characters():
+    payload = {"failures": [{"nodeid": "t.py::x[a%b]", "suite": "vision", "explainer": "mine",
+                             "message": "line one\nline two | 50%"}]}
+    (line,) = error_lines(payload)
+    assert line == "::error title=chaosmining: mine failed vision::t.py::x[a%25b]: line one%0Aline two | 50%25"
+    assert "| vision | mine | `t.py::x[a%b]` | line one\nline two / 50% |" in summary(payload)
+    assert json.loads(json.dumps(payload))  # plain JSON in, nothing else needed
+
+
+@pytest.mark.parametrize("step", ["nonsense"])
+def test_an_unknown_step_is_an_error(tmp_path, step):
+    assert _step(tmp_path, step).returncode == 2
