@@ -15,11 +15,17 @@ def shared_cache(tmp_path_factory):
 
 @pytest.fixture
 def run_suite(pytester, shared_cache):
-    """Run ``pytest --chaosmining`` in a subprocess at the smoke tier on a formula subset."""
+    """Run ``pytest --chaosmining`` in a subprocess at the smoke tier on a formula subset.
 
-    def run(*args, cache=None, k=SUBSET, report="report"):
+    By default every model is trained and every result computed (no shipped pack,
+    no reuse of cached built-in results), so the tests see what a cold run does;
+    ``fresh=False`` runs as a user's default run does."""
+
+    def run(*args, cache=None, k=SUBSET, report="report", fresh=True):
         argv = ["--chaosmining", "--chaosmining-tier", "smoke", "--chaosmining-cache", str(cache or shared_cache),
                 "-p", "no:cacheprovider", "-p", "no:randomly"]
+        if fresh:
+            argv += ["--chaosmining-pack", "none", "--chaosmining-builtin-results", "recompute"]
         if report:
             argv += ["--chaosmining-report", report]
         if k:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
     from pytest_chaosmining.core.baseline import Baseline
     from pytest_chaosmining.core.cache import ModelCache
+    from pytest_chaosmining.core.derived import DerivedCache
     from pytest_chaosmining.core.thresholds import Thresholds
     from pytest_chaosmining.core.training_modes import SaliencyGuided
     from pytest_chaosmining.explainers import Explainer
@@ -99,6 +100,23 @@ class ChaosminingSession:
 
             root = Path(platformdirs.user_cache_dir("pytest-chaosmining"))
         return ModelCache(root, ModelPack(self.settings.pack) if self.settings.pack else None)
+
+    @functools.cached_property
+    def derived(self) -> DerivedCache:
+        """Cached scores of the built-in explainers, beside the model cache."""
+        from pytest_chaosmining.core.derived import DerivedCache
+
+        return DerivedCache(self.cache.root)
+
+    def evaluated(self, suite: str, parts: dict[str, object], explainer: Explainer, compute: Callable[[], T],
+                  types: tuple[type, ...] = ()) -> T:
+        """``compute()``: for a built-in explainer through the derived-results cache
+        (``parts`` names the case, the weights and the evaluation sizes; ``types``
+        the dataclasses in the result), for any other explainer always computed."""
+        if explainer.source != "builtin" or not self.settings.reuse_builtin_results:
+            return compute()
+        key = {**parts, "explainer": explainer.name, "kwargs": explainer.attribute_kwargs, "device": self.device.type}
+        return self.derived.get_or_compute(suite, key, compute, types)
 
     @functools.cached_property
     def judge(self) -> Judge:

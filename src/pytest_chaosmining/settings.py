@@ -39,6 +39,8 @@ _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
      "saliency guided training: mask the lowest signed (default, as the reference) or absolute gradients"),
     ("pack", {"metavar": "DIR|none"}, "models shipped ready-trained: a pack folder, or 'none' to train every model "
      "(default: the pack shipped with the plugin)"),
+    ("builtin-results", {"choices": ("reuse", "recompute")}, "the built-in explainers' scores: reuse those an "
+     "earlier run cached (default) or recompute them"),
     ("thresholds", {"metavar": "FILE"}, "TOML file of thresholds overriding the shipped ones"),
     ("baseline", {"metavar": "FILE"}, "results.json of an earlier run; fail results that dropped"),
     ("max-drop", {"metavar": "X", "type": float}, "largest allowed drop below the baseline (default 0.02)"),
@@ -65,6 +67,7 @@ class Settings:
     report_dir: Path | None = None
     cache_dir: Path | None = None
     pack: Path | None = None  # None: no pack ('none'); the default is the shipped pack
+    reuse_builtin_results: bool = True
     device: str | None = None
     explainers: tuple[str, ...] = ()
     suites: tuple[str, ...] = tuple(SUITE_NAMES)
@@ -161,6 +164,7 @@ def resolve(config: Any) -> Settings:
         report_dir=path("report"),
         cache_dir=path("cache"),
         pack=_pack(get("pack")),
+        reuse_builtin_results=(get("builtin_results")[0] or "reuse") == "reuse",
         device=get("device")[0],
         explainers=_split(get("explainers")[0]),
         suites=suites,

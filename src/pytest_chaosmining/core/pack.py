@@ -90,7 +90,7 @@ def build_pack(cache_dir: Path, out: Path = SHIPPED) -> dict[str, int]:
         suite = entry.parent.name
         config = json.loads(meta["config"])
         kept = {k: meta[k] for k in ("config", "check", "train_seconds", "final_loss") if k in meta}
-        kept["torch"] = torch.__version__
+        kept["torch"] = str(torch.__version__)
         target = staging / suite / f"{spec_key(config)}.pt"
         target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(target, lambda fh: torch.save({"state_dict": payload["state_dict"], "meta": kept}, fh))

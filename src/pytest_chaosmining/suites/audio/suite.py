@@ -364,8 +364,14 @@ class AudioSuite(SuiteDefaults):
 
     def score(self, session: ChaosminingSession, model: TrainedAudioModel, explainer: Explainer) -> dict[str, Any]:
         """:func:`evaluate` at the session's tier sizes."""
+        from pytest_chaosmining.core.cost import Cost
+        from pytest_chaosmining.core.derived import weights_digest
+
         tier = AUDIO[session.tier]
-        return evaluate(model, explainer, session.device, tier.n_explain, tier.internal_batch_size, tier.n_check)
+        sizes = {"n_explain": tier.n_explain, "internal_batch_size": tier.internal_batch_size, "n_check": tier.n_check}
+        return session.evaluated(SUITE, {"model": model.case.training_config(session.device.type),
+                                          "weights": weights_digest(model.model), **sizes}, explainer,
+                                 lambda: evaluate(model, explainer, session.device, **sizes), (Cost,))
 
     def model_checks(self, session: ChaosminingSession) -> tuple[str, ...]:
         """Metrics of :meth:`score` judged on every model beside the primary score."""

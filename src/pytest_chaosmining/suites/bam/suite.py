@@ -22,6 +22,7 @@ removing the scene hurts f_s and not f_o.  Then for each explainer:
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     import pytest
 
     from pytest_chaosmining.core.results import Record
+    from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.session import ChaosminingSession
 
 SUITE = "bam"
@@ -308,6 +310,18 @@ class BamSuite(SuiteDefaults):
     def plan(self, session: ChaosminingSession) -> list[BamCase]:
         source = ("torchvision", session.data_dir) if session.data_dir else ("embedded", None)
         return plan_cases(BAM[session.tier], session.settings.seeds, *source)
+
+    def score(self, session: ChaosminingSession, models: BamModels, explainer: Explainer) -> dict[str, Any]:
+        """:func:`evaluate` at the session's tier sizes (a built-in's scores from the derived cache)."""
+        from pytest_chaosmining.core.cost import Cost
+        from pytest_chaosmining.core.derived import weights_digest
+
+        tier = BAM[session.tier]
+        sizes = {"n_explain": tier.n_explain, "internal_batch_size": tier.internal_batch_size,
+                 "delta_steps": tier.delta_steps}
+        weights = weights_digest(models.f_o, models.f_s, *models.f_k.values())
+        return session.evaluated(SUITE, {"case": dataclasses.asdict(models.case), "weights": weights, **sizes},
+                                 explainer, lambda: evaluate(models, explainer, session.device, **sizes), (Cost,))
 
     def models(self, session: ChaosminingSession, case: BamCase) -> BamModels:
         """The BAM models of ``case`` (f_o, f_s, every f_k), trained at most once (and cached on disk)."""

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_chaosmining.suites.bam.suite import SUITE, BamSuite, evaluate, relative_importance
-from pytest_chaosmining.suites.bam.tiers import BAM as BAM_TIERS
+from pytest_chaosmining.suites.bam.suite import SUITE, BamSuite, relative_importance
 
 BAM = BamSuite()
 from pytest_chaosmining.judge import explainer_failures
@@ -63,10 +62,8 @@ def test_bam_scores(chaosmining, bam_case, explainer_name, request):
     violations = _premise(chaosmining, models)
     if violations:
         pytest.skip(f"BAM premise does not hold on {bam_case.id}; nothing to score ({'; '.join(violations)})")
-    tier = BAM_TIERS[chaosmining.tier]
     with explainer_failures():
-        out = evaluate(models, chaosmining.explainers[explainer_name], chaosmining.device, tier.n_explain,
-                       tier.internal_batch_size, tier.delta_steps)
+        out = BAM.score(chaosmining, models, chaosmining.explainers[explainer_name])
     chaosmining.judge.record(node, _record(bam_case, explainer_name, "time_ms", out["cost"].time_ms))
     chaosmining.judge.record(node, _record(bam_case, explainer_name, "peak_mem_mb", out["cost"].peak_mem_mb))
     for metric in ("mcs", "mcs_baseline", "idr", "idr_baseline", "iir", "iir_pairs", "mcs_k_corr"):

@@ -299,12 +299,27 @@ class IteroarSuite(SuiteDefaults):
         from pytest_chaosmining.suites.vision.suite import data_split
         from pytest_chaosmining.suites.vision.tiers import VISION
 
-        def run() -> ChainResult:
-            f0 = self.f0(session, case)
+        import dataclasses
+
+        from pytest_chaosmining.core.derived import weights_digest
+
+        f0 = self.f0(session, case)
+        batch = VISION[session.tier].internal_batch_size
+
+        def compute() -> ChainResult:
             train = session.memo(("vision-train", case.base), lambda: data_split(case.base, "train"))
             name = explainer or REFERENCE
             return run_chain(case, f0, train, session.explainers[explainer] if explainer else None, session.cache,
-                             session.device, VISION[session.tier].internal_batch_size,
-                             session.progress(f"iteroar {case.id} {name}"), stream=name)
+                             session.device, batch, session.progress(f"iteroar {case.id} {name}"), stream=name)
+
+        parts = {"case": dataclasses.asdict(case), "weights": weights_digest(f0.model), "internal_batch_size": batch}
+
+        def run() -> ChainResult:
+            if explainer is not None:
+                return session.evaluated(SUITE, parts, session.explainers[explainer], compute, (ChainResult,))
+            if not session.settings.reuse_builtin_results:
+                return compute()
+            return session.derived.get_or_compute(SUITE, {**parts, "explainer": REFERENCE,
+                                                          "device": session.device.type}, compute, (ChainResult,))
 
         return session.memo(("iteroar", case, explainer), run)

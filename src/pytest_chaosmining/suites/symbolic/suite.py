@@ -258,7 +258,12 @@ class SymbolicSuite(SuiteDefaults):
 
     def score(self, session: ChaosminingSession, model: TrainedSymbolicModel, explainer: Explainer) -> dict[str, Any]:
         """:func:`evaluate` on the session's device."""
-        return evaluate(model, explainer, session.device)
+        from pytest_chaosmining.core.cost import Cost
+        from pytest_chaosmining.core.derived import weights_digest
+
+        return session.evaluated(SUITE, {"model": model.case.training_config(session.device.type),
+                                          "weights": weights_digest(model.model)}, explainer,
+                                 lambda: evaluate(model, explainer, session.device), (Cost,))
 
     def model_checks(self, session: ChaosminingSession) -> tuple[str, ...]:
         """Metrics of :meth:`score` judged on every model beside the primary score: none."""

@@ -11,7 +11,7 @@ import pytest
 
 from pytest_chaosmining.judge import explainer_failures
 from pytest_chaosmining.core.results import MODEL_LEVEL, Record
-from pytest_chaosmining.suites.symbolic.suite import SUITE, SymbolicSuite, evaluate
+from pytest_chaosmining.suites.symbolic.suite import SUITE, SymbolicSuite
 
 SYMBOLIC = SymbolicSuite()
 
@@ -44,7 +44,7 @@ def test_fprec(chaosmining, symbolic_case, explainer_name, request):
             f"{gate:.3f}); its explainers are not judged on it"
         )
     with explainer_failures():
-        result = evaluate(trained, chaosmining.explainers[explainer_name], chaosmining.device)
+        result = SYMBOLIC.score(chaosmining, trained, chaosmining.explainers[explainer_name])
     node = request.node
     chaosmining.judge.record(node, _record(symbolic_case, explainer_name, "time_ms", result["cost"].time_ms))
     chaosmining.judge.record(node, _record(symbolic_case, explainer_name, "peak_mem_mb", result["cost"].peak_mem_mb))

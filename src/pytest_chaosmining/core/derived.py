@@ -1,0 +1,119 @@
+"""Derived results cached on disk: what a built-in explainer scores on a model
+does not change between runs, so a warm run pays only for the user's explainers.
+
+An entry is one evaluation (the suite's scores of one built-in explainer on one
+case), keyed by the suite, the case, the explainer (name and settings), the
+evaluation sizes, the device type, the torch / captum / numpy versions and a
+fingerprint of the whole package's source (any code change recomputes).
+Entries are JSON, written atomically under a file lock.  Only built-in
+explainers are cached: a user's explainer may change between runs under the
+same name.  A cached entry replays the time and memory of the run that computed it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import warnings
+from collections.abc import Callable
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+from filelock import FileLock
+
+from pytest_chaosmining.core.atomic import atomic_write_text
+
+if TYPE_CHECKING:
+    import torch
+
+T = TypeVar("T")
+LOCK_TIMEOUT_S = 3600.0
+
+
+@functools.cache
+def package_fingerprint() -> str:
+    """Hash of every module of the package (any change to the plugin's code recomputes)."""
+    root = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        h.update(str(path.relative_to(root)).encode())
+        h.update(path.read_bytes())
+    for package in ("torch", "captum", "numpy"):
+        try:
+            h.update(f"{package}={metadata.version(package)}".encode())
+        except metadata.PackageNotFoundError:
+            h.update(f"{package}=absent".encode())
+    return h.hexdigest()[:16]
+
+
+def weights_digest(*models: torch.nn.Module) -> str:
+    """Hash of the models' parameters and buffers (a derived result belongs to these weights)."""
+    h = hashlib.sha256()
+    for model in models:
+        for name, tensor in model.state_dict().items():
+            h.update(name.encode())
+            h.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+    return h.hexdigest()[:16]
+
+
+def encode(value: object) -> object:
+    """JSON for evaluation results: dicts (any scalar keys), lists, numbers, dataclasses."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {"__dataclass__": type(value).__qualname__,
+                "fields": {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)}}
+    if isinstance(value, dict):
+        return {"__items__": [[encode(k), encode(v)] for k, v in value.items()]}
+    if isinstance(value, list | tuple):
+        return [encode(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, str | bytes):  # numpy / torch scalars
+        return value.item()
+    return value
+
+
+def decode(value: object, types: dict[str, type]) -> object:
+    """The inverse of :func:`encode`; ``types`` names the dataclasses that may occur."""
+    if isinstance(value, dict) and "__dataclass__" in value:
+        cls = types[str(value["__dataclass__"])]
+        fields = value["fields"]
+        assert isinstance(fields, dict)
+        return cls(**{k: decode(v, types) for k, v in fields.items()})
+    if isinstance(value, dict) and "__items__" in value:
+        items = value["__items__"]
+        assert isinstance(items, list)
+        return {decode(k, types): decode(v, types) for k, v in items}
+    if isinstance(value, list):
+        return [decode(v, types) for v in value]
+    return value
+
+
+class DerivedCache:
+    """Evaluation results of built-in explainers under ``root/derived/<suite>/<key>.json``."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root) / "derived"
+
+    def key(self, suite: str, parts: dict[str, object]) -> str:
+        """The entry key of ``parts`` (JSON-serialisable) in ``suite``."""
+        payload = json.dumps({"suite": suite, "parts": parts, "code": package_fingerprint()}, sort_keys=True,
+                             default=str)
+        return hashlib.sha256(payload.encode()).hexdigest()[:24]
+
+    def get_or_compute(self, suite: str, parts: dict[str, object], compute: Callable[[], T],
+                       types: tuple[type, ...] = ()) -> T:
+        """The cached result of ``parts``, or ``compute()`` stored for next time."""
+        key = self.key(suite, parts)
+        path = self.root / suite / f"{key}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        names = {cls.__qualname__: cls for cls in types}
+        with FileLock(str(path) + ".lock", timeout=LOCK_TIMEOUT_S):
+            if path.exists():
+                try:
+                    return decode(json.loads(path.read_text())["result"], names)  # type: ignore[return-value]
+                except (ValueError, KeyError, TypeError, AssertionError) as exc:
+                    warnings.warn(f"chaosmining: discarding corrupt derived result {path}: {exc}", stacklevel=2)
+            result = compute()
+            atomic_write_text(path, json.dumps({"key": key, "parts": parts, "result": encode(result)}, default=str))
+            return result

@@ -1,0 +1,130 @@
+"""The shipped model pack and the cache of built-in explainers' results."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from conftest import load_results
+from pytest_chaosmining.core.cache import ModelCache
+from pytest_chaosmining.core.cost import Cost
+from pytest_chaosmining.core.derived import DerivedCache, decode, encode
+from pytest_chaosmining.core.pack import ModelPack, build_pack
+from pytest_chaosmining.core.pack_location import SHIPPED
+
+
+def _fit(model: torch.nn.Module) -> float:
+    with torch.no_grad():
+        model.weight.fill_(0.5)
+    return 0.0
+
+
+def _never(model: torch.nn.Module) -> float:
+    raise AssertionError("trained although the pack has the model")
+
+
+def _check(model: torch.nn.Module) -> float:
+    return float(model.weight.sum())
+
+
+def _build() -> torch.nn.Module:
+    torch.manual_seed(0)
+    return torch.nn.Linear(3, 1)
+
+
+def test_pack_round_trip_skips_training(tmp_path):
+    config = {"suite": "s", "seed": 0, "device": "cpu"}
+    trained, meta = ModelCache(tmp_path / "a").model("s", config, _build, _fit, torch.device("cpu"), check=_check)
+    assert meta["check"] == pytest.approx(1.5)
+    assert build_pack(tmp_path / "a", tmp_path / "pack") == {"s": 1}
+    cache = ModelCache(tmp_path / "b", ModelPack(tmp_path / "pack"))
+    shipped, meta = cache.model("s", config, _build, _never, torch.device("cpu"), check=_check)
+    assert meta["shipped"] and torch.equal(shipped.weight, trained.weight)
+    again, meta = ModelCache(tmp_path / "b").model("s", config, _build, _never, torch.device("cpu"), check=_check)
+    assert meta["shipped"]  # written into the user's cache: the pack is read once
+
+
+def test_a_shipped_model_that_does_not_reproduce_its_score_is_retrained(tmp_path):
+    config = {"suite": "s", "seed": 0, "device": "cpu"}
+    ModelCache(tmp_path / "a").model("s", config, _build, _fit, torch.device("cpu"), check=_check)
+    build_pack(tmp_path / "a", tmp_path / "pack")
+    calls = []
+
+    def fit(model: torch.nn.Module) -> float:
+        calls.append(1)
+        return _fit(model)
+
+    cache = ModelCache(tmp_path / "b", ModelPack(tmp_path / "pack"))
+    with pytest.warns(UserWarning, match="scores 2.5000 on the data generated here against 1.5000"):
+        _, meta = cache.model("s", config, _build, fit, torch.device("cpu"), check=lambda m: _check(m) + 1.0)
+    assert calls == [1] and "shipped" not in meta
+
+
+def test_the_shipped_pack_holds_the_smoke_models():
+    entries = list(SHIPPED.glob("*/*.pt"))
+    suites = {p.parent.name for p in entries}
+    assert {"symbolic", "vision", "audio", "bam", "iteroar"} <= suites
+    size = sum(p.stat().st_size for p in entries)
+    assert size < 50 * 2**20  # tens of MB at most
+    meta = torch.load(entries[0], map_location="cpu", weights_only=True)["meta"]
+    assert {"config", "check"} <= set(meta) and json.loads(meta["config"])["device"] == "cpu"
+
+
+def test_shipped_models_give_the_results_of_trained_ones(pytester, run_suite, tmp_path):
+    """A run from an empty cache with the shipped pack trains nothing and scores
+    exactly what a run that trains every model scores: baselines compare across machines."""
+    args = ("--chaosmining-explainers", "SA,random", "--chaosmining-suites", "symbolic")
+    trained = run_suite(*args, cache=tmp_path / "trained", report="trained", k="f02 or f11")
+    trained.stdout.fnmatch_lines(["*chaosmining: training symbolic f02-*"])
+    shipped = run_suite(*args, cache=tmp_path / "shipped", report="shipped", k="f02 or f11", fresh=False)
+    shipped.stdout.no_fnmatch_line("*chaosmining: training*")
+
+    def values(report: str) -> dict[tuple[str, ...], float]:
+        return {(r["model"], r["explainer"], r["metric"], str(r["condition"])): r["value"]
+                for r in load_results(pytester, report)["records"]
+                if r["metric"] not in ("time_ms", "peak_mem_mb", "train_seconds")}
+
+    assert values("trained") == values("shipped") and values("trained")
+
+
+def test_builtin_results_are_reused_and_a_users_are_recomputed(pytester, run_suite, tmp_path):
+    pytester.makeconftest("""
+from pathlib import Path
+
+def saliency(model, inputs, target):
+    with open(Path(__file__).with_name("calls.txt"), "a") as fh:
+        fh.write("call\\n")
+    inputs = inputs.clone().requires_grad_(True)
+    model(inputs).sum().backward()
+    return inputs.grad.abs()
+
+def pytest_chaosmining_explainers(config):
+    return {"mine": saliency}
+""")
+    args = ("--chaosmining-explainers", "SA,mine", "--chaosmining-suites", "symbolic")
+    first = run_suite(*args, cache=tmp_path / "c", report="first", k="f02", fresh=False)
+    first.assert_outcomes(passed=3)
+    calls = (pytester.path / "calls.txt").read_text().count("call")
+    derived = list((tmp_path / "c" / "derived" / "symbolic").glob("*.json"))
+    assert len(derived) == 1 and json.loads(derived[0].read_text())["parts"]["explainer"] == "SA"
+    second = run_suite(*args, cache=tmp_path / "c", report="second", k="f02", fresh=False)
+    second.assert_outcomes(passed=3)
+    assert (pytester.path / "calls.txt").read_text().count("call") == 2 * calls  # the user's explainer ran again
+
+    def judged(report: str) -> list[tuple[str, str, float]]:
+        return sorted((r["explainer"], r["metric"], r["value"]) for r in load_results(pytester, report)["records"]
+                      if r["threshold"] is not None)
+
+    assert judged("first") == judged("second")
+
+
+def test_derived_results_round_trip_through_json(tmp_path):
+    value = {"cost": Cost(1.5, 2.0), "mcs_k": {0.1: 0.2, 0.5: -0.1}, "n": 3, "curve": [(1, 0.5)]}
+    assert decode(json.loads(json.dumps(encode(value))), {"Cost": Cost}) == {**value, "curve": [[1, 0.5]]}
+    cache, calls = DerivedCache(tmp_path), []
+    for _ in range(2):
+        result = cache.get_or_compute("s", {"case": 1}, lambda: calls.append(1) or value, (Cost,))
+        assert result["cost"] == Cost(1.5, 2.0) and result["mcs_k"] == {0.1: 0.2, 0.5: -0.1}
+    assert calls == [1]
