@@ -26,7 +26,7 @@ def _never(model: torch.nn.Module) -> float:
 
 
 def _check(model: torch.nn.Module) -> float:
-    return float(model.weight.sum())
+    return float(model.weight.detach().sum())
 
 
 def _build() -> torch.nn.Module:

@@ -254,6 +254,16 @@ def test_quiet_run_prints_no_progress(pytester, run_suite, tmp_path):
     result.stdout.no_fnmatch_line("*chaosmining: training*")
 
 
+def test_xdist_workers_report_what_trains(pytester, run_suite, tmp_path):
+    """Under -n 2 the workers' progress lines reach the terminal, named by worker."""
+    result = run_suite("-n", "2", "--chaosmining-explainers", "SA", "--chaosmining-suites", "symbolic",
+                       cache=tmp_path / "c", k="f02 or f05")
+    result.assert_outcomes(passed=4)
+    lines = result.stderr.lines + result.stdout.lines
+    assert any(line.startswith("[gw") and "chaosmining: training symbolic f0" in line and "epoch 150/150" in line
+               for line in lines), "\n".join(lines[-20:])
+
+
 def test_results_do_not_depend_on_xdist(pytester, run_suite, tmp_path):
     run_suite("-n", "0", cache=tmp_path / "a", report="r0", k="f07 or f09")
     run_suite("-n", "2", cache=tmp_path / "b", report="r2", k="f07 or f09")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import sys
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
@@ -33,6 +34,8 @@ if TYPE_CHECKING:
 
 #: models kept in memory per process (tests of one model run together; older ones reload from disk)
 MODELS_IN_MEMORY = 8
+#: seconds between progress lines of one model on an xdist worker
+WORKER_EVERY_S = 10.0
 
 T = TypeVar("T")
 C = TypeVar("C")
@@ -160,23 +163,35 @@ class ChaosminingSession:
     # -- progress lines --------------------------------------------------------
     def progress(self, label: str, every_s: float = 2.0) -> Progress | None:
         """A training callback printing ``label``, epoch and elapsed time, at most
-        every ``every_s`` seconds and once at the end; silent under ``-q`` or on xdist workers."""
+        every ``every_s`` seconds (``WORKER_EVERY_S`` on an xdist worker) and once at
+        the end; silent under ``-q``.  On an xdist worker the line goes, prefixed
+        with the worker's id, to the stderr the worker shares with the controller,
+        so a ``-n 2`` run shows what trains instead of staying silent for minutes."""
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is None or self.config.get_verbosity() < 0 or hasattr(self.config, "workerinput"):
+        worker = getattr(self.config, "workerinput", {}).get("workerid")
+        if self.config.get_verbosity() < 0 or (reporter is None and worker is None):
             return None
         capture = self.config.pluginmanager.get_plugin("capturemanager")
+        every = WORKER_EVERY_S if worker else every_s
         last = [time.monotonic()]
+
+        def write(line: str) -> None:
+            if worker is not None:
+                sys.stderr.write(f"[{worker}] {line}\n")
+                sys.stderr.flush()
+            elif reporter is not None:
+                reporter.write_line(line)
 
         def report(epoch: int, epochs: int, elapsed: float, loss: float) -> None:
             now = time.monotonic()
-            if epoch != epochs and now - last[0] < every_s:
+            if epoch != epochs and now - last[0] < every:
                 return
             last[0] = now
             line = f"chaosmining: training {label}: epoch {epoch}/{epochs}, loss {float(loss):.4g}, {elapsed:.1f} s"
             if capture is not None:
                 with capture.global_and_fixture_disabled():
-                    reporter.write_line(line)
+                    write(line)
             else:
-                reporter.write_line(line)
+                write(line)
 
         return report
