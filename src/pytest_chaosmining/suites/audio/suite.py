@@ -34,18 +34,13 @@ import numpy as np
 
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training_modes import SaliencyGuided, guided_model_id, training_key
-from pytest_chaosmining.suites import Calibration, SuiteDefaults, Condition, parametrize_cases
+from pytest_chaosmining.suites import Calibration, Condition
+from pytest_chaosmining.suites.classifier import ClassifierSuite
 from pytest_chaosmining.suites.audio import report
 from pytest_chaosmining.suites.audio.tiers import AUDIO, AudioTier
 
 if TYPE_CHECKING:
-    import pandas as pd
-    import pytest
-
-    from pytest_chaosmining.core.results import Record
-    from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.session import ChaosminingSession
-    from pytest_chaosmining.suites.saliency.tiers import DomainPick
 
 SUITE = "audio"
 TIME_SEGMENTS = 5
@@ -321,7 +316,7 @@ def _arch_key(condition: Condition) -> str:
     return f"{condition['arch']}-{condition['condition']}"
 
 
-class AudioSuite(SuiteDefaults):
+class AudioSuite(ClassifierSuite):
     """Audio (ChaosMining §3.3): which of the channels carries the spoken word,
     by each explainer's per-channel share of |attribution| and top-1 hits."""
 
@@ -331,60 +326,16 @@ class AudioSuite(SuiteDefaults):
     score_metric = "channel_share"
     calibration = Calibration(judged={"channel_share": _arch_key, "top1_hit": _arch_key, "training_gain": _arch_key},
                               optional=frozenset({"channel_share"}))
-    #: for the saliency suite: prediction quality and the scores compared (the first is judged)
-    quality_metric = "accuracy"
+    #: for the saliency suite: the scores compared (the first is judged)
     compared = ("channel_share", "top1_hit")
-
-    def seeds(self, tier: str, seeds: Seeds | None) -> range:
-        return seed_range(AUDIO[tier].seeds, seeds)
-
-    def source(self, data_dir: str | None) -> tuple[str, str | None]:
-        """Where clips come from: files under ``--chaosmining-data``, else the embedded words."""
-        return ("files", data_dir) if data_dir else ("embedded", None)
-
-    def plan(self, session: ChaosminingSession) -> list[AudioCase]:
-        return session.per_training(plan_cases(AUDIO[session.tier], session.settings.seeds, *self.source(session.data_dir)))
-
-    def model(self, session: ChaosminingSession, case: AudioCase) -> TrainedAudioModel:
-        """The trained classifier of ``case``, trained at most once (and cached on disk)."""
-        return session.memo(case, lambda: trained_model(case, session.cache, session.device,
-                                                        session.progress(f"audio {case.id}")))
-
-    def quality(self, model: TrainedAudioModel) -> float:
-        """Prediction quality: validation accuracy."""
-        return float(model.accuracy)
+    tiers = AUDIO
+    disk_source = "files"
+    example_png = "audio_examples.png"
+    plan_cases = staticmethod(plan_cases)
+    trained_model = staticmethod(trained_model)
+    evaluate = staticmethod(evaluate)
+    example_figure = staticmethod(example_figure)
 
     def chance(self, model: TrainedAudioModel) -> float:
         """Channel share of a map that knows nothing: 1 / channels."""
         return 1 / model.case.channels
-
-    def where(self, case: AudioCase) -> str:
-        """The threshold key of ``case`` in the saliency suite: its condition (``SBFP``)."""
-        return case.condition
-
-    def score(self, session: ChaosminingSession, model: TrainedAudioModel, explainer: Explainer) -> dict[str, Any]:
-        """:func:`evaluate` at the session's tier sizes."""
-        from pytest_chaosmining.core.cost import Cost
-        from pytest_chaosmining.core.derived import weights_digest
-
-        tier = AUDIO[session.tier]
-        sizes = {"n_explain": tier.n_explain, "internal_batch_size": tier.internal_batch_size, "n_check": tier.n_check}
-        return session.evaluated(SUITE, {"model": model.case.training_config(session.device.type),
-                                          "weights": weights_digest(model.model), **sizes}, explainer,
-                                 lambda: evaluate(model, explainer, session.device, **sizes), (Cost,))
-
-    def model_checks(self, session: ChaosminingSession) -> tuple[str, ...]:
-        """Metrics of :meth:`score` judged on every model beside the primary score."""
-        return ("training_gain",)
-
-    def guided_cases(self, tier: str, pick: DomainPick, data_dir: str | None) -> list[AudioCase]:
-        """Seed-0 standard cases of the picked model and conditions, at the tier's sizes changed by the pick's."""
-        import dataclasses
-
-        models = (pick.model,) if pick.model else AUDIO[tier].models
-        sized = dataclasses.replace(AUDIO[tier], models=models, conditions=pick.keys, **pick.sizes)
-        return plan_cases(sized, 1, *self.source(data_dir))
-
-    def figures(self, records: list[Record], out_dir: Path, session: ChaosminingSession) -> list[Path]:
-        path = out_dir / "audio_examples.png"
-        return [path] if any(r.suite == SUITE for r in records) and example_figure(session, path) else []

@@ -25,18 +25,13 @@ import numpy as np
 
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training_modes import SaliencyGuided, guided_model_id, training_key
-from pytest_chaosmining.suites import Calibration, SuiteDefaults, Condition, parametrize_cases
+from pytest_chaosmining.suites import Calibration, Condition
+from pytest_chaosmining.suites.classifier import ClassifierSuite
 from pytest_chaosmining.suites.vision import report
 from pytest_chaosmining.suites.vision.tiers import VISION, VisionTier
 
 if TYPE_CHECKING:
-    import pandas as pd
-    import pytest
-
-    from pytest_chaosmining.core.results import Record
-    from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.session import ChaosminingSession
-    from pytest_chaosmining.suites.saliency.tiers import DomainPick
 
 SUITE = "vision"
 PAPER_SIGMA, PAPER_CANVAS = 6.0, 224
@@ -283,7 +278,7 @@ def _condition_key(condition: Condition) -> str:
     return str(condition["condition"])
 
 
-class VisionSuite(SuiteDefaults):
+class VisionSuite(ClassifierSuite):
     """Vision (ChaosMining §3.2): IoU of each explainer's top-k box with the true
     foreground, on classifiers trained per background × position condition."""
 
@@ -292,60 +287,16 @@ class VisionSuite(SuiteDefaults):
     case_arg = "vision_case"
     score_metric = "iou"
     calibration = Calibration(judged={"iou": _condition_key, "training_gain": _condition_key})
-    #: for the saliency suite: prediction quality and the scores compared (the first is judged)
-    quality_metric = "accuracy"
+    #: for the saliency suite: the scores compared (the first is judged)
     compared = ("iou", "box_share")
-
-    def seeds(self, tier: str, seeds: Seeds | None) -> range:
-        return seed_range(VISION[tier].seeds, seeds)
-
-    def source(self, data_dir: str | None) -> tuple[str, str | None]:
-        """Where images come from: torchvision datasets under ``--chaosmining-data``, else the embedded set."""
-        return ("torchvision", data_dir) if data_dir else ("embedded", None)
-
-    def plan(self, session: ChaosminingSession) -> list[VisionCase]:
-        return session.per_training(plan_cases(VISION[session.tier], session.settings.seeds, *self.source(session.data_dir)))
-
-    def model(self, session: ChaosminingSession, case: VisionCase) -> TrainedVisionModel:
-        """The trained classifier of ``case``, trained at most once (and cached on disk)."""
-        return session.memo(case, lambda: trained_model(case, session.cache, session.device,
-                                                        session.progress(f"vision {case.id}")))
-
-    def quality(self, model: TrainedVisionModel) -> float:
-        """Prediction quality: validation accuracy."""
-        return float(model.accuracy)
+    tiers = VISION
+    disk_source = "torchvision"
+    example_png = "vision_examples.png"
+    plan_cases = staticmethod(plan_cases)
+    trained_model = staticmethod(trained_model)
+    evaluate = staticmethod(evaluate)
+    example_figure = staticmethod(example_figure)
 
     def chance(self, model: TrainedVisionModel) -> float:
         """IoU of a map that knows nothing: the foreground's 1/49 of the canvas."""
         return 1 / 49
-
-    def where(self, case: VisionCase) -> str:
-        """The threshold key of ``case``: its condition (``SBRP``)."""
-        return case.condition
-
-    def score(self, session: ChaosminingSession, model: TrainedVisionModel, explainer: Explainer) -> dict[str, Any]:
-        """:func:`evaluate` at the session's tier sizes."""
-        from pytest_chaosmining.core.cost import Cost
-        from pytest_chaosmining.core.derived import weights_digest
-
-        tier = VISION[session.tier]
-        sizes = {"n_explain": tier.n_explain, "internal_batch_size": tier.internal_batch_size, "n_check": tier.n_check}
-        return session.evaluated(SUITE, {"model": model.case.training_config(session.device.type),
-                                          "weights": weights_digest(model.model), **sizes}, explainer,
-                                 lambda: evaluate(model, explainer, session.device, **sizes), (Cost,))
-
-    def model_checks(self, session: ChaosminingSession) -> tuple[str, ...]:
-        """Metrics of :meth:`score` judged on every model beside the primary score."""
-        return ("training_gain",)
-
-    def guided_cases(self, tier: str, pick: DomainPick, data_dir: str | None) -> list[VisionCase]:
-        """Seed-0 standard cases of the picked model and conditions, at the tier's sizes changed by the pick's."""
-        import dataclasses
-
-        models = (pick.model,) if pick.model else VISION[tier].models
-        sized = dataclasses.replace(VISION[tier], models=models, conditions=pick.keys, **pick.sizes)
-        return plan_cases(sized, 1, *self.source(data_dir))
-
-    def figures(self, records: list[Record], out_dir: Path, session: ChaosminingSession) -> list[Path]:
-        path = out_dir / "vision_examples.png"
-        return [path] if any(r.suite == SUITE for r in records) and example_figure(session, path) else []

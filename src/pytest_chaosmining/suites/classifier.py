@@ -1,0 +1,107 @@
+"""What the vision and audio suites share: classifiers trained per condition ×
+model × seed, scored by validation accuracy, explained on their first
+validation samples, each with an example figure.  A suite subclasses
+:class:`ClassifierSuite` and names its tiers, data source and functions."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from pytest_chaosmining.core.tiers import Seeds, seed_range
+from pytest_chaosmining.suites import SuiteDefaults
+
+if TYPE_CHECKING:
+    from pytest_chaosmining.core.results import Record
+    from pytest_chaosmining.explainers import Explainer
+    from pytest_chaosmining.session import ChaosminingSession
+    from pytest_chaosmining.suites.saliency.tiers import DomainPick
+
+
+class ClassifierTier(Protocol):
+    """The tier fields a classifier suite reads."""
+
+    @property
+    def seeds(self) -> int: ...
+
+    @property
+    def models(self) -> tuple[str, ...]: ...
+
+    @property
+    def n_explain(self) -> int: ...
+
+    @property
+    def internal_batch_size(self) -> int: ...
+
+    @property
+    def n_check(self) -> int: ...
+
+
+class ClassifierSuite(SuiteDefaults):
+    """The shared half of the vision and audio suites (see the module docstring)."""
+
+    quality_metric = "accuracy"
+    #: the registry name (``Record.suite``)
+    name: str
+    #: the suite's tiers by name
+    tiers: Mapping[str, Any]
+    #: the source name of data read from ``--chaosmining-data`` (``torchvision``, ``files``)
+    disk_source: str
+    #: file name of the example figure in the report folder
+    example_png: str
+    #: the suite's functions: plan cases of a tier, train or load a case's model, evaluate an explainer, draw
+    plan_cases: Callable[..., list[Any]]
+    trained_model: Callable[..., Any]
+    evaluate: Callable[..., dict[str, Any]]
+    example_figure: Callable[[ChaosminingSession, Path], bool]
+
+    def seeds(self, tier: str, seeds: Seeds | None) -> range:
+        return seed_range(self.tiers[tier].seeds, seeds)
+
+    def source(self, data_dir: str | None) -> tuple[str, str | None]:
+        """Where data comes from: the suite's disk source under ``--chaosmining-data``, else the embedded set."""
+        return (self.disk_source, data_dir) if data_dir else ("embedded", None)
+
+    def plan(self, session: ChaosminingSession) -> list[Any]:
+        return session.per_training(self.plan_cases(self.tiers[session.tier], session.settings.seeds,
+                                                     *self.source(session.data_dir)))
+
+    def model(self, session: ChaosminingSession, case: Any) -> Any:
+        """The trained classifier of ``case``, trained at most once (and cached on disk)."""
+        return session.memo(case, lambda: self.trained_model(case, session.cache, session.device,
+                                                             session.progress(f"{self.name} {case.id}")))
+
+    def quality(self, model: Any) -> float:
+        """Prediction quality: validation accuracy."""
+        return float(model.accuracy)
+
+    def where(self, case: Any) -> str:
+        """The threshold key of ``case`` in the saliency suite: its condition (``SBFP``)."""
+        return str(case.condition)
+
+    def score(self, session: ChaosminingSession, model: Any, explainer: Explainer) -> dict[str, Any]:
+        """The suite's evaluation at the session's tier sizes (a built-in's from the derived cache)."""
+        from pytest_chaosmining.core.cost import Cost
+        from pytest_chaosmining.core.derived import weights_digest
+
+        tier = self.tiers[session.tier]
+        sizes = {"n_explain": tier.n_explain, "internal_batch_size": tier.internal_batch_size, "n_check": tier.n_check}
+        return session.evaluated(self.name, {"model": model.case.training_config(session.device.type),
+                                             "weights": weights_digest(model.model), **sizes}, explainer,
+                                 lambda: self.evaluate(model, explainer, session.device, **sizes), (Cost,))
+
+    def model_checks(self, session: ChaosminingSession) -> tuple[str, ...]:
+        """Metrics of :meth:`score` judged on every model beside the primary score."""
+        return ("training_gain",)
+
+    def guided_cases(self, tier: str, pick: DomainPick, data_dir: str | None) -> list[Any]:
+        """Seed-0 standard cases of the picked model and conditions, at the tier's sizes changed by the pick's."""
+        models = (pick.model,) if pick.model else self.tiers[tier].models
+        sized = dataclasses.replace(self.tiers[tier], models=models, conditions=pick.keys, **pick.sizes)
+        return self.plan_cases(sized, 1, *self.source(data_dir))
+
+    def figures(self, records: list[Record], out_dir: Path, session: ChaosminingSession) -> list[Path]:
+        path = out_dir / self.example_png
+        return [path] if any(r.suite == self.name for r in records) and self.example_figure(session, path) else []
