@@ -72,3 +72,55 @@ def test_captum_class_is_recognised():
 def test_hook_must_return_a_dict():
     with pytest.raises(TypeError, match="must return a dict"):
         collect_explainers([["SA"]])
+
+
+def test_not_applicable_and_not_implemented_are_not_errors_but_skips():
+    import torch
+
+    from pytest_chaosmining.explainers import ExplainerNotApplicable, NotApplicable
+
+    def cam(model, inputs, target):
+        raise NotImplementedError("needs a 2-D conv layer")
+
+    def declared(model, inputs, target):
+        raise NotApplicable("tabular inputs only")
+
+    model, x = torch.nn.Linear(3, 1), torch.ones(2, 3)
+    for name, fn, why in (("cam", cam, "needs a 2-D conv layer"), ("mine", declared, "tabular inputs only")):
+        with pytest.raises(ExplainerNotApplicable, match=f"explainer '{name}' does not apply here .*{why}"):
+            attribute(Explainer(name, fn), model, x, target=0)
+
+
+def test_a_call_past_the_time_limit_is_stopped_and_named(monkeypatch):
+    import time
+
+    import torch
+
+    from pytest_chaosmining import explainers
+
+    def sleeper(model, inputs, target):
+        time.sleep(30)
+        return inputs
+
+    monkeypatch.setattr(explainers, "CALL_TIMEOUT_S", 0.3)
+    start = time.perf_counter()
+    with pytest.raises(ExplainerError, match=r"explainer 'sleeper' was stopped after 0\.\d s: one call may take at most 0\.3 s"):
+        attribute(Explainer("sleeper", sleeper), torch.nn.Linear(3, 1), torch.ones(2, 3), target=0)
+    assert time.perf_counter() - start < 5
+    # the limit is lifted afterwards: a later call is not interrupted
+    assert attribute(Explainer("ok", lambda m, x, t: x * 2), torch.nn.Linear(3, 1), torch.ones(2, 3), target=0).sum() == 12
+
+
+@pytest.mark.parametrize("maps, expected", [
+    ([[0.0, 0.0], [0.0, 0.0]], "all zeros"),
+    ([[1.0, 1.0], [2.0, 2.0]], "constant across features"),
+    ([[1.0, 2.0], [1.0, 2.0]], "identical for every sample"),
+    ([[1.0, 2.0], [2.0, 1.0]], None),
+])
+def test_degenerate_maps_are_described(maps, expected):
+    import torch
+
+    from pytest_chaosmining.diagnosis import describe
+
+    text = describe(torch.tensor(maps))
+    assert (text is None) if expected is None else (expected in text)

@@ -504,3 +504,34 @@ def test_readme_fixture_example_runs_and_is_judged(pytester, run_suite):
 def test_public_fixtures_skip_without_chaosmining(pytester):
     pytester.makepyfile(test_mine="def test_mine(chaosmining_model):\n    raise AssertionError('ran')\n")
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(skipped=1)
+
+
+def test_not_applicable_skips_a_constant_map_is_diagnosed_and_a_hang_is_stopped(pytester, run_suite):
+    """An explainer raising NotImplementedError is skipped with its reason; a
+    constant map's failure says it is constant; a sleeping explainer fails after
+    the call time limit and the run goes on (SA still passes)."""
+    pytester.makeconftest("""
+import time
+
+from pytest_chaosmining.cheats import CHEATS
+
+
+def cam(model, inputs, target):
+    raise NotImplementedError("needs a 2-D conv layer")
+
+
+def sleeper(model, inputs, target):
+    time.sleep(60)
+    return inputs
+
+
+def pytest_chaosmining_explainers(config):
+    return {"cam": cam, "constant": CHEATS["constant"], "sleeper": sleeper}
+""")
+    result = run_suite("--chaosmining-explainers", "SA,cam,constant,sleeper", "--chaosmining-suites", "symbolic",
+                       "--chaosmining-call-timeout", "2", "-rsf", k="f08")
+    result.assert_outcomes(passed=2, skipped=1, failed=2)
+    result.stdout.fnmatch_lines(["*not applicable: explainer 'cam' does not apply here (NotImplementedError: needs a 2-D conv layer)*"])
+    result.stdout.fnmatch_lines(["*constant's maps were constant across features in every sample (every feature tied)*"])
+    result.stdout.fnmatch_lines(["*explainer 'sleeper' was stopped after 2.* s: one call may take at most 2 s*"])
+    assert result.duration < 120

@@ -14,11 +14,13 @@ conftest files or plugins.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import inspect
 import warnings
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
@@ -35,6 +37,48 @@ IG_STEPS = 10
 
 class ExplainerError(Exception):
     """An explainer raised or returned something unusable; names the explainer."""
+
+
+class NotApplicable(Exception):
+    """Raise from an explainer that does not apply to the model or inputs it was
+    given (a CAM method on an MLP): its test is skipped with the reason.
+    ``NotImplementedError`` is taken the same way."""
+
+
+class ExplainerNotApplicable(ExplainerError):
+    """The explainer declared itself not applicable here (its test skips)."""
+
+
+#: seconds an explainer call may take before it is stopped and fails (``--chaosmining-call-timeout``)
+CALL_TIMEOUT_S = 600.0
+
+
+class CallTimeout(Exception):
+    """Raised inside an explainer call that ran past :data:`CALL_TIMEOUT_S`."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Raise :class:`CallTimeout` in the block after ``seconds`` (SIGALRM: main
+    thread on POSIX only; elsewhere no limit).  Python code is interrupted at
+    once; a long native operation when it returns."""
+    import signal
+    import threading
+
+    if seconds <= 0 or not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum: int, frame: object) -> None:
+        raise CallTimeout
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 @dataclass
@@ -176,10 +220,20 @@ def attribute(
                 return attribution.attribute(private_inputs, target=private_target, **kwargs)
             return explainer.method(private_model, private_inputs, private_target)
 
+    import time
+
+    start = time.perf_counter()
     try:
-        out = isolated_call(model, inputs, call)
+        with time_limit(CALL_TIMEOUT_S):
+            out = isolated_call(model, inputs, call)
     except IsolationViolation as exc:
         raise ExplainerError(f"explainer {explainer.name!r} changed what it was given: {exc}") from exc
+    except CallTimeout:
+        raise ExplainerError(f"explainer {explainer.name!r} was stopped after {time.perf_counter() - start:.1f} s: "
+                             f"one call may take at most {CALL_TIMEOUT_S:g} s (--chaosmining-call-timeout)") from None
+    except (NotApplicable, NotImplementedError) as exc:
+        raise ExplainerNotApplicable(f"explainer {explainer.name!r} does not apply here "
+                                     f"({type(exc).__name__}: {exc})") from exc
     except Exception as exc:
         raise ExplainerError(f"explainer {explainer.name!r} raised {type(exc).__name__}: {exc}") from exc
     if isinstance(out, tuple) and len(out) == 1:
@@ -198,4 +252,7 @@ def attribute(
     if not bool(finite.all()):
         bad = int((~finite).sum())
         raise ExplainerError(f"explainer {explainer.name!r} returned {bad} non-finite value(s) (NaN/inf)")
+    from pytest_chaosmining import diagnosis
+
+    diagnosis.note(explainer.name, out)
     return out.detach()

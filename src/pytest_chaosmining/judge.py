@@ -15,7 +15,8 @@ import pytest
 
 from pytest_chaosmining.core.baseline import Baseline
 from pytest_chaosmining.core.results import OUTCOME_PROPERTY, USER_PROPERTY, Record
-from pytest_chaosmining.explainers import Explainer, ExplainerError
+from pytest_chaosmining import diagnosis
+from pytest_chaosmining.explainers import Explainer, ExplainerError, ExplainerNotApplicable
 
 #: (record, threshold or None, what the message says was measured)
 Check = tuple[Record, "float | None", str]
@@ -54,7 +55,9 @@ class Judge:
         return bool(found is not None and found.control)
 
     def tag_test(self, node: pytest.Item, suite: str, explainer: str) -> None:
-        """Mark ``node`` as a conformance test of ``explainer`` (for outcome counts)."""
+        """Mark ``node`` as a conformance test of ``explainer`` (for outcome counts);
+        the notes on its maps start afresh."""
+        diagnosis.clear(explainer)
         node.user_properties.append((OUTCOME_PROPERTY, json.dumps({"suite": suite, "explainer": explainer})))
 
     def record(self, node: pytest.Item, record: Record) -> Record:
@@ -111,7 +114,10 @@ class Judge:
             raise ControlPassedBar("the random control passed a bar on its own, so that bar cannot tell an "
                                    "explainer from noise: " + "; ".join(passed_by_control))
         if failures:
-            raise ConformanceFailure("; ".join(failures))
+            explainers = dict.fromkeys(record.explainer for record, _, _ in judged)
+            found = [f"{name}'s maps were {', '.join(diagnosis.notes(name))}" for name in explainers
+                     if diagnosis.notes(name)]
+            raise ConformanceFailure("; ".join(failures) + (" -- " + "; ".join(found) if found else ""))
 
 
 @contextlib.contextmanager
@@ -121,6 +127,8 @@ def explainer_failures() -> Iterator[None]:
     traceback: the message names the explainer and what it did wrong)."""
     try:
         yield
+    except ExplainerNotApplicable as exc:
+        pytest.skip(f"not applicable: {exc}")
     except ExplainerError as exc:
         failure = pytest.fail.Exception(str(exc), pytrace=False)
         failure.__suppress_context__ = True  # the message says it all: no chained traceback

@@ -49,6 +49,9 @@ class ChaosminingSession:
     def __init__(self, config: pytest.Config, settings: Settings):
         self.config = config
         self.settings = settings
+        from pytest_chaosmining import explainers
+
+        explainers.CALL_TIMEOUT_S = settings.call_timeout_s
         self._memo: OrderedDict[Hashable, object] = OrderedDict()
 
     # -- lazily built session resources ------------------------------------

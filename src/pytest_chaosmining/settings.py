@@ -41,6 +41,8 @@ _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
      "(default: the pack shipped with the plugin)"),
     ("builtin-results", {"choices": ("reuse", "recompute")}, "the built-in explainers' scores: reuse those an "
      "earlier run cached (default) or recompute them"),
+    ("call-timeout", {"metavar": "SECONDS", "type": float}, "longest an explainer call may take before it is "
+     "stopped and its test fails (default 600)"),
     ("thresholds", {"metavar": "FILE"}, "TOML file of thresholds overriding the shipped ones"),
     ("baseline", {"metavar": "FILE"}, "results.json of an earlier run; fail results that dropped"),
     ("max-drop", {"metavar": "X", "type": float}, "largest allowed drop below the baseline (default 0.02)"),
@@ -68,6 +70,7 @@ class Settings:
     cache_dir: Path | None = None
     pack: Path | None = None  # None: no pack ('none'); the default is the shipped pack
     reuse_builtin_results: bool = True
+    call_timeout_s: float = 600.0
     device: str | None = None
     explainers: tuple[str, ...] = ()
     suites: tuple[str, ...] = tuple(SUITE_NAMES)
@@ -165,6 +168,7 @@ def resolve(config: Any) -> Settings:
         cache_dir=path("cache"),
         pack=_pack(get("pack")),
         reuse_builtin_results=(get("builtin_results")[0] or "reuse") == "reuse",
+        call_timeout_s=float(get("call_timeout")[0] or 600.0),
         device=get("device")[0],
         explainers=_split(get("explainers")[0]),
         suites=suites,
