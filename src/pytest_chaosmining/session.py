@@ -119,10 +119,19 @@ class ChaosminingSession:
         """``compute()``: for a built-in explainer through the derived-results cache
         (``parts`` names the case, the weights and the evaluation sizes; ``types``
         the dataclasses in the result), for any other explainer always computed."""
-        if explainer.source != "builtin" or not self.settings.reuse_builtin_results:
+        if explainer.source != "builtin":
             return compute()
-        key = {**parts, "explainer": explainer.name, "kwargs": explainer.attribute_kwargs, "device": self.device.type}
-        return self.derived.get_or_compute(suite, key, compute, types)
+        return self.reused(suite, {**parts, "explainer": explainer.name, "kwargs": explainer.attribute_kwargs},
+                           compute, types)
+
+    def reused(self, suite: str, key: dict[str, object], compute: Callable[[], T],
+               types: tuple[type, ...] = ()) -> T:
+        """``compute()`` of the plugin's own (a built-in's, a reference's) through the
+        derived-results cache under ``key`` and the device type, unless
+        ``--chaosmining-builtin-results recompute``."""
+        if not self.settings.reuse_builtin_results:
+            return compute()
+        return self.derived.get_or_compute(suite, {**key, "device": self.device.type}, compute, types)
 
     @functools.cached_property
     def judge(self) -> Judge:

@@ -296,30 +296,25 @@ class IteroarSuite(SuiteDefaults):
     def chain(self, session: ChaosminingSession, case: IteroarCase, explainer: str | None) -> ChainResult:
         """The chain of ``explainer`` (None: the random-pixel reference) on ``case``,
         run at most once per process; its retrained models are cached on disk."""
-        from pytest_chaosmining.suites.vision.suite import data_split
-        from pytest_chaosmining.suites.vision.tiers import VISION
-
         import dataclasses
 
         from pytest_chaosmining.core.derived import weights_digest
-
-        f0 = self.f0(session, case)
-        batch = VISION[session.tier].internal_batch_size
-
-        def compute() -> ChainResult:
-            train = session.memo(("vision-train", case.base), lambda: data_split(case.base, "train"))
-            name = explainer or REFERENCE
-            return run_chain(case, f0, train, session.explainers[explainer] if explainer else None, session.cache,
-                             session.device, batch, session.progress(f"iteroar {case.id} {name}"), stream=name)
-
-        parts = {"case": dataclasses.asdict(case), "weights": weights_digest(f0.model), "internal_batch_size": batch}
+        from pytest_chaosmining.suites.vision.suite import data_split
+        from pytest_chaosmining.suites.vision.tiers import VISION
 
         def run() -> ChainResult:
+            f0 = self.f0(session, case)
+            batch = VISION[session.tier].internal_batch_size
+
+            def compute() -> ChainResult:
+                train = session.memo(("vision-train", case.base), lambda: data_split(case.base, "train"))
+                name = explainer or REFERENCE
+                return run_chain(case, f0, train, session.explainers[explainer] if explainer else None, session.cache,
+                                 session.device, batch, session.progress(f"iteroar {case.id} {name}"), stream=name)
+
+            parts = {"case": dataclasses.asdict(case), "weights": weights_digest(f0.model), "internal_batch_size": batch}
             if explainer is not None:
                 return session.evaluated(SUITE, parts, session.explainers[explainer], compute, (ChainResult,))
-            if not session.settings.reuse_builtin_results:
-                return compute()
-            return session.derived.get_or_compute(SUITE, {**parts, "explainer": REFERENCE,
-                                                          "device": session.device.type}, compute, (ChainResult,))
+            return session.reused(SUITE, {**parts, "explainer": REFERENCE}, compute, (ChainResult,))
 
         return session.memo(("iteroar", case, explainer), run)
