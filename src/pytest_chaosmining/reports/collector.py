@@ -58,7 +58,8 @@ class ResultCollector:
             self.outcomes[(tag["suite"], tag["explainer"], _outcome(report))] += 1
             if report.failed and not hasattr(report, "wasxfail"):
                 crash = getattr(report.longrepr, "reprcrash", None)
-                message = crash.message if crash is not None else str(report.longrepr).strip().splitlines()[-1:]
+                lines = str(report.longrepr).strip().splitlines() or [""]
+                message = crash.message if crash is not None else lines[-1]
                 self.failures.append({"nodeid": report.nodeid, "suite": tag["suite"], "explainer": tag["explainer"],
                                       "message": str(message)})
         if report.when == "teardown":
