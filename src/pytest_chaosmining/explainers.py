@@ -1,10 +1,13 @@
 """Explainers: the contract, the built-ins, the registry and a guarded call.
 
 An explainer is either a captum ``Attribution`` class (constructed with the
-model, then ``.attribute(inputs, target=..., **kwargs)``) or any callable
-``(model, inputs, target) -> Tensor`` of the inputs' shape.  Wrap either in
-:class:`Explainer` to pass keyword arguments or to declare which exact ground
-truth it estimates ('gradient', 'ablation' or 'path').
+model, then ``.attribute(inputs, target=..., **kwargs)``; what it needs from the
+suite is passed by parameter name, see :mod:`pytest_chaosmining.binding`) or any
+callable ``(model, inputs, target) -> Tensor`` of the inputs' shape, which may
+also take ``context=`` (:class:`~pytest_chaosmining.attribution_context.AttributionContext`).
+Wrap either in :class:`Explainer` to pass keyword arguments, to declare where it
+applies (:class:`~pytest_chaosmining.attribution_context.Applicability`) or which
+exact ground truth it estimates ('gradient', 'ablation' or 'path').
 
 Registration, merged in this order: the built-ins, installed packages through
 the ``pytest_chaosmining.explainers`` entry-point group (entry-point name =
@@ -23,6 +26,8 @@ from importlib.metadata import entry_points
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Callable
 
+from pytest_chaosmining.attribution_context import Applicability, AttributionContext, SUITE_SHAPES
+
 if TYPE_CHECKING:
     import torch
 
@@ -30,9 +35,14 @@ if TYPE_CHECKING:
 ExplainerMethod = Callable[..., object]
 
 ENTRY_POINT_GROUP = "pytest_chaosmining.explainers"
-BUILTIN_NAMES = ("SA", "DL", "IG", "FA", "random")
+#: the built-in explainers (the paper's four first), and the control
+BUILTIN_NAMES = ("SA", "DL", "IG", "FA", "IxG", "GBP", "SG", "GS", "OCC", "GradCAM", "KS", "random")
+#: the explainers of the ChaosMining paper
+PAPER_NAMES = ("SA", "DL", "IG", "FA")
 CONTROL_NAME = "random"
 IG_STEPS = 10
+#: noisy samples of SmoothGrad and GradientShap
+NOISE_SAMPLES = 10
 
 
 class ExplainerError(Exception):
@@ -89,6 +99,9 @@ class Explainer:
     ``attribute_kwargs``: extra keyword arguments for ``attribute``.
     ``ground_truth``: the exact quantity it estimates, if any ('gradient',
     'ablation', 'path'), used for the attribution-UScore report column.
+    ``applies_to``: where it applies (None: everywhere); elsewhere its tests skip.
+    ``in_default_run``: run without ``--chaosmining-explainers`` naming it (the
+    slow built-ins are not).
     """
 
     name: str
@@ -97,6 +110,8 @@ class Explainer:
     ground_truth: str | None = None
     source: str = "user"
     control: bool = False
+    applies_to: Applicability | None = None
+    in_default_run: bool = True
 
     @property
     def is_captum(self) -> bool:
@@ -111,15 +126,58 @@ def _random_attribution(model: Any, inputs: Any, target: Any) -> Any:
     return torch.rand(inputs.shape, generator=gen, dtype=inputs.dtype).to(inputs.device)
 
 
-def builtin_explainers() -> dict[str, Explainer]:
-    """SA, DL, IG (10 steps, zero baseline), FA (zero baseline) and the random control."""
-    from captum.attr import DeepLift, FeatureAblation, IntegratedGradients, Saliency
+def _smoothgrad(model: Any, inputs: Any, target: Any, context: AttributionContext) -> Any:
+    """SmoothGrad: the mean gradient over :data:`NOISE_SAMPLES` copies of the inputs
+    with Gaussian noise of 0.15 × the inputs' standard deviation (seeded per call)."""
+    from captum.attr import NoiseTunnel, Saliency
 
+    sigma = float(0.15 * inputs.detach().float().std())
+    return NoiseTunnel(Saliency(model)).attribute(inputs, nt_type="smoothgrad", nt_samples=NOISE_SAMPLES,
+                                                  nt_samples_batch_size=NOISE_SAMPLES, stdevs=sigma,
+                                                  target=target, abs=False)
+
+
+def _occlusion(model: Any, inputs: Any, target: Any, context: AttributionContext) -> Any:
+    """Occlusion with overlapping windows: one feature of the suite's grid per
+    window, sliding by half a window (a tabular column: by one), zero baseline."""
+    from captum.attr import Occlusion
+
+    window = context.window or (1,) * (inputs.dim() - 1)
+    strides = tuple(max(1, w // 2) if i > 0 or len(window) == 1 else w for i, w in enumerate(window))
+    return Occlusion(model).attribute(inputs, sliding_window_shapes=window, strides=strides, target=target,
+                                      perturbations_per_eval=int(context.settings.get("perturbations_per_eval", 8)))
+
+
+def builtin_explainers() -> dict[str, Explainer]:
+    """The built-ins (each with a short name):
+
+    - the paper's four: SA (Saliency), DL (DeepLift), IG (IntegratedGradients,
+      10 steps, zero baseline), FA (FeatureAblation over the suite's features);
+    - IxG (InputXGradient), GBP (GuidedBackprop), SG (SmoothGrad: Saliency
+      under a NoiseTunnel), GS (GradientShap, 10 samples over a training
+      background), OCC (Occlusion, overlapping windows), GradCAM (LayerGradCam
+      on the last 2-D convolution, upsampled; images only) and KS (KernelShap
+      over the features; tabular only);
+    - ``random``: the control (seeded uniform noise, independent of the model).
+    """
+    from captum.attr import (DeepLift, FeatureAblation, GradientShap, GuidedBackprop, InputXGradient,
+                             IntegratedGradients, KernelShap, LayerGradCam, Saliency)
+
+    image = Applicability(domains=frozenset({"image"}), needs_layer=True)
+    tabular = Applicability(domains=frozenset({"tabular"}))
     return {
         "SA": Explainer("SA", Saliency, {"abs": False}, "gradient", "builtin"),
         "DL": Explainer("DL", DeepLift, {}, "path", "builtin"),
         "IG": Explainer("IG", IntegratedGradients, {"n_steps": IG_STEPS, "internal_batch_size": 4096}, "path", "builtin"),
         "FA": Explainer("FA", FeatureAblation, {"perturbations_per_eval": 8}, "ablation", "builtin"),
+        "IxG": Explainer("IxG", InputXGradient, {}, None, "builtin"),
+        "GBP": Explainer("GBP", GuidedBackprop, {}, None, "builtin"),
+        "SG": Explainer("SG", _smoothgrad, {}, None, "builtin"),
+        "GS": Explainer("GS", GradientShap, {"n_samples": NOISE_SAMPLES, "stdevs": 0.0}, None, "builtin"),
+        "OCC": Explainer("OCC", _occlusion, {}, None, "builtin"),
+        "GradCAM": Explainer("GradCAM", LayerGradCam, {"relu_attributions": True}, None, "builtin", applies_to=image),
+        "KS": Explainer("KS", KernelShap, {"perturbations_per_eval": 64}, None, "builtin", applies_to=tabular,
+                      in_default_run=False),
         CONTROL_NAME: Explainer(CONTROL_NAME, _random_attribution, {}, None, "builtin", control=True),
     }
 
@@ -172,23 +230,58 @@ def collect_explainers(hook_results: list[dict[str, Any]]) -> dict[str, Explaine
     return registry
 
 
-def select(registry: dict[str, Explainer], names: list[str] | None) -> dict[str, Explainer]:
-    """Keep only ``names`` (all when None); unknown names raise ``KeyError`` listing the known ones."""
+def select(registry: dict[str, Explainer], names: list[str] | None,
+           suites: list[str] | None = None) -> dict[str, Explainer]:
+    """Keep only ``names`` (when None: those ``in_default_run``); unknown names
+    raise ``KeyError`` listing the known ones, and an explainer that applies in
+    none of ``suites`` (when given) raises ``ValueError``."""
     if not names:
-        return registry
-    unknown = [n for n in names if n not in registry]
-    if unknown:
-        raise KeyError(f"unknown explainer(s) {unknown}; registered: {sorted(registry)}")
-    return {n: registry[n] for n in names}
+        chosen = {n: e for n, e in registry.items() if e.in_default_run}
+    else:
+        unknown = [n for n in names if n not in registry]
+        if unknown:
+            raise KeyError(f"unknown explainer(s) {unknown}; registered: {sorted(registry)}")
+        chosen = {n: registry[n] for n in names}
+    if suites is not None:
+        nowhere = [n for n, e in chosen.items() if applies_nowhere(e, suites)]
+        if nowhere:
+            raise ValueError(f"explainer(s) {nowhere} apply in none of the selected suites {suites} "
+                             f"(declared: {[chosen[n].applies_to for n in nowhere]})")
+    return chosen
 
 
-def captum_settings(explainer: Explainer, **settings: Any) -> dict[str, Any]:
-    """The part of a suite's ``settings`` (``feature_mask``, ``internal_batch_size``,
-    ...) that ``explainer``'s captum ``attribute`` accepts; none for other explainers."""
-    if not explainer.is_captum:
-        return {}
-    params = inspect.signature(getattr(explainer.method, "attribute")).parameters
-    return {name: value for name, value in settings.items() if name in params}
+#: the frames of a failed call shown at most
+SHOWN_FRAMES = 8
+
+
+def explainer_frames(exc: BaseException) -> str:
+    """Where ``exc`` was raised, outside this plugin: the last frames of its
+    traceback (the explainer's own code and the libraries it called), formatted
+    as Python does; empty when there are none."""
+    import traceback
+    from pathlib import Path
+
+    package = str(Path(__file__).resolve().parent)
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not str(Path(f.filename).resolve()).startswith(package)]
+    if not frames:
+        return ""
+    return "\nTraceback of the explainer (most recent call last):\n" + "".join(traceback.format_list(frames[-SHOWN_FRAMES:])).rstrip()
+
+
+def plain_context(model: torch.nn.Module, inputs: torch.Tensor) -> AttributionContext:
+    """The context of a call outside the suites: the domain read off the input
+    rank (2 tabular, 3 audio, 4 image), no feature mask, the inputs themselves
+    as the background sample."""
+    domain = {2: "tabular", 3: "audio", 4: "image"}.get(inputs.dim(), "tabular")
+    _, task, kind, _ = next(shape for shape in SUITE_SHAPES["saliency"] if shape[0] == domain)
+    background = inputs.detach().clone()
+    return AttributionContext(suite="", domain=domain, task=task, model_kind=kind, device=inputs.device,
+                              background_source=lambda: background)
+
+
+def applies_nowhere(explainer: Explainer, suites: list[str]) -> bool:
+    """Whether ``explainer`` declares an applicability none of ``suites`` attributes."""
+    return explainer.applies_to is not None and not explainer.applies_to.applies_in(suites)
 
 
 def attribute(
@@ -196,31 +289,42 @@ def attribute(
     model: torch.nn.Module,
     inputs: torch.Tensor,
     target: int | torch.Tensor | None,
-    extra_kwargs: dict[str, object] | None = None,
+    context: AttributionContext | None = None,
 ) -> torch.Tensor:
     """Run ``explainer`` in isolation (:func:`~pytest_chaosmining.isolation.isolated_call`:
-    a private copy of the model and inputs, process state restored) and validate
-    its output (tensor, same shape and device, finite).  Any failure, and any
-    change it made to what it was given, is re-raised as :class:`ExplainerError`
-    naming it.
+    a private copy of the model and inputs, process state restored, the random
+    generators seeded with 0) and validate its output (tensor, same shape and
+    device, finite).  Any failure, and any change it made to what it was given,
+    is re-raised as :class:`ExplainerError` naming it; an explainer that does
+    not apply (declared, ``NotApplicable``, ``NotImplementedError``, or needing
+    what the suite cannot offer) as :class:`ExplainerNotApplicable`.
 
-    ``extra_kwargs`` are a suite's settings for captum explainers (a feature
-    mask, a batch size); they take precedence over the explainer's own."""
+    ``context``: what the suite knows (:class:`AttributionContext`; default:
+    :func:`plain_context`), offered to the explainer by parameter name."""
+    import random
+    import time
+
+    import numpy as np
     import torch
 
+    from pytest_chaosmining.binding import MissingInput, call_explainer
     from pytest_chaosmining.isolation import IsolationViolation, isolated_call
+
+    base = context if context is not None else plain_context(model, inputs)
+    if explainer.applies_to is not None:
+        reason = explainer.applies_to.reason(base.for_call(model, inputs, target), inputs.dim())
+        if reason is not None:
+            raise ExplainerNotApplicable(f"explainer {explainer.name!r} does not apply here: {reason}")
 
     def call(private_model: torch.nn.Module, private_inputs: torch.Tensor) -> object:
         private_target = target.clone() if isinstance(target, torch.Tensor) else target
+        torch.manual_seed(0)  # a sampling explainer draws the same numbers in any test order
+        np.random.seed(0)
+        random.seed(0)
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", module="captum")
-            if explainer.is_captum:
-                kwargs = {**explainer.attribute_kwargs, **(extra_kwargs or {})}
-                attribution: Any = explainer.method(private_model)
-                return attribution.attribute(private_inputs, target=private_target, **kwargs)
-            return explainer.method(private_model, private_inputs, private_target)
-
-    import time
+            return call_explainer(explainer, private_model, private_inputs, private_target,
+                                  base.for_call(private_model, private_inputs, private_target))
 
     start = time.perf_counter()
     try:
@@ -231,11 +335,12 @@ def attribute(
     except CallTimeout:
         raise ExplainerError(f"explainer {explainer.name!r} was stopped after {time.perf_counter() - start:.1f} s: "
                              f"one call may take at most {CALL_TIMEOUT_S:g} s (--chaosmining-call-timeout)") from None
-    except (NotApplicable, NotImplementedError) as exc:
+    except (NotApplicable, NotImplementedError, MissingInput) as exc:
         raise ExplainerNotApplicable(f"explainer {explainer.name!r} does not apply here "
                                      f"({type(exc).__name__}: {exc})") from exc
     except Exception as exc:
-        raise ExplainerError(f"explainer {explainer.name!r} raised {type(exc).__name__}: {exc}") from exc
+        raise ExplainerError(f"explainer {explainer.name!r} raised {type(exc).__name__}: {exc}"
+                             f"{explainer_frames(exc)}") from exc
     if isinstance(out, tuple) and len(out) == 1:
         out = out[0]
     if not isinstance(out, torch.Tensor):

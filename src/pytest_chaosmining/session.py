@@ -75,10 +75,14 @@ class ChaosminingSession:
 
     @functools.cached_property
     def explainers(self) -> dict[str, Explainer]:
-        """The registered explainers, filtered by ``--chaosmining-explainers``."""
+        """The registered explainers, filtered by ``--chaosmining-explainers``
+        (``pytest.UsageError`` for an unknown name or one that applies in none of the suites)."""
         from pytest_chaosmining.explainers import select
 
-        return select(self.all_explainers, list(self.settings.explainers))
+        try:
+            return select(self.all_explainers, list(self.settings.explainers), list(self.settings.suites))
+        except ValueError as exc:
+            raise pytest.UsageError(f"--chaosmining-explainers: {exc}") from None
 
     @functools.cached_property
     def thresholds(self) -> Thresholds:

@@ -23,7 +23,7 @@ one-sided normal tolerance bound x̄ − k·s that covers a proportion p = 0.995
 future seeds with confidence γ = 0.90 (``../shared/CALIBRATION.md``), rounded
 down to 0.01.  The predicted false-fail rate of a bar b is Φ((b − x̄)/s).  The
 shared bar of a key (for explainers without their own: user explainers) is the
-weakest built-in's, none where any built-in's was refused.  Where the random control's upper tolerance bound
+weakest of the paper's four built-ins (SA, DL, IG, FA), none where any of theirs was refused.  Where the random control's upper tolerance bound
 x̄_r + k·s_r reaches x̄ − k·s, the bar is raised to just above the control's
 bound if its predicted false-fail rate stays at most ``TARGET_RATE`` (1 in
 200), and refused otherwise (written ``-inf``: reported, not judged; the
@@ -47,7 +47,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_chaosmining.explainers import BUILTIN_NAMES, CONTROL_NAME
+from pytest_chaosmining.explainers import BUILTIN_NAMES, CONTROL_NAME, PAPER_NAMES
 from pytest_chaosmining.core.results import MODEL_LEVEL
 from pytest_chaosmining.suites import REGISTRY, Calibration, get_suite
 
@@ -195,12 +195,16 @@ def calibrate(records: list[dict], sd_floor: float = SD_FLOOR) -> list[Bar]:
 
 
 def shared_bars(bars: list[Bar]) -> dict[tuple[str, str, str], float | None]:
-    """The bar of each key for explainers without their own: the weakest built-in's
-    (None where any built-in's bar was refused: a method as good as that built-in
-    could not be judged there either; model-randomisation bars excepted)."""
+    """The bar of each key for explainers without their own: the weakest of the
+    paper's built-ins (SA, DL, IG, FA; the others where none of those was
+    calibrated) — None where any of them was refused: a method as good as that
+    built-in could not be judged there either; model-randomisation bars excepted."""
     grouped: dict[tuple[str, str, str], list[float | None]] = defaultdict(list)
+    paper_keys = {(b.suite, b.metric, b.key) for b in bars if b.explainer in PAPER_NAMES}
     for b in bars:
-        grouped[(b.suite, b.metric, b.key)].append(b.bar)
+        key = (b.suite, b.metric, b.key)
+        if b.explainer in PAPER_NAMES or key not in paper_keys:
+            grouped[key].append(b.bar)
     shared: dict[tuple[str, str, str], float | None] = {}
     for key, values in grouped.items():
         judged = [v for v in values if v is not None]

@@ -24,6 +24,7 @@ scores the same on both models and fails.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
+from pytest_chaosmining.attribution_context import BACKGROUND_SIZE, AttributionContext
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training_modes import SaliencyGuided, guided_model_id, training_key
 from pytest_chaosmining.suites import Calibration, Condition
@@ -201,13 +203,28 @@ def segment_mask(case: AudioCase) -> Any:
     return (torch.arange(case.channels)[:, None] * TIME_SEGMENTS + segment[None, :]).unsqueeze(0)
 
 
-def suite_kwargs(case: AudioCase, explainer: Any, device: Any, internal_batch_size: int) -> dict[str, Any]:
-    """The audio suite's settings for captum explainers that take them: the
-    channel × segment grid, one channel's segments per forward pass, the IG batch size."""
-    from pytest_chaosmining.explainers import captum_settings
+def attribution_context(case: AudioCase, device: Any, internal_batch_size: int) -> AttributionContext:
+    """What the audio suite offers explainers: the channel × segment grid (window:
+    one channel, one segment), one channel's segments per forward pass, the IG
+    batch size, and a background of training clips."""
+    length = int(round(case.rate * case.duration))
+    return AttributionContext(suite=SUITE, domain="audio", task="classification", model_kind="sequence",
+                              device=device, feature_mask=segment_mask(case).to(device),
+                              window=(1, -(-length // TIME_SEGMENTS)),
+                              settings={"internal_batch_size": internal_batch_size,
+                                        "perturbations_per_eval": TIME_SEGMENTS},
+                              background_source=functools.partial(_background, case))
 
-    return captum_settings(explainer, feature_mask=segment_mask(case).to(device),
-                           internal_batch_size=internal_batch_size, perturbations_per_eval=TIME_SEGMENTS)
+
+@functools.lru_cache(maxsize=4)
+def _background(case: AudioCase) -> Any:
+    """The first :data:`BACKGROUND_SIZE` training clips of ``case`` as floats."""
+    import torch
+
+    from pytest_chaosmining.core.classification import pcm_to_float
+
+    waves = data_split(dataclasses.replace(case, n_train=BACKGROUND_SIZE), "train").waves
+    return pcm_to_float(torch.from_numpy(waves[:BACKGROUND_SIZE]))
 
 
 def attribution_call(trained: TrainedAudioModel, explainer: Any, device: Any, internal_batch_size: int,
@@ -224,13 +241,13 @@ def attribution_call(trained: TrainedAudioModel, explainer: Any, device: Any, in
 
     inputs = pcm_to_float(torch.from_numpy(trained.val.waves[rows])).to(device)
     target = torch.from_numpy(trained.predictions[rows]).to(device)
-    extra = suite_kwargs(trained.case, explainer, device, internal_batch_size)
+    context = attribution_context(trained.case, device, internal_batch_size)
     model = trained.model if model is None else model
     recurrent = is_recurrent(model)
 
     def call() -> Any:
         with torch.backends.cudnn.flags(enabled=not recurrent):
-            return attribute(explainer, model, inputs, target, extra)
+            return attribute(explainer, model, inputs, target, context)
 
     return call
 

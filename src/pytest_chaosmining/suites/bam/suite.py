@@ -23,6 +23,7 @@ removing the scene hurts f_s and not f_o.  Then for each explainer:
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
+from pytest_chaosmining.attribution_context import BACKGROUND_SIZE
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.suites import Calibration, SuiteDefaults, Condition, parametrize_cases
 from pytest_chaosmining.suites.bam import report
@@ -205,16 +207,29 @@ def _attribute(case: BamCase, explainer: Any, model: Any, images: np.ndarray, de
 
     from pytest_chaosmining.suites.bam.metrics import normalised_maps
     from pytest_chaosmining.core.classification import predict_array, to_float
-    from pytest_chaosmining.explainers import attribute, captum_settings
-    from pytest_chaosmining.suites.vision.suite import grid_mask
+    from pytest_chaosmining.explainers import attribute
+    from pytest_chaosmining.suites.vision.suite import grid_mask, image_context
 
     preds = predict_array(model, images)
-    mask = grid_mask(case.canvas, max(1, case.canvas // 8)).to(device)
-    extra = captum_settings(explainer, feature_mask=mask, internal_batch_size=internal_batch_size,
-                            perturbations_per_eval=8)
+    cell = max(1, case.canvas // 8)
+    context = image_context("bam", grid_mask(case.canvas, cell).to(device), cell, device,
+                            {"internal_batch_size": internal_batch_size, "perturbations_per_eval": 8},
+                            functools.partial(_background, case))
     x = to_float(torch.from_numpy(images)).to(device)
-    attr = attribute(explainer, model, x, torch.from_numpy(preds).to(device), extra)
+    attr = attribute(explainer, model, x, torch.from_numpy(preds).to(device), context)
     return normalised_maps(attr.cpu().numpy()), preds
+
+
+@functools.lru_cache(maxsize=2)
+def _background(case: BamCase) -> Any:
+    """:data:`BACKGROUND_SIZE` training images (object on scene) of ``case`` as floats."""
+    import torch
+
+    from pytest_chaosmining.core.classification import to_float
+    from pytest_chaosmining.suites.bam.data import generate
+
+    small = dataclasses.replace(case, n_train=BACKGROUND_SIZE)
+    return to_float(torch.from_numpy(generate(small.spec("objects", "train")).images[:BACKGROUND_SIZE]))
 
 
 def neutral_patches(models: BamModels, n: int, device: Any, steps: int) -> tuple[np.ndarray, np.ndarray]:

@@ -10,6 +10,7 @@ import pytest
 
 from pytest_chaosmining.judge import explainer_failures
 from pytest_chaosmining.core.cost import measure
+from pytest_chaosmining.attribution_context import tabular_context
 from pytest_chaosmining.explainers import attribute
 from pytest_chaosmining.core.results import Record
 from pytest_chaosmining.suites.cost.suite import CostSuite
@@ -29,9 +30,10 @@ def test_attribution_cost(chaosmining, explainer_name, request):
     trained = COST.model(chaosmining)
     explainer = chaosmining.explainers[explainer_name]
     inputs = torch.from_numpy(trained.data.x_test).to(chaosmining.device)
+    context = tabular_context("cost", trained.data.x_train, chaosmining.device)
 
     def run():
-        return attribute(explainer, trained.model, inputs, target=0)
+        return attribute(explainer, trained.model, inputs, 0, context)
 
     with explainer_failures():
         _, cost = measure(run, chaosmining.device)  # warm-up, memory and validation

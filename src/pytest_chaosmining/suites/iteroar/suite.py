@@ -152,17 +152,17 @@ def _explainer_masks(case: IteroarCase, model: Any, images: np.ndarray, explaine
     from pytest_chaosmining.core.classification import predict_array, to_float
     from pytest_chaosmining.explainers import attribute
     from pytest_chaosmining.suites.iteroar.masks import maps, top_fraction_masks
-    from pytest_chaosmining.suites.vision.suite import suite_kwargs
+    from pytest_chaosmining.suites.vision.suite import attribution_context
 
     if explainer is None:
         return top_fraction_masks(rng.random((len(images),) + images.shape[2:]), case.fraction, rng)
     preds = predict_array(model, images)
-    extra = suite_kwargs(case.base, explainer, device, internal_batch_size)
+    context = attribution_context(case.base, device, internal_batch_size)
     out = []
     for start in range(0, len(images), case.batch):
         x = to_float(torch.from_numpy(images[start:start + case.batch])).to(device)
         target = torch.from_numpy(preds[start:start + case.batch]).to(device)
-        out.append(maps(attribute(explainer, model, x, target, extra).cpu().numpy()))
+        out.append(maps(attribute(explainer, model, x, target, context).cpu().numpy()))
     return top_fraction_masks(np.concatenate(out), case.fraction, rng)
 
 

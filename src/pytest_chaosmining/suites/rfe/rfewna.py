@@ -168,7 +168,7 @@ class RFEwNA(SelectorMixin, BaseEstimator):
             cols = np.flatnonzero(support)
             net = self._train(X[np.ix_(train, cols)], y[train], device)
             score = self._score_net(net, X[np.ix_(val, cols)], y[val], device)
-            importances = self._importances(net, explainer, X[np.ix_(val, cols)], device)
+            importances = self._importances(net, explainer, X[np.ix_(val, cols)], X[np.ix_(train, cols)], device)
             self.history_.append({"n_features": int(len(cols)), "support": support.copy(), "score": score,
                                   "importances": importances, "seconds": time.perf_counter() - start})
             if len(cols) <= k:
@@ -222,11 +222,13 @@ class RFEwNA(SelectorMixin, BaseEstimator):
 
         return float(r2_score(y, out[:, 0]))
 
-    def _importances(self, net: Any, explainer: Any, X: np.ndarray, device: Any) -> np.ndarray:
+    def _importances(self, net: Any, explainer: Any, X: np.ndarray, X_train: np.ndarray, device: Any) -> np.ndarray:
         """Mean |attribution| per feature over the validation split (target: the
-        output for regression, the predicted class for classification)."""
+        output for regression, the predicted class for classification; background:
+        the first training rows)."""
         import torch
 
+        from pytest_chaosmining.attribution_context import tabular_context
         from pytest_chaosmining.explainers import attribute
 
         x = torch.from_numpy(np.ascontiguousarray(X)).to(device)
@@ -235,7 +237,7 @@ class RFEwNA(SelectorMixin, BaseEstimator):
                 target = net(x).argmax(1)
         else:
             target = 0
-        attr = attribute(explainer, net, x, target)
+        attr = attribute(explainer, net, x, target, tabular_context("rfe", X_train, device, self.task))
         return attr.abs().mean(0).cpu().numpy().astype(np.float64)
 
     # -- scikit-learn selector and estimator API ---------------------------------------

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
+from pytest_chaosmining.attribution_context import tabular_context
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training_modes import SaliencyGuided, guided_model_id, training_key
 from pytest_chaosmining.suites import Calibration, SuiteDefaults, Condition, parametrize_cases
@@ -194,11 +195,12 @@ def evaluate(trained: TrainedSymbolicModel, explainer: Any, device: Any) -> dict
 
     data = trained.data
     inputs = torch.from_numpy(data.x_test).to(device)
-    attr, cost = measure(lambda: attribute(explainer, trained.model, inputs, target=0), device)
+    context = tabular_context(SUITE, data.x_train, device)
+    attr, cost = measure(lambda: attribute(explainer, trained.model, inputs, 0, context), device)
     attr_np = attr.cpu().numpy().astype(np.float64)
     out: dict[str, Any] = {"fprec": fprec(attr_np, data.truth), "cost": cost}
     untrained = untrained_model(trained.case, data.n_features).to(device)
-    before = attribute(explainer, untrained, inputs, target=0).cpu().numpy().astype(np.float64)
+    before = attribute(explainer, untrained, inputs, 0, context).cpu().numpy().astype(np.float64)
     out["untrained_fprec"] = fprec(before, data.truth)
     out["training_gain"] = out["fprec"] - out["untrained_fprec"]
     if explainer.ground_truth:

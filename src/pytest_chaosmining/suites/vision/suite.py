@@ -16,6 +16,8 @@ scores the same on both and fails.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -23,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
+from pytest_chaosmining.attribution_context import BACKGROUND_SIZE, AttributionContext
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training_modes import SaliencyGuided, guided_model_id, training_key
 from pytest_chaosmining.suites import Calibration, Condition
@@ -182,9 +185,9 @@ def _attribution_call(trained: TrainedVisionModel, explainer: Any, device: Any, 
 
     inputs = to_float(torch.from_numpy(trained.val.images[rows])).to(device)
     target = torch.from_numpy(trained.predictions[rows]).to(device)
-    extra = suite_kwargs(trained.case, explainer, device, internal_batch_size)
+    context = attribution_context(trained.case, device, internal_batch_size)
     model = trained.model if model is None else model
-    return lambda: attribute(explainer, model, inputs, target, extra)
+    return lambda: attribute(explainer, model, inputs, target, context)
 
 
 def evaluate(trained: TrainedVisionModel, explainer: Any, device: Any, n_explain: int,
@@ -265,13 +268,32 @@ def example_figure(session: ChaosminingSession, path: Path, per_condition: int =
     return True
 
 
-def suite_kwargs(case: VisionCase, explainer: Any, device: Any, internal_batch_size: int) -> dict[str, Any]:
-    """The vision suite's settings for captum explainers that take them: the 7×7
-    patch grid, one row of it per forward pass, the IG batch size."""
-    from pytest_chaosmining.explainers import captum_settings
+def attribution_context(case: VisionCase, device: Any, internal_batch_size: int) -> AttributionContext:
+    """What the vision suite offers explainers: the 7×7 patch grid (one patch
+    per feature, all channels), one row of it per forward pass, the IG batch
+    size, and a background of training images."""
+    return image_context("vision", patch_mask(case).to(device), case.fg, device,
+                         {"internal_batch_size": internal_batch_size, "perturbations_per_eval": 7},
+                         functools.partial(_background, case))
 
-    return captum_settings(explainer, feature_mask=patch_mask(case).to(device), internal_batch_size=internal_batch_size,
-                           perturbations_per_eval=7)
+
+def image_context(suite: str, mask: Any, cell: int, device: Any, settings: dict[str, int],
+                  background: Callable[[], Any]) -> AttributionContext:
+    """An image suite's context: ``mask`` a grid of ``cell``-px patches over 3-channel images."""
+    return AttributionContext(suite=suite, domain="image", task="classification", model_kind="cnn",
+                              device=device, feature_mask=mask, window=(3, cell, cell), settings=settings,
+                              background_source=background)
+
+
+@functools.lru_cache(maxsize=4)
+def _background(case: VisionCase) -> Any:
+    """The first :data:`BACKGROUND_SIZE` training images of ``case`` as floats."""
+    import torch
+
+    from pytest_chaosmining.core.classification import to_float
+
+    images = data_split(dataclasses.replace(case, n_train=BACKGROUND_SIZE), "train").images
+    return to_float(torch.from_numpy(images[:BACKGROUND_SIZE]))
 
 
 def _condition_key(condition: Condition) -> str:
