@@ -65,8 +65,8 @@ def test_registry_merges_hook_results_and_selects():
 def test_captum_class_is_recognised():
     from captum.attr import InputXGradient
 
-    reg = collect_explainers([{"IxG": InputXGradient}])
-    assert reg["IxG"].is_captum
+    reg = collect_explainers([{"captum-IxG": InputXGradient}])
+    assert reg["captum-IxG"].is_captum
 
 
 def test_hook_must_return_a_dict():

@@ -535,3 +535,34 @@ def pytest_chaosmining_explainers(config):
     result.stdout.fnmatch_lines(["*constant's maps were constant across features in every sample (every feature tied)*"])
     result.stdout.fnmatch_lines(["*explainer 'sleeper' was stopped after 2.* s: one call may take at most 2 s*"])
     assert result.duration < 120
+
+
+def test_library_methods_register_in_one_line_and_run_where_they_apply(pytester, run_suite):
+    """captum classes (a CAM layer method, GradientShap, Occlusion) registered bare,
+    torchcam's GradCAM and a zennit LRP composite through the adapters: CAM methods
+    are skipped with the reason on the symbolic MLP and the audio models and
+    scored on vision; the others are scored in all three suites."""
+    pytester.makeconftest("""
+from captum.attr import GradientShap, LayerGradCam, Occlusion
+from torchcam.methods import GradCAM
+from zennit.composites import EpsilonPlus
+
+from pytest_chaosmining.adapters import torchcam_method, zennit_method
+
+
+def pytest_chaosmining_explainers(config):
+    return {"cam": LayerGradCam, "gs": GradientShap, "occ": Occlusion, "torchcam": torchcam_method(GradCAM),
+            "lrp": zennit_method(EpsilonPlus)}
+""")
+    result = run_suite("--chaosmining-explainers", "cam,gs,occ,torchcam,lrp", "--chaosmining-suites",
+                       "symbolic,vision,audio", "-rs", k="f08 or vision or audio", fresh=False)
+    result.stdout.fnmatch_lines(["*not applicable: explainer 'cam' does not apply here (MissingInput: LayerGradCam is a "
+                                 "layer method and needs a 2-D convolution layer; the model has none)*"])
+    result.stdout.fnmatch_lines(["*not applicable: explainer 'torchcam' does not apply here (NotApplicable: GradCAM "
+                                 "needs an image model with a 2-D convolution)*"])
+    scored = {(r["suite"], r["explainer"]) for r in load_results(pytester)["records"]
+              if r["metric"] in ("fprec", "iou", "channel_share")}
+    assert {s for s, e in scored if e in ("cam", "torchcam")} == {"vision"}
+    for name in ("gs", "occ", "lrp"):
+        assert {s for s, e in scored if e == name} == {"symbolic", "vision", "audio"}
+    assert "error" not in result.stdout.str().lower().split("short test summary")[-1]

@@ -189,3 +189,16 @@ def test_protocol_bars_sit_clear_of_what_a_random_explainer_scores(tier):
         # a bar exists wherever the tier judges at all: not every entry may be "not judged"
         assert any(t.optional_metric("iteroar", tier, "drop_gain", chain, explainer) is not None for chain in chains)
         assert t.optional_metric("bam", tier, "mcs_gain", bam_key, explainer) is not None
+
+
+def test_a_built_in_beyond_the_papers_four_is_judged_only_against_its_own_bars(tmp_path):
+    """GBP has no bars of its own in the shipped IteROAR tables: it is reported,
+    not judged there (the shared bar is the paper's four's), while a user's
+    explainer still gets the shared bar; bars of its own judge it."""
+    shipped = Thresholds.load(own_bars_only=frozenset({"GBP"}))
+    assert shipped.optional_metric("iteroar", "smoke", "drop_gain", "SBFP-zero", "GBP") is None
+    assert shipped.optional_metric("iteroar", "smoke", "drop_gain", "SBFP-zero", "mine") == 0.39
+    own = tmp_path / "own.toml"
+    own.write_text("[iteroar.smoke.drop_gain.explainer.GBP]\nSBFP-zero = 0.41\n")
+    assert Thresholds.load(own, frozenset({"GBP"})).optional_metric("iteroar", "smoke", "drop_gain", "SBFP-zero",
+                                                                      "GBP") == 0.41

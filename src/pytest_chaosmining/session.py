@@ -86,10 +86,14 @@ class ChaosminingSession:
 
     @functools.cached_property
     def thresholds(self) -> Thresholds:
-        """The shipped bars, with ``--chaosmining-thresholds`` merged over them."""
+        """The shipped bars, with ``--chaosmining-thresholds`` merged over them; the
+        built-ins beyond the paper's four are judged only where they have bars of their own."""
         from pytest_chaosmining.core.thresholds import Thresholds
+        from pytest_chaosmining.explainers import CONTROL_NAME, PAPER_NAMES
 
-        return Thresholds.load(self.settings.thresholds_file)
+        own_only = frozenset(name for name, e in self.all_explainers.items()
+                             if e.source == "builtin" and name not in PAPER_NAMES and name != CONTROL_NAME)
+        return Thresholds.load(self.settings.thresholds_file, own_only)
 
     @functools.cached_property
     def baseline(self) -> Baseline | None:

@@ -43,11 +43,14 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
 class Thresholds:
     """Look-ups into the merged threshold table."""
 
-    def __init__(self, table: dict[str, Any]):
+    def __init__(self, table: dict[str, Any], own_bars_only: frozenset[str] = frozenset()):
         self.table = table
+        #: explainers judged only against bars of their own (the built-ins beyond the paper's four:
+        #: where no calibration gave them bars, they are reported, not judged)
+        self.own_bars_only = own_bars_only
 
     @classmethod
-    def load(cls, user_file: Path | None = None) -> "Thresholds":
+    def load(cls, user_file: Path | None = None, own_bars_only: frozenset[str] = frozenset()) -> "Thresholds":
         table: dict[str, Any] = {}
         for path in shipped_files():
             table = _merge(table, tomllib.loads(path.read_text()))
@@ -56,7 +59,7 @@ class Thresholds:
                 table = _merge(table, tomllib.loads(Path(user_file).read_text()))
             except (OSError, tomllib.TOMLDecodeError) as exc:
                 raise ValueError(f"cannot read chaosmining thresholds {user_file}: {exc}") from exc
-        return cls(table)
+        return cls(table, own_bars_only)
 
     def section(self, suite: str, tier: str) -> dict[str, Any]:
         try:
@@ -97,9 +100,12 @@ class Thresholds:
     def optional_metric(self, suite: str, tier: str, metric: str, case_key: str, explainer: str) -> float | None:
         """Like :meth:`metric`, but None where the table has no bar or marks it ``-inf``
         (the metric is not judged there: calibration found it too noisy, or the
-        random control reaches it)."""
+        random control reaches it), and for an explainer of :attr:`own_bars_only`
+        without a table of its own."""
         table = self.section(suite, tier).get(metric, {})
         per_explainer = table.get("explainer", {}).get(explainer, {})
+        if explainer in self.own_bars_only and not per_explainer:
+            return None
         found: float | None = None
         for source in (per_explainer, table):
             if case_key in source:

@@ -33,7 +33,10 @@ def markdown_table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def explainer_order(names: Any) -> list[str]:
-    fixed = ["SA", "DL", "IG", "FA"]
+    """The built-ins in their order (the paper's four first), then the others by name, the control last."""
+    from pytest_chaosmining.explainers import BUILTIN_NAMES, CONTROL_NAME
+
+    fixed = [n for n in BUILTIN_NAMES if n != CONTROL_NAME]
     names = [n for n in dict.fromkeys(names) if n != MODEL_LEVEL]
     return [n for n in fixed if n in names] + sorted(n for n in names if n not in fixed and n != "random") + (
         ["random"] if "random" in names else []

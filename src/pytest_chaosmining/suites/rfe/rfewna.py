@@ -74,8 +74,9 @@ class RFEwNA(SelectorMixin, BaseEstimator):
 
     Parameters
     ----------
-    explainer: a built-in name (``"SA"``, ``"DL"``, ``"IG"``, ``"FA"``,
-        ``"random"``), an ``Explainer``, a captum class or a callable.
+    explainer: a built-in name (``"SA"``, ``"IG"``, ... ``"random"``: see
+        :func:`~pytest_chaosmining.explainers.builtin_explainers`), an ``Explainer``,
+        a captum class or a callable.
     task: ``"regression"`` (MSE, one output) or ``"classification"`` (cross-entropy).
     n_features_to_select: int, fraction in (0, 1), or None (half).
     step: fraction in (0, 1) of the remaining features to drop per round, or a count ≥ 1.
