@@ -149,3 +149,10 @@ def test_an_error_shows_the_explainers_own_frames():
 
 def test_last_conv2d_is_the_suggested_layer():
     assert last_conv2d(_cnn()) == "2" and last_conv2d(_mlp()) is None
+
+
+def test_a_built_in_that_applies_in_none_of_the_suites_is_left_out_of_a_default_run():
+    assert "GradCAM" not in select(builtin_explainers(), None, ["symbolic", "audio"])
+    assert "GradCAM" in select(builtin_explainers(), None, ["symbolic", "vision"])
+    with pytest.raises(ValueError, match="GradCAM"):  # named: the user asked for it
+        select(builtin_explainers(), ["GradCAM"], ["symbolic"])

@@ -2,6 +2,7 @@
 
 import math
 import tomllib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,6 +13,7 @@ from pytest_chaosmining.suites.symbolic.data import TRAIN_FRACTION
 from pytest_chaosmining.core.thresholds import Thresholds
 from pytest_chaosmining.suites.symbolic.tiers import SYMBOLIC
 from pytest_chaosmining.core.tiers import TIERS
+from pytest_chaosmining.suites import SUITES_DIR
 
 THRESHOLDS = Thresholds.load()
 EXPLAINERS = ("SA", "DL", "IG", "FA", "some-user-explainer")
@@ -202,3 +204,41 @@ def test_a_built_in_beyond_the_papers_four_is_judged_only_against_its_own_bars(t
     own.write_text("[iteroar.smoke.drop_gain.explainer.GBP]\nSBFP-zero = 0.41\n")
     assert Thresholds.load(own, frozenset({"GBP"})).optional_metric("iteroar", "smoke", "drop_gain", "SBFP-zero",
                                                                       "GBP") == 0.41
+
+
+RAW = Path(__file__).resolve().parents[1] / "reports" / "calibration" / "raw"
+
+
+def _calibration_inputs(suite):
+    """The runs benchmarks/calibration/merge.sh sets a suite's shipped smoke bars from."""
+    names = ["cal-smoke-{}.json", "new-cal-smoke-{}.json"] if suite == "rfe" else \
+        ["cal-smoke-{}.json", "held-smoke-{}.json", "new-cal-smoke-{}.json"]
+    return [RAW / n.format(suite) for n in names if (RAW / n.format(suite)).exists()]
+
+
+def _entries(table):
+    for metric, bars in table.items():
+        if not isinstance(bars, dict):
+            continue
+        for key, value in bars.items():
+            if key == "explainer":
+                for explainer, own in value.items():
+                    for k, v in own.items():
+                        yield (metric, explainer, k), v
+            else:
+                yield (metric, "", key), value
+
+
+@pytest.mark.parametrize("suite", ["symbolic", "audio", "vision", "rfe", "iteroar", "bam"])
+def test_shipped_smoke_bars_are_what_the_calibration_tool_makes_of_the_committed_runs(suite):
+    """Every smoke bar in the suite's thresholds.toml, and no other, comes out of
+    the calibration tool run on the committed raw calibration results."""
+    import tomllib
+
+    from pytest_chaosmining.reports.calibration import calibrate, load_runs, to_toml
+
+    records, _, _ = load_runs(_calibration_inputs(suite))
+    made = dict(_entries(tomllib.loads(to_toml(calibrate(records), "smoke"))[suite]["smoke"]))
+    shipped = tomllib.loads((SUITES_DIR / suite / "thresholds.toml").read_text())[suite]["smoke"]
+    shipped_bars = {k: v for k, v in _entries(shipped) if k[0] in {m for m, _, _ in made}}
+    assert shipped_bars == made

@@ -232,11 +232,13 @@ def collect_explainers(hook_results: list[dict[str, Any]]) -> dict[str, Explaine
 
 def select(registry: dict[str, Explainer], names: list[str] | None,
            suites: list[str] | None = None) -> dict[str, Explainer]:
-    """Keep only ``names`` (when None: those ``in_default_run``); unknown names
-    raise ``KeyError`` listing the known ones, and an explainer that applies in
-    none of ``suites`` (when given) raises ``ValueError``."""
+    """Keep only ``names`` (when None: those ``in_default_run``, less the
+    built-ins that apply in none of ``suites``); unknown names raise
+    ``KeyError`` listing the known ones, and a named or registered explainer
+    that applies in none of ``suites`` (when given) raises ``ValueError``."""
     if not names:
-        chosen = {n: e for n, e in registry.items() if e.in_default_run}
+        chosen = {n: e for n, e in registry.items() if e.in_default_run
+                  and not (e.source == "builtin" and suites is not None and applies_nowhere(e, suites))}
     else:
         unknown = [n for n in names if n not in registry]
         if unknown:

@@ -390,7 +390,8 @@ def merge_into(thresholds_text: str, tables: str, bars: list[Bar], tier: str, no
     return f"{text}\n\n{banner} ({note}): python -m pytest_chaosmining.reports.calibration\n{tables}"
 
 
-def _load(paths: list[Path]) -> tuple[list[dict], set[str], str]:
+def load_runs(paths: list[Path]) -> tuple[list[dict], set[str], str]:
+    """The records, tiers and seeds (as text) of the results.json files ``paths``."""
     payloads = [json.loads(p.read_text()) for p in paths]
     tiers = {p["meta"]["tier"] for p in payloads}
     seeds = sorted({str(s) for p in payloads for s in p["meta"]["seeds"].values()})
@@ -406,8 +407,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--merge", type=Path, help="replace the calibrated tables in this thresholds.toml")
     parser.add_argument("--sd-floor", type=float, default=SD_FLOOR, help="smallest standard deviation assumed")
     args = parser.parse_args(argv)
-    records, tiers, cal_seeds = _load(args.results)
-    held_records, held_tiers, held_seeds = _load(args.held_out) if args.held_out else ([], set(), "none")
+    records, tiers, cal_seeds = load_runs(args.results)
+    held_records, held_tiers, held_seeds = load_runs(args.held_out) if args.held_out else ([], set(), "none")
     if len(tiers | held_tiers) != 1:
         parser.error(f"results of exactly one tier expected, got {sorted(tiers | held_tiers)}")
     tier = tiers.pop()

@@ -54,6 +54,28 @@ def _outcome_section(outcomes: dict[str, int]) -> list[str]:
     ] + markdown_table(["suite", "explainer"] + kinds, rows) + [""]
 
 
+def _glance_section(df: Any) -> list[str]:
+    """Every explainer's mean headline score per suite (each suite's ``score_metric``), a row per explainer."""
+    from pytest_chaosmining.reports.tables import explainer_order
+    from pytest_chaosmining.suites import all_suites
+
+    columns = [(s.name, s.score_metric) for s in all_suites()
+               if s.score_metric and not df[(df.suite == s.name) & (df.metric == s.score_metric)].empty]
+    if not columns:
+        return []
+    rows = []
+    for explainer in explainer_order(df.explainer):
+        cells = []
+        for suite, metric in columns:
+            values = df[(df.suite == suite) & (df.metric == metric) & (df.explainer == explainer)]["value"]
+            cells.append(f"{values.mean():.3f}" if len(values) else "—")
+        rows.append([explainer] + cells)
+    return ["## Explainers at a glance", "",
+            "Mean headline score per suite (higher is better; — : not run or not applicable there). "
+            "Verdicts are in the suites' sections and the conformance table.", ""] + markdown_table(
+        ["explainer"] + [f"{suite} {metric}" for suite, metric in columns], rows) + [""]
+
+
 def uncalibrated_note(suites: list[str], tier: str) -> str:
     """The warning that a run judged some suites with bars never checked on held-out seeds."""
     return (f"bars not calibrated on held-out seeds at tier {tier}: {', '.join(suites)} "
@@ -74,6 +96,7 @@ def build_markdown(records: list[Record], meta: dict[str, Any], outcomes: dict[s
     lines += _outcome_section(outcomes)
     if records:
         df = records_frame(records)
+        lines += _glance_section(df)
         from pytest_chaosmining.suites import all_suites
 
         for suite in all_suites():
