@@ -96,3 +96,26 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
     get_suite(name).parametrize(metafunc, metafunc.config.stash.get(SESSION_KEY, None))
 
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark each shipped suite test with ``chaosmining``, its suite and its
+    explainer, so that ``-m "vision and SA"`` or ``-m "not random"`` selects
+    exactly those (``-k`` matches substrings of ids: ``-k SA`` also matches
+    ``saliency``)."""
+    if SESSION_KEY not in config.stash:
+        return
+    registered: set[str] = set()
+    for item in items:
+        suite = suite_of(Path(str(item.path)))
+        if suite is None:
+            continue
+        names = ["chaosmining", suite]
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and "explainer_name" in callspec.params:
+            names.append(str(callspec.params["explainer_name"]))
+        for name in names:
+            if name not in registered:
+                config.addinivalue_line("markers", f"{name}: a chaosmining suite or explainer (set by the plugin)")
+                registered.add(name)
+            item.add_marker(name)
