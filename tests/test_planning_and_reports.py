@@ -108,7 +108,7 @@ def test_audio_report_is_shaped_like_table_4():
         records.append(Record("audio", "tcn-e8", "SA", 0, "top1_hit", 0.9, c))
     text = build_markdown(records, {"tier": "ci"}, {})
     assert "## Audio" in text and "### speech at a fixed channel (FP)" in text
-    assert "| tcn-e8 | 0.040 | 8 ch × 0.5 s @ 4000 Hz | 80.00 ± 0.00 | 0.700 ± 0.000 |" in text
+    assert "| tcn-e8 | 0.040 | 8 ch × 0.5 s @ 4000 Hz | 80.00 | 0.700 |" in text
     assert "SBRP SA (share)" in text and "Top-1 channel hit rate" in text
 
 
@@ -147,7 +147,7 @@ def test_protocol_report_sections_from_records(tmp_path):
     iteroar, bam = get_suite("iteroar"), get_suite("bam")
     lines = "\n".join(iteroar.sections(records_frame(records)) + bam.sections(records_frame(records)))
     assert "| SA | 0.600 → 0.100 |" in lines and "0.400 / 0.100 **leaks**" in lines
-    assert "| random-pixels | 0.600 → 0.500 |" in lines and "| f_o | 0.900 ± 0.000 |" in lines
+    assert "| random-pixels | 0.600 → 0.500 |" in lines and "| f_o | 0.900 |" in lines
     written = iteroar.figures(records, tmp_path, None) + bam.figures(records, tmp_path, None)
     assert [p.name for p in written] == ["iteroar_accuracy.png", "bam_scores.png"]
 
@@ -163,3 +163,21 @@ def test_seed_ranges_plan_exactly_those_seeds():
             parse_seeds(bad)
     assert {c.seed for c in plan_cases(SYMBOLIC["smoke"], parse_seeds("100-102"))} == {100, 101, 102}
     assert {c.seed for c in plan_cases(SYMBOLIC["smoke"], 2)} == {0, 1}
+
+
+def test_report_lists_failures_first_and_embeds_the_figures_it_names():
+    from pytest_chaosmining.reports.markdown import embed_figures
+
+    outcomes = {"symbolic|SA|passed": 3, "vision|mine|failed": 1, "vision|mine|passed": 1}
+    failures = [{"nodeid": "vision/test_vision.py::test_iou[x-mine-s0]", "suite": "vision", "explainer": "mine",
+                 "message": "mine on x: iou 0.10 < threshold 0.56 | margin"}]
+    md = build_markdown(_records(), {"tier": "smoke", "seeds": {"symbolic": "0", "vision": "0-1"}, "versions": {}},
+                        outcomes, failures)
+    assert "seeds symbolic 0, vision 0-1" in md
+    assert md.index("## Failures (1)") < md.index("## Conformance tests")
+    assert "| `vision/test_vision.py::test_iou[x-mine-s0]` | mine | mine on x: iou 0.10 < threshold 0.56 \\| margin |" in md
+    table = md[md.index("## Conformance tests"):]
+    assert table.index("| vision | mine |") < table.index("| symbolic | SA |")
+    text = embed_figures("Curves: `curves.png`.\nmore\n\nnext", ["curves.png", "other.png"])
+    assert text.split("\n")[:4] == ["Curves: [`curves.png`](curves.png).", "more", "", "![curves.png](curves.png)"]
+    assert text.endswith("## Figures\n\n![other.png](other.png)\n")

@@ -11,6 +11,7 @@ import os
 import platform
 import time
 import warnings
+from pathlib import Path
 from collections import Counter
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
@@ -99,16 +100,19 @@ class ResultCollector:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if not self.records and not self.outcomes:
             return
-        from pytest_chaosmining.reports.markdown import build_markdown, terminal_table, uncalibrated_note, write_reports
+        from pytest_chaosmining.reports.markdown import (build_markdown, embed_figures, terminal_table,
+                                                         uncalibrated_note, write_reports)
 
         records = sort_records(self.records)
         meta = self.metadata()
         outcomes = {f"{s}|{e}|{o}": n for (s, e, o), n in sorted(self.outcomes.items())}
-        markdown = build_markdown(records, meta, outcomes)
+        failures = sorted(self.failures, key=lambda f: f["nodeid"])
+        markdown = build_markdown(records, meta, outcomes, failures)
         if self.settings.report_dir is not None:
-            failures = sorted(self.failures, key=lambda f: f["nodeid"])
+            figures = self._figures(records)
+            markdown = embed_figures(markdown, [Path(f).name for f in figures])
             self.written = write_reports(self.settings.report_dir, records, meta, outcomes, markdown, failures)
-            self.written += self._figures(records)
+            self.written += figures
         summary = os.environ.get("GITHUB_STEP_SUMMARY")
         if summary:
             with open(summary, "a", encoding="utf-8") as fh:
@@ -138,6 +142,7 @@ class ResultCollector:
         from pytest_chaosmining.suites import all_suites
 
         assert self.settings.report_dir is not None
+        Path(self.settings.report_dir).mkdir(parents=True, exist_ok=True)
         written = []
         for suite in all_suites():
             try:

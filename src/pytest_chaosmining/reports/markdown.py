@@ -37,6 +37,35 @@ def _cost_sections(df: Any) -> list[str]:
     return lines
 
 
+def _failure_section(failures: list[dict[str, str]]) -> list[str]:
+    """The failed conformance tests, each with its message (first line), before anything else."""
+    if not failures:
+        return []
+    rows = [[f"`{f['nodeid']}`", f["explainer"], f["message"].splitlines()[0].replace("|", "\\|") if f["message"] else ""]
+            for f in failures]
+    return [f"## Failures ({len(failures)})", ""] + markdown_table(["test", "explainer", "why"], rows) + [""]
+
+
+def embed_figures(markdown: str, figures: list[str]) -> str:
+    """``markdown`` with each drawn figure (a file name beside report.md) shown
+    as an image after the paragraph that names it (in backticks), or in a
+    closing Figures section when no paragraph does."""
+    lines = markdown.split("\n")
+    unplaced = []
+    for name in figures:
+        mention = f"`{name}`"
+        at = next((i for i, line in enumerate(lines) if mention in line), None)
+        if at is None:
+            unplaced.append(name)
+            continue
+        lines[at] = lines[at].replace(mention, f"[{mention}]({name})", 1)
+        end = next((i for i in range(at, len(lines)) if not lines[i].strip()), len(lines))
+        lines[end:end] = ["", f"![{name}]({name})"]
+    if unplaced:
+        lines += ["## Figures", ""] + [f"![{name}]({name})\n" for name in unplaced]
+    return "\n".join(lines)
+
+
 def _outcome_section(outcomes: dict[str, int]) -> list[str]:
     if not outcomes:
         return []
@@ -45,11 +74,13 @@ def _outcome_section(outcomes: dict[str, int]) -> list[str]:
         suite, explainer, outcome = key.split("|")
         table.setdefault((suite, explainer), Counter())[outcome] += n
     kinds = ["passed", "failed", "skipped", "xfailed", "xpassed"]
-    rows = [[s, e] + [str(c.get(k, 0)) for k in kinds] for (s, e), c in sorted(table.items())]
+    ordered = sorted(table.items(), key=lambda item: (-(item[1]["failed"] + item[1]["xpassed"]), item[0]))
+    rows = [[s, e] + [str(c.get(k, 0)) for k in kinds] for (s, e), c in ordered]
     return [
         "## Conformance tests",
         "",
-        "`random` is the control: its tests are expected to fail (xfailed); an xpassed control means a threshold is too low.",
+        "`random` is the control: its tests are expected to fail (xfailed); an xpassed control means a threshold is too low.  "
+        "Rows with failures first.",
         "",
     ] + markdown_table(["suite", "explainer"] + kinds, rows) + [""]
 
@@ -76,23 +107,33 @@ def _glance_section(df: Any) -> list[str]:
         ["explainer"] + [f"{suite} {metric}" for suite, metric in columns], rows) + [""]
 
 
+def _seeds_text(seeds: object) -> str:
+    """``symbolic 0, vision 0-1`` from the metadata's seeds per suite."""
+    if not isinstance(seeds, dict) or not seeds:
+        return str(seeds)
+    return ", ".join(f"{suite} {value}" for suite, value in seeds.items())
+
+
 def uncalibrated_note(suites: list[str], tier: str) -> str:
     """The warning that a run judged some suites with bars never checked on held-out seeds."""
     return (f"bars not calibrated on held-out seeds at tier {tier}: {', '.join(suites)} "
             "(their verdicts carry no stated false-fail rate)")
 
 
-def build_markdown(records: list[Record], meta: dict[str, Any], outcomes: dict[str, int]) -> str:
-    """The Markdown report: run metadata, paper-style tables, cost, outcomes."""
+def build_markdown(records: list[Record], meta: dict[str, Any], outcomes: dict[str, int],
+                   failures: list[dict[str, str]] | None = None) -> str:
+    """The Markdown report: run metadata, failures first, outcomes, every
+    explainer's headline scores, the suites' sections, cost."""
     lines = ["# ChaosMining conformance report", ""]
     versions = ", ".join(f"{k} {v}" for k, v in meta.get("versions", {}).items() if v)
     lines += [
-        f"tier **{meta.get('tier')}**, seeds per suite {meta.get('seeds')}, device {meta.get('device')}, "
+        f"tier **{meta.get('tier')}**, seeds {_seeds_text(meta.get('seeds'))}, device {meta.get('device')}, "
         f"explainers {', '.join(meta.get('explainers', []))}; {versions}",
         "",
     ]
     if meta.get("uncalibrated_bars"):
         lines += [f"**{uncalibrated_note(meta['uncalibrated_bars'], str(meta.get('tier')))}**", ""]
+    lines += _failure_section(failures or [])
     lines += _outcome_section(outcomes)
     if records:
         df = records_frame(records)

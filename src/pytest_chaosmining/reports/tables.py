@@ -16,14 +16,16 @@ def records_frame(records: list[Record]) -> Any:
 
 
 def mean_sd(values: Any, digits: int = 3) -> str:
+    """``mean ± sd`` of ``values`` (one value: the value alone; none: empty)."""
     values = [float(v) for v in values]
     if not values:
         return ""
     import numpy as np
 
     mean = float(np.mean(values))
-    std = float(np.std(values)) if len(values) > 1 else 0.0
-    return f"{mean:.{digits}f} ± {std:.{digits}f}"
+    if len(values) == 1:
+        return f"{mean:.{digits}f}"
+    return f"{mean:.{digits}f} ± {float(np.std(values)):.{digits}f}"
 
 
 def markdown_table(header: list[str], rows: list[list[str]]) -> list[str]:
