@@ -78,7 +78,7 @@ def test_smoke_run_from_an_empty_directory(pytester, run_suite):
             "*symbolic*SA*2*",
         ]
     )
-    for name in ("results.json", "results.csv", "report.md", "fprec.png"):
+    for name in ("results.json", "results.csv", "report.md", "report.html", "fprec.png"):
         assert (pytester.path / "report" / name).is_file(), name
     payload = load_results(pytester)
     assert payload["meta"]["tier"] == "smoke" and payload["meta"]["device"] == "cpu"

@@ -112,7 +112,7 @@ class ResultCollector:
             figures = self._figures(records)
             markdown = embed_figures(markdown, [Path(f).name for f in figures])
             self.written = write_reports(self.settings.report_dir, records, meta, outcomes, markdown, failures)
-            self.written += figures
+            self.written += figures + [self._html(records, meta, outcomes, failures, figures)]
         summary = os.environ.get("GITHUB_STEP_SUMMARY")
         if summary:
             with open(summary, "a", encoding="utf-8") as fh:
@@ -136,6 +136,17 @@ class ResultCollector:
         else:
             self.summary_lines.append(f"baseline {baseline.source}: compared {compared} of {judged} judged results"
                                       + (f" ({judged - compared} had no baseline value)" if compared < judged else ""))
+
+    def _html(self, records: list[Record], meta: dict[str, Any], outcomes: dict[str, int],
+              failures: list[dict[str, str]], figures: list[str]) -> str:
+        """Write report.html (self-contained: figures embedded); its path."""
+        from pytest_chaosmining.core.atomic import atomic_write_text
+        from pytest_chaosmining.reports.html import build_html
+
+        assert self.settings.report_dir is not None
+        path = Path(self.settings.report_dir) / "report.html"
+        atomic_write_text(path, build_html(records, meta, outcomes, failures, [Path(f) for f in figures]))
+        return str(path)
 
     def _figures(self, records: list[Record]) -> list[str]:
         """Every suite's figures; a failure costs that suite's figures, not the report."""

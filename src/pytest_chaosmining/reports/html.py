@@ -1,0 +1,141 @@
+"""report.html: one self-contained page (no network, no external files) with the
+run's metadata, the failures, one table per suite (value, threshold, margin and
+verdict per row, failures first), filters by suite and explainer, and every
+figure embedded."""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+from pytest_chaosmining.core.results import MODEL_LEVEL, Record
+
+_STYLE = """
+body{font-family:system-ui,sans-serif;margin:1.5rem;color:#222}
+table{border-collapse:collapse;margin:.5rem 0 1.5rem;font-size:.85rem}
+th,td{border:1px solid #ccc;padding:.2rem .45rem;text-align:left}
+th{background:#f2f2f2;position:sticky;top:0}
+tr.fail td{background:#fde2e1} tr.pass td.verdict{color:#17692b} tr.reported td.verdict{color:#777}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
+.filters{position:sticky;top:0;background:#fff;padding:.4rem 0;border-bottom:1px solid #ddd;z-index:2}
+figure{display:inline-block;margin:.5rem 1rem .5rem 0} figure img{max-width:720px;border:1px solid #ddd}
+dl{display:grid;grid-template-columns:max-content auto;gap:.1rem 1rem} dt{font-weight:600}
+"""
+
+_SCRIPT = """
+function applyFilters(){
+  const suite=document.getElementById('suite').value, explainer=document.getElementById('explainer').value;
+  document.querySelectorAll('section.suite').forEach(s=>{
+    s.style.display=(suite===''||s.dataset.suite===suite)?'':'none';});
+  document.querySelectorAll('tr[data-explainer]').forEach(r=>{
+    const inSuite=(suite===''||!r.dataset.suite||r.dataset.suite===suite);
+    r.style.display=(inSuite&&(explainer===''||r.dataset.explainer===explainer))?'':'none';});
+  const shown=[...document.querySelectorAll('section.suite tr[data-explainer]')].filter(r=>r.style.display!=='none'
+    && r.closest('section').style.display!=='none').length;
+  document.getElementById('shown').textContent=shown+' rows shown';
+  history.replaceState(null,'','#suite='+encodeURIComponent(suite)+'&explainer='+encodeURIComponent(explainer));
+}
+document.addEventListener('DOMContentLoaded',()=>{
+  const wanted=new URLSearchParams(location.hash.slice(1));
+  for(const id of ['suite','explainer']){
+    const v=wanted.get(id), el=document.getElementById(id);
+    if(v!==null && [...el.options].some(o=>o.value===v)) el.value=v;}
+  applyFilters();
+});
+window.addEventListener('load',()=>document.querySelectorAll('img').forEach(i=>{
+  if(i.complete&&i.naturalWidth>0) i.dataset.decoded='yes';}));
+"""
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _verdict(record: Record) -> str:
+    if record.threshold is None:
+        return "reported"
+    return "pass" if record.passed else "fail"
+
+
+def _condition(record: Record) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted(record.condition.items()))
+
+
+def _rows(records: Iterable[Record]) -> list[str]:
+    order = {"fail": 0, "pass": 1, "reported": 2}
+    ranked = sorted(records, key=lambda r: (order[_verdict(r)], r.explainer, r.model, _condition(r), r.metric, r.seed))
+    rows = []
+    for r in ranked:
+        verdict = _verdict(r)
+        threshold = "" if r.threshold is None else f"{r.threshold:.4f}"
+        margin = "" if r.threshold is None else f"{r.value - r.threshold:+.4f}"
+        rows.append(
+            f'<tr class="{verdict}" data-explainer="{_e(r.explainer)}"><td>{_e(r.explainer)}</td><td>{_e(r.model)}</td>'
+            f"<td>{_e(_condition(r))}</td><td class=num>{r.seed}</td><td>{_e(r.metric)}</td>"
+            f"<td class=num>{r.value:.4f}</td><td class=num>{threshold}</td><td class=num>{margin}</td>"
+            f'<td class="verdict">{verdict}</td><td><code>{_e(r.nodeid or "")}</code></td></tr>')
+    return rows
+
+
+def _figure(path: Path) -> str:
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    return (f'<figure><img alt="{_e(path.name)}" src="data:image/png;base64,{data}">'
+            f"<figcaption>{_e(path.name)}</figcaption></figure>")
+
+
+def _outcome_table(outcomes: dict[str, int]) -> str:
+    """Outcomes per suite and explainer, rows with failures (or a passing control) first."""
+    kinds = ("passed", "failed", "skipped", "xfailed", "xpassed")
+    table: dict[tuple[str, str], dict[str, int]] = {}
+    for key, n in outcomes.items():
+        suite, explainer, outcome = key.split("|")
+        table.setdefault((suite, explainer), {})[outcome] = table.get((suite, explainer), {}).get(outcome, 0) + n
+    ordered = sorted(table.items(), key=lambda item: (-(item[1].get("failed", 0) + item[1].get("xpassed", 0)), item[0]))
+    rows = "".join(
+        f'<tr class="{"fail" if c.get("failed") or c.get("xpassed") else "pass"}" data-suite="{_e(s)}" '
+        f'data-explainer="{_e(e)}"><td>{_e(s)}</td><td>{_e(e)}</td>'
+        + "".join(f"<td class=num>{c.get(k, 0)}</td>" for k in kinds) + "</tr>" for (s, e), c in ordered)
+    return ("<h2>Conformance tests</h2><table id=outcomes><tr><th>suite</th><th>explainer</th>"
+            + "".join(f"<th>{k}</th>" for k in kinds) + f"</tr>{rows}</table>")
+
+
+def build_html(records: list[Record], meta: dict[str, object], outcomes: dict[str, int],
+               failures: list[dict[str, str]], figures: list[Path]) -> str:
+    """The whole page as a string (figures read from ``figures`` and embedded)."""
+    scored = [r for r in records if r.explainer != MODEL_LEVEL]
+    suites = list(dict.fromkeys(r.suite for r in scored))
+    explainers = sorted({r.explainer for r in scored})
+    meta_rows = "".join(f"<dt>{_e(k)}</dt><dd>{_e(json.dumps(v) if isinstance(v, (dict, list)) else v)}</dd>"
+                        for k, v in meta.items())
+    parts = [
+        "<!DOCTYPE html><html lang=en><head><meta charset=utf-8>",
+        "<title>ChaosMining conformance report</title>",
+        f"<style>{_STYLE}</style><script>{_SCRIPT}</script></head><body>",
+        "<h1>ChaosMining conformance report</h1>",
+        f"<dl id=meta>{meta_rows}</dl>",
+        '<div class=filters>suite <select id=suite onchange="applyFilters()"><option value="">all</option>'
+        + "".join(f'<option value="{_e(s)}">{_e(s)}</option>' for s in suites)
+        + '</select> explainer <select id=explainer onchange="applyFilters()"><option value="">all</option>'
+        + "".join(f'<option value="{_e(e)}">{_e(e)}</option>' for e in explainers)
+        + "</select> <span id=shown></span></div>",
+    ]
+    if failures:
+        parts.append(f"<h2>Failures ({len(failures)})</h2><table id=failures><tr><th>test</th><th>explainer</th>"
+                     "<th>why</th></tr>" + "".join(
+                         f"<tr class=fail><td><code>{_e(f['nodeid'])}</code></td><td>{_e(f['explainer'])}</td>"
+                         f"<td>{_e(f['message'])}</td></tr>" for f in failures) + "</table>")
+    if outcomes:
+        parts.append(_outcome_table(outcomes))
+    header = ("<tr><th>explainer</th><th>model</th><th>condition</th><th>seed</th><th>metric</th><th>value</th>"
+              "<th>threshold</th><th>margin</th><th>verdict</th><th>test</th></tr>")
+    for suite in suites:
+        rows = _rows(r for r in scored if r.suite == suite)
+        parts.append(f'<section class=suite data-suite="{_e(suite)}"><h2>{_e(suite)}</h2>'
+                     f'<table class=results>{header}{"".join(rows)}</table></section>')
+    if figures:
+        parts.append("<h2>Figures</h2><div id=figures>" + "".join(_figure(p) for p in figures) + "</div>")
+    parts.append("</body></html>")
+    return "\n".join(parts)
