@@ -38,7 +38,7 @@ def per_suite(junit: Path) -> Counter[str]:
     return seconds
 
 
-def run(tier: str, pack: str | None, extra: list[str]) -> None:
+def run(tier: str, pack: str | None, extra: list[str], report: str | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         cwd = Path(tmp)
         for label in ("cold", "warm", "warm + InputXGradient"):
@@ -47,7 +47,8 @@ def run(tier: str, pack: str | None, extra: list[str]) -> None:
             junit = cwd / f"{label.split()[0]}-{len(label)}.xml"
             cmd = [sys.executable, "-m", "pytest", "--chaosmining", "--chaosmining-tier", tier,
                    "--chaosmining-cache", str(cwd / "cache"), "--junitxml", str(junit), "-q", "-p", "no:cacheprovider",
-                   *(["--chaosmining-pack", pack] if pack else []), *extra]
+                   *(["--chaosmining-pack", pack] if pack else []),
+                   *(["--chaosmining-report", report] if report and label == "cold" else []), *extra]
             start = time.perf_counter()
             proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
             elapsed = time.perf_counter() - start
@@ -60,8 +61,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--tier", default="smoke", choices=["smoke", "ci", "paper"])
     parser.add_argument("--pack", help="--chaosmining-pack for the runs (default: the shipped pack)")
+    parser.add_argument("--report", help="--chaosmining-report of the cold run (an absolute path)")
     args, extra = parser.parse_known_args()
-    run(args.tier, args.pack, [a for a in extra if a != "--"])
+    run(args.tier, args.pack, [a for a in extra if a != "--"], args.report)
 
 
 if __name__ == "__main__":

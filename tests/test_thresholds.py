@@ -242,3 +242,11 @@ def test_shipped_smoke_bars_are_what_the_calibration_tool_makes_of_the_committed
     shipped = tomllib.loads((SUITES_DIR / suite / "thresholds.toml").read_text())[suite]["smoke"]
     shipped_bars = {k: v for k, v in _entries(shipped) if k[0] in {m for m, _, _ in made}}
     assert shipped_bars == made
+
+
+def test_built_ins_without_bars_of_their_own_in_a_suite_are_left_out_there():
+    t = Thresholds.load(own_bars_only=frozenset({"GBP", "GradCAM"}))
+    assert t.lacks_own_bars("iteroar", "smoke", "GBP") and t.lacks_own_bars("bam", "smoke", "GradCAM")
+    assert not t.lacks_own_bars("vision", "smoke", "GradCAM") and not t.lacks_own_bars("symbolic", "smoke", "GBP")
+    assert not t.lacks_own_bars("cost", "smoke", "GBP")  # a suite without per-explainer bars lacks nothing
+    assert not t.lacks_own_bars("iteroar", "smoke", "mine")  # a user's explainer gets the shared bars

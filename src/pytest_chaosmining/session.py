@@ -84,6 +84,22 @@ class ChaosminingSession:
         except ValueError as exc:
             raise pytest.UsageError(f"--chaosmining-explainers: {exc}") from None
 
+    def explainers_in(self, suite: str) -> list[str]:
+        """The explainers ``suite`` runs: all selected ones but the built-ins beyond
+        the paper's four that have no bars of their own there at this tier (their
+        values would be reported, not judged), unless named in ``--chaosmining-explainers``."""
+        named = set(self.settings.explainers)
+        return [name for name in self.explainers
+                if name in named or not self.thresholds.lacks_own_bars(suite, self.tier, name)]
+
+    def left_out(self) -> dict[str, list[str]]:
+        """Per suite, the selected explainers :meth:`explainers_in` leaves out."""
+        from pytest_chaosmining.suites import names
+
+        out = {suite: [n for n in self.explainers if n not in self.explainers_in(suite)]
+               for suite in names() if suite in self.settings.suites}
+        return {suite: left for suite, left in out.items() if left}
+
     @functools.cached_property
     def thresholds(self) -> Thresholds:
         """The shipped bars, with ``--chaosmining-thresholds`` merged over them; the

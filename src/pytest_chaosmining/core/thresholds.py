@@ -67,6 +67,16 @@ class Thresholds:
         except KeyError:
             raise KeyError(f"no thresholds for suite {suite!r}, tier {tier!r}") from None
 
+    def lacks_own_bars(self, suite: str, tier: str, explainer: str) -> bool:
+        """Whether ``explainer`` (one of :attr:`own_bars_only`) has no bars of its own
+        in ``[suite.tier]`` while other explainers do (a suite without
+        per-explainer bars, such as the cost suite, lacks nothing)."""
+        if explainer not in self.own_bars_only:
+            return False
+        section = self.table.get(suite, {}).get(tier, {})
+        tables = [t.get("explainer", {}) for t in section.values() if isinstance(t, dict)]
+        return any(tables) and not any(explainer in t for t in tables)
+
     def quality_gate(self, suite: str, tier: str) -> float:
         """The prediction quality a model needs before its explainers are judged."""
         return float(self.section(suite, tier)["quality_gate"])

@@ -94,6 +94,7 @@ class ResultCollector:
             "duration_s": round(time.time() - self.started, 1),
             "baseline": str(self.settings.baseline_file) if self.settings.baseline_file else None,
             "uncalibrated_bars": self.session.thresholds.uncalibrated(list(self.settings.suites), tier),
+            "left_out": self.session.left_out(),
         }
 
     @pytest.hookimpl(trylast=True)
@@ -101,7 +102,7 @@ class ResultCollector:
         if not self.records and not self.outcomes:
             return
         from pytest_chaosmining.reports.markdown import (build_markdown, embed_figures, terminal_table,
-                                                         uncalibrated_note, write_reports)
+                                                         uncalibrated_note, left_out_note, write_reports)
 
         records = sort_records(self.records)
         meta = self.metadata()
@@ -120,6 +121,8 @@ class ResultCollector:
         self.summary_lines = terminal_table(records, self.outcomes)
         if meta["uncalibrated_bars"]:
             self.summary_lines.append(uncalibrated_note(meta["uncalibrated_bars"], meta["tier"]))
+        if meta["left_out"]:
+            self.summary_lines.append(left_out_note(meta["left_out"], meta["tier"]))
         self._check_baseline(session, records)
 
     def _check_baseline(self, session: pytest.Session, records: list[Record]) -> None:

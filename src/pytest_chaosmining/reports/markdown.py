@@ -114,6 +114,13 @@ def _seeds_text(seeds: object) -> str:
     return ", ".join(f"{suite} {value}" for suite, value in seeds.items())
 
 
+def left_out_note(left_out: dict[str, list[str]], tier: str) -> str:
+    """The note that some built-ins did not run in some suites (no bars of their own there)."""
+    where = "; ".join(f"{suite}: {', '.join(names)}" for suite, names in left_out.items())
+    return (f"not run (no bars of their own at tier {tier}, so nothing to judge): {where}; "
+            "name them in --chaosmining-explainers to measure them there")
+
+
 def uncalibrated_note(suites: list[str], tier: str) -> str:
     """The warning that a run judged some suites with bars never checked on held-out seeds."""
     return (f"bars not calibrated on held-out seeds at tier {tier}: {', '.join(suites)} "
@@ -133,6 +140,9 @@ def build_markdown(records: list[Record], meta: dict[str, Any], outcomes: dict[s
     ]
     if meta.get("uncalibrated_bars"):
         lines += [f"**{uncalibrated_note(meta['uncalibrated_bars'], str(meta.get('tier')))}**", ""]
+    left_out = meta.get("left_out")
+    if isinstance(left_out, dict) and left_out:
+        lines += [left_out_note(left_out, str(meta.get("tier"))), ""]
     lines += _failure_section(failures or [])
     lines += _outcome_section(outcomes)
     if records:

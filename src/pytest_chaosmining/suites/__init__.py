@@ -229,7 +229,7 @@ def parametrize_cases(metafunc: pytest.Metafunc, session: ChaosminingSession | N
     cases = list(suite.plan(session)) if session is not None else []
     case_arg = suite.case_arg if suite.case_arg in metafunc.fixturenames else None
     if "explainer_name" in metafunc.fixturenames:
-        explainers = list(session.explainers) if session is not None else []
+        explainers = session.explainers_in(suite.name) if session is not None else []
         if case_arg is not None:
             params = [pytest.param(case, name, id=case.explainer_id(name), marks=session.judge.marks_for(name))
                       for case in cases for name in explainers if session is not None]

@@ -294,7 +294,7 @@ def example_figure(session: ChaosminingSession, path: Path) -> bool:
         return False
     case = min(cached, key=lambda c: order.get(c.condition, 9))
     trained = AudioSuite().model(session, case)
-    names = list(session.explainers)
+    names = session.explainers_in(SUITE)
     wave = trained.val.waves[0].astype(np.float32) / 32767.0
     true = int(trained.val.channels[0])
     shares = {}

@@ -231,7 +231,7 @@ def example_figure(session: ChaosminingSession, path: Path, per_condition: int =
             seen.add(case.condition)
     if not cases:
         return False
-    names = list(session.explainers)
+    names = session.explainers_in(SUITE)
     rows = len(cases) * per_condition
     fig, axes = plt.subplots(rows, 1 + len(names), figsize=(1.8 * (1 + len(names)), 1.8 * rows), squeeze=False)
     tier = VISION[session.tier]
