@@ -86,11 +86,18 @@ class ChaosminingSession:
 
     def explainers_in(self, suite: str) -> list[str]:
         """The explainers ``suite`` runs: all selected ones but the built-ins beyond
-        the paper's four that have no bars of their own there at this tier (their
-        values would be reported, not judged), unless named in ``--chaosmining-explainers``."""
+        the paper's four that apply there and have no bars of their own there at
+        this tier (their values would be reported, not judged), unless named in
+        ``--chaosmining-explainers``.  One that does not apply there stays, to be
+        skipped with its reason."""
         named = set(self.settings.explainers)
-        return [name for name in self.explainers
-                if name in named or not self.thresholds.lacks_own_bars(suite, self.tier, name)]
+
+        def runs(name: str) -> bool:
+            declared = self.explainers[name].applies_to
+            return (name in named or not self.thresholds.lacks_own_bars(suite, self.tier, name)
+                    or (declared is not None and not declared.applies_in([suite])))
+
+        return [name for name in self.explainers if runs(name)]
 
     def left_out(self) -> dict[str, list[str]]:
         """Per suite, the selected explainers :meth:`explainers_in` leaves out."""
