@@ -100,7 +100,8 @@ def _glance_section(df: Any) -> list[str]:
         for suite, metric in columns:
             values = df[(df.suite == suite) & (df.metric == metric) & (df.explainer == explainer)]["value"]
             cells.append(f"{values.mean():.3f}" if len(values) else "—")
-        rows.append([explainer] + cells)
+        if any(cell != "—" for cell in cells):  # a reference with no headline score (random-pixels) has no row
+            rows.append([explainer] + cells)
     return ["## Explainers at a glance", "",
             "Mean headline score per suite (higher is better; — : not run or not applicable there). "
             "Verdicts are in the suites' sections and the conformance table.", ""] + markdown_table(
@@ -194,7 +195,8 @@ def terminal_table(records: list[Record], outcomes: Counter[tuple[str, str, str]
             continue
         stats.setdefault((r.suite, r.explainer), {}).setdefault(r.metric, []).append(r.value)
     keys = sorted(set(stats) | {(s, e) for s, e, _ in outcomes})
-    lines = [f"{'suite':<10} {'explainer':<14} {'passed':>6} {'failed':>6} {'skipped':>7} {'xfailed':>7} {'score':>20} {'time ms':>8}"]
+    w = max([14] + [len(e) for _, e in keys])  # the explainer column fits the longest name
+    lines = [f"{'suite':<10} {'explainer':<{w}} {'passed':>6} {'failed':>6} {'skipped':>7} {'xfailed':>7} {'score':>20} {'time ms':>8}"]
     for suite, e in keys:
         counts = {o: n for (s, x, o), n in outcomes.items() if s == suite and x == e}
         st = stats.get((suite, e), {})
@@ -203,7 +205,7 @@ def terminal_table(records: list[Record], outcomes: Counter[tuple[str, str, str]
         score = f"{metric} {sum(st[metric]) / len(st[metric]):.3f}" if metric else "-"
         tm = st.get("time_ms", [])
         lines.append(
-            f"{suite:<10} {e:<14} {counts.get('passed', 0):>6} {counts.get('failed', 0):>6} "
+            f"{suite:<10} {e:<{w}} {counts.get('passed', 0):>6} {counts.get('failed', 0):>6} "
             f"{counts.get('skipped', 0):>7} {counts.get('xfailed', 0):>7} "
             f"{score:>20} {(sum(tm) / len(tm)) if tm else float('nan'):>8.1f}"
         )
