@@ -26,11 +26,12 @@ def pyplot() -> ModuleType:
     return plt
 
 
-def save(fig: Figure, path: Path, dpi: int = 100) -> bool:
-    """Lay out, write and close ``fig``; True (a drawing function's "drawn")."""
+def save(fig: Figure, path: Path, dpi: int = 100, rect: tuple[float, float, float, float] = (0, 0, 1, 1)) -> bool:
+    """Lay out (within ``rect`` of the figure: room for a figure legend), write and
+    close ``fig``; True (a drawing function's "drawn")."""
     import matplotlib.pyplot as plt
 
-    fig.tight_layout()
+    fig.tight_layout(rect=rect)
     fig.savefig(path, dpi=dpi)
     plt.close(fig)
     return True

@@ -295,13 +295,15 @@ def example_figure(session: ChaosminingSession, path: Path) -> bool:
     case = min(cached, key=lambda c: order.get(c.condition, 9))
     trained = AudioSuite().model(session, case)
     names = session.explainers_in(SUITE)
-    wave = trained.val.waves[0].astype(np.float32) / 32767.0
-    true = int(trained.val.channels[0])
+    correct = np.flatnonzero(trained.predictions == trained.val.labels)
+    i = int(correct[0]) if len(correct) else 0  # a clip the model classifies correctly, where there is one
+    wave = trained.val.waves[i].astype(np.float32) / 32767.0
+    true = int(trained.val.channels[i])
     shares = {}
     for name in names:
         try:
             call = attribution_call(trained, session.explainers[name], session.device,
-                                    AUDIO[session.tier].internal_batch_size, slice(0, 1))
+                                    AUDIO[session.tier].internal_batch_size, slice(i, i + 1))
             mass = channel_mass(call().detach().cpu().numpy())[0]
         except ExplainerError:
             continue
@@ -313,8 +315,8 @@ def example_figure(session: ChaosminingSession, path: Path) -> bool:
         ax_w.plot(t, wave[c] * 0.45 + (channels - 1 - c), lw=0.4, color="tab:red" if c == true else "0.4")
     ax_w.set_yticks(range(channels), [f"ch {c}{' (speech)' if c == true else ''}" for c in range(channels)][::-1])
     ax_w.set_xlabel("s")
-    label = trained.val.classes[trained.val.labels[0]]
-    predicted = trained.val.classes[trained.predictions[0]]
+    label = trained.val.classes[trained.val.labels[i]]
+    predicted = trained.val.classes[trained.predictions[i]]
     ax_w.set_title(f"{case.id}: word {label!r}, predicted {predicted!r}", fontsize=9)
     width = 0.8 / max(1, len(shares))
     for k, (name, share) in enumerate(shares.items()):

@@ -55,21 +55,31 @@ def _plot_rfe(records: list[Record], path: Path) -> bool:
         return False
     curves = curves.assign(method=curves.apply(_rfe_method, axis=1))
     datasets = sorted(curves["dataset"].unique())
-    fig, axes = plt.subplots(1, len(datasets), figsize=(3.6 * len(datasets), 3.2), squeeze=False)
-    for ax, dataset in zip(axes[0], datasets):
+    methods = list(dict.fromkeys(curves["method"]))
+    colours = {m: plt.get_cmap("tab20")(i % 20) for i, m in enumerate(methods)}
+    cols = min(3, len(datasets))
+    rows = -(-len(datasets) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.4 * cols, 3.4 * rows + 1.0), squeeze=False)
+    for ax, dataset in zip(axes.ravel(), datasets):
         sub = curves[curves.dataset == dataset]
         for method, g in sub.groupby("method", sort=False):
             mean = g.groupby("n_remaining")["value"].mean()
-            ax.plot(mean.index, mean.values, marker="o", ms=3, lw=1.2 if method.startswith("RFEwNA") else 0.9,
-                    ls="-" if method.startswith("RFEwNA") else "--", label=method)
+            ax.plot(mean.index, mean.values, marker="o", ms=3, lw=1.4 if method.startswith("RFEwNA") else 1.0,
+                    ls="-" if method.startswith("RFEwNA") else "--", color=colours[method], label=method)
         ax.set_xscale("log")
         ax.set_xlabel("features remaining")
         ax.set_title(f"{dataset} ({sub.iloc[0]['task']})", fontsize=9)
         ax.set_ylabel("validation R² / accuracy")
         lo = max(-0.5, float(sub["value"].min()))
         ax.set_ylim(lo - 0.05, 1.02)
-    axes[0][0].legend(fontsize=6)
-    return save(fig, path)
+    for ax in axes.ravel()[len(datasets):]:
+        ax.axis("off")
+    handles = [plt.Line2D([], [], color=colours[m], marker="o", ms=3, ls="-" if m.startswith("RFEwNA") else "--",
+                          label=m) for m in methods]
+    ncol = min(5, len(methods))
+    fig.legend(handles=handles, loc="lower center", ncol=ncol, fontsize=8, frameon=False)
+    legend_rows = -(-len(methods) // ncol)
+    return save(fig, path, rect=(0, (0.25 * legend_rows + 0.2) / (3.4 * rows + 1.0), 1, 1))
 
 
 #: the suite's figures: file name → drawing function

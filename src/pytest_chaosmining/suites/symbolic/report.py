@@ -85,17 +85,29 @@ def _plot(records: list[Record], path: Path) -> bool:
     formulas = sorted(sym["formula"].unique())
     fig, ax = plt.subplots(figsize=(max(8, len(formulas) * 0.7), 4))
     width = 0.8 / max(1, len(explainers))
+    colours = {e: plt.get_cmap("tab20")(i % 20) for i, e in enumerate(explainers)}
     for i, e in enumerate(explainers):
-        g = sym[sym.explainer == e].groupby("formula")["value"]
+        rows = sym[sym.explainer == e]
+        g = rows.groupby("formula")["value"]
         mean, std = g.mean(), g.std().fillna(0.0)
         xs = np.arange(len(formulas)) + i * width
-        ax.bar(xs, [mean.get(f, np.nan) for f in formulas], width, yerr=[std.get(f, 0) for f in formulas], label=e)
+        ax.bar(xs, [mean.get(f, np.nan) for f in formulas], width, yerr=[std.get(f, 0) for f in formulas], label=e,
+               color=colours[e])
+        bars = rows.dropna(subset=["threshold"]).groupby("formula")["threshold"].mean()
+        for x, f in zip(xs, formulas):
+            if f in bars.index and e != "random":
+                ax.hlines(bars[f], x - width / 2, x + width / 2, color="black", lw=1.2)
+    ax.hlines([], 0, 0, color="black", lw=1.2, label="bar (each explainer's)")
+    control = sym[sym.explainer == "random"].groupby("formula")["value"].mean()
+    if not control.empty:
+        ax.plot(np.arange(len(formulas)) + 0.4 - width / 2, [control.get(f, np.nan) for f in formulas], ls=":",
+                color="0.3", marker="_", label="chance (random control)")
     ax.set_xticks(np.arange(len(formulas)) + 0.4 - width / 2)
     ax.set_xticklabels([f"f{int(f)}" for f in formulas])
-    ax.set_ylim(0, 1.2)
+    ax.set_ylim(0, 1.3)
     ax.set_ylabel("FPrec")
     ax.set_title(f"Symbolic suite, {first}")
-    ax.legend(ncol=len(explainers), fontsize=8, loc="upper center")
+    ax.legend(ncol=min(7, len(explainers) + 2), fontsize=7, loc="upper center")
     return save(fig, path)
 
 

@@ -262,7 +262,12 @@ def example_figure(session: ChaosminingSession, path: Path, per_condition: int =
     for ax in axes.ravel():
         ax.set_xticks([])
         ax.set_yticks([])
-    fig.tight_layout()
+    from matplotlib.lines import Line2D
+
+    key = [Line2D([], [], color="lime", lw=2, label="true foreground box"),
+           Line2D([], [], color="red", lw=2, label="the explainer's top-k box (k = box area)")]
+    fig.legend(handles=key, loc="lower center", ncol=2, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
     fig.savefig(path, dpi=90)
     plt.close(fig)
     return True
