@@ -156,3 +156,24 @@ def test_a_built_in_that_applies_in_none_of_the_suites_is_left_out_of_a_default_
     assert "GradCAM" in select(builtin_explainers(), None, ["symbolic", "vision"])
     with pytest.raises(ValueError, match="GradCAM"):  # named: the user asked for it
         select(builtin_explainers(), ["GradCAM"], ["symbolic"])
+
+
+def test_what_the_context_offers_cannot_be_altered_for_the_next_call():
+    """The background is memoised per case: an explainer writing into it (or into
+    the feature mask) must not change what the next explainer is offered."""
+    context, images, target = _image()
+
+    def vandal(model, inputs, target, context):
+        context.background.fill_(7.0)
+        context.feature_mask.fill_(0)
+        return torch.rand_like(inputs)
+
+    attribute(Explainer("vandal", vandal), _cnn(), images, target, context)
+    seen = {}
+
+    def spy(model, inputs, target, context):
+        seen.update(background=context.background.clone(), mask=context.feature_mask.clone())
+        return torch.rand_like(inputs)
+
+    attribute(Explainer("spy", spy), _cnn(), images, target, context)
+    assert torch.all(seen["background"] == 0.5) and seen["mask"].unique().numel() == 9

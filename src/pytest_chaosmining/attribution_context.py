@@ -129,7 +129,9 @@ class AttributionContext:
     @functools.cached_property
     def background(self) -> "torch.Tensor | None":
         """A sample of the training data on :attr:`device` (None where the suite offers none)."""
-        return None if self.background_source is None else self.background_source().to(self.device)
+        if self.background_source is None:
+            return None
+        return self.background_source().to(self.device).clone()  # never the (memoised) source tensor itself
 
     @property
     def n_features(self) -> int:
@@ -146,10 +148,12 @@ class AttributionContext:
         import torch
 
         name = last_conv2d(model)
-        completed = dataclasses.replace(self, target=target, baseline=torch.zeros_like(inputs),
+        mask = None if self.feature_mask is None else self.feature_mask.clone()  # the call's own copy
+        completed = dataclasses.replace(self, target=target, baseline=torch.zeros_like(inputs), feature_mask=mask,
                                         layer_name=name, layer=model.get_submodule(name) if name else None)
-        if "background" in self.__dict__:  # already made: share it, do not make it again
-            completed.__dict__["background"] = self.__dict__["background"]
+        if "background" in self.__dict__:  # already made: not made again, but each call gets its own copy
+            made = self.__dict__["background"]
+            completed.__dict__["background"] = None if made is None else made.clone()
         return completed
 
 
