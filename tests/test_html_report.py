@@ -50,7 +50,9 @@ def _dom(url):
 
 
 def test_the_page_is_self_contained_with_failures_first():
-    text = build_html(_records(), {"tier": "smoke"}, {}, [], [])
+    control = Record("symbolic", "mlp", "random", 0, "fprec", 0.1, {"formula": 1}, 0.8, False, "t[random]")
+    text = build_html(_records() + [control], {"tier": "smoke"}, {}, [], [])
+    assert '<tr class="expected" data-explainer="random">' in text  # the control missing a bar is no failure
     assert "http" not in text.replace("http-equiv", "")  # nothing fetched from elsewhere
     rows = re.findall(r'<tr class="(\w+)" data-explainer="(\w+)"><td>\w+</td><td>mlp</td><td>formula=1</td>'
                       r'<td class=num>0</td><td>(\w+)</td>', text)

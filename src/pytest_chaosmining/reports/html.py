@@ -18,7 +18,7 @@ body{font-family:system-ui,sans-serif;margin:1.5rem;color:#222}
 table{border-collapse:collapse;margin:.5rem 0 1.5rem;font-size:.85rem}
 th,td{border:1px solid #ccc;padding:.2rem .45rem;text-align:left}
 th{background:#f2f2f2;position:sticky;top:0}
-tr.fail td{background:#fde2e1} tr.pass td.verdict{color:#17692b} tr.reported td.verdict{color:#777}
+tr.fail td{background:#fde2e1} tr.pass td.verdict{color:#17692b} tr.reported td.verdict,tr.expected td.verdict{color:#777}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 .filters{position:sticky;top:0;background:#fff;padding:.4rem 0;border-bottom:1px solid #ddd;z-index:2}
 figure{display:inline-block;margin:.5rem 1rem .5rem 0} figure img{max-width:720px;border:1px solid #ddd}
@@ -55,8 +55,13 @@ def _e(value: object) -> str:
 
 
 def _verdict(record: Record) -> str:
+    """pass, fail, reported (no bar), or expected (the random control missing a bar, as it must)."""
+    from pytest_chaosmining.explainers import CONTROL_NAME
+
     if record.threshold is None:
         return "reported"
+    if record.explainer == CONTROL_NAME:
+        return "pass" if record.passed else "expected"
     return "pass" if record.passed else "fail"
 
 
@@ -65,7 +70,7 @@ def _condition(record: Record) -> str:
 
 
 def _rows(records: Iterable[Record]) -> list[str]:
-    order = {"fail": 0, "pass": 1, "reported": 2}
+    order = {"fail": 0, "pass": 1, "expected": 2, "reported": 3}
     ranked = sorted(records, key=lambda r: (order[_verdict(r)], r.explainer, r.model, _condition(r), r.metric, r.seed))
     rows = []
     for r in ranked:
