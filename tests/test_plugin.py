@@ -591,3 +591,20 @@ def test_a_default_run_leaves_out_built_ins_without_bars_in_a_suite_unless_named
     named = run_suite("--chaosmining-suites", "iteroar", "--chaosmining-explainers", "SA,GBP", "--collect-only", "-q",
                       k=None, fresh=False, report=None).stdout.lines
     assert any("test_iteroar.py::test_salient_removal" in i and "GBP" in i for i in named)
+
+
+def test_benchmark_options_select_and_carry_every_explainers_timing(pytester, run_suite):
+    """--benchmark-only runs the cost suite's timing of every explainer (and skips
+    the rest); --benchmark-json lists each with its suite, case, explainer and
+    peak memory; --benchmark-skip skips the timings and runs the rest."""
+    result = run_suite("--chaosmining-suites", "symbolic,cost", "--chaosmining-explainers", "SA,IG,random",
+                       "--benchmark-only", "--benchmark-json", "bench.json", k="f01 or cost", fresh=False)
+    result.assert_outcomes(passed=3, skipped=4)  # f01: a quality test and SA, IG, random skip as non-benchmarks
+    bench = json.loads((pytester.path / "bench.json").read_text())
+    info = {b["extra_info"]["explainer"]: b["extra_info"] for b in bench["benchmarks"]}
+    assert set(info) == {"SA", "IG", "random"}
+    assert all(i["suite"] == "cost" and i["case"] and i["peak_mem_mb"] >= 0 for i in info.values())
+    assert all(b["stats"]["rounds"] == 5 and b["group"] == "chaosmining cost" for b in bench["benchmarks"])
+    skipped = run_suite("--chaosmining-suites", "symbolic,cost", "--chaosmining-explainers", "SA,IG,random",
+                        "--benchmark-skip", k="f01 or cost", fresh=False)
+    skipped.assert_outcomes(passed=3, skipped=3, xfailed=1)

@@ -1,6 +1,11 @@
 """ChaosMining cost suite: time and peak memory of each explainer on one
-symbolic model (ChaosMining Figure 5).  Uses pytest-benchmark's ``benchmark``
-fixture where it is active (not under xdist); records, never asserts, timings."""
+symbolic model (ChaosMining Figure 5), through pytest-benchmark's ``benchmark``
+fixture: ``--benchmark-only`` runs these tests alone, ``--benchmark-skip`` skips
+them, ``--benchmark-json`` / ``--benchmark-autosave`` carry every explainer's
+timings with the suite, case, explainer and peak memory in ``extra_info``.
+Where the fixture is disabled (``--benchmark-disable``, or under xdist, with
+pytest-benchmark's own warning) the call is timed by hand.  Records, never
+asserts, timings."""
 
 from __future__ import annotations
 
@@ -22,7 +27,7 @@ ROUNDS = 5
 
 
 
-def test_attribution_cost(chaosmining, explainer_name, request):
+def test_attribution_cost(chaosmining, explainer_name, benchmark, request):
     """Time and memory of one attribution of the whole test set (recorded in the report)."""
     import torch
 
@@ -37,13 +42,14 @@ def test_attribution_cost(chaosmining, explainer_name, request):
 
     with explainer_failures():
         _, cost = measure(run, chaosmining.device)  # warm-up, memory and validation
-        bench = request.getfixturevalue("benchmark") if request.config.pluginmanager.hasplugin("benchmark") else None
-        if bench is not None and not bench.disabled:
-            bench.pedantic(run, rounds=ROUNDS, warmup_rounds=0)
-            times = [t * 1000 for t in bench.stats.stats.data]
-        else:
-            if bench is not None:  # disabled (e.g. under xdist): it runs the call once
-                bench(run)
+        benchmark.group = "chaosmining cost"
+        benchmark.extra_info.update(suite=SUITE, case=case.id, explainer=explainer_name, device=str(chaosmining.device),
+                                    peak_mem_mb=cost.peak_mem_mb)
+        if not benchmark.disabled:
+            benchmark.pedantic(run, rounds=ROUNDS, warmup_rounds=0)
+            times = [t * 1000 for t in benchmark.stats.stats.data]
+        else:  # disabled (--benchmark-disable, xdist): it runs the call once; time by hand
+            benchmark(run)
             times = [measure(run, chaosmining.device)[1].time_ms for _ in range(ROUNDS)]
     condition = {**case.condition(), "rows": int(inputs.shape[0]), "features": int(inputs.shape[1])}
     for metric, value in (("time_ms", statistics.median(times)), ("peak_mem_mb", cost.peak_mem_mb)):
