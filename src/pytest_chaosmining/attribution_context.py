@@ -76,14 +76,15 @@ class Applicability:
                 and (not self.input_ranks or rank in self.input_ranks)
                 and (not self.needs_layer or model_kind == "cnn"))
 
-    def reason(self, context: "AttributionContext", rank: int) -> str | None:
-        """Why the explainer does not apply to ``context`` (None: it applies)."""
+    def reason(self, context: "AttributionContext", model: "torch.nn.Module", rank: int) -> str | None:
+        """Why the explainer does not apply to ``model`` and inputs of ``rank`` in
+        ``context`` (None: it applies)."""
         for name, value in (("domains", context.domain), ("tasks", context.task),
                             ("model_kinds", context.model_kind), ("input_ranks", rank)):
             allowed = getattr(self, name)
             if allowed and value not in allowed:
                 return f"declared for {name} {sorted(allowed)}, this is {value!r}"
-        if self.needs_layer and context.layer_name is None:
+        if self.needs_layer and last_conv2d(model) is None:
             return "needs a 2-D convolution layer, the model has none"
         return None
 

@@ -314,7 +314,7 @@ def attribute(
 
     base = context if context is not None else plain_context(model, inputs)
     if explainer.applies_to is not None:
-        reason = explainer.applies_to.reason(base.for_call(model, inputs, target), inputs.dim())
+        reason = explainer.applies_to.reason(base, model, inputs.dim())
         if reason is not None:
             raise ExplainerNotApplicable(f"explainer {explainer.name!r} does not apply here: {reason}")
 

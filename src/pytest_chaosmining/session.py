@@ -103,9 +103,13 @@ class ChaosminingSession:
         """Per suite, the selected explainers :meth:`explainers_in` leaves out."""
         from pytest_chaosmining.suites import names
 
-        out = {suite: [n for n in self.explainers if n not in self.explainers_in(suite)]
-               for suite in names() if suite in self.settings.suites}
-        return {suite: left for suite, left in out.items() if left}
+        out = {}
+        for suite in names():
+            if suite in self.settings.suites:
+                runs = set(self.explainers_in(suite))
+                if left := [n for n in self.explainers if n not in runs]:
+                    out[suite] = left
+        return out
 
     @functools.cached_property
     def thresholds(self) -> Thresholds:

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from pytest_chaosmining.core.results import MODEL_LEVEL, Record
+from pytest_chaosmining.reports.tables import OUTCOME_KINDS, outcome_rows
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:1.5rem;color:#222}
@@ -93,18 +94,12 @@ def _figure(path: Path) -> str:
 
 def _outcome_table(outcomes: dict[str, int]) -> str:
     """Outcomes per suite and explainer, rows with failures (or a passing control) first."""
-    kinds = ("passed", "failed", "skipped", "xfailed", "xpassed")
-    table: dict[tuple[str, str], dict[str, int]] = {}
-    for key, n in outcomes.items():
-        suite, explainer, outcome = key.split("|")
-        table.setdefault((suite, explainer), {})[outcome] = table.get((suite, explainer), {}).get(outcome, 0) + n
-    ordered = sorted(table.items(), key=lambda item: (-(item[1].get("failed", 0) + item[1].get("xpassed", 0)), item[0]))
     rows = "".join(
-        f'<tr class="{"fail" if c.get("failed") or c.get("xpassed") else "pass"}" data-suite="{_e(s)}" '
+        f'<tr class="{"fail" if c["failed"] or c["xpassed"] else "pass"}" data-suite="{_e(s)}" '
         f'data-explainer="{_e(e)}"><td>{_e(s)}</td><td>{_e(e)}</td>'
-        + "".join(f"<td class=num>{c.get(k, 0)}</td>" for k in kinds) + "</tr>" for (s, e), c in ordered)
+        + "".join(f"<td class=num>{c[k]}</td>" for k in OUTCOME_KINDS) + "</tr>" for s, e, c in outcome_rows(outcomes))
     return ("<h2>Conformance tests</h2><table id=outcomes><tr><th>suite</th><th>explainer</th>"
-            + "".join(f"<th>{k}</th>" for k in kinds) + f"</tr>{rows}</table>")
+            + "".join(f"<th>{k}</th>" for k in OUTCOME_KINDS) + f"</tr>{rows}</table>")
 
 
 def build_html(records: list[Record], meta: dict[str, object], outcomes: dict[str, int],

@@ -13,7 +13,7 @@ from typing import Any
 
 from pytest_chaosmining.core.atomic import atomic_write_text
 from pytest_chaosmining.core.results import MODEL_LEVEL, Record
-from pytest_chaosmining.reports.tables import markdown_table, mean_sd, records_frame
+from pytest_chaosmining.reports.tables import OUTCOME_KINDS, markdown_table, mean_sd, outcome_rows, records_frame
 
 
 
@@ -69,20 +69,14 @@ def embed_figures(markdown: str, figures: list[str]) -> str:
 def _outcome_section(outcomes: dict[str, int]) -> list[str]:
     if not outcomes:
         return []
-    table: dict[tuple[str, str], Counter[str]] = {}
-    for key, n in outcomes.items():
-        suite, explainer, outcome = key.split("|")
-        table.setdefault((suite, explainer), Counter())[outcome] += n
-    kinds = ["passed", "failed", "skipped", "xfailed", "xpassed"]
-    ordered = sorted(table.items(), key=lambda item: (-(item[1]["failed"] + item[1]["xpassed"]), item[0]))
-    rows = [[s, e] + [str(c.get(k, 0)) for k in kinds] for (s, e), c in ordered]
+    rows = [[s, e] + [str(c[k]) for k in OUTCOME_KINDS] for s, e, c in outcome_rows(outcomes)]
     return [
         "## Conformance tests",
         "",
         "`random` is the control: its tests are expected to fail (xfailed); an xpassed control means a threshold is too low.  "
         "Rows with failures first.",
         "",
-    ] + markdown_table(["suite", "explainer"] + kinds, rows) + [""]
+    ] + markdown_table(["suite", "explainer", *OUTCOME_KINDS], rows) + [""]
 
 
 def _glance_section(df: Any) -> list[str]:

@@ -3,6 +3,7 @@ Markdown tables, the explainers' column order."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from pytest_chaosmining.core.results import MODEL_LEVEL, Record
@@ -69,3 +70,18 @@ def values_of(group: Any, metric: str, explainer: str, **where: Any) -> Any:
     for key, value in where.items():
         sel = sel[sel[key] == value]
     return sel["value"]
+
+
+#: the test outcomes the reports count, in column order
+OUTCOME_KINDS = ("passed", "failed", "skipped", "xfailed", "xpassed")
+
+
+def outcome_rows(outcomes: dict[str, int]) -> list[tuple[str, str, Counter[str]]]:
+    """``suite|explainer|outcome`` counts pivoted to (suite, explainer, counts),
+    rows with failures (or a passing control) first, then by suite and explainer."""
+    table: dict[tuple[str, str], Counter[str]] = {}
+    for key, n in outcomes.items():
+        suite, explainer, outcome = key.split("|")
+        table.setdefault((suite, explainer), Counter())[outcome] += n
+    ordered = sorted(table.items(), key=lambda item: (-(item[1]["failed"] + item[1]["xpassed"]), item[0]))
+    return [(suite, explainer, counts) for (suite, explainer), counts in ordered]
