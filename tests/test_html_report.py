@@ -34,7 +34,7 @@ def _page(tmp_path):
     ax.plot([0, 1], [1, 0])
     fig.savefig(figure)
     plt.close(fig)
-    failures = [{"nodeid": "symbolic/test_symbolic.py::t[mine]", "suite": "symbolic", "explainer": "mine",
+    failures = [{"nodeid": "symbolic/test_chaosmining_symbolic.py::t[mine]", "suite": "symbolic", "explainer": "mine",
                  "message": "mine: fprec 0.5000 < threshold 0.8000"}]
     outcomes = {"symbolic|SA|passed": 1, "symbolic|mine|failed": 1, "vision|SA|passed": 1, "vision|mine|failed": 1}
     path = tmp_path / "report.html"

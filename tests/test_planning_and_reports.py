@@ -169,13 +169,13 @@ def test_report_lists_failures_first_and_embeds_the_figures_it_names():
     from pytest_chaosmining.reports.markdown import embed_figures
 
     outcomes = {"symbolic|SA|passed": 3, "vision|mine|failed": 1, "vision|mine|passed": 1}
-    failures = [{"nodeid": "vision/test_vision.py::test_iou[x-mine-s0]", "suite": "vision", "explainer": "mine",
+    failures = [{"nodeid": "vision/test_chaosmining_vision.py::test_iou[x-mine-s0]", "suite": "vision", "explainer": "mine",
                  "message": "mine on x: iou 0.10 < threshold 0.56 | margin"}]
     md = build_markdown(_records(), {"tier": "smoke", "seeds": {"symbolic": "0", "vision": "0-1"}, "versions": {}},
                         outcomes, failures)
     assert "seeds symbolic 0, vision 0-1" in md
     assert md.index("## Failures (1)") < md.index("## Conformance tests")
-    assert "| `vision/test_vision.py::test_iou[x-mine-s0]` | mine | mine on x: iou 0.10 < threshold 0.56 \\| margin |" in md
+    assert "| `vision/test_chaosmining_vision.py::test_iou[x-mine-s0]` | mine | mine on x: iou 0.10 < threshold 0.56 \\| margin |" in md
     table = md[md.index("## Conformance tests"):]
     assert table.index("| vision | mine |") < table.index("| symbolic | SA |")
     text = embed_figures("Curves: `curves.png`.\nmore\n\nnext", ["curves.png", "other.png"])

@@ -576,7 +576,7 @@ def test_markers_select_one_suite_and_one_explainer(pytester, run_suite):
     result = run_suite("-m", "vision and SA", "--strict-markers", "--collect-only", "-q", k=None, fresh=False,
                        report=None)
     ids = [line for line in result.stdout.lines if "::" in line]
-    assert ids and all("test_vision.py::" in i and "-SA-" in i for i in ids), ids
+    assert ids and all("test_chaosmining_vision.py::" in i and "-SA-" in i for i in ids), ids
     assert len(ids) == 4  # 4 conditions at smoke
 
 
@@ -585,26 +585,47 @@ def test_a_default_run_leaves_out_built_ins_without_bars_in_a_suite_unless_named
     so); named in --chaosmining-explainers, it runs."""
     ids = [line for line in run_suite("--chaosmining-suites", "iteroar,symbolic", "--collect-only", "-q", k=None,
                                       fresh=False, report=None).stdout.lines if "::" in line]
-    iteroar = [i for i in ids if "test_iteroar.py::test_salient_removal" in i]
+    iteroar = [i for i in ids if "test_chaosmining_iteroar.py::test_salient_removal" in i]
     assert iteroar and not any("-GBP" in i for i in iteroar) and any("-SA" in i for i in iteroar)
-    assert any("test_symbolic.py::" in i and "-GBP-" in i for i in ids)
+    assert any("test_chaosmining_symbolic.py::" in i and "-GBP-" in i for i in ids)
     named = run_suite("--chaosmining-suites", "iteroar", "--chaosmining-explainers", "SA,GBP", "--collect-only", "-q",
                       k=None, fresh=False, report=None).stdout.lines
-    assert any("test_iteroar.py::test_salient_removal" in i and "GBP" in i for i in named)
+    assert any("test_chaosmining_iteroar.py::test_salient_removal" in i and "GBP" in i for i in named)
 
 
 def test_benchmark_options_select_and_carry_every_explainers_timing(pytester, run_suite):
-    """--benchmark-only runs the cost suite's timing of every explainer (and skips
-    the rest); --benchmark-json lists each with its suite, case, explainer and
-    peak memory; --benchmark-skip skips the timings and runs the rest."""
-    result = run_suite("--chaosmining-suites", "symbolic,cost", "--chaosmining-explainers", "SA,IG,random",
-                       "--benchmark-only", "--benchmark-json", "bench.json", k="f01 or cost", fresh=False)
-    result.assert_outcomes(passed=3, skipped=4)  # f01: a quality test and SA, IG, random skip as non-benchmarks
-    bench = json.loads((pytester.path / "bench.json").read_text())
-    info = {b["extra_info"]["explainer"]: b["extra_info"] for b in bench["benchmarks"]}
-    assert set(info) == {"SA", "IG", "random"}
-    assert all(i["suite"] == "cost" and i["case"] and i["peak_mem_mb"] >= 0 for i in info.values())
-    assert all(b["stats"]["rounds"] == 5 and b["group"] == "chaosmining cost" for b in bench["benchmarks"])
-    skipped = run_suite("--chaosmining-suites", "symbolic,cost", "--chaosmining-explainers", "SA,IG,random",
-                        "--benchmark-skip", k="f01 or cost", fresh=False)
-    skipped.assert_outcomes(passed=3, skipped=3, xfailed=1)
+    """Every explainer test is a pytest-benchmark test: --benchmark-only runs them
+    (and skips the rest), --benchmark-json lists each with its suite, case,
+    explainer and peak memory, built-ins included although a first run cached
+    their results; --benchmark-skip skips them and runs the rest."""
+    args = ("--chaosmining-suites", "symbolic,cost", "--chaosmining-explainers", "SA,IG,random")
+    run_suite(*args, k="f01 or cost", fresh=False).assert_outcomes(passed=9, xfailed=1)  # caches the built-ins
+    result = run_suite(*args, "--benchmark-only", "--benchmark-json", "bench.json", k="f01 or cost", fresh=False)
+    result.assert_outcomes(passed=5, skipped=4, xfailed=1)  # skipped: f01's quality test, the 3 convergence tests
+    bench = json.loads((pytester.path / "bench.json").read_text())["benchmarks"]
+    info = {(b["extra_info"]["suite"], b["extra_info"]["explainer"]): b for b in bench}
+    assert set(info) == {(suite, e) for suite in ("symbolic", "cost") for e in ("SA", "IG", "random")}
+    assert all(b["extra_info"]["case"] and b["extra_info"]["peak_mem_mb"] >= 0 for b in bench)
+    assert {b["group"] for b in bench} == {"chaosmining symbolic", "chaosmining cost"}
+    assert {b["stats"]["rounds"] for b in bench if b["extra_info"]["suite"] == "cost"} == {5}
+    symbolic = info[("symbolic", "SA")]["extra_info"]
+    assert symbolic["attribution_calls"] == 2  # the trained model (timed by pytest-benchmark), then the untrained
+    skipped = run_suite(*args, "--benchmark-skip", k="f01 or cost", fresh=False)
+    skipped.assert_outcomes(passed=4, skipped=6)
+
+
+def test_time_and_memory_are_gated_against_the_baseline(pytester, run_suite):
+    """With --chaosmining-baseline, an explainer slower than --chaosmining-max-slowdown
+    × the baseline's time (plus slack) fails its own test, naming the regression."""
+    args = ("--chaosmining-suites", "cost", "--chaosmining-explainers", "SA,IG")
+    run_suite(*args, k="test_attribution_cost", fresh=False).assert_outcomes(passed=2)
+    path = pytester.path / "report" / "results.json"
+    payload = json.loads(path.read_text())
+    for record in payload["records"]:
+        if record["metric"] == "time_ms" and record["explainer"] == "IG":
+            record["value"] = -1000.0  # a baseline no real call can stay within
+    (pytester.path / "baseline.json").write_text(json.dumps(payload))
+    result = run_suite(*args, "--chaosmining-baseline", "baseline.json", "--chaosmining-max-slowdown", "1.5",
+                       k="test_attribution_cost", fresh=False, report="again")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*IG on *: time_ms regressed: * ms > 1.5 × baseline -1000.0 ms + 20 ms*"])

@@ -36,10 +36,13 @@ class ControlPassedBar(Exception):
 class Judge:
     """Records and asserts the results of one session."""
 
-    def __init__(self, explainers: Mapping[str, Explainer], baseline: Baseline | None, max_drop: float):
+    def __init__(self, explainers: Mapping[str, Explainer], baseline: Baseline | None, max_drop: float,
+                 max_slowdown: float = 2.0):
         self.explainers = explainers
         self.baseline = baseline
         self.max_drop = max_drop
+        self.max_slowdown = max_slowdown
+        self._cost_failures: dict[str, list[str]] = {}
 
     def marks_for(self, explainer: str) -> list[pytest.MarkDecorator]:
         """The random control must fail: its tests are strict xfails, so a
@@ -71,6 +74,22 @@ class Judge:
                                      (f"{record.metric}_margin", record.value - record.threshold)]
         return record
 
+    def record_cost(self, node: pytest.Item, record: Record) -> Record:
+        """Record a time or peak memory; one that grew beyond the allowed slowdown
+        over the baseline (``--chaosmining-max-slowdown``) fails the test at its
+        verdict (:meth:`require_all`, :meth:`raise_cost_regressions`)."""
+        regression = self.baseline.cost_regression(record, self.max_slowdown) if self.baseline else None
+        if regression:
+            record.passed = False
+            self._cost_failures.setdefault(node.nodeid, []).append(f"{record.explainer} on {record.model}: {regression}")
+        return self.record(node, record)
+
+    def raise_cost_regressions(self, node: pytest.Item) -> None:
+        """Fail ``node`` with the cost regressions :meth:`record_cost` found, if any."""
+        failures = self._cost_failures.pop(node.nodeid, [])
+        if failures:
+            raise ConformanceFailure("; ".join(failures))
+
     def require(self, node: pytest.Item, record: Record, threshold: float, what: str) -> None:
         """Record ``record`` with its threshold, then fail if it is below the threshold
         or regressed against the baseline."""
@@ -99,9 +118,10 @@ class Judge:
             if threshold is None:
                 self.record(node, record)
         if not judged:
+            self.raise_cost_regressions(node)
             pytest.skip("not judged: no calibrated bar for " + ", ".join(
                 f"{r.metric}" for r, _, _ in checks) + f" here ({checks[0][2]}); the values are recorded")
-        failures = []
+        failures = self._cost_failures.pop(node.nodeid, [])
         for record, threshold, what in judged:
             try:
                 self.require(node, record, threshold, what)

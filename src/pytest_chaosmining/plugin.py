@@ -98,11 +98,17 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 
+#: pytest-benchmark's warning for a test that timed nothing (its built-in result was reused)
+UNUSED_BENCHMARK_FILTER = "ignore:Benchmark fixture was not used at all in this test"
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark each shipped suite test with ``chaosmining``, its suite and its
     explainer, so that ``-m "vision and SA"`` or ``-m "not random"`` selects
     exactly those (``-k`` matches substrings of ids: ``-k SA`` also matches
-    ``saliency``)."""
+    ``saliency``).  A test whose built-in result was reused from the cache makes
+    no call to time: pytest-benchmark's "fixture was not used" warning is
+    silenced for the shipped tests."""
     if SESSION_KEY not in config.stash:
         return
     registered: set[str] = set()
@@ -119,3 +125,4 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 config.addinivalue_line("markers", f"{name}: a chaosmining suite or explainer (set by the plugin)")
                 registered.add(name)
             item.add_marker(name)
+        item.add_marker(pytest.mark.filterwarnings(UNUSED_BENCHMARK_FILTER))

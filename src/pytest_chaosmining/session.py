@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from pytest_chaosmining.core.training_modes import SaliencyGuided
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.judge import Judge
+    from pytest_chaosmining.timing import AttributionTimer
+    from pytest_benchmark.fixture import BenchmarkFixture
 
 #: models kept in memory per process (tests of one model run together; older ones reload from disk)
 MODELS_IN_MEMORY = 8
@@ -154,7 +156,7 @@ class ChaosminingSession:
         """``compute()``: for a built-in explainer through the derived-results cache
         (``parts`` names the case, the weights and the evaluation sizes; ``types``
         the dataclasses in the result), for any other explainer always computed."""
-        if explainer.source != "builtin":
+        if explainer.source != "builtin" or self.fresh_timings:
             return compute()
         return self.reused(suite, {**parts, "explainer": explainer.name, "kwargs": explainer.attribute_kwargs},
                            compute, types)
@@ -169,11 +171,29 @@ class ChaosminingSession:
         return self.derived.get_or_compute(suite, {**key, "device": self.device.type}, compute, types)
 
     @functools.cached_property
+    def fresh_timings(self) -> bool:
+        """Whether pytest-benchmark's results are asked for (``--benchmark-only``,
+        ``-json``, ``-save``, ``-autosave``, ``-compare``) and not disabled: then the
+        built-ins' results are computed afresh, so that every explainer is timed."""
+        wanted = ("benchmark_only", "benchmark_json", "benchmark_save", "benchmark_autosave", "benchmark_compare")
+        options = self.config.option
+        if getattr(options, "benchmark_disable", False) or getattr(options, "benchmark_skip", False):
+            return False
+        return any(bool(getattr(options, name, None)) for name in wanted)
+
+    def timer(self, benchmark: BenchmarkFixture, suite: str, case: str, explainer: str,
+              rounds: int = 1) -> AttributionTimer:
+        """Times the test's attribution calls through ``benchmark`` (see :mod:`pytest_chaosmining.timing`)."""
+        from pytest_chaosmining.timing import AttributionTimer
+
+        return AttributionTimer(benchmark, self.device, suite, case, explainer, rounds)
+
+    @functools.cached_property
     def judge(self) -> Judge:
         """Records results and asserts bars (see :class:`~pytest_chaosmining.judge.Judge`)."""
         from pytest_chaosmining.judge import Judge
 
-        return Judge(self.explainers, self.baseline, self.settings.max_drop)
+        return Judge(self.explainers, self.baseline, self.settings.max_drop, self.settings.max_slowdown)
 
     @property
     def tier(self) -> str:

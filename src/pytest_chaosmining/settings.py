@@ -46,6 +46,8 @@ _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
     ("thresholds", {"metavar": "FILE"}, "TOML file of thresholds overriding the shipped ones"),
     ("baseline", {"metavar": "FILE"}, "results.json of an earlier run; fail results that dropped"),
     ("max-drop", {"metavar": "X", "type": float}, "largest allowed drop below the baseline (default 0.02)"),
+    ("max-slowdown", {"metavar": "FACTOR", "type": float}, "largest allowed growth of an explainer's time and peak "
+     "memory over the baseline's, as a factor (default 2.0; plus 20 ms / 16 MiB of slack)"),
 ]
 
 
@@ -80,6 +82,7 @@ class Settings:
     thresholds_file: Path | None = None
     baseline_file: Path | None = None
     max_drop: float = 0.02
+    max_slowdown: float = 2.0
     trainings: tuple[str, ...] = ("standard",)
     sg_k: float = 0.1
     sg_lambda: float = 1.0
@@ -153,6 +156,9 @@ def resolve(config: Any) -> Settings:
         raise ValueError(f"unknown suite(s) {unknown}; available: {list(SUITE_NAMES)}")
     seeds = get("seeds")[0]
     max_drop = get("max_drop")[0]
+    max_slowdown = float(get("max_slowdown")[0] or 2.0)
+    if max_slowdown < 1.0:
+        raise ValueError(f"chaosmining_max_slowdown must be a factor >= 1, got {max_slowdown}")
     trainings = _split(get("training")[0]) or ("standard",)
     unknown = [t for t in trainings if t not in TRAINING_MODES]
     if unknown:
@@ -178,6 +184,7 @@ def resolve(config: Any) -> Settings:
         thresholds_file=path("thresholds"),
         baseline_file=path("baseline"),
         max_drop=float(max_drop) if max_drop is not None else 0.02,
+        max_slowdown=max_slowdown,
         trainings=tuple(dict.fromkeys(trainings)),
         sg_k=float(sg_k) if sg_k is not None else 0.1,
         sg_lambda=float(sg_lambda) if sg_lambda is not None else 1.0,

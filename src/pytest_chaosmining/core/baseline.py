@@ -8,12 +8,17 @@ from typing import Any
 
 from pytest_chaosmining.core.results import HIGHER_IS_BETTER, Record
 
+#: cost metrics gated against a baseline → the growth always allowed on top of the factor
+#: (below it a single-round timing or a page-resolution memory reading is noise)
+COST_SLACK = {"time_ms": 20.0, "peak_mem_mb": 16.0}
+
 
 class Baseline:
     """Values of an earlier report, looked up by :meth:`Record.key`."""
 
     def __init__(self, records: list[Record], source: str):
         self.values = {r.key(): r.value for r in records if r.metric in HIGHER_IS_BETTER}
+        self.costs = {r.key(): r.value for r in records if r.metric in COST_SLACK}
         self.source = source
 
     @classmethod
@@ -41,3 +46,17 @@ class Baseline:
             f"{record.metric} regressed: {record.value:.4f} < baseline {old:.4f} - max drop {max_drop:g} "
             f"(drop {old - record.value:.4f}; baseline {self.source})"
         )
+
+    def cost_regression(self, record: Record, max_factor: float) -> str | None:
+        """A message if ``record`` (a time or peak memory) grew beyond ``max_factor`` ×
+        the baseline's value plus the metric's :data:`COST_SLACK`, else None."""
+        old = self.costs.get(record.key())
+        if old is None or record.metric not in COST_SLACK:
+            return None
+        allowed = max_factor * old + COST_SLACK[record.metric]
+        if record.value <= allowed:
+            return None
+        unit = "ms" if record.metric == "time_ms" else "MiB"
+        return (f"{record.metric} regressed: {record.value:.1f} {unit} > {max_factor:g} × baseline {old:.1f} {unit} + "
+                f"{COST_SLACK[record.metric]:g} {unit} ({record.value / old if old else float('inf'):.2f}× the "
+                f"baseline; baseline {self.source})")

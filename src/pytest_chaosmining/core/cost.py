@@ -1,24 +1,33 @@
 """Time and peak memory of one call.
 
-On CUDA the memory is the growth of ``torch.cuda.max_memory_allocated`` over
-the call.  On CPU, torch keeps no allocation statistics, so it is the peak
-growth of the process's resident set, sampled every millisecond by a thread:
-an approximation.  So that freed tensor buffers leave the resident set (and
-new ones enter it) instead of being recycled inside the heap, glibc's mmap
-threshold is fixed at 64 KiB for the process the first time a CPU call is
-measured.
+Memory is the peak growth over the call:
+
+- on CUDA, of ``torch.cuda.max_memory_allocated`` (the caching allocator's own
+  statistics: every tensor byte, exact);
+- on CPU, of the process's resident set as psutil reads it, sampled every
+  millisecond by a thread.  It counts every page the process touches (tensors,
+  numpy arrays, Python objects), with a resolution of one page and of the
+  sampling period.  On glibc, memory freed before the call is handed back to
+  the system first (``malloc_trim``), so that the call's allocations show as
+  growth instead of being served from already resident free memory; elsewhere
+  the reading is a lower bound.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, TypeVar
+from types import TracebackType
+from typing import TYPE_CHECKING, Callable, TypeVar
+
+if TYPE_CHECKING:
+    import torch
 
 T = TypeVar("T")
-_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+#: how often the CPU sampler reads the resident set, in seconds
+SAMPLE_PERIOD_S = 0.001
 
 
 @dataclass(frozen=True)
@@ -29,71 +38,69 @@ class Cost:
     peak_mem_mb: float
 
 
-_MMAP_THRESHOLD_SET = False
-
-
-def _track_buffers_in_rss() -> None:
-    """Make glibc serve allocations >= 64 KiB with mmap (returned on free)."""
-    global _MMAP_THRESHOLD_SET
-    if _MMAP_THRESHOLD_SET:
-        return
-    _MMAP_THRESHOLD_SET = True
+def _trim_heap() -> None:
+    """Return the C heap's free memory to the system (glibc only; else nothing)."""
     try:
         import ctypes
 
-        libc = ctypes.CDLL("libc.so.6")
-        libc.mallopt(-3, 64 * 1024)  # M_MMAP_THRESHOLD
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):
-        pass  # not glibc: the sampled RSS may under-read
+        pass
 
 
-def _rss_bytes() -> int:
-    try:
-        with open("/proc/self/statm") as fh:
-            return int(fh.read().split()[1]) * _PAGE
-    except OSError:
-        return 0
+class PeakMemory:
+    """Context manager measuring the peak memory growth inside it on ``device``
+    (see the module docstring); :attr:`mb` after the block."""
 
+    def __init__(self, device: "torch.device | str"):
+        self.cuda = getattr(device, "type", str(device)) == "cuda"
+        self.device = device
+        self.mb = 0.0
 
-class _RssSampler(threading.Thread):
-    def __init__(self) -> None:
-        super().__init__(daemon=True)
-        self.base = _rss_bytes()
-        self.peak = self.base
+    def __enter__(self) -> "PeakMemory":
+        if self.cuda:
+            import torch
+
+            torch.cuda.synchronize(self.device)
+            self._base = torch.cuda.memory_allocated(self.device)
+            torch.cuda.reset_peak_memory_stats(self.device)
+            return self
+        import psutil
+
+        _trim_heap()
+        self._process = psutil.Process()
+        self._base = self._peak = self._process.memory_info().rss
         self._halt = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True, name="chaosmining-rss")
+        self._thread.start()
+        return self
 
-    def run(self) -> None:
-        while not self._halt.wait(0.001):
-            self.peak = max(self.peak, _rss_bytes())
+    def _sample(self) -> None:
+        while not self._halt.wait(SAMPLE_PERIOD_S):
+            self._peak = max(self._peak, self._process.memory_info().rss)
 
-    def stop(self) -> float:
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        if self.cuda:
+            import torch
+
+            torch.cuda.synchronize(self.device)
+            self.mb = (torch.cuda.max_memory_allocated(self.device) - self._base) / 2**20
+            return
         self._halt.set()
-        self.join()
-        self.peak = max(self.peak, _rss_bytes())
-        return (self.peak - self.base) / 2**20
+        self._thread.join()
+        self._peak = max(self._peak, self._process.memory_info().rss)
+        self.mb = max(0, self._peak - self._base) / 2**20
 
 
-def measure(fn: Callable[[], T], device: Any) -> tuple[T, Cost]:
+def measure(fn: Callable[[], T], device: "torch.device | str") -> tuple[T, Cost]:
     """Call ``fn`` once and return its result with its :class:`Cost`."""
-    import torch
-
-    if getattr(device, "type", str(device)) == "cuda":
-        torch.cuda.synchronize(device)
-        base = torch.cuda.memory_allocated(device)
-        torch.cuda.reset_peak_memory_stats(device)
+    with PeakMemory(device) as memory:
         start = time.perf_counter()
         result = fn()
-        torch.cuda.synchronize(device)
+        if memory.cuda:
+            import torch
+
+            torch.cuda.synchronize(memory.device)
         elapsed = time.perf_counter() - start
-        peak = (torch.cuda.max_memory_allocated(device) - base) / 2**20
-        return result, Cost(elapsed * 1000, peak)
-    _track_buffers_in_rss()
-    sampler = _RssSampler()
-    sampler.start()
-    start = time.perf_counter()
-    try:
-        result = fn()
-    finally:
-        elapsed = time.perf_counter() - start
-        peak = sampler.stop()
-    return result, Cost(elapsed * 1000, peak)
+    return result, Cost(elapsed * 1000, memory.mb)

@@ -75,6 +75,15 @@ def fprec(attr: np.ndarray, truth: np.ndarray) -> float:
     return float(fprec_per_sample(attr, truth).mean())
 
 
+def consistency(attr: np.ndarray, k: int) -> float:
+    """ChaosMining Figure 5 consistency of ``(N, F)`` attributions: the mean share
+    of the dataset's top-``k`` features (by mean |attribution|) among each
+    sample's top-``k``, ties broken against the explainer (a constant map scores 0)."""
+    scores = np.abs(np.asarray(attr, dtype=np.float64))
+    dataset_top = np.argsort(-scores.mean(axis=0), kind="stable")[:k]
+    return fprec(scores, dataset_top)
+
+
 # -- vision: localisation of the foreground box ---------------------------------
 def gaussian_smooth(maps: np.ndarray, sigma: float) -> np.ndarray:
     """Smooth ``(N, H, W)`` maps with a 2-D Gaussian of ``sigma`` px (zero padding)."""

@@ -42,9 +42,11 @@ def train_regressor(
     seed: int,
     progress: ProgressFn | None = None,
     guide: SaliencyGuided | None = None,
+    on_epoch: Callable[[int, nn.Module], None] | None = None,
 ) -> float:
     """Train ``model`` in place with MSE (plus the saliency guided term when
-    ``guide`` is given); returns the final training loss."""
+    ``guide`` is given); returns the final training loss.  ``on_epoch(epoch,
+    model)`` is called after every epoch (and with epoch 0 before the first)."""
     if settings.optimizer not in OPTIMIZERS:
         raise ValueError(f"unknown optimizer {settings.optimizer!r}; choose from {sorted(OPTIMIZERS)}")
     optimizer = OPTIMIZERS[settings.optimizer](model.parameters(), lr=settings.lr)
@@ -54,6 +56,8 @@ def train_regressor(
     generator = torch.Generator(device="cpu").manual_seed(seed)
     start = time.perf_counter()
     model.train()
+    if on_epoch is not None:
+        on_epoch(0, model)
     for epoch in range(1, settings.epochs + 1):
         if batch >= n:
             batches: list[slice | torch.Tensor] = [slice(None)]
@@ -70,5 +74,7 @@ def train_regressor(
             optimizer.step()
         if progress is not None:
             progress(epoch, settings.epochs, time.perf_counter() - start, loss.detach())
+        if on_epoch is not None:
+            on_epoch(epoch, model)
     model.eval()
     return float(loss.detach())

@@ -25,7 +25,7 @@ def _cost_sections(df: Any) -> list[str]:
         "## Attribution cost",
         "",
         "Time and peak memory of one attribution call over the whole test set "
-        "(CPU memory: sampled peak RSS growth; CUDA: max_memory_allocated growth).",
+        "(CPU memory: peak growth of the resident set, read by psutil every millisecond after the heap is trimmed; CUDA: growth of max_memory_allocated).",
         "",
     ]
     rows = []

@@ -2,7 +2,7 @@
 
 A suite folder holds its data, models, tier settings, cases, evaluation, report
 section and figures, thresholds (``thresholds.toml``) and its shipped tests
-(``test_<name>.py``).  Adding a suite is one new folder plus one line in
+(``test_chaosmining_<name>.py``: the prefix keeps their node ids apart from a user's own test files).  Adding a suite is one new folder plus one line in
 :data:`REGISTRY`.  This module stays light: the entry module imports it.
 """
 
@@ -209,7 +209,7 @@ def all_suites() -> list[Suite]:
 
 def suite_test_file(name: str) -> Path:
     """The shipped test module of suite ``name``."""
-    return SUITES_DIR / name / f"test_{name}.py"
+    return SUITES_DIR / name / f"test_chaosmining_{name}.py"
 
 
 def suite_of(path: Path) -> str | None:

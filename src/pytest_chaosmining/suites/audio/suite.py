@@ -258,16 +258,16 @@ def evaluate(trained: TrainedAudioModel, explainer: Any, device: Any, n_explain:
     share, the top-1 channel hit rate, the cost, both scores on the untrained model
     and the gain in top-1 hit rate from training, both measured on the first
     ``n_check`` clips (default: all)."""
-    from pytest_chaosmining.core.cost import measure
+    from pytest_chaosmining.timing import timed
     from pytest_chaosmining.core.metrics import channel_scores
 
     n = min(n_explain, len(trained.val))
     rows, truth = slice(0, n), trained.val.channels[:n]
-    attr, cost = measure(attribution_call(trained, explainer, device, internal_batch_size, rows), device)
+    attr, cost = timed(attribution_call(trained, explainer, device, internal_batch_size, rows), device)
     shares, hits = channel_scores(attr.detach().cpu().numpy(), truth)
     m = n if n_check is None else min(n, n_check)
     untrained = untrained_model(trained.case).to(device)
-    before = attribution_call(trained, explainer, device, internal_batch_size, slice(0, m), untrained)()
+    before, _ = timed(attribution_call(trained, explainer, device, internal_batch_size, slice(0, m), untrained), device)
     before_shares, before_hits = channel_scores(before.detach().cpu().numpy(), truth[:m])
     return {"channel_share": float(shares.mean()), "top1_hit": float(hits.mean()),
             "untrained_share": float(before_shares.mean()), "untrained_top1_hit": float(before_hits.mean()),

@@ -215,8 +215,10 @@ def _attribute(case: BamCase, explainer: Any, model: Any, images: np.ndarray, de
     context = image_context("bam", grid_mask(case.canvas, cell).to(device), cell, device,
                             {"internal_batch_size": internal_batch_size, "perturbations_per_eval": 8},
                             functools.partial(_background, case))
-    x = to_float(torch.from_numpy(images)).to(device)
-    attr = attribute(explainer, model, x, torch.from_numpy(preds).to(device), context)
+    from pytest_chaosmining.timing import timed
+
+    x, target = to_float(torch.from_numpy(images)).to(device), torch.from_numpy(preds).to(device)
+    attr, _ = timed(lambda: attribute(explainer, model, x, target, context), device)
     return normalised_maps(attr.cpu().numpy()), preds
 
 
@@ -264,7 +266,7 @@ def evaluate(models: BamModels, explainer: Any, device: Any, n_explain: int, int
     """Every BAM score of ``explainer`` with its random-region baselines."""
     from pytest_chaosmining.suites.bam.metrics import (input_dependence, input_independence, model_contrast, random_regions,
                       region_attribution)
-    from pytest_chaosmining.core.cost import measure
+    from pytest_chaosmining.timing import timed
 
     case, val = models.case, models.val
     n = min(n_explain, len(val))
@@ -272,7 +274,7 @@ def evaluate(models: BamModels, explainer: Any, device: Any, n_explain: int, int
     shuffled = random_regions(regions, np.random.default_rng(np.random.SeedSequence([case.seed, 7])))
     obj, scene = val.objects[:n], val.scenes[:n]
 
-    (maps_o, pred_o), cost = measure(lambda: _attribute(case, explainer, models.f_o, val.images[:n], device,
+    (maps_o, pred_o), cost = timed(lambda: _attribute(case, explainer, models.f_o, val.images[:n], device,
                                                          internal_batch_size), device)
     maps_s, pred_s = _attribute(case, explainer, models.f_s, val.images[:n], device, internal_batch_size)
     maps_x, pred_x = _attribute(case, explainer, models.f_s, val.no_object[:n], device, internal_batch_size)

@@ -1,8 +1,15 @@
-"""The cost suite: time and peak memory of each explainer on one symbolic model
-(ChaosMining Figure 5).  Its records feed the report's attribution-cost table."""
+"""The cost suite: ChaosMining Figure 5 on one symbolic model.
+
+For every explainer: time and peak memory of one attribution of the test set;
+*consistency* (each sample's top-k against the top-k of the dataset's mean
+importance, :func:`~pytest_chaosmining.core.metrics.consistency`); and
+*convergence*, the area under the FPrec-versus-epoch curve over snapshots of
+the model taken while it trains (the first 300 epochs at most, as the paper),
+as the mean FPrec over the curve.  The report normalises both to SA."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,11 +22,40 @@ from pytest_chaosmining.suites.symbolic.tiers import SYMBOLIC
 if TYPE_CHECKING:
     import pandas as pd
     import pytest
+    import torch
+
+    from pytest_chaosmining.explainers import Explainer
 
     from pytest_chaosmining.core.results import Record
     from pytest_chaosmining.session import ChaosminingSession
 
 SUITE = "cost"
+#: the paper's convergence curve spans 300 training epochs; fewer where the tier trains fewer
+CONVERGENCE_EPOCHS = 300
+#: model snapshots on the convergence curve besides the untrained one
+SNAPSHOTS = 10
+
+
+@dataclass(frozen=True)
+class Convergence:
+    """FPrec of one explainer at each snapshot epoch, and the area under that curve
+    divided by the epochs it spans (the curve's mean FPrec)."""
+
+    epochs: tuple[int, ...]
+    fprec: tuple[float, ...]
+
+    @property
+    def auc(self) -> float:
+        """Trapezoidal area under FPrec over epochs, per epoch."""
+        pairs = list(zip(self.epochs, self.fprec))
+        area = sum((e1 - e0) * (f0 + f1) / 2 for (e0, f0), (e1, f1) in zip(pairs, pairs[1:]))
+        return area / (self.epochs[-1] - self.epochs[0])
+
+
+def snapshot_epochs(epochs: int) -> tuple[int, ...]:
+    """Epoch 0 and :data:`SNAPSHOTS` evenly spaced epochs up to ``min(epochs, 300)``."""
+    span = min(epochs, CONVERGENCE_EPOCHS)
+    return tuple(sorted({0, *(round(span * (i + 1) / SNAPSHOTS) for i in range(SNAPSHOTS))}))
 
 
 class CostSuite(SuiteDefaults):
@@ -44,3 +80,65 @@ class CostSuite(SuiteDefaults):
     def model(self, session: ChaosminingSession) -> TrainedSymbolicModel:
         """The trained (cached) model of :meth:`case`."""
         return SymbolicSuite().model(session, self.case(session))
+
+    def snapshots(self, session: ChaosminingSession) -> list[tuple[int, torch.nn.Module]]:
+        """:meth:`case`'s model at each :func:`snapshot_epochs` epoch of its training
+        (one training run, cached on disk as one entry), each in eval mode."""
+        return session.memo(("cost-snapshots", self.case(session)), lambda: _snapshots(session, self.case(session)))
+
+    def convergence(self, session: ChaosminingSession, explainer: Explainer) -> Convergence:
+        """FPrec of ``explainer`` on every snapshot (a built-in's reused from the derived cache)."""
+        from pytest_chaosmining.core.derived import weights_digest
+
+        snapshots = self.snapshots(session)
+        trained = self.model(session)
+
+        def compute() -> Convergence:
+            import torch
+
+            from pytest_chaosmining.attribution_context import tabular_context
+            from pytest_chaosmining.core.metrics import fprec
+            from pytest_chaosmining.explainers import attribute
+
+            data = trained.data
+            inputs = torch.from_numpy(data.x_test).to(session.device)
+            context = tabular_context(SUITE, data.x_train, session.device)
+            scores = [fprec(attribute(explainer, model, inputs, 0, context).cpu().numpy(), data.truth)
+                      for _, model in snapshots]
+            return Convergence(tuple(epoch for epoch, _ in snapshots), tuple(scores))
+
+        parts: dict[str, object] = {"case": self.case(session).id, "weights": weights_digest(*(m for _, m in snapshots))}
+        return session.evaluated(SUITE, parts, explainer, compute, (Convergence,))
+
+
+def _snapshots(session: ChaosminingSession, case: SymbolicCase) -> list[tuple[int, torch.nn.Module]]:
+    import copy
+
+    import torch
+
+    from pytest_chaosmining.core.training import RegressionTraining, train_regressor
+    from pytest_chaosmining.suites.symbolic.data import SymbolicDataSpec, generate
+    from pytest_chaosmining.suites.symbolic.suite import symbolic_code, untrained_model
+
+    device = session.device
+    data = generate(SymbolicDataSpec(case.formula, case.noise_features, case.label_noise, case.n_samples, case.seed))
+    epochs = snapshot_epochs(case.epochs)
+
+    def build() -> torch.nn.Module:
+        return torch.nn.ModuleList(untrained_model(case, data.n_features) for _ in epochs)
+
+    def fit(stack: torch.nn.Module) -> float:
+        model = untrained_model(case, data.n_features).to(device)
+        slots = dict(zip(epochs, stack))  # type: ignore[call-overload]
+
+        def keep(epoch: int, trained: torch.nn.Module) -> None:
+            if epoch in slots:
+                slots[epoch].load_state_dict(copy.deepcopy(trained.state_dict()))
+
+        x, y = torch.from_numpy(data.x_train).to(device), torch.from_numpy(data.y_train).to(device)
+        settings = RegressionTraining(epochs[-1], case.lr, case.optimizer)
+        return train_regressor(model, x, y, settings, seed=case.seed, guide=case.guide, on_epoch=keep)
+
+    config = {**case.training_config(device.type), "snapshots": list(epochs)}
+    stack, _ = session.cache.model(SUITE, config, build, fit, device, symbolic_code())
+    return [(epoch, model.eval()) for epoch, model in zip(epochs, stack)]  # type: ignore[call-overload]

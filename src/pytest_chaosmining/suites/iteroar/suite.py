@@ -153,6 +153,7 @@ def _explainer_masks(case: IteroarCase, model: Any, images: np.ndarray, explaine
     from pytest_chaosmining.explainers import attribute
     from pytest_chaosmining.suites.iteroar.masks import maps, top_fraction_masks
     from pytest_chaosmining.suites.vision.suite import attribution_context
+    from pytest_chaosmining.timing import timed
 
     if explainer is None:
         return top_fraction_masks(rng.random((len(images),) + images.shape[2:]), case.fraction, rng)
@@ -162,7 +163,8 @@ def _explainer_masks(case: IteroarCase, model: Any, images: np.ndarray, explaine
     for start in range(0, len(images), case.batch):
         x = to_float(torch.from_numpy(images[start:start + case.batch])).to(device)
         target = torch.from_numpy(preds[start:start + case.batch]).to(device)
-        out.append(maps(attribute(explainer, model, x, target, context).cpu().numpy()))
+        attr, _ = timed(lambda: attribute(explainer, model, x, target, context), device)
+        out.append(maps(attr.cpu().numpy()))
     return top_fraction_masks(np.concatenate(out), case.fraction, rng)
 
 

@@ -231,6 +231,7 @@ class RFEwNA(SelectorMixin, BaseEstimator):
 
         from pytest_chaosmining.attribution_context import tabular_context
         from pytest_chaosmining.explainers import attribute
+        from pytest_chaosmining.timing import timed
 
         x = torch.from_numpy(np.ascontiguousarray(X)).to(device)
         if self.task == "classification":
@@ -238,7 +239,8 @@ class RFEwNA(SelectorMixin, BaseEstimator):
                 target = net(x).argmax(1)
         else:
             target = 0
-        attr = attribute(explainer, net, x, target, tabular_context("rfe", X_train, device, self.task))
+        context = tabular_context("rfe", X_train, device, self.task)
+        attr, _ = timed(lambda: attribute(explainer, net, x, target, context), device)
         return attr.abs().mean(0).cpu().numpy().astype(np.float64)
 
     # -- scikit-learn selector and estimator API ---------------------------------------

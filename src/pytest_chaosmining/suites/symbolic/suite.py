@@ -189,18 +189,18 @@ def evaluate(trained: TrainedSymbolicModel, explainer: Any, device: Any) -> dict
     matching exact ground truth (if the explainer declares one) and cost."""
     import torch
 
-    from pytest_chaosmining.core.cost import measure
+    from pytest_chaosmining.timing import timed
     from pytest_chaosmining.explainers import IG_STEPS, attribute
     from pytest_chaosmining.core.metrics import attribution_uscore, fprec
 
     data = trained.data
     inputs = torch.from_numpy(data.x_test).to(device)
     context = tabular_context(SUITE, data.x_train, device)
-    attr, cost = measure(lambda: attribute(explainer, trained.model, inputs, 0, context), device)
+    attr, cost = timed(lambda: attribute(explainer, trained.model, inputs, 0, context), device)
     attr_np = attr.cpu().numpy().astype(np.float64)
     out: dict[str, Any] = {"fprec": fprec(attr_np, data.truth), "cost": cost}
     untrained = untrained_model(trained.case, data.n_features).to(device)
-    before = attribute(explainer, untrained, inputs, 0, context).cpu().numpy().astype(np.float64)
+    before = timed(lambda: attribute(explainer, untrained, inputs, 0, context), device)[0].cpu().numpy().astype(np.float64)
     out["untrained_fprec"] = fprec(before, data.truth)
     out["training_gain"] = out["fprec"] - out["untrained_fprec"]
     if explainer.ground_truth:

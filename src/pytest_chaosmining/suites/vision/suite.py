@@ -195,17 +195,17 @@ def evaluate(trained: TrainedVisionModel, explainer: Any, device: Any, n_explain
     """Attribute the first ``n_explain`` validation images (target: the predicted
     class); return mean IoU, mean in-box mass share, cost, and the IoU gained
     from training on the first ``n_check`` images (default: all)."""
-    from pytest_chaosmining.core.cost import measure
+    from pytest_chaosmining.timing import timed
     from pytest_chaosmining.core.metrics import localisation
 
     case = trained.case
     n = min(n_explain, len(trained.val))
-    attr, cost = measure(_attribution_call(trained, explainer, device, internal_batch_size, slice(0, n)), device)
+    attr, cost = timed(_attribution_call(trained, explainer, device, internal_batch_size, slice(0, n)), device)
     sigma = PAPER_SIGMA * case.canvas / PAPER_CANVAS
     ious, shares = localisation(attr.cpu().numpy(), trained.val.boxes[:n], sigma)
     m = n if n_check is None else min(n, n_check)
     untrained = untrained_model(case).to(device)
-    before = _attribution_call(trained, explainer, device, internal_batch_size, slice(0, m), untrained)()
+    before, _ = timed(_attribution_call(trained, explainer, device, internal_batch_size, slice(0, m), untrained), device)
     before_ious, _ = localisation(before.cpu().numpy(), trained.val.boxes[:m], sigma)
     return {"iou": float(ious.mean()), "box_share": float(shares.mean()), "cost": cost, "n": n,
             "untrained_iou": float(before_ious.mean()), "training_gain": float(ious[:m].mean() - before_ious.mean())}

@@ -42,7 +42,7 @@ def test_accuracy(chaosmining, audio_case, request):
                         f"model {audio_case.id}")
 
 
-def test_channel_attribution(chaosmining, audio_case, explainer_name, request):
+def test_channel_attribution(chaosmining, audio_case, explainer_name, benchmark, request):
     """The explainer finds the speech channel: its top-1 channel hit rate and (where
     calibrated) the speech channel's share of Σ|attribution| at least their
     thresholds, and the hit rate at least ``training_gain`` above the same
@@ -53,11 +53,12 @@ def test_channel_attribution(chaosmining, audio_case, explainer_name, request):
     if trained.accuracy < gate:
         pytest.skip(f"model {audio_case.id} is below its accuracy gate ({trained.accuracy:.3f} < {gate:.3f}); "
                     "its explainers are not judged on it")
-    with explainer_failures():
+    with chaosmining.timer(benchmark, SUITE, audio_case.id, explainer_name) as timer, explainer_failures():
         result = AUDIO.score(chaosmining, trained, chaosmining.explainers[explainer_name])
     node = request.node
+    cost = timer.cost_or(result["cost"])
     for metric in ("time_ms", "peak_mem_mb"):
-        chaosmining.judge.record(node, _record(audio_case, explainer_name, metric, getattr(result["cost"], metric)))
+        chaosmining.judge.record_cost(node, _record(audio_case, explainer_name, metric, getattr(cost, metric)))
     for metric in ("untrained_share", "untrained_top1_hit"):
         chaosmining.judge.record(node, _record(audio_case, explainer_name, metric, result[metric]))
     thresholds, tier_name, key = chaosmining.thresholds, chaosmining.settings.tier, audio_case.threshold_key

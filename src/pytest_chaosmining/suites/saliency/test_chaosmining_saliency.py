@@ -64,7 +64,7 @@ def test_prediction_quality(chaosmining, comparison, request):
                         f"{per_seed})")
 
 
-def test_attribution(chaosmining, comparison, explainer_name, request):
+def test_attribution(chaosmining, comparison, explainer_name, benchmark, request):
     """On every seed the explainer's score on the guided model clears chance by
     ``min_above_chance`` and (vision, audio) gains from training; where ``score_kept`` lists the explainer for this comparison (our
     measurements found the claim holds), the mean paired change of the domain's
@@ -75,6 +75,7 @@ def test_attribution(chaosmining, comparison, explainer_name, request):
     gate = chaosmining.thresholds.quality_gate(domain, chaosmining.settings.tier)
     suite = get_model_suite(domain)
     checks, changes = [], {m: [] for m in suite.compared}
+    timer = chaosmining.timer(benchmark, SUITE, comparison.id, explainer_name)  # times the first call
     for standard, guided in comparison.pairs():
         models = {standard: suite.model(chaosmining, standard), guided: suite.model(chaosmining, guided)}
         weak = [f"{c.id} ({suite.quality(m):.3f})" for c, m in models.items() if suite.quality(m) < gate]
@@ -82,7 +83,7 @@ def test_attribution(chaosmining, comparison, explainer_name, request):
             pytest.skip(f"below the {domain} quality gate {gate:.3f}: {', '.join(weak)}; not compared")
         results = {}
         for case, model in models.items():
-            with explainer_failures():
+            with timer, explainer_failures():
                 results[case] = suite.score(chaosmining, model, explainer)
         bars = guided_bars(chaosmining, domain, models[guided])
         for metric in suite.compared:

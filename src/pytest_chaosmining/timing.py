@@ -1,0 +1,126 @@
+"""A test's attribution calls, timed through pytest-benchmark's ``benchmark`` fixture.
+
+Every shipped test that runs an explainer declares ``benchmark`` and wraps its
+work in :class:`AttributionTimer`.  The suites measure their attribution calls
+with :func:`timed`: the first one of the test goes through
+``benchmark.pedantic`` (one round: attribution calls are too costly to repeat),
+with its peak memory, the suite, the case and the explainer in ``extra_info``;
+later ones are measured by hand and counted.  Outside a timer (the calibration
+tool, direct calls) :func:`timed` is :func:`~pytest_chaosmining.core.cost.measure`.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import statistics
+import time
+from types import TracebackType
+from typing import TYPE_CHECKING, Callable, TypeVar
+
+from pytest_chaosmining.core.cost import Cost, PeakMemory, measure
+
+if TYPE_CHECKING:
+    import torch
+    from pytest_benchmark.fixture import BenchmarkFixture
+
+T = TypeVar("T")
+
+#: pytest-benchmark group of every explainer timing of a suite
+GROUP_PREFIX = "chaosmining"
+
+_ACTIVE: contextvars.ContextVar["AttributionTimer | None"] = contextvars.ContextVar("chaosmining_timer", default=None)
+
+
+class AttributionTimer:
+    """Times one test's attribution calls (see the module docstring).
+
+    ``rounds``: how often pytest-benchmark repeats the first call (after one
+    warm-up call when more than one); the cost's time is their median.
+    ``cost``: the first call's :class:`Cost` (None until a call was measured: a
+    built-in's result reused from the cache makes none); ``calls`` and
+    ``total_ms``: every call measured in the test."""
+
+    def __init__(self, benchmark: "BenchmarkFixture", device: "torch.device", suite: str, case: str,
+                 explainer: str, rounds: int = 1):
+        self.benchmark = benchmark
+        self.device = device
+        self.rounds = rounds
+        self.cost: Cost | None = None
+        self.calls = 0
+        self.total_ms = 0.0
+        self._busy = False
+        benchmark.group = f"{GROUP_PREFIX} {suite}"
+        benchmark.extra_info.update(suite=suite, case=case, explainer=explainer, device=str(device))
+
+    def __enter__(self) -> "AttributionTimer":
+        self._token = _ACTIVE.set(self)
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        _ACTIVE.reset(self._token)
+
+    def measure(self, fn: Callable[[], T]) -> tuple[T, Cost]:
+        """Call ``fn``; the first call through pytest-benchmark, later ones by hand
+        (a call made inside a measured one is part of it: called, not measured)."""
+        if self._busy:
+            return fn(), Cost(0.0, 0.0)
+        self._busy = True
+        try:
+            return self._measure(fn)
+        finally:
+            self._busy = False
+
+    def _measure(self, fn: Callable[[], T]) -> tuple[T, Cost]:
+        if self.cost is not None:
+            result, cost = measure(fn, self.device)
+        else:
+            result, cost = self._first(fn)
+            self.cost = cost
+            self.benchmark.extra_info.update(peak_mem_mb=cost.peak_mem_mb)
+        self.calls += 1
+        self.total_ms += cost.time_ms
+        self.benchmark.extra_info.update(attribution_calls=self.calls, attribution_total_ms=self.total_ms)
+        return result, cost
+
+    def _first(self, fn: Callable[[], T]) -> tuple[T, Cost]:
+        benchmark, rounds, call = self.benchmark, self.rounds, _synchronised(fn, self.device)
+        with PeakMemory(self.device) as memory:
+            if benchmark.disabled:  # --benchmark-disable, or xdist: pytest-benchmark only calls it, once
+                start = time.perf_counter()
+                result: T = benchmark(call)
+                times = [(time.perf_counter() - start) * 1000]
+                if rounds > 1:  # that call was the warm-up
+                    times = [measure(call, self.device)[1].time_ms for _ in range(rounds)]
+            else:
+                result = benchmark.pedantic(call, rounds=rounds, iterations=1, warmup_rounds=1 if rounds > 1 else 0)
+                times = [t * 1000 for t in benchmark.stats.stats.data]
+        return result, Cost(statistics.median(times), memory.mb)
+
+    def cost_or(self, earlier: Cost) -> Cost:
+        """This test's measured cost, or ``earlier`` (a reused result's) where no call was made."""
+        return self.cost if self.cost is not None else earlier
+
+
+def _synchronised(fn: Callable[[], T], device: "torch.device") -> Callable[[], T]:
+    """``fn``, waiting for the device's queued work before returning (CUDA)."""
+    if getattr(device, "type", str(device)) != "cuda":
+        return fn
+
+    def call() -> T:
+        import torch
+
+        out = fn()
+        torch.cuda.synchronize(device)
+        return out
+
+    return call
+
+
+def timed(fn: Callable[[], T], device: "torch.device") -> tuple[T, Cost]:
+    """Call ``fn`` and return its result and :class:`Cost`, through the test's
+    :class:`AttributionTimer` when one is active."""
+    timer = _ACTIVE.get()
+    if timer is None:
+        return measure(fn, device)
+    return timer.measure(fn)
