@@ -600,6 +600,9 @@ def test_benchmark_options_select_and_carry_every_explainers_timing(pytester, ru
     their results; --benchmark-skip skips them and runs the rest."""
     args = ("--chaosmining-suites", "symbolic,cost", "--chaosmining-explainers", "SA,IG,random")
     run_suite(*args, k="f01 or cost", fresh=False).assert_outcomes(passed=9, xfailed=1)  # caches the built-ins
+    report = (pytester.path / "report" / "report.md").read_text()
+    assert "## Convergence, consistency and cost (ChaosMining Figure 5)" in report
+    assert "| SA | 1.000 (" in report and (pytester.path / "report" / "figure5.png").exists()
     result = run_suite(*args, "--benchmark-only", "--benchmark-json", "bench.json", k="f01 or cost", fresh=False)
     result.assert_outcomes(passed=5, skipped=4, xfailed=1)  # skipped: f01's quality test, the 3 convergence tests
     bench = json.loads((pytester.path / "bench.json").read_text())["benchmarks"]

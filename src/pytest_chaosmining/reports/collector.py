@@ -10,7 +10,6 @@ import json
 import os
 import platform
 import time
-import warnings
 from pathlib import Path
 from collections import Counter
 from importlib import metadata
@@ -101,19 +100,19 @@ class ResultCollector:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if not self.records and not self.outcomes:
             return
-        from pytest_chaosmining.reports.markdown import (build_markdown, embed_figures, terminal_table,
-                                                         uncalibrated_note, left_out_note, write_reports)
+        from pytest_chaosmining.reports.markdown import (build_markdown, terminal_table, uncalibrated_note,
+                                                         left_out_note)
+        from pytest_chaosmining.reports.render import render
 
         records = sort_records(self.records)
         meta = self.metadata()
         outcomes = {f"{s}|{e}|{o}": n for (s, e, o), n in sorted(self.outcomes.items())}
         failures = sorted(self.failures, key=lambda f: f["nodeid"])
-        markdown = build_markdown(records, meta, outcomes, failures)
         if self.settings.report_dir is not None:
-            figures = self._figures(records)
-            markdown = embed_figures(markdown, [Path(f).name for f in figures])
-            self.written = write_reports(self.settings.report_dir, records, meta, outcomes, markdown, failures)
-            self.written += figures + [self._html(records, meta, outcomes, failures, figures)]
+            markdown, self.written = render(Path(self.settings.report_dir), records, meta, outcomes, failures,
+                                            self.session)
+        else:
+            markdown = build_markdown(records, meta, outcomes, failures)
         summary = os.environ.get("GITHUB_STEP_SUMMARY")
         if summary:
             with open(summary, "a", encoding="utf-8") as fh:
@@ -139,31 +138,6 @@ class ResultCollector:
         else:
             self.summary_lines.append(f"baseline {baseline.source}: compared {compared} of {judged} judged results"
                                       + (f" ({judged - compared} had no baseline value)" if compared < judged else ""))
-
-    def _html(self, records: list[Record], meta: dict[str, Any], outcomes: dict[str, int],
-              failures: list[dict[str, str]], figures: list[str]) -> str:
-        """Write report.html (self-contained: figures embedded); its path."""
-        from pytest_chaosmining.core.atomic import atomic_write_text
-        from pytest_chaosmining.reports.html import build_html
-
-        assert self.settings.report_dir is not None
-        path = Path(self.settings.report_dir) / "report.html"
-        atomic_write_text(path, build_html(records, meta, outcomes, failures, [Path(f) for f in figures]))
-        return str(path)
-
-    def _figures(self, records: list[Record]) -> list[str]:
-        """Every suite's figures; a failure costs that suite's figures, not the report."""
-        from pytest_chaosmining.suites import all_suites
-
-        assert self.settings.report_dir is not None
-        Path(self.settings.report_dir).mkdir(parents=True, exist_ok=True)
-        written = []
-        for suite in all_suites():
-            try:
-                written += [str(path) for path in suite.figures(records, self.settings.report_dir, self.session)]
-            except Exception as exc:  # noqa: BLE001 - the report must survive
-                warnings.warn(f"chaosmining: {suite.name} figures not drawn: {type(exc).__name__}: {exc}")
-        return written
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.summary_lines:

@@ -107,8 +107,9 @@ class Suite(Protocol):
         """The suite's sections of report.md, from the run's records as a frame."""
         ...
 
-    def figures(self, records: list[Record], out_dir: Path, session: ChaosminingSession) -> list[Path]:
-        """Write the suite's figures into ``out_dir``; the paths written."""
+    def figures(self, records: list[Record], out_dir: Path, session: ChaosminingSession | None) -> list[Path]:
+        """Write the suite's figures into ``out_dir``; the paths written (``session``
+        None: a report rebuilt from results files, without models)."""
         ...
 
 
@@ -175,7 +176,7 @@ class SuiteDefaults:
         sections: Callable[[pd.DataFrame], list[str]] = self.report.sections
         return sections(frame)
 
-    def figures(self, records: list[Record], out_dir: Path, session: ChaosminingSession) -> list[Path]:
+    def figures(self, records: list[Record], out_dir: Path, session: ChaosminingSession | None) -> list[Path]:
         from pytest_chaosmining.reports.figures import drawn
 
         return drawn(records, out_dir, self.report.FIGURES)

@@ -1,0 +1,73 @@
+"""Rebuild a report folder from one or more results.json files.
+
+``python -m pytest_chaosmining.reports.rebuild OUT_DIR RESULTS.json [RESULTS.json ...]``
+
+With several files (the shards of one run, ``--chaosmining-shard i/n``) their
+records, outcomes and failures are merged into one report; they must share a
+tier.  Figures drawn from trained models (the vision and audio examples) need
+the models and are left out; every other figure is drawn from the records."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from pytest_chaosmining.core.results import Record, sort_records
+
+
+def merge(payloads: list[dict[str, Any]], sources: list[str]) -> tuple[list[Record], dict[str, Any], dict[str, int],
+                                                                       list[dict[str, str]]]:
+    """Records (exact duplicates once), metadata, outcome counts and failures of
+    ``payloads`` (each a results.json) as one run's."""
+    tiers = {p["meta"].get("tier") for p in payloads}
+    if len(tiers) > 1:
+        raise ValueError(f"cannot merge results of different tiers: {sorted(map(str, tiers))}")
+    seen: dict[str, Record] = {}
+    for payload in payloads:
+        for raw in payload["records"]:
+            seen.setdefault(json.dumps(raw, sort_keys=True), Record.from_dict(raw))
+    outcomes: Counter[str] = Counter()
+    for payload in payloads:
+        outcomes.update(payload.get("outcomes", {}))
+    failures = sorted((f for p in payloads for f in p.get("failures", [])), key=lambda f: f["nodeid"])
+    meta = dict(payloads[0]["meta"])
+    if len(payloads) > 1:
+        suites = [s for p in payloads for s in p["meta"].get("suites", [])]
+        meta["suites"] = list(dict.fromkeys(suites))
+        meta["merged_from"] = sources
+    return sort_records(list(seen.values())), meta, dict(sorted(outcomes.items())), failures
+
+
+def rebuild(out_dir: Path, paths: list[Path]) -> list[str]:
+    """Write the report of ``paths`` merged into ``out_dir``; the paths written."""
+    from pytest_chaosmining.reports.render import render
+
+    try:
+        payloads = [json.loads(Path(p).read_text()) for p in paths]
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"cannot read results: {exc}") from exc
+    records, meta, outcomes, failures = merge(payloads, [str(p) for p in paths])
+    return render(Path(out_dir), records, meta, outcomes, failures, None)[1]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point."""
+    parser = argparse.ArgumentParser(prog="python -m pytest_chaosmining.reports.rebuild", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("out_dir", type=Path, help="folder to write the report into")
+    parser.add_argument("results", type=Path, nargs="+", help="results.json files of one run (or its shards)")
+    args = parser.parse_args(argv)
+    try:
+        written = rebuild(args.out_dir, args.results)
+    except ValueError as exc:
+        parser.error(str(exc))
+    for path in written:
+        print(f"chaosmining report: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,47 @@
+"""One report folder from a run's records: results.json and results.csv, the
+suites' figures, report.md (figures embedded) and report.html.
+
+The plugin renders it at the end of a run; :mod:`pytest_chaosmining.reports.rebuild`
+renders it again from results files (CI shards merged, or a committed run)."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pytest_chaosmining.core.results import Record
+
+if TYPE_CHECKING:
+    from pytest_chaosmining.session import ChaosminingSession
+
+
+def figures(records: list[Record], out_dir: Path, session: ChaosminingSession | None) -> list[str]:
+    """Every suite's figures (without a session, those drawn from models are left
+    out); a failure costs that suite's figures, not the report."""
+    from pytest_chaosmining.suites import all_suites
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for suite in all_suites():
+        try:
+            written += [str(path) for path in suite.figures(records, out_dir, session)]
+        except Exception as exc:  # noqa: BLE001 - the report must survive
+            warnings.warn(f"chaosmining: {suite.name} figures not drawn: {type(exc).__name__}: {exc}", stacklevel=2)
+    return written
+
+
+def render(out_dir: Path, records: list[Record], meta: dict[str, Any], outcomes: dict[str, int],
+           failures: list[dict[str, str]], session: ChaosminingSession | None) -> tuple[str, list[str]]:
+    """Write the whole report folder; report.md's text and the paths written."""
+    from pytest_chaosmining.core.atomic import atomic_write_text
+    from pytest_chaosmining.reports.html import build_html
+    from pytest_chaosmining.reports.markdown import build_markdown, embed_figures, write_reports
+
+    out_dir = Path(out_dir)
+    drawn = figures(records, out_dir, session)
+    markdown = embed_figures(build_markdown(records, meta, outcomes, failures), [Path(f).name for f in drawn])
+    written = write_reports(out_dir, records, meta, outcomes, markdown, failures)
+    html = out_dir / "report.html"
+    atomic_write_text(html, build_html(records, meta, outcomes, failures, [Path(f) for f in drawn]))
+    return markdown, written + drawn + [str(html)]

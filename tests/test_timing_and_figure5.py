@@ -1,0 +1,93 @@
+"""Peak memory, the baseline's cost gate, Figure 5's consistency and convergence,
+and the report rebuild that merges results files."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from pytest_chaosmining.core.baseline import Baseline
+from pytest_chaosmining.core.cost import PeakMemory, measure
+from pytest_chaosmining.core.metrics import consistency
+from pytest_chaosmining.core.results import Record
+from pytest_chaosmining.reports.rebuild import merge, rebuild
+from pytest_chaosmining.suites.cost.suite import Convergence, snapshot_epochs
+
+
+def test_cpu_peak_memory_sees_a_buffer_allocated_and_freed_inside_the_call():
+    """A 64 MiB tensor made and dropped inside the call shows as about 64 MiB of
+    peak growth, although the resident set is back down when the call returns."""
+    import torch
+
+    def allocate():
+        buffer = torch.ones(16 * 2**20)  # 64 MiB of float32, touched
+        return float(buffer[0])
+
+    _, cost = measure(allocate, "cpu")
+    assert 56 <= cost.peak_mem_mb <= 96, cost
+    with PeakMemory("cpu") as idle:
+        pass
+    assert idle.mb < 8
+
+
+def _cost(explainer, metric, value):
+    return Record("cost", "mlp", explainer, 0, metric, value, {"formula": 2})
+
+
+def test_the_baseline_gates_time_and_memory_by_factor_plus_slack():
+    baseline = Baseline([_cost("SA", "time_ms", 100.0), _cost("SA", "peak_mem_mb", 50.0)], "base.json")
+    assert baseline.cost_regression(_cost("SA", "time_ms", 219.0), 2.0) is None  # within 2 × 100 + 20 ms
+    message = baseline.cost_regression(_cost("SA", "time_ms", 221.0), 2.0)
+    assert message and "time_ms regressed: 221.0 ms > 2 × baseline 100.0 ms + 20 ms" in message
+    assert baseline.cost_regression(_cost("SA", "peak_mem_mb", 115.0), 2.0) is None
+    assert "peak_mem_mb regressed" in (baseline.cost_regression(_cost("SA", "peak_mem_mb", 117.0), 2.0) or "")
+    assert baseline.cost_regression(_cost("IG", "time_ms", 1e6), 2.0) is None  # no baseline value: not gated
+    assert baseline.cost_regression(_cost("SA", "fprec", 0.0), 2.0) is None  # scores go through max-drop
+
+
+def test_consistency_is_one_for_a_fixed_ranking_and_zero_for_a_constant_map():
+    rng = np.random.default_rng(0)
+    fixed = np.tile(np.arange(20, dtype=float), (50, 1)) + rng.normal(0, 0.01, (50, 20))
+    assert consistency(fixed, 3) == 1.0
+    assert consistency(np.ones((50, 20)), 3) == 0.0  # ties count against the explainer
+    random = consistency(rng.random((2000, 20)), 1)
+    assert abs(random - 1 / 20) < 0.02  # chance: k / features
+
+
+def test_convergence_is_the_mean_fprec_over_the_curve():
+    assert snapshot_epochs(150) == (0, 15, 30, 45, 60, 75, 90, 105, 120, 135, 150)
+    assert snapshot_epochs(1000)[-1] == 300  # the paper's 300 epochs
+    curve = Convergence((0, 10, 20), (0.0, 1.0, 1.0))
+    assert curve.auc == pytest.approx((0.5 * 10 + 1.0 * 10) / 20)
+
+
+def _payload(records, outcomes, failures, suites):
+    return {"meta": {"tier": "smoke", "suites": suites}, "outcomes": outcomes, "failures": failures,
+            "records": [r.to_dict() for r in records]}
+
+
+def test_rebuild_merges_shards_into_one_report(tmp_path):
+    condition = {"noise_features": 20, "label_noise": 0.01, "n_samples": 2000}
+    a = [Record("symbolic", "mlp", "SA", 0, "fprec", 0.9, {**condition, "formula": 1}, threshold=0.5, passed=True)]
+    b = [Record("symbolic", "mlp", "SA", 0, "fprec", 0.8, {**condition, "formula": 2}, threshold=0.5, passed=True)]
+    fail = {"nodeid": "x::t[mine]", "suite": "symbolic", "explainer": "mine", "message": "mine: fprec 0.1 < 0.5"}
+    paths = []
+    for i, (records, outcomes, failures) in enumerate([(a, {"symbolic|SA|passed": 1}, []),
+                                                       (a + b, {"symbolic|SA|passed": 1, "symbolic|mine|failed": 1},
+                                                        [fail])]):
+        path = tmp_path / f"shard{i}.json"
+        path.write_text(json.dumps(_payload(records, outcomes, failures, ["symbolic"])))
+        paths.append(path)
+    records, meta, outcomes, failures = merge([json.loads(p.read_text()) for p in paths], [str(p) for p in paths])
+    assert len(records) == 2  # the record both shards carry is kept once
+    assert outcomes == {"symbolic|SA|passed": 2, "symbolic|mine|failed": 1} and failures == [fail]
+    assert meta["merged_from"] == [str(p) for p in paths]
+    written = rebuild(tmp_path / "out", paths)
+    assert {"results.json", "report.md", "report.html"} <= {p.rsplit("/", 1)[-1] for p in written}
+    assert "## Failures (1)" in (tmp_path / "out" / "report.md").read_text()
+    other = tmp_path / "paper.json"
+    other.write_text(json.dumps({**_payload(a, {}, [], ["symbolic"]), "meta": {"tier": "paper"}}))
+    with pytest.raises(ValueError, match="different tiers"):
+        rebuild(tmp_path / "bad", [paths[0], other])
