@@ -34,7 +34,7 @@ def per_suite(junit: Path) -> Counter[str]:
     seconds: Counter[str] = Counter()
     for case in ET.parse(junit).iter("testcase"):
         module = case.get("classname", "").split(".")[-1]
-        seconds[module.removeprefix("test_")] += float(case.get("time", 0))
+        seconds[module.removeprefix("test_chaosmining_")] += float(case.get("time", 0))
     return seconds
 
 
