@@ -181,3 +181,22 @@ def test_report_lists_failures_first_and_embeds_the_figures_it_names():
     text = embed_figures("Curves: `curves.png`.\nmore\n\nnext", ["curves.png", "other.png"])
     assert text.split("\n")[:4] == ["Curves: [`curves.png`](curves.png).", "more", "", "![curves.png](curves.png)"]
     assert text.endswith("## Figures\n\n![other.png](other.png)\n")
+
+
+def test_shards_split_the_cases_by_id_alone_and_cover_each_once():
+    from pytest_chaosmining.session import worker_gpu
+    from pytest_chaosmining.settings import parse_shard
+    from pytest_chaosmining.suites import in_shard
+
+    assert parse_shard("2/3") == (2, 3)
+    for bad in ("0/2", "3/2", "2", "a/b", "1/0"):
+        with pytest.raises(ValueError, match="I/N"):
+            parse_shard(bad)
+    ids = [f"case-{i}" for i in range(200)]
+    owners = [[i for i in (1, 2, 3) if in_shard("vision", case, (i, 3))] for case in ids]
+    assert all(len(o) == 1 for o in owners)  # every case in exactly one shard
+    sizes = [sum(o == [i] for o in owners) for i in (1, 2, 3)]
+    assert min(sizes) > 40, sizes  # and the shards are not lopsided
+    assert all(in_shard("vision", case, None) for case in ids)
+    assert [worker_gpu(w, 4) for w in ("gw0", "gw1", "gw5", None)] == [0, 1, 1, 0]
+    assert worker_gpu("gw3", 1) == 0

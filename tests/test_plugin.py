@@ -632,3 +632,31 @@ def test_time_and_memory_are_gated_against_the_baseline(pytester, run_suite):
                        k="test_attribution_cost", fresh=False, report="again")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*IG on *: time_ms regressed: * ms > 1.5 × baseline -1000.0 ms + 20 ms*"])
+
+
+def test_shards_merge_into_the_report_of_the_unsharded_run(pytester, run_suite):
+    """--chaosmining-shard 1/2 and 2/2 split the cases between two runs, stably
+    (by case id); their results.json merged by the rebuild command give the
+    unsharded run's records (timings aside), outcomes and failures."""
+    from pytest_chaosmining.reports.rebuild import rebuild
+
+    args = ("--chaosmining-suites", "symbolic,cost", "--chaosmining-explainers", "SA,random")
+    subset = "f01 or f02 or f08 or cost"
+    run_suite(*args, k=subset, fresh=False).assert_outcomes(passed=10, xfailed=3)
+    shards = []
+    for index in (1, 2):
+        result = run_suite(*args, "--chaosmining-shard", f"{index}/2", k=subset, fresh=False, report=f"shard{index}")
+        assert result.ret == 0
+        shards.append(pytester.path / f"shard{index}" / "results.json")
+    parts = [{(r["suite"], r["condition"]["formula"]) for r in json.loads(p.read_text())["records"]} for p in shards]
+    assert all(parts) and not parts[0] & parts[1], parts  # each shard ran a disjoint, non-empty share
+    rebuild(pytester.path / "merged", shards)
+
+    def comparable(report: str) -> tuple:
+        payload = json.loads((pytester.path / report / "results.json").read_text())
+        records = sorted(json.dumps(r, sort_keys=True) for r in payload["records"]
+                         if r["metric"] not in ("time_ms", "peak_mem_mb"))
+        return records, payload["outcomes"], payload["failures"]
+
+    assert comparable("merged") == comparable("report")
+    assert (pytester.path / "merged" / "report.html").exists()

@@ -45,6 +45,13 @@ C = TypeVar("C")
 Progress = Callable[[int, int, float, float], None]
 
 
+def worker_gpu(worker_id: str | None, gpus: int) -> int:
+    """The GPU index of xdist worker ``gw<i>``: ``i mod gpus`` (0 without xdist)."""
+    if worker_id is None or gpus <= 1 or not worker_id.startswith("gw"):
+        return 0
+    return int(worker_id[2:]) % gpus
+
+
 class ChaosminingSession:
     """Everything the suites need from the session, created once per process."""
 
@@ -59,14 +66,25 @@ class ChaosminingSession:
     # -- lazily built session resources ------------------------------------
     @functools.cached_property
     def device(self) -> torch.device:
-        """The torch device of the run: ``--chaosmining-device``, else CUDA where present."""
+        """The torch device of the run: ``--chaosmining-device``, else CUDA where
+        present.  Plain ``cuda`` on xdist worker ``gw<i>`` of a machine with several
+        GPUs is ``cuda:<i mod GPUs>``: one GPU per worker."""
         import torch
 
         name = self.settings.device or ("cuda" if torch.cuda.is_available() else "cpu")
         device = torch.device(name)  # raises RuntimeError on a malformed name
         if device.type == "cuda" and not torch.cuda.is_available():
             raise RuntimeError(f"device {name!r} requested but CUDA is not available")
+        if device.type == "cuda" and device.index is None:
+            return torch.device("cuda", worker_gpu(self.worker_id, torch.cuda.device_count()))
         return device
+
+    @property
+    def worker_id(self) -> str | None:
+        """This process's xdist worker id (``gw0``, …); None on the controller or without xdist."""
+        workerinput: dict[str, object] = getattr(self.config, "workerinput", {})
+        worker = workerinput.get("workerid")
+        return str(worker) if worker is not None else None
 
     @functools.cached_property
     def all_explainers(self) -> dict[str, Explainer]:
@@ -235,7 +253,7 @@ class ChaosminingSession:
         with the worker's id, to the stderr the worker shares with the controller,
         so a ``-n 2`` run shows what trains instead of staying silent for minutes."""
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-        worker = getattr(self.config, "workerinput", {}).get("workerid")
+        worker = self.worker_id
         if self.config.get_verbosity() < 0 or (reporter is None and worker is None):
             return None
         capture = self.config.pluginmanager.get_plugin("capturemanager")

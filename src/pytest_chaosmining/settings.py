@@ -43,6 +43,8 @@ _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
      "earlier run cached (default) or recompute them"),
     ("call-timeout", {"metavar": "SECONDS", "type": float}, "longest an explainer call may take before it is "
      "stopped and its test fails (default 600)"),
+    ("shard", {"metavar": "I/N"}, "run the I-th of N shards of the cases (a case's shard follows from its id, "
+     "the same in every run); merge the shards' results.json with python -m pytest_chaosmining.reports.rebuild"),
     ("thresholds", {"metavar": "FILE"}, "TOML file of thresholds overriding the shipped ones"),
     ("baseline", {"metavar": "FILE"}, "results.json of an earlier run; fail results that dropped"),
     ("max-drop", {"metavar": "X", "type": float}, "largest allowed drop below the baseline (default 0.02)"),
@@ -83,6 +85,7 @@ class Settings:
     baseline_file: Path | None = None
     max_drop: float = 0.02
     max_slowdown: float = 2.0
+    shard: tuple[int, int] | None = None
     trainings: tuple[str, ...] = ("standard",)
     sg_k: float = 0.1
     sg_lambda: float = 1.0
@@ -117,6 +120,18 @@ def parse_seeds(text: str) -> int | range:
     except ValueError:
         raise ValueError(f"chaosmining_seeds must be a count N >= 1 or a range A-B with A <= B, got {text!r}") from None
     return seeds
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``I/N`` (the I-th of N shards, 1 <= I <= N), as ``--chaosmining-shard`` takes it."""
+    index, sep, count = text.strip().partition("/")
+    try:
+        shard = (int(index), int(count))
+        if not sep or not 1 <= shard[0] <= shard[1]:
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"chaosmining_shard must be I/N with 1 <= I <= N, got {text!r}") from None
+    return shard
 
 
 def _pack(value: tuple[Any, Path]) -> Path | None:
@@ -185,6 +200,7 @@ def resolve(config: Any) -> Settings:
         baseline_file=path("baseline"),
         max_drop=float(max_drop) if max_drop is not None else 0.02,
         max_slowdown=max_slowdown,
+        shard=parse_shard(str(get("shard")[0])) if get("shard")[0] else None,
         trainings=tuple(dict.fromkeys(trainings)),
         sg_k=float(sg_k) if sg_k is not None else 0.1,
         sg_lambda=float(sg_lambda) if sg_lambda is not None else 1.0,

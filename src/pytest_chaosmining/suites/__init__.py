@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -219,23 +220,47 @@ def suite_of(path: Path) -> str | None:
     return name if name in REGISTRY and Path(path) == suite_test_file(name) else None
 
 
+def in_shard(suite: str, case_id: str, shard: tuple[int, int] | None) -> bool:
+    """Whether the case ``case_id`` of ``suite`` belongs to ``shard`` (``(i, n)``: the
+    i-th of n; None: every case does).  It follows from the ids alone, so every run,
+    on any machine, splits the cases the same way."""
+    if shard is None:
+        return True
+    index, count = shard
+    return zlib.crc32(f"{suite}/{case_id}".encode()) % count == index - 1
+
+
+def planned(session: ChaosminingSession | None, suite: Suite) -> list[Case]:
+    """The suite's cases in this run's shard (none without a session)."""
+    if session is None:
+        return []
+    return [case for case in suite.plan(session) if in_shard(suite.name, case.id, session.settings.shard)]
+
+
 def parametrize_cases(metafunc: pytest.Metafunc, session: ChaosminingSession | None, suite: Suite) -> None:
     """The one parametrisation of suite tests: over the suite's cases (its
-    ``case_arg``) and, where the test takes ``explainer_name``, over cases ×
-    registered explainers, with the case's ids and the control's strict-xfail
-    mark.  Without a session (suites collected without ``--chaosmining``) every
-    parameter set is empty."""
+    ``case_arg``) in this run's shard and, where the test takes ``explainer_name``,
+    over cases × registered explainers, with the case's ids, the control's
+    strict-xfail mark and an ``xdist_group`` per case (with ``--dist loadgroup``
+    a model's tests run on one worker).  Without a session (suites collected
+    without ``--chaosmining``) every parameter set is empty."""
     import pytest
 
-    cases = list(suite.plan(session)) if session is not None else []
+    cases = planned(session, suite)
     case_arg = suite.case_arg if suite.case_arg in metafunc.fixturenames else None
+
+    def group(case: Case) -> pytest.MarkDecorator:
+        return pytest.mark.xdist_group(f"{suite.name}:{case.id}")
+
     if "explainer_name" in metafunc.fixturenames:
         explainers = session.explainers_in(suite.name) if session is not None else []
         if case_arg is not None:
-            params = [pytest.param(case, name, id=case.explainer_id(name), marks=session.judge.marks_for(name))
+            params = [pytest.param(case, name, id=case.explainer_id(name),
+                                   marks=[*session.judge.marks_for(name), group(case)])
                       for case in cases for name in explainers if session is not None]
             metafunc.parametrize((case_arg, "explainer_name"), params)
-        else:
-            metafunc.parametrize("explainer_name", explainers)  # measured, never judged: no control mark
+        else:  # the tests of the suite's one case, measured, never judged: no control mark
+            metafunc.parametrize("explainer_name", [pytest.param(name, marks=[group(case) for case in cases[:1]])
+                                                    for name in explainers] if cases else [])
     elif case_arg is not None:
-        metafunc.parametrize(case_arg, [pytest.param(c, id=c.id) for c in cases])
+        metafunc.parametrize(case_arg, [pytest.param(c, id=c.id, marks=group(c)) for c in cases])
