@@ -80,6 +80,12 @@ class ChaosminingSession:
         return device
 
     @property
+    def ensemble(self) -> bool:
+        """Whether same-shape models train as batched ensembles (``--chaosmining-ensemble``)."""
+        setting = self.settings.ensemble
+        return setting == "on" or (setting == "auto" and self.device.type == "cuda")
+
+    @property
     def worker_id(self) -> str | None:
         """This process's xdist worker id (``gw0``, …); None on the controller or without xdist."""
         workerinput: dict[str, object] = getattr(self.config, "workerinput", {})

@@ -18,7 +18,7 @@ import numpy as np
 from pytest_chaosmining.attribution_context import tabular_context
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training_modes import SaliencyGuided, guided_model_id, training_key
-from pytest_chaosmining.suites import Calibration, SuiteDefaults, Condition, parametrize_cases
+from pytest_chaosmining.suites import Calibration, SuiteDefaults, Condition, in_shard, parametrize_cases
 from pytest_chaosmining.suites.symbolic import report
 from pytest_chaosmining.suites.symbolic.tiers import SYMBOLIC, SymbolicTier
 
@@ -144,8 +144,11 @@ def trained_model(
     cache: Any,
     device: Any,
     progress: Callable[[int, int, float, Any], None] | None = None,
+    together: bool = False,
 ) -> TrainedSymbolicModel:
-    """Load ``case``'s model from the cache or train it; score its test predictions."""
+    """Load ``case``'s model from the cache or train it; score its test predictions.
+    ``together``: the entry of the model trained in an ensemble
+    (:mod:`pytest_chaosmining.suites.symbolic.ensemble`, which trains it first)."""
     import torch
 
     from pytest_chaosmining.core.metrics import uscore
@@ -168,7 +171,10 @@ def trained_model(
             pred = model(torch.from_numpy(data.x_test).to(device)).cpu().numpy().ravel()
         return float(uscore(pred, data.y_test_clean))
 
-    model, meta = cache.model(SUITE, case.training_config(device.type), build, fit, device, symbolic_code(), check)
+    from pytest_chaosmining.suites.symbolic.ensemble import ensemble_config
+
+    config = ensemble_config(case, device.type) if together else case.training_config(device.type)
+    model, meta = cache.model(SUITE, config, build, fit, device, symbolic_code(), check)
     return TrainedSymbolicModel(case, model, data, check(model), float(meta["train_seconds"]))
 
 
@@ -242,9 +248,20 @@ class SymbolicSuite(SuiteDefaults):
                                                list(session.settings.sweeps)))
 
     def model(self, session: ChaosminingSession, case: SymbolicCase) -> TrainedSymbolicModel:
-        """The trained model of ``case``, trained at most once (and cached on disk)."""
-        return session.memo(case, lambda: trained_model(case, session.cache, session.device,
-                                                        session.progress(f"symbolic {case.id}")))
+        """The trained model of ``case``, trained at most once (and cached on disk);
+        with ensembles on, the run's models of its shape train together first."""
+        from pytest_chaosmining.suites.symbolic.ensemble import eligible, train_groups
+
+        def load() -> TrainedSymbolicModel:
+            together = session.ensemble and eligible(case)
+            if together:
+                cases = [c for c in self.plan(session) if in_shard(SUITE, c.id, session.settings.shard)]
+                train_groups(cases, session.cache, session.device,
+                             session.progress(f"symbolic ensemble ({case.id} and its shape)"))
+            return trained_model(case, session.cache, session.device, session.progress(f"symbolic {case.id}"),
+                                 together)
+
+        return session.memo(case, load)
 
     def quality(self, model: TrainedSymbolicModel) -> float:
         """Prediction quality: UScore of the test predictions."""

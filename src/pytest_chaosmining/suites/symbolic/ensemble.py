@@ -1,0 +1,86 @@
+"""The symbolic suite's MLPs trained as batched ensembles (``--chaosmining-ensemble``).
+
+The models of a run that share a data shape and training settings (formulas
+with as many inputs, and every seed of them) train as one ensemble
+(:mod:`pytest_chaosmining.core.ensemble`); each member is then stored in the
+model cache under its own key, which records that it was ensemble-trained.  A
+lock per group makes xdist workers train a group once."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from filelock import FileLock
+
+from pytest_chaosmining.core.cache import LOCK_TIMEOUT_S, cache_key
+
+if TYPE_CHECKING:
+    import torch
+
+    from pytest_chaosmining.core.cache import ModelCache
+    from pytest_chaosmining.suites.symbolic.suite import SymbolicCase
+
+SUITE = "symbolic"
+
+
+def eligible(case: SymbolicCase) -> bool:
+    """Whether ``case`` trains the same as one member of an ensemble as alone
+    (no saliency guided training, no dropout; every symbolic case is full batch)."""
+    return case.guide is None and case.dropout == 0
+
+
+def ensemble_config(case: SymbolicCase, device_type: str) -> dict[str, Any]:
+    """The cache config of ``case``'s model trained in an ensemble."""
+    return {**case.training_config(device_type), "trainer": "ensemble"}
+
+
+def _shape_key(case: SymbolicCase, n_features: int) -> tuple[object, ...]:
+    return (n_features, case.n_samples, case.width, case.depth, case.epochs, case.lr, case.optimizer)
+
+
+def train_groups(cases: Sequence[SymbolicCase], cache: ModelCache, device: torch.device,
+                 progress: Callable[[int, int, float, Any], None] | None = None) -> int:
+    """Train every eligible case of ``cases`` without a cache entry, one ensemble per
+    shape group, and store each member; the number of models trained."""
+    import torch
+
+    from pytest_chaosmining.core.ensemble import train_regressors_together
+    from pytest_chaosmining.core.training import RegressionTraining
+    from pytest_chaosmining.suites.symbolic.data import SymbolicDataSpec, generate
+    from pytest_chaosmining.suites.symbolic.suite import symbolic_code, untrained_model
+
+    code = symbolic_code()
+    todo = [c for c in cases if eligible(c) and not cache.has(SUITE, ensemble_config(c, device.type), code)]
+    data = {c: generate(SymbolicDataSpec(c.formula, c.noise_features, c.label_noise, c.n_samples, c.seed))
+            for c in todo}
+    groups: dict[tuple[object, ...], list[SymbolicCase]] = defaultdict(list)
+    for case in todo:
+        groups[_shape_key(case, data[case].n_features)].append(case)
+    trained = 0
+    for members in groups.values():
+        keys = sorted(cache_key(ensemble_config(c, device.type), code) for c in members)
+        lock = cache.root / SUITE / f"ensemble-{hashlib.sha256(json.dumps(keys).encode()).hexdigest()[:16]}.lock"
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(lock), timeout=LOCK_TIMEOUT_S):
+            members = [c for c in members if not cache.has(SUITE, ensemble_config(c, device.type), code)]
+            if not members:
+                continue  # another worker trained them meanwhile
+            models = [untrained_model(c, data[c].n_features).to(device) for c in members]
+            xs = torch.stack([torch.from_numpy(data[c].x_train) for c in members]).to(device)
+            ys = torch.stack([torch.from_numpy(data[c].y_train) for c in members]).to(device)
+            first = members[0]
+            settings = RegressionTraining(first.epochs, first.lr, first.optimizer)
+            began = time.perf_counter()
+            losses = train_regressors_together(models, xs, ys, settings, progress)
+            seconds = (time.perf_counter() - began) / len(members)
+            for case, model, loss in zip(members, models, losses):
+                meta = {"train_seconds": seconds, "final_loss": loss, "ensemble_size": len(members)}
+                cache.get_or_train(SUITE, ensemble_config(case, device.type),
+                                   lambda m=model, meta=meta: (m.state_dict(), meta), code)  # type: ignore[misc]
+            trained += len(members)
+    return trained

@@ -1,0 +1,48 @@
+"""Symbolic MLPs trained as one batched ensemble match the same models trained alone."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+
+from pytest_chaosmining.core.cache import ModelCache
+from pytest_chaosmining.core.ensemble import can_train_together
+from pytest_chaosmining.core.metrics import fprec
+from pytest_chaosmining.core.training import RegressionTraining
+from pytest_chaosmining.suites.symbolic.ensemble import train_groups
+from pytest_chaosmining.suites.symbolic.suite import cost_case, trained_model, untrained_model
+from pytest_chaosmining.suites.symbolic.tiers import SYMBOLIC
+
+
+def test_ensemble_members_match_single_training_and_are_cached_per_model(tmp_path):
+    """Three seeds of formula 2 and one of formula 5 (another input count: its own
+    group) at smoke settings: every member's weights, predictions, UScore and SA
+    FPrec match the model trained alone; each member has its own cache entry."""
+    base = cost_case(SYMBOLIC["smoke"])
+    cases = [dataclasses.replace(base, seed=s) for s in (0, 1, 2)] + [dataclasses.replace(base, formula=5)]
+    device = torch.device("cpu")
+    cache = ModelCache(tmp_path / "cache")
+    assert train_groups(cases, cache, device) == 4
+    assert train_groups(cases, cache, device) == 0  # all cached: nothing trains again
+    for case in cases:
+        together = trained_model(case, cache, device, together=True)
+        alone = trained_model(case, ModelCache(tmp_path / "alone"), device)
+        for (name, a), b in zip(alone.model.named_parameters(), together.model.parameters()):
+            assert torch.allclose(a, b, atol=2e-5), (case.id, name, (a - b).abs().max())
+        assert together.uscore == pytest.approx(alone.uscore, abs=1e-5)
+        x = torch.from_numpy(alone.data.x_test).requires_grad_()
+        grads = [torch.autograd.grad(m.model(x).sum(), x)[0].numpy() for m in (alone, together)]
+        assert fprec(grads[0], alone.data.truth) == fprec(grads[1], alone.data.truth)
+    assert len(list((tmp_path / "cache" / "symbolic").glob("*.pt"))) == 4
+
+
+def test_only_models_that_train_alike_are_ensembled():
+    base = cost_case(SYMBOLIC["smoke"])
+    plain = [untrained_model(base, 21), untrained_model(dataclasses.replace(base, seed=1), 21)]
+    assert can_train_together(plain, RegressionTraining(10, 1e-2, "adam"))
+    assert not can_train_together(plain, RegressionTraining(10, 1e-2, "adam", batch_size=64))
+    assert not can_train_together([untrained_model(dataclasses.replace(base, dropout=0.1), 21)] * 2,
+                                  RegressionTraining(10, 1e-2, "adam"))
+    assert not can_train_together([plain[0], untrained_model(base, 22)], RegressionTraining(10, 1e-2, "adam"))
