@@ -46,3 +46,26 @@ def test_only_models_that_train_alike_are_ensembled():
     assert not can_train_together([untrained_model(dataclasses.replace(base, dropout=0.1), 21)] * 2,
                                   RegressionTraining(10, 1e-2, "adam"))
     assert not can_train_together([plain[0], untrained_model(base, 22)], RegressionTraining(10, 1e-2, "adam"))
+
+
+def test_a_run_with_ensembles_on_trains_the_selected_models_together_and_scores_alike(pytester, run_suite):
+    """--chaosmining-ensemble on: the selected symbolic models train as ensembles
+    (only those: -k keeps the other formulas untrained) and every score matches
+    the run that trains each alone."""
+    import json
+
+    args = ("--chaosmining-suites", "symbolic", "--chaosmining-explainers", "SA,IG,random")
+    together = run_suite(*args, "--chaosmining-ensemble", "on", cache=pytester.path / "c1", report="on")
+    together.assert_outcomes(passed=6, xfailed=2)
+    run_suite(*args, cache=pytester.path / "c2", report="off").assert_outcomes(passed=6, xfailed=2)
+    entries = list((pytester.path / "c1" / "symbolic").glob("*.pt"))
+    assert len(entries) == 2  # f01 and f08 only
+    assert all(torch.load(e, weights_only=True)["meta"].get("ensemble_size") == 1 for e in entries)
+
+    def scores(report):
+        records = json.loads((pytester.path / report / "results.json").read_text())["records"]
+        return {(r["condition"]["formula"], r["explainer"], r["metric"]): r["value"] for r in records
+                if r["metric"] in ("fprec", "uscore", "training_gain")}
+
+    on, off = scores("on"), scores("off")
+    assert on.keys() == off.keys() and all(abs(on[k] - off[k]) < 1e-4 for k in on), (on, off)

@@ -126,3 +126,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 registered.add(name)
             item.add_marker(name)
         item.add_marker(pytest.mark.filterwarnings(UNUSED_BENCHMARK_FILTER))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Tell the suites which of their cases the run selected (after ``-k`` / ``-m``),
+    so that work done for a group of cases (ensembles) is done for those alone."""
+    chaosmining = session.config.stash.get(SESSION_KEY, None)
+    if chaosmining is None:
+        return
+    chaosmining.collection_done = True
+    for item in session.items:
+        suite = suite_of(Path(str(item.path)))
+        callspec = getattr(item, "callspec", None)
+        if suite is not None and callspec is not None:
+            chaosmining.note_selected(suite, callspec.params.values())

@@ -13,7 +13,7 @@ import functools
 import sys
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -62,6 +62,22 @@ class ChaosminingSession:
 
         explainers.CALL_TIMEOUT_S = settings.call_timeout_s
         self._memo: OrderedDict[Hashable, object] = OrderedDict()
+        self._selected: dict[str, set[str]] = {}
+        #: set once pytest has collected and selected the run's tests
+        self.collection_done = False
+
+    def note_selected(self, suite: str, params: Iterable[object]) -> None:
+        """Record the case ids among one selected test's parameters (see :meth:`selected`)."""
+        ids = self._selected.setdefault(suite, set())
+        ids.update(str(getattr(p, "id")) for p in params if isinstance(getattr(p, "id", None), str))
+
+    def selected(self, suite: str, cases: Sequence[C]) -> list[C]:
+        """Those of ``cases`` (of ``suite``) whose tests the run selected (all of them
+        before collection has finished)."""
+        if not self.collection_done:
+            return list(cases)
+        ids = self._selected.get(suite, set())
+        return [c for c in cases if str(getattr(c, "id")) in ids]
 
     # -- lazily built session resources ------------------------------------
     @functools.cached_property

@@ -255,7 +255,9 @@ class SymbolicSuite(SuiteDefaults):
         def load() -> TrainedSymbolicModel:
             together = session.ensemble and eligible(case)
             if together:
-                cases = [c for c in self.plan(session) if in_shard(SUITE, c.id, session.settings.shard)]
+                cases = session.selected(SUITE, [c for c in self.plan(session)
+                                                 if in_shard(SUITE, c.id, session.settings.shard)])
+                cases += [] if case in cases else [case]  # the cost suite's model, say
                 train_groups(cases, session.cache, session.device,
                              session.progress(f"symbolic ensemble ({case.id} and its shape)"))
             return trained_model(case, session.cache, session.device, session.progress(f"symbolic {case.id}"),
