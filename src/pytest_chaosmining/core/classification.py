@@ -41,6 +41,22 @@ def pcm_to_float(waves: torch.Tensor) -> torch.Tensor:
     return waves.float().div_(32767.0)
 
 
+#: the share of a GPU's free memory the compact training inputs may take to be kept on it
+RESIDENT_SHARE = 0.25
+
+
+def resident(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
+    """``tensor`` on a CUDA ``device`` when it takes at most :data:`RESIDENT_SHARE` of
+    the free memory there (batches are then indexed on the GPU, with no copy
+    from the host per batch); otherwise, and on CPU, unchanged."""
+    if device.type != "cuda" or tensor.device == device:
+        return tensor
+    free, _ = torch.cuda.mem_get_info(device)
+    if tensor.numel() * tensor.element_size() > RESIDENT_SHARE * free:
+        return tensor
+    return tensor.to(device)
+
+
 def train_classifier(
     model: nn.Module,
     inputs: torch.Tensor,
@@ -55,6 +71,7 @@ def train_classifier(
     (plus the saliency guided term when ``guide`` is given); returns the last
     epoch's mean loss."""
     device = next(model.parameters()).device
+    inputs, labels = resident(inputs, device), resident(labels, device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=settings.lr, weight_decay=settings.weight_decay)
     scheduler = torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(optimizer, T_0=settings.t0)
     generator = torch.Generator().manual_seed(seed)
@@ -64,7 +81,7 @@ def train_classifier(
     epoch_loss = torch.zeros(())
     for epoch in range(1, settings.epochs + 1):
         model.train()
-        order = torch.randperm(n, generator=generator)
+        order = torch.randperm(n, generator=generator).to(inputs.device)  # one copy per epoch, not per batch
         epoch_loss = torch.zeros((), device=device)
         for step in range(steps):
             idx = order[step * settings.batch_size : (step + 1) * settings.batch_size]
