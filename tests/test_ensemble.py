@@ -12,7 +12,7 @@ from pytest_chaosmining.core.ensemble import can_train_together
 from pytest_chaosmining.core.metrics import fprec
 from pytest_chaosmining.core.training import RegressionTraining
 from pytest_chaosmining.suites.symbolic.ensemble import train_groups
-from pytest_chaosmining.suites.symbolic.suite import cost_case, trained_model, untrained_model
+from pytest_chaosmining.suites.symbolic.suite import cost_case, symbolic_code, trained_model, untrained_model
 from pytest_chaosmining.suites.symbolic.tiers import SYMBOLIC
 
 
@@ -24,8 +24,8 @@ def test_ensemble_members_match_single_training_and_are_cached_per_model(tmp_pat
     cases = [dataclasses.replace(base, seed=s) for s in (0, 1, 2)] + [dataclasses.replace(base, formula=5)]
     device = torch.device("cpu")
     cache = ModelCache(tmp_path / "cache")
-    assert train_groups(cases, cache, device) == 4
-    assert train_groups(cases, cache, device) == 0  # all cached: nothing trains again
+    assert train_groups(cases, cache, device, untrained_model, symbolic_code()) == 4
+    assert train_groups(cases, cache, device, untrained_model, symbolic_code()) == 0  # all cached: nothing trains again
     for case in cases:
         together = trained_model(case, cache, device, together=True)
         alone = trained_model(case, ModelCache(tmp_path / "alone"), device)

@@ -167,7 +167,7 @@ def test_model_below_quality_gate_skips_its_explainers(pytester, run_suite):
     result = run_suite("--chaosmining-thresholds", "strict.toml", "--chaosmining-explainers", "SA",
                        "--chaosmining-suites", "symbolic", "-rs", k="f08")
     result.assert_outcomes(failed=1, skipped=1)
-    result.stdout.fnmatch_lines(["*below its quality gate (prediction UScore 0.* < 0.990)*"])
+    result.stdout.fnmatch_lines(["*below its quality gate (uscore 0.* < 0.990)*"])
 
 
 def test_threshold_failure_prints_value_threshold_and_margin(pytester, run_suite):

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_chaosmining.core.results import MODEL_LEVEL, Record
 from pytest_chaosmining.suites.audio.suite import SUITE, AudioSuite
+from pytest_chaosmining.suites.scoring import scored
 
 AUDIO = AudioSuite()
-from pytest_chaosmining.judge import explainer_failures
-from pytest_chaosmining.core.results import MODEL_LEVEL, Record
 
 
 
@@ -47,18 +47,9 @@ def test_channel_attribution(chaosmining, audio_case, explainer_name, benchmark,
     calibrated) the speech channel's share of Σ|attribution| at least their
     thresholds, and the hit rate at least ``training_gain`` above the same
     explainer's on the untrained model (it follows what the model learned)."""
-    chaosmining.judge.tag_test(request.node, SUITE, explainer_name)
-    trained = AUDIO.model(chaosmining, audio_case)
-    gate = chaosmining.thresholds.quality_gate(SUITE, chaosmining.settings.tier)
-    if trained.accuracy < gate:
-        pytest.skip(f"model {audio_case.id} is below its accuracy gate ({trained.accuracy:.3f} < {gate:.3f}); "
-                    "its explainers are not judged on it")
-    with chaosmining.timer(benchmark, SUITE, audio_case.id, explainer_name) as timer, explainer_failures():
-        result = AUDIO.score(chaosmining, trained, chaosmining.explainers[explainer_name])
     node = request.node
-    cost = timer.cost_or(result["cost"])
-    for metric in ("time_ms", "peak_mem_mb"):
-        chaosmining.judge.record_cost(node, _record(audio_case, explainer_name, metric, getattr(cost, metric)))
+    _, result = scored(chaosmining, AUDIO, audio_case, explainer_name, benchmark, node,
+                       lambda metric, value: _record(audio_case, explainer_name, metric, value))
     for metric in ("untrained_share", "untrained_top1_hit"):
         chaosmining.judge.record(node, _record(audio_case, explainer_name, metric, result[metric]))
     thresholds, tier_name, key = chaosmining.thresholds, chaosmining.settings.tier, audio_case.threshold_key

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from filelock import FileLock
 
-from pytest_chaosmining.core.cache import LOCK_TIMEOUT_S, cache_key
+from pytest_chaosmining.core.cache import LOCK_TIMEOUT_S, Code, cache_key
 
 if TYPE_CHECKING:
     import torch
@@ -44,17 +44,18 @@ def _shape_key(case: SymbolicCase, n_features: int) -> tuple[object, ...]:
 
 
 def train_groups(cases: Sequence[SymbolicCase], cache: ModelCache, device: torch.device,
+                 build: Callable[[SymbolicCase, int], torch.nn.Module], code: Code,
                  progress: Callable[[int, int, float, Any], None] | None = None) -> int:
     """Train every eligible case of ``cases`` without a cache entry, one ensemble per
-    shape group, and store each member; the number of models trained."""
+    shape group, and store each member; the number of models trained.  ``build``
+    makes a case's initialised model for a number of inputs; ``code``: the modules
+    in the cache key."""
     import torch
 
     from pytest_chaosmining.core.ensemble import train_regressors_together
     from pytest_chaosmining.core.training import RegressionTraining
     from pytest_chaosmining.suites.symbolic.data import SymbolicDataSpec, generate
-    from pytest_chaosmining.suites.symbolic.suite import symbolic_code, untrained_model
 
-    code = symbolic_code()
     todo = [c for c in cases if eligible(c) and not cache.has(SUITE, ensemble_config(c, device.type), code)]
     data = {c: generate(SymbolicDataSpec(c.formula, c.noise_features, c.label_noise, c.n_samples, c.seed))
             for c in todo}
@@ -70,7 +71,7 @@ def train_groups(cases: Sequence[SymbolicCase], cache: ModelCache, device: torch
             members = [c for c in members if not cache.has(SUITE, ensemble_config(c, device.type), code)]
             if not members:
                 continue  # another worker trained them meanwhile
-            models = [untrained_model(c, data[c].n_features).to(device) for c in members]
+            models = [build(c, data[c].n_features).to(device) for c in members]
             xs = torch.stack([torch.from_numpy(data[c].x_train) for c in members]).to(device)
             ys = torch.stack([torch.from_numpy(data[c].y_train) for c in members]).to(device)
             first = members[0]

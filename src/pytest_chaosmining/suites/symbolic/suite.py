@@ -258,7 +258,7 @@ class SymbolicSuite(SuiteDefaults):
                 cases = session.selected(SUITE, [c for c in self.plan(session)
                                                  if in_shard(SUITE, c.id, session.settings.shard)])
                 cases += [] if case in cases else [case]  # the cost suite's model, say
-                train_groups(cases, session.cache, session.device,
+                train_groups(cases, session.cache, session.device, untrained_model, symbolic_code(),
                              session.progress(f"symbolic ensemble ({case.id} and its shape)"))
             return trained_model(case, session.cache, session.device, session.progress(f"symbolic {case.id}"),
                                  together)

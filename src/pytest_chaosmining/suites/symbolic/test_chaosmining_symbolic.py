@@ -7,10 +7,8 @@ the bars.
 
 from __future__ import annotations
 
-import pytest
-
-from pytest_chaosmining.judge import explainer_failures
 from pytest_chaosmining.core.results import MODEL_LEVEL, Record
+from pytest_chaosmining.suites.scoring import scored
 from pytest_chaosmining.suites.symbolic.suite import SUITE, SymbolicSuite
 
 SYMBOLIC = SymbolicSuite()
@@ -35,20 +33,9 @@ def test_fprec(chaosmining, symbolic_case, explainer_name, benchmark, request):
     """The explainer ranks the truly predictive features on top: FPrec at least its
     threshold, and at least ``training_gain`` above the same explainer's FPrec on
     the untrained model (a ranking that ignores the model gains nothing)."""
-    chaosmining.judge.tag_test(request.node, SUITE, explainer_name)
-    trained = SYMBOLIC.model(chaosmining, symbolic_case)
-    gate = chaosmining.thresholds.quality_gate(SUITE, chaosmining.settings.tier)
-    if trained.uscore < gate:
-        pytest.skip(
-            f"model {symbolic_case.id} is below its quality gate (prediction UScore {trained.uscore:.3f} < "
-            f"{gate:.3f}); its explainers are not judged on it"
-        )
-    with chaosmining.timer(benchmark, SUITE, symbolic_case.id, explainer_name) as timer, explainer_failures():
-        result = SYMBOLIC.score(chaosmining, trained, chaosmining.explainers[explainer_name])
     node = request.node
-    cost = timer.cost_or(result["cost"])
-    chaosmining.judge.record_cost(node, _record(symbolic_case, explainer_name, "time_ms", cost.time_ms))
-    chaosmining.judge.record_cost(node, _record(symbolic_case, explainer_name, "peak_mem_mb", cost.peak_mem_mb))
+    _, result = scored(chaosmining, SYMBOLIC, symbolic_case, explainer_name, benchmark, node,
+                       lambda metric, value: _record(symbolic_case, explainer_name, metric, value))
     if "attr_uscore" in result:
         chaosmining.judge.record(node, _record(symbolic_case, explainer_name, "attr_uscore", result["attr_uscore"]))
     chaosmining.judge.record(node, _record(symbolic_case, explainer_name, "untrained_fprec", result["untrained_fprec"]))

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_chaosmining.judge import explainer_failures
 from pytest_chaosmining.core.results import MODEL_LEVEL, Record
+from pytest_chaosmining.suites.scoring import scored
 from pytest_chaosmining.suites.vision.suite import SUITE, VisionSuite
 
 VISION = VisionSuite()
@@ -39,18 +39,9 @@ def test_accuracy(chaosmining, vision_case, request):
 
 def test_iou(chaosmining, vision_case, explainer_name, benchmark, request):
     """The explainer's top-k pixels outline the foreground: IoU at least its threshold."""
-    chaosmining.judge.tag_test(request.node, SUITE, explainer_name)
-    trained = VISION.model(chaosmining, vision_case)
-    gate = chaosmining.thresholds.quality_gate(SUITE, chaosmining.settings.tier)
-    if trained.accuracy < gate:
-        pytest.skip(f"model {vision_case.id} is below its accuracy gate ({trained.accuracy:.3f} < {gate:.3f}); "
-                    "its explainers are not judged on it")
-    with chaosmining.timer(benchmark, SUITE, vision_case.id, explainer_name) as timer, explainer_failures():
-        result = VISION.score(chaosmining, trained, chaosmining.explainers[explainer_name])
     node = request.node
-    cost = timer.cost_or(result["cost"])
-    chaosmining.judge.record_cost(node, _record(vision_case, explainer_name, "time_ms", cost.time_ms))
-    chaosmining.judge.record_cost(node, _record(vision_case, explainer_name, "peak_mem_mb", cost.peak_mem_mb))
+    _, result = scored(chaosmining, VISION, vision_case, explainer_name, benchmark, node,
+                       lambda metric, value: _record(vision_case, explainer_name, metric, value))
     chaosmining.judge.record(node, _record(vision_case, explainer_name, "box_share", result["box_share"]))
     chaosmining.judge.record(node, _record(vision_case, explainer_name, "untrained_iou", result["untrained_iou"]))
     tier_name, what = chaosmining.settings.tier, f"{explainer_name} on {vision_case.id}"
