@@ -91,3 +91,20 @@ def test_rebuild_merges_shards_into_one_report(tmp_path):
     other.write_text(json.dumps({**_payload(a, {}, [], ["symbolic"]), "meta": {"tier": "paper"}}))
     with pytest.raises(ValueError, match="different tiers"):
         rebuild(tmp_path / "bad", [paths[0], other])
+
+
+def test_every_section_renders_from_a_run_without_model_level_tests():
+    """``--benchmark-only`` skips the model-level tests (accuracy, premise): every
+    suite's section must still render from the explainer records alone."""
+    import warnings
+    from pathlib import Path
+
+    from pytest_chaosmining.core.results import MODEL_LEVEL
+    from pytest_chaosmining.reports.markdown import build_markdown
+
+    payload = json.loads((Path(__file__).parents[1] / "reports" / "smoke" / "results.json").read_text())
+    records = [Record.from_dict(r) for r in payload["records"] if r["explainer"] != MODEL_LEVEL]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        markdown = build_markdown(records, payload["meta"], payload["outcomes"], [])
+    assert "## BAM" in markdown and "could not be written" not in markdown

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import warnings
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -146,7 +147,12 @@ def build_markdown(records: list[Record], meta: dict[str, Any], outcomes: dict[s
         from pytest_chaosmining.suites import all_suites
 
         for suite in all_suites():
-            lines += suite.sections(df)
+            try:
+                lines += suite.sections(df)
+            except Exception as exc:  # noqa: BLE001 - a failure costs that suite's section, not the report
+                warnings.warn(f"chaosmining: {suite.name} section not written: {type(exc).__name__}: {exc}",
+                              stacklevel=2)
+                lines += [f"*The {suite.name} section could not be written ({type(exc).__name__}: {exc}).*", ""]
         lines += _cost_sections(df)
     return "\n".join(lines)
 

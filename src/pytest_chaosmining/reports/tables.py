@@ -66,9 +66,11 @@ def per_condition_table(frame: Any, explainers: list[str]) -> list[str]:
 
 
 def values_of(group: Any, metric: str, explainer: str, **where: Any) -> Any:
+    """The values of ``metric`` for ``explainer`` whose condition fields equal ``where``
+    (none where no record has such a field: the run did not measure it)."""
     sel = group[(group.metric == metric) & (group.explainer == explainer)]
     for key, value in where.items():
-        sel = sel[sel[key] == value]
+        sel = sel[sel[key] == value] if key in sel.columns else sel.iloc[0:0]
     return sel["value"]
 
 

@@ -172,8 +172,8 @@ def selector(case: RFECase, explainer: Any, k: int, device: Any) -> Any:
                   batch_size=case.batch_size, random_state=case.seed, device=str(device))
 
 
-def run_rfewna(case: RFECase, explainer: Any, cache: Any, device: Any) -> SelectionResult:
-    """RFEwNA with ``explainer`` on ``case`` (cached for built-in explainers)."""
+def run_rfewna(case: RFECase, explainer: Any, cache: Any, device: Any, reuse: bool = True) -> SelectionResult:
+    """RFEwNA with ``explainer`` on ``case`` (cached for built-in explainers, unless not ``reuse``)."""
     data = load(case)
     k = n_select(case, data)
 
@@ -187,7 +187,7 @@ def run_rfewna(case: RFECase, explainer: Any, cache: Any, device: Any) -> Select
         return {}, meta
 
     config = None
-    if explainer.source == "builtin":
+    if explainer.source == "builtin" and reuse:
         import captum
 
         config = {**case.config(), "explainer": explainer.name, "device": device.type, "captum": captum.__version__}
@@ -318,5 +318,6 @@ class RfeSuite(SuiteDefaults):
         if method.startswith("RFE-"):
             return session.memo(("rfe", case, method),
                                 lambda: run_statistical(case, method[4:], session.device, session.cache))
+        reuse = session.settings.reuse_builtin_results and not session.fresh_timings
         return session.memo(("rfe", case, method),
-                            lambda: run_rfewna(case, session.explainers[method], session.cache, session.device))
+                            lambda: run_rfewna(case, session.explainers[method], session.cache, session.device, reuse))
