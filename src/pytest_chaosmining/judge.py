@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -17,6 +18,9 @@ from pytest_chaosmining.core.baseline import Baseline
 from pytest_chaosmining.core.results import OUTCOME_PROPERTY, USER_PROPERTY, Record
 from pytest_chaosmining import diagnosis
 from pytest_chaosmining.explainers import Explainer, ExplainerError, ExplainerNotApplicable
+
+if TYPE_CHECKING:
+    from pytest_chaosmining.core.cost import Cost
 
 #: (record, threshold or None, what the message says was measured)
 Check = tuple[Record, "float | None", str]
@@ -73,6 +77,12 @@ class Judge:
             node.user_properties += [(record.metric, record.value), (f"{record.metric}_threshold", record.threshold),
                                      (f"{record.metric}_margin", record.value - record.threshold)]
         return record
+
+    def record_costs(self, node: pytest.Item, cost: Cost, make: Callable[[str, float], Record]) -> None:
+        """:meth:`record_cost` the time and peak memory of ``cost`` (``make(metric,
+        value)`` makes each record)."""
+        for metric in ("time_ms", "peak_mem_mb"):
+            self.record_cost(node, make(metric, getattr(cost, metric)))
 
     def record_cost(self, node: pytest.Item, record: Record) -> Record:
         """Record a time or peak memory; one that grew beyond the allowed slowdown

@@ -93,8 +93,8 @@ class ChaosminingSession:
             raise RuntimeError(f"device {name!r} requested but CUDA is not available")
         if device.type == "cuda":
             torch.backends.cudnn.benchmark = True  # the suites' shapes are fixed: let cuDNN pick its kernels once
-        if device.type == "cuda" and device.index is None:
-            return torch.device("cuda", worker_gpu(self.worker_id, torch.cuda.device_count()))
+            if device.index is None:
+                return torch.device("cuda", worker_gpu(self.worker_id, torch.cuda.device_count()))
         return device
 
     @property

@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import contextvars
 import statistics
-import time
 from types import TracebackType
 from typing import TYPE_CHECKING, Callable, TypeVar
 
-from pytest_chaosmining.core.cost import Cost, PeakMemory, measure
+from pytest_chaosmining.core.cost import Cost, PeakMemory, clocked, measure, synchronised
 
 if TYPE_CHECKING:
     import torch
@@ -84,14 +83,12 @@ class AttributionTimer:
         return result, cost
 
     def _first(self, fn: Callable[[], T]) -> tuple[T, Cost]:
-        benchmark, rounds, call = self.benchmark, self.rounds, _synchronised(fn, self.device)
+        benchmark, rounds, call = self.benchmark, self.rounds, synchronised(fn, self.device)
         with PeakMemory(self.device) as memory:
             if benchmark.disabled:  # --benchmark-disable, or xdist: pytest-benchmark only calls it, once
-                start = time.perf_counter()
-                result: T = benchmark(call)
-                times = [(time.perf_counter() - start) * 1000]
-                if rounds > 1:  # that call was the warm-up
-                    times = [measure(call, self.device)[1].time_ms for _ in range(rounds)]
+                result, first_ms = clocked(lambda: benchmark(call))
+                # more rounds: that call was the warm-up; time the rounds by hand (inside this memory reading)
+                times = [clocked(call)[1] for _ in range(rounds)] if rounds > 1 else [first_ms]
             else:
                 result = benchmark.pedantic(call, rounds=rounds, iterations=1, warmup_rounds=1 if rounds > 1 else 0)
                 times = [t * 1000 for t in benchmark.stats.stats.data]
@@ -100,21 +97,6 @@ class AttributionTimer:
     def cost_or(self, earlier: Cost) -> Cost:
         """This test's measured cost, or ``earlier`` (a reused result's) where no call was made."""
         return self.cost if self.cost is not None else earlier
-
-
-def _synchronised(fn: Callable[[], T], device: "torch.device") -> Callable[[], T]:
-    """``fn``, waiting for the device's queued work before returning (CUDA)."""
-    if getattr(device, "type", str(device)) != "cuda":
-        return fn
-
-    def call() -> T:
-        import torch
-
-        out = fn()
-        torch.cuda.synchronize(device)
-        return out
-
-    return call
 
 
 def timed(fn: Callable[[], T], device: "torch.device") -> tuple[T, Cost]:

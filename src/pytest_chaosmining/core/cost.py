@@ -48,12 +48,32 @@ def _trim_heap() -> None:
         pass
 
 
+def is_cuda(device: "torch.device | str") -> bool:
+    """Whether ``device`` (a torch device or its name) is a CUDA device."""
+    return getattr(device, "type", str(device)) == "cuda"
+
+
+def synchronised(fn: Callable[[], T], device: "torch.device | str") -> Callable[[], T]:
+    """``fn``, returning only once the device's queued work is done (CUDA; else ``fn``)."""
+    if not is_cuda(device):
+        return fn
+
+    def call() -> T:
+        import torch
+
+        out = fn()
+        torch.cuda.synchronize(device)
+        return out
+
+    return call
+
+
 class PeakMemory:
     """Context manager measuring the peak memory growth inside it on ``device``
     (see the module docstring); :attr:`mb` after the block."""
 
     def __init__(self, device: "torch.device | str"):
-        self.cuda = getattr(device, "type", str(device)) == "cuda"
+        self.cuda = is_cuda(device)
         self.device = device
         self.mb = 0.0
 
@@ -96,11 +116,12 @@ class PeakMemory:
 def measure(fn: Callable[[], T], device: "torch.device | str") -> tuple[T, Cost]:
     """Call ``fn`` once and return its result with its :class:`Cost`."""
     with PeakMemory(device) as memory:
-        start = time.perf_counter()
-        result = fn()
-        if memory.cuda:
-            import torch
+        result, elapsed_ms = clocked(synchronised(fn, device))
+    return result, Cost(elapsed_ms, memory.mb)
 
-            torch.cuda.synchronize(memory.device)
-        elapsed = time.perf_counter() - start
-    return result, Cost(elapsed * 1000, memory.mb)
+
+def clocked(fn: Callable[[], T]) -> tuple[T, float]:
+    """Call ``fn``; its result and wall time in milliseconds."""
+    start = time.perf_counter()
+    result = fn()
+    return result, (time.perf_counter() - start) * 1000

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -39,6 +39,8 @@ REGISTRY: dict[str, str] = {
     "bam": "pytest_chaosmining.suites.bam.suite:BamSuite",
 }
 SUITES_DIR = Path(__file__).parent
+
+C = TypeVar("C")
 
 #: a record's condition (its fields) → the key its bar is looked up under (``f03``, ``SBRP``, …)
 Condition = Mapping[str, object]
@@ -230,11 +232,14 @@ def in_shard(suite: str, case_id: str, shard: tuple[int, int] | None) -> bool:
     return zlib.crc32(f"{suite}/{case_id}".encode()) % count == index - 1
 
 
+def sharded(session: ChaosminingSession, suite: str, cases: Sequence[C]) -> list[C]:
+    """Those of ``cases`` (of ``suite``) in this run's shard (``--chaosmining-shard``)."""
+    return [case for case in cases if in_shard(suite, str(getattr(case, "id")), session.settings.shard)]
+
+
 def planned(session: ChaosminingSession | None, suite: Suite) -> list[Case]:
     """The suite's cases in this run's shard (none without a session)."""
-    if session is None:
-        return []
-    return [case for case in suite.plan(session) if in_shard(suite.name, case.id, session.settings.shard)]
+    return sharded(session, suite.name, suite.plan(session)) if session is not None else []
 
 
 def parametrize_cases(metafunc: pytest.Metafunc, session: ChaosminingSession | None, suite: Suite) -> None:

@@ -14,17 +14,16 @@ if TYPE_CHECKING:
 
     from pytest_chaosmining.core.results import Record
     from pytest_chaosmining.session import ChaosminingSession
-    from pytest_chaosmining.suites import Case, ModelSuite, TrainedModel
+    from pytest_chaosmining.suites import Case, ModelSuite
 
 
 def scored(chaosmining: ChaosminingSession, suite: ModelSuite, case: Case, explainer: str,
            benchmark: BenchmarkFixture, node: pytest.Item,
-           record: Callable[[str, float], Record]) -> tuple[TrainedModel, dict[str, object]]:
+           record: Callable[[str, float], Record]) -> dict[str, object]:
     """Tag the test as ``explainer``'s, skip it when ``case``'s model is below the
     tier's quality gate, score the explainer (its first attribution call timed
     through ``benchmark``) and record its time and peak memory (``record(metric,
-    value)`` makes the records; gated against a baseline).  The model and the
-    suite's scores."""
+    value)`` makes the records; gated against a baseline).  The suite's scores."""
     chaosmining.judge.tag_test(node, suite.name, explainer)
     trained = suite.model(chaosmining, case)
     gate = chaosmining.thresholds.quality_gate(suite.name, chaosmining.settings.tier)
@@ -34,7 +33,5 @@ def scored(chaosmining: ChaosminingSession, suite: ModelSuite, case: Case, expla
                     "its explainers are not judged on it")
     with chaosmining.timer(benchmark, suite.name, case.id, explainer) as timer, explainer_failures():
         result = suite.score(chaosmining, trained, chaosmining.explainers[explainer])
-    cost = timer.cost_or(result["cost"])  # type: ignore[arg-type]
-    for metric in ("time_ms", "peak_mem_mb"):
-        chaosmining.judge.record_cost(node, record(metric, getattr(cost, metric)))
-    return trained, result
+    chaosmining.judge.record_costs(node, timer.cost_or(result["cost"]), record)  # type: ignore[arg-type]
+    return result

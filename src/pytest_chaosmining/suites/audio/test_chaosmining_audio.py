@@ -48,8 +48,8 @@ def test_channel_attribution(chaosmining, audio_case, explainer_name, benchmark,
     thresholds, and the hit rate at least ``training_gain`` above the same
     explainer's on the untrained model (it follows what the model learned)."""
     node = request.node
-    _, result = scored(chaosmining, AUDIO, audio_case, explainer_name, benchmark, node,
-                       lambda metric, value: _record(audio_case, explainer_name, metric, value))
+    result = scored(chaosmining, AUDIO, audio_case, explainer_name, benchmark, node,
+                    lambda metric, value: _record(audio_case, explainer_name, metric, value))
     for metric in ("untrained_share", "untrained_top1_hit"):
         chaosmining.judge.record(node, _record(audio_case, explainer_name, metric, result[metric]))
     thresholds, tier_name, key = chaosmining.thresholds, chaosmining.settings.tier, audio_case.threshold_key

@@ -16,20 +16,22 @@ REFERENCE = "SA"
 #: the paper's finding this figure checks (ChaosMining §3.1, Figure 5)
 PAPER_FINDING = ("all four methods converge alike; SA is markedly more consistent than the other three; "
                  "IG costs the most memory and time, SA the least")
-METRICS = (("convergence", "convergence (rel. SA)"), ("consistency", "consistency (rel. SA)"),
+#: the figure's panels: metric and title (the relative ones get "(rel. SA)", or "(raw)" without SA)
+METRICS = (("convergence", "convergence"), ("consistency", "consistency"),
            ("peak_mem_mb", "peak memory (MiB)"), ("time_ms", "time (ms)"))
+RELATIVE = ("convergence", "consistency")
 
 
 def figure5_values(df: Any) -> dict[str, dict[str, float]]:
-    """Per explainer, its cost-suite values: ``convergence`` and ``consistency``
-    divided by SA's (raw where SA did not run, with ``normalised`` 0.0), time and memory."""
+    """Per explainer, its cost-suite values by metric (means), plus ``convergence_rel``
+    and ``consistency_rel``, divided by SA's, where SA ran."""
     cost = df[df["suite"] == "cost"]
     values: dict[str, dict[str, float]] = {}
     for (explainer, metric), group in cost.groupby(["explainer", "metric"]):
         values.setdefault(str(explainer), {})[str(metric)] = float(group["value"].mean())
     reference = values.get(REFERENCE, {})
     for row in values.values():
-        for metric in ("convergence", "consistency"):
+        for metric in RELATIVE:
             if metric in row and reference.get(metric):
                 row[f"{metric}_rel"] = row[metric] / reference[metric]
     return values
@@ -75,14 +77,16 @@ def _figure5(records: list[Record], path: Path) -> bool:
     plt = pyplot()
     fig, axes = plt.subplots(1, 4, figsize=(14, 3.4))
     colours = ["tab:blue" if e == REFERENCE else "tab:grey" if e == CONTROL_NAME else "tab:orange" for e in explainers]
+    normalised = REFERENCE in values
     for ax, (metric, title) in zip(axes, METRICS):
-        key = f"{metric}_rel" if metric in ("convergence", "consistency") and REFERENCE in values else metric
-        heights = [values[e].get(key, 0.0) for e in explainers]
-        ax.bar(range(len(explainers)), heights, color=colours)
+        relative = metric in RELATIVE and normalised
+        key = f"{metric}_rel" if relative else metric
+        ax.bar(range(len(explainers)), [values[e].get(key, 0.0) for e in explainers], color=colours)
         ax.set_xticks(range(len(explainers)), explainers, rotation=45, ha="right", fontsize=8)
-        ax.set_title(title if key != metric or metric in ("peak_mem_mb", "time_ms") else title.replace("rel. SA", "raw"),
-                     fontsize=10)
-        if key.endswith("_rel"):
+        if metric in RELATIVE:
+            title += " (rel. SA)" if relative else " (raw)"
+        ax.set_title(title, fontsize=10)
+        if relative:
             ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
     fig.suptitle("ChaosMining Figure 5: SA (blue) is the reference; the random control in grey", fontsize=10)
     return save(fig, path, rect=(0, 0, 1, 0.94))

@@ -43,8 +43,7 @@ def test_attribution_cost(chaosmining, explainer_name, benchmark, request):
         return Record(SUITE, case.model_id, explainer_name, case.seed, metric, float(value), condition)
 
     judge.record(node, record("consistency", consistency(attr.cpu().numpy(), len(trained.data.truth))))
-    judge.record_cost(node, record("time_ms", cost.time_ms))
-    judge.record_cost(node, record("peak_mem_mb", cost.peak_mem_mb))
+    judge.record_costs(node, cost, record)
     judge.raise_cost_regressions(node)
 
 

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pytest_chaosmining.core.tiers import Seeds, seed_range
-from pytest_chaosmining.suites import Calibration, SuiteDefaults, Condition, in_shard, parametrize_cases
+from pytest_chaosmining.suites import Calibration, SuiteDefaults, Condition, parametrize_cases, sharded
 from pytest_chaosmining.suites.rfe import report
 from pytest_chaosmining.suites.rfe.tiers import RFE_TIERS
 
@@ -307,7 +307,7 @@ class RfeSuite(SuiteDefaults):
             return
         import pytest
 
-        cases = [c for c in self.plan(session) if in_shard(self.name, c.id, session.settings.shard)] if session else []
+        cases = sharded(session, self.name, self.plan(session)) if session is not None else []
         metafunc.parametrize((self.case_arg, "method"), [
             pytest.param(case, f"RFE-{m}", id=f"{case.id}-RFE-{m}") for case in cases for m in STATISTICAL[case.task]
         ])

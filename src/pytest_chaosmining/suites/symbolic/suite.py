@@ -18,7 +18,7 @@ import numpy as np
 from pytest_chaosmining.attribution_context import tabular_context
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training_modes import SaliencyGuided, guided_model_id, training_key
-from pytest_chaosmining.suites import Calibration, SuiteDefaults, Condition, in_shard, parametrize_cases
+from pytest_chaosmining.suites import Calibration, SuiteDefaults, Condition, parametrize_cases, sharded
 from pytest_chaosmining.suites.symbolic import report
 from pytest_chaosmining.suites.symbolic.tiers import SYMBOLIC, SymbolicTier
 
@@ -255,8 +255,7 @@ class SymbolicSuite(SuiteDefaults):
         def load() -> TrainedSymbolicModel:
             together = session.ensemble and eligible(case)
             if together:
-                cases = session.selected(SUITE, [c for c in self.plan(session)
-                                                 if in_shard(SUITE, c.id, session.settings.shard)])
+                cases = session.selected(SUITE, sharded(session, SUITE, self.plan(session)))
                 cases += [] if case in cases else [case]  # the cost suite's model, say
                 train_groups(cases, session.cache, session.device, untrained_model, symbolic_code(),
                              session.progress(f"symbolic ensemble ({case.id} and its shape)"))

@@ -34,8 +34,8 @@ def test_fprec(chaosmining, symbolic_case, explainer_name, benchmark, request):
     threshold, and at least ``training_gain`` above the same explainer's FPrec on
     the untrained model (a ranking that ignores the model gains nothing)."""
     node = request.node
-    _, result = scored(chaosmining, SYMBOLIC, symbolic_case, explainer_name, benchmark, node,
-                       lambda metric, value: _record(symbolic_case, explainer_name, metric, value))
+    result = scored(chaosmining, SYMBOLIC, symbolic_case, explainer_name, benchmark, node,
+                    lambda metric, value: _record(symbolic_case, explainer_name, metric, value))
     if "attr_uscore" in result:
         chaosmining.judge.record(node, _record(symbolic_case, explainer_name, "attr_uscore", result["attr_uscore"]))
     chaosmining.judge.record(node, _record(symbolic_case, explainer_name, "untrained_fprec", result["untrained_fprec"]))

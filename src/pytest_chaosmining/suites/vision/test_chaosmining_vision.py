@@ -40,8 +40,8 @@ def test_accuracy(chaosmining, vision_case, request):
 def test_iou(chaosmining, vision_case, explainer_name, benchmark, request):
     """The explainer's top-k pixels outline the foreground: IoU at least its threshold."""
     node = request.node
-    _, result = scored(chaosmining, VISION, vision_case, explainer_name, benchmark, node,
-                       lambda metric, value: _record(vision_case, explainer_name, metric, value))
+    result = scored(chaosmining, VISION, vision_case, explainer_name, benchmark, node,
+                    lambda metric, value: _record(vision_case, explainer_name, metric, value))
     chaosmining.judge.record(node, _record(vision_case, explainer_name, "box_share", result["box_share"]))
     chaosmining.judge.record(node, _record(vision_case, explainer_name, "untrained_iou", result["untrained_iou"]))
     tier_name, what = chaosmining.settings.tier, f"{explainer_name} on {vision_case.id}"
