@@ -178,3 +178,24 @@ def test_published_folder_is_read_by_column_position(tmp_path):
     assert data.classes == ("no", "yes") and list(data.labels) == [1, 0, 1]
     assert list(data.channels) == [2, 0, 1]
     assert len(load_published(folder, limit=2)) == 2
+
+
+def test_clips_decoded_by_dataloader_workers_are_the_clips_decoded_in_process(rainforest_dir, monkeypatch):
+    """Real-format files decode in DataLoader worker processes (core.decoding) to the same
+    arrays, in the same order, as without workers."""
+    made = {}
+    for workers in ("0", "2"):
+        monkeypatch.setenv("CHAOSMINING_DECODE_WORKERS", workers)
+        made[workers] = generate(spec("SBRP", n=8, source="files", data_dir=str(rainforest_dir), rate=8000,
+                                      duration=1.0))
+    assert np.array_equal(made["0"].waves, made["2"].waves) and np.array_equal(made["0"].labels, made["2"].labels)
+
+
+def test_decoding_workers_keep_order_and_start_only_for_many_items(monkeypatch):
+    from pytest_chaosmining.core.decoding import MIN_ITEMS_FOR_WORKERS, decode_all, default_workers
+
+    monkeypatch.delenv("CHAOSMINING_DECODE_WORKERS", raising=False)
+    assert default_workers(MIN_ITEMS_FOR_WORKERS - 1) == 0
+    assert decode_all(abs, list(range(-40, 40)), workers=2) == [abs(i) for i in range(-40, 40)]
+    monkeypatch.setenv("CHAOSMINING_DECODE_WORKERS", "3")
+    assert default_workers(1) == 3

@@ -30,3 +30,40 @@ def test_small_cnn_accepts_every_tier_canvas():
 def test_unknown_model():
     with pytest.raises(KeyError, match="unknown vision model"):
         build_model("lenet")
+
+
+def test_bf16_training_stays_close_to_fp32_and_hands_back_an_fp32_model():
+    """``--chaosmining-precision bf16``: autocast and channels_last batches change the
+    arithmetic, not what is learned; the model comes back fp32, contiguous, in eval mode."""
+    from torch import nn
+
+    torch.manual_seed(0)
+    images = (torch.rand(256, 3, 16, 16) * 255).to(torch.uint8)
+    labels = (images.float().mean((1, 2, 3)) > 127.5).long()
+    trained = {}
+    for precision in ("fp32", "bf16"):
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+                              nn.Linear(8, 2))
+        loss = train_classifier(model, images, labels, ClassifierTraining(epochs=3, batch_size=64, lr=1e-2, t0=3),
+                                seed=0, precision=precision)
+        trained[precision] = (loss, model)
+    (loss32, fp32), (loss16, bf16) = trained["fp32"], trained["bf16"]
+    weight = bf16[0].weight
+    assert weight.dtype == torch.float32 and weight.is_contiguous() and not bf16.training
+    assert not torch.equal(weight, fp32[0].weight)  # the arithmetic did change
+    assert torch.allclose(weight, fp32[0].weight, atol=5e-3) and abs(loss16 - loss32) < 1e-2
+    with pytest.raises(ValueError, match="fp64"):
+        train_classifier(fp32, images, labels, ClassifierTraining(epochs=1), seed=0, precision="fp64")
+
+
+def test_a_precision_other_than_fp32_names_and_keys_its_models_apart():
+    import dataclasses
+
+    from pytest_chaosmining.suites.vision.suite import plan_cases
+    from pytest_chaosmining.suites.vision.tiers import VISION
+
+    case = plan_cases(VISION["smoke"], 1)[0]
+    bf16 = dataclasses.replace(case, precision="bf16")
+    assert "precision" not in case.training_config("cpu")  # fp32 models keep their keys (and the shipped pack)
+    assert bf16.training_config("cpu")["precision"] == "bf16" and bf16.id == case.id.replace("-s0", "-bf16-s0")

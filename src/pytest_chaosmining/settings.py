@@ -12,8 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pytest_chaosmining.core.tiers import TIERS
-from pytest_chaosmining.core.training_modes import TRAINING_MODES, SaliencyGuided
+from pytest_chaosmining.core.training_modes import PRECISIONS, TRAINING_MODES, SaliencyGuided
 
 from pytest_chaosmining.suites import REGISTRY
 
@@ -39,6 +41,8 @@ _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
      "saliency guided training: mask the lowest signed (default, as the reference) or absolute gradients"),
     ("ensemble", {"choices": ("auto", "on", "off")}, "train the symbolic MLPs that share a shape as one batched "
      "ensemble: on, off, or auto (default: on for CUDA, off on CPU, where it measured no faster)"),
+    ("precision", {"choices": PRECISIONS}, "arithmetic of the vision and audio classifiers' training: fp32 "
+     "(default) or bf16 (autocast, channels_last image batches; models keyed and named apart, weights kept fp32)"),
     ("pack", {"metavar": "DIR|none"}, "models shipped ready-trained: a pack folder, or 'none' to train every model "
      "(default: the pack shipped with the plugin)"),
     ("builtin-results", {"choices": ("reuse", "recompute")}, "the built-in explainers' scores: reuse those an "
@@ -53,6 +57,10 @@ _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
     ("max-slowdown", {"metavar": "FACTOR", "type": float}, "largest allowed growth of an explainer's time and peak "
      "memory over the baseline's, as a factor (default 2.0; plus 20 ms / 16 MiB of slack)"),
 ]
+
+
+#: the allowed values of the options that have them, by ini name
+_CHOICES = {name.replace("-", "_"): kwargs["choices"] for name, kwargs, _ in _OPTIONS if "choices" in kwargs}
 
 
 def add_options(parser: Any) -> None:
@@ -89,6 +97,7 @@ class Settings:
     max_slowdown: float = 2.0
     shard: tuple[int, int] | None = None
     ensemble: str = "auto"
+    precision: str = "fp32"
     trainings: tuple[str, ...] = ("standard",)
     sg_k: float = 0.1
     sg_lambda: float = 1.0
@@ -157,6 +166,9 @@ def resolve(config: Any) -> Settings:
         if cli is not None:
             return cli, cwd
         ini = config.getini(f"chaosmining_{name}")
+        choices = _CHOICES.get(name)
+        if ini != "" and choices is not None and ini not in choices:  # the command line checks its own
+            raise pytest.UsageError(f"chaosmining_{name} = {ini!r} in the ini file: choose from {', '.join(choices)}")
         return (ini if ini != "" else None), ini_dir
 
     def path(name: str) -> Path | None:
@@ -204,6 +216,7 @@ def resolve(config: Any) -> Settings:
         max_drop=float(max_drop) if max_drop is not None else 0.02,
         max_slowdown=max_slowdown,
         ensemble=get("ensemble")[0] or "auto",
+        precision=get("precision")[0] or "fp32",
         shard=parse_shard(str(get("shard")[0])) if get("shard")[0] else None,
         trainings=tuple(dict.fromkeys(trainings)),
         sg_k=float(sg_k) if sg_k is not None else 0.1,

@@ -1,9 +1,11 @@
 """Classifier training for the vision and audio suites: AdamW with cosine warm
 restarts, as the paper, over compact in-memory tensors (uint8 images, int16
-waveforms) turned into floats batch by batch by a ``prepare`` function."""
+waveforms) turned into floats batch by batch by a ``prepare`` function, in fp32
+or with bf16 autocast (``--chaosmining-precision``)."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
@@ -57,6 +59,16 @@ def resident(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
     return tensor.to(device)
 
 
+def _precision_context(precision: str, device: torch.device) -> contextlib.AbstractContextManager[None]:
+    """The arithmetic of one forward and loss: fp32 as written, or bf16 autocast (the
+    weights and the optimiser stay fp32)."""
+    if precision == "fp32":
+        return contextlib.nullcontext()
+    if precision == "bf16":
+        return torch.autocast(device_type=device.type, dtype=torch.bfloat16)
+    raise ValueError(f"unknown training precision {precision!r}: fp32 or bf16")
+
+
 def train_classifier(
     model: nn.Module,
     inputs: torch.Tensor,
@@ -66,11 +78,17 @@ def train_classifier(
     progress: ProgressFn | None = None,
     prepare: PrepareFn = to_float,
     guide: SaliencyGuided | None = None,
+    precision: str = "fp32",
 ) -> float:
     """Train ``model`` in place with cross-entropy on ``prepare(inputs[batch])``
     (plus the saliency guided term when ``guide`` is given); returns the last
-    epoch's mean loss."""
+    epoch's mean loss.  ``precision`` "bf16" runs forward and loss under bf16
+    autocast with image batches (4-D) in channels_last; the model comes back in
+    fp32 and the standard memory format either way."""
     device = next(model.parameters()).device
+    images = inputs.dim() == 4 and precision != "fp32"
+    if images:
+        model.to(memory_format=torch.channels_last)
     inputs, labels = resident(inputs, device), resident(labels, device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=settings.lr, weight_decay=settings.weight_decay)
     scheduler = torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(optimizer, T_0=settings.t0)
@@ -86,18 +104,23 @@ def train_classifier(
         for step in range(steps):
             idx = order[step * settings.batch_size : (step + 1) * settings.batch_size]
             x = prepare(inputs[idx].to(device))
+            if images:
+                x = x.contiguous(memory_format=torch.channels_last)
             y = labels[idx].to(device)
             optimizer.zero_grad(set_to_none=True)
-            if guide is None:
-                loss = nn.functional.cross_entropy(model(x), y)
-            else:
-                loss = guided_loss(model, x, y, guide, classification=True, generator=generator)
+            with _precision_context(precision, device):
+                if guide is None:
+                    loss = nn.functional.cross_entropy(model(x), y)
+                else:
+                    loss = guided_loss(model, x, y, guide, classification=True, generator=generator)
             loss.backward()
             optimizer.step()
             scheduler.step(epoch - 1 + (step + 1) / steps)
             epoch_loss += loss.detach() * len(idx)
         if progress is not None:
             progress(epoch, settings.epochs, time.perf_counter() - start, epoch_loss / n)
+    if images:
+        model.to(memory_format=torch.contiguous_format)
     model.eval()
     return float(epoch_loss / n)
 

@@ -13,6 +13,9 @@ from typing import Any
 
 #: Training modes selectable with ``--chaosmining-training``.
 TRAINING_MODES = ("standard", "saliency-guided")
+#: Arithmetic of the classifiers' training (``--chaosmining-precision``): fp32, or bf16 autocast
+#: with channels_last image batches
+PRECISIONS = ("fp32", "bf16")
 
 
 @dataclass(frozen=True)
@@ -38,15 +41,19 @@ class SaliencyGuided:
         return f"sg-k{self.k:g}-l{self.lam:g}" + ("-abs" if self.absolute else "")
 
 
-def guided_model_id(model_id: str, guide: SaliencyGuided | None) -> str:
-    """``model_id`` with the training mode appended (nothing for standard training)."""
-    return model_id if guide is None else f"{model_id}-{guide.id}"
+def guided_model_id(model_id: str, guide: SaliencyGuided | None, precision: str = "fp32") -> str:
+    """``model_id`` with the training mode and a precision other than fp32 appended
+    (nothing for standard fp32 training)."""
+    model_id = model_id if guide is None else f"{model_id}-{guide.id}"
+    return model_id if precision == "fp32" else f"{model_id}-{precision}"
 
 
 def training_key(suite: str, case: Any, device_type: str) -> dict[str, Any]:
     """Everything that affects a case's trained weights (its cache key); standard
-    training adds nothing, so standard models keep their keys."""
+    training adds nothing, nor does fp32, so standard models keep their keys."""
     fields = dataclasses.asdict(case)
+    if fields.get("precision") == "fp32":
+        fields.pop("precision")
     if fields.get("guide") is None:
         fields.pop("guide", None)
     else:  # the guided loss's source is part of what a guided model is

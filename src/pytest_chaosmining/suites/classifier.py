@@ -65,8 +65,10 @@ class ClassifierSuite(SuiteDefaults):
         return (self.disk_source, data_dir) if data_dir else ("embedded", None)
 
     def plan(self, session: ChaosminingSession) -> list[Any]:
-        return session.per_training(self.plan_cases(self.tiers[session.tier], session.settings.seeds,
-                                                     *self.source(session.data_dir)))
+        cases = session.per_training(self.plan_cases(self.tiers[session.tier], session.settings.seeds,
+                                                      *self.source(session.data_dir)))
+        precision = session.settings.precision
+        return cases if precision == "fp32" else [dataclasses.replace(c, precision=precision) for c in cases]
 
     def model(self, session: ChaosminingSession, case: Any) -> Any:
         """The trained classifier of ``case``, trained at most once (and cached on disk)."""

@@ -32,11 +32,14 @@ Everything is drawn from generators seeded by the spec.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from pytest_chaosmining.core.decoding import decode_all
 
 BACKGROUNDS = ("RB", "SB")
 POSITIONS = ("FP", "RP")
@@ -312,12 +315,14 @@ def speech_commands(spec: AudioSpec) -> tuple[np.ndarray, np.ndarray, tuple[str,
     files, classes = speech_commands_files(find_speech_commands(_require_dir(spec)), spec.split)
     rng = spec.rng("speech")
     idx = rng.permutation(len(files)) if spec.n <= len(files) else rng.integers(0, len(files), spec.n)
+    chosen = [files[j] for j in idx[: spec.n]]
+    waves = decode_all(functools.partial(_read, rate=spec.rate), chosen)
     out = np.zeros((spec.n, spec.length))
     labels = np.empty(spec.n, dtype=np.int64)
-    for i, j in enumerate(idx[: spec.n]):
-        wave = _read(files[j], spec.rate)[: spec.length]
+    for i, (path, wave) in enumerate(zip(chosen, waves)):
+        wave = wave[: spec.length]
         out[i, : len(wave)] = wave
-        labels[i] = classes.index(files[j].parent.name)
+        labels[i] = classes.index(path.parent.name)
     return out, labels, classes
 
 
@@ -342,7 +347,7 @@ def rainforest_recordings(spec: AudioSpec, max_files: int = 256) -> list[np.ndar
         raise FileNotFoundError(f"no recordings in {folder}")
     rng = spec.rng("forest-files")
     chosen = sorted(rng.choice(len(files), min(max_files, len(files)), replace=False))
-    return [_read(files[i], spec.rate) for i in chosen]
+    return decode_all(functools.partial(_read, rate=spec.rate), [files[i] for i in chosen])
 
 
 # -- composition ---------------------------------------------------------------------

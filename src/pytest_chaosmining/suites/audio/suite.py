@@ -75,10 +75,11 @@ class AudioCase:
     source: str = "embedded"
     data_dir: str | None = None
     guide: SaliencyGuided | None = None  # saliency guided training; None: standard
+    precision: str = "fp32"  # training arithmetic (core.training_modes.PRECISIONS)
 
     @property
     def model_id(self) -> str:
-        return guided_model_id(f"{self.model}-e{self.epochs}", self.guide)
+        return guided_model_id(f"{self.model}-e{self.epochs}", self.guide, self.precision)
 
     @property
     def shape_id(self) -> str:
@@ -171,7 +172,7 @@ def trained_model(case: AudioCase, cache: Any, device: Any,
         data = data_split(case, "train")
         settings = ClassifierTraining(case.epochs, case.batch_size, case.lr, t0=case.epochs)
         return train_classifier(model, torch.from_numpy(data.waves), torch.from_numpy(data.labels), settings,
-                                case.seed, progress, pcm_to_float, case.guide)
+                                case.seed, progress, pcm_to_float, case.guide, case.precision)
 
     val = data_split(case, "val")
 

@@ -23,11 +23,14 @@ by the spec, so the same spec always gives the same images.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
+
+from pytest_chaosmining.core.decoding import decode_all
 
 BACKGROUNDS = ("RB", "SB")
 POSITIONS = ("FP", "RP")
@@ -178,11 +181,12 @@ def flowers_backgrounds(spec: VisionSpec) -> np.ndarray:
 
     ds = Flowers102(require_dir(spec), split=spec.split, download=False)
     idx = spec.rng("bg").integers(0, len(ds), spec.n)
-    out = np.empty((spec.n, spec.canvas, spec.canvas, 3), dtype=np.uint8)
-    for j, i in enumerate(idx):
-        img = np.asarray(ds[int(i)][0].convert("RGB"))
-        out[j] = resize(img[None], spec.canvas)[0]
-    return out
+    return np.stack(decode_all(functools.partial(_flower, ds, spec.canvas), [int(i) for i in idx]))
+
+
+def _flower(ds: Any, canvas: int, i: int) -> np.ndarray:
+    """Flowers102 image ``i`` of ``ds`` as RGB uint8, resized to ``canvas``."""
+    return resize(np.asarray(ds[i][0].convert("RGB"))[None], canvas)[0]
 
 
 class OnDisk(Protocol):
@@ -241,7 +245,6 @@ def load_published(folder: str | Path, limit: int | None = None) -> VisionData:
     between its generator and its loader).  The foreground side is taken as
     canvas / 7."""
     import pandas as pd
-    from PIL import Image
 
     folder = Path(folder)
     meta = pd.read_csv(folder / "meta_data.csv")
@@ -249,15 +252,21 @@ def load_published(folder: str | Path, limit: int | None = None) -> VisionData:
         raise ValueError(f"{folder / 'meta_data.csv'}: expected at least 4 columns (id, label, x, y)")
     if limit is not None:
         meta = meta.iloc[:limit]
-    images, labels, boxes = [], [], []
-    for image_id, label, x, y in meta.iloc[:, :4].itertuples(index=False):
-        path = _find_image(folder, str(image_id))
-        img = np.asarray(Image.open(path).convert("RGB"))
-        fg = img.shape[0] // 7
-        images.append(img.transpose(2, 0, 1))
+    rows = list(meta.iloc[:, :4].itertuples(index=False))
+    images = decode_all(_rgb_chw, [_find_image(folder, str(row[0])) for row in rows])
+    labels, boxes = [], []
+    for img, (_, label, x, y) in zip(images, rows):
+        fg = img.shape[1] // 7
         labels.append(int(label))
         boxes.append((int(x), int(y), fg, fg))
     return VisionData(np.stack(images), np.asarray(labels, dtype=np.int64), np.asarray(boxes, dtype=np.int64))
+
+
+def _rgb_chw(path: Path) -> np.ndarray:
+    """The image at ``path`` as RGB uint8 ``(3, H, W)``."""
+    from PIL import Image
+
+    return np.asarray(Image.open(path).convert("RGB")).transpose(2, 0, 1)
 
 
 def _find_image(folder: Path, image_id: str) -> Path:

@@ -64,6 +64,7 @@ class VisionCase:
     source: str = "embedded"
     data_dir: str | None = None
     guide: SaliencyGuided | None = None  # saliency guided training; None: standard
+    precision: str = "fp32"  # training arithmetic (core.training_modes.PRECISIONS)
 
     @property
     def canvas(self) -> int:
@@ -71,7 +72,7 @@ class VisionCase:
 
     @property
     def model_id(self) -> str:
-        return guided_model_id(f"{self.model}-e{self.epochs}", self.guide)
+        return guided_model_id(f"{self.model}-e{self.epochs}", self.guide, self.precision)
 
     @property
     def id(self) -> str:
@@ -136,7 +137,7 @@ def trained_model(case: VisionCase, cache: Any, device: Any,
         data = data_split(case, "train")
         settings = ClassifierTraining(case.epochs, case.batch_size, case.lr, t0=case.epochs)
         return train_classifier(model, torch.from_numpy(data.images), torch.from_numpy(data.labels), settings,
-                                case.seed, progress, guide=case.guide)
+                                case.seed, progress, guide=case.guide, precision=case.precision)
 
     val = data_split(case, "val")
 
