@@ -304,6 +304,10 @@ def test_usage_errors(pytester, run_suite):
     result = run_suite("--chaosmining-sg-k", "1.5")
     assert result.ret != 0
     result.stderr.fnmatch_lines(["*k must be in (0, 1)*"])
+    pytester.makefile(".ini", pytest="[pytest]\nchaosmining_precision = fp64\n")  # ini values are checked too
+    result = run_suite(cache=pytester.path / "c")  # a cache path outside would move the rootdir (and ini) there
+    assert result.ret != 0
+    result.stderr.fnmatch_lines(["*chaosmining_precision = 'fp64'*choose from fp32, bf16*"])
 
 
 def test_training_mode_is_an_axis_of_the_suites(pytester, run_suite):
