@@ -209,11 +209,17 @@ def test_a_built_in_beyond_the_papers_four_is_judged_only_against_its_own_bars(t
 RAW = Path(__file__).resolve().parents[1] / "reports" / "calibration" / "raw"
 
 
-def _calibration_inputs(suite):
-    """The runs benchmarks/calibration/merge.sh sets a suite's shipped smoke bars from."""
-    names = ["cal-smoke-{}.json", "new-cal-smoke-{}.json"] if suite == "rfe" else \
-        ["cal-smoke-{}.json", "held-smoke-{}.json", "new-cal-smoke-{}.json"]
-    return [RAW / n.format(suite) for n in names if (RAW / n.format(suite)).exists()]
+PLAN = Path(__file__).resolve().parents[1] / "benchmarks" / "calibration" / "plan.toml"
+
+
+def _calibration_plan(suite, tier="smoke"):
+    """The runs benchmarks/calibration/merge.py sets a suite's shipped bars at ``tier`` from, and its rule."""
+    import tomllib
+
+    from pytest_chaosmining.reports.calibration import Rule
+
+    plan = tomllib.loads(PLAN.read_text())[tier][suite]
+    return [RAW / n for n in plan["calibration"]], Rule(coverage=plan.get("coverage", Rule().coverage))
 
 
 def _entries(table):
@@ -229,17 +235,19 @@ def _entries(table):
                 yield (metric, "", key), value
 
 
-@pytest.mark.parametrize("suite", ["symbolic", "audio", "vision", "rfe", "iteroar", "bam"])
-def test_shipped_smoke_bars_are_what_the_calibration_tool_makes_of_the_committed_runs(suite):
-    """Every smoke bar in the suite's thresholds.toml, and no other, comes out of
-    the calibration tool run on the committed raw calibration results."""
+@pytest.mark.parametrize(("tier", "suite"), [("smoke", s) for s in ("symbolic", "audio", "vision", "rfe", "iteroar", "bam")]
+                         + [("ci", "symbolic")])
+def test_shipped_bars_are_what_the_calibration_tool_makes_of_the_committed_runs(tier, suite):
+    """Every calibrated bar of the tier in the suite's thresholds.toml, and no other, comes
+    out of the calibration tool run on the committed raw calibration results."""
     import tomllib
 
     from pytest_chaosmining.reports.calibration import calibrate, load_runs, to_toml
 
-    records, _, _ = load_runs(_calibration_inputs(suite))
-    made = dict(_entries(tomllib.loads(to_toml(calibrate(records), "smoke"))[suite]["smoke"]))
-    shipped = tomllib.loads((SUITES_DIR / suite / "thresholds.toml").read_text())[suite]["smoke"]
+    runs, rule = _calibration_plan(suite, tier)
+    records, _, _ = load_runs(runs)
+    made = dict(_entries(tomllib.loads(to_toml(calibrate(records, rule), tier))[suite][tier]))
+    shipped = tomllib.loads((SUITES_DIR / suite / "thresholds.toml").read_text())[suite][tier]
     shipped_bars = {k: v for k, v in _entries(shipped) if k[0] in {m for m, _, _ in made}}
     assert shipped_bars == made
 
@@ -250,3 +258,31 @@ def test_built_ins_without_bars_of_their_own_in_a_suite_are_left_out_there():
     assert not t.lacks_own_bars("vision", "smoke", "GradCAM") and not t.lacks_own_bars("symbolic", "smoke", "GBP")
     assert not t.lacks_own_bars("cost", "smoke", "GBP")  # a suite without per-explainer bars lacks nothing
     assert not t.lacks_own_bars("iteroar", "smoke", "mine")  # a user's explainer gets the shared bars
+
+
+def test_a_model_randomisation_bar_is_refused_where_the_built_ins_spread_reaches_it():
+    """Gains sit just above the control's bound; where a built-in's own spread puts more
+    than 1 in 200 of its seeds below that, the check is not judged (audio RBRP at smoke)."""
+    from pytest_chaosmining.reports.calibration import calibrate
+
+    rng = np.random.default_rng(1)
+    records = []
+    for seed in range(100, 120):
+        records.append(_audio_record("training_gain", "SA", 0.9 + rng.normal(0, 0.03), "RBFP", seed))
+        records.append(_audio_record("training_gain", "SA", 0.3 + rng.normal(0, 0.1), "RBRP", seed))
+        records += [_audio_record("training_gain", "random", 0.0, c, seed) for c in ("RBFP", "RBRP")]
+    bars = {b.key: b for b in calibrate(records)}
+    assert bars["tcn-RBFP"].bar == pytest.approx(0.08) and min(bars["tcn-RBRP"].values) > 0.08
+    assert bars["tcn-RBRP"].bar is None and "spread" in bars["tcn-RBRP"].refused
+
+
+def test_leave_one_seed_out_judges_each_seed_against_the_others_bars():
+    from pytest_chaosmining.reports.calibration import Rule, leave_one_seed_out
+
+    records = [_audio_record("channel_share", "SA", 0.6 + 0.01 * (seed % 3), "RBFP", seed) for seed in range(12)]
+    records.append(_audio_record("channel_share", "SA", 0.2, "RBFP", 12))  # one weak seed
+    check = leave_one_seed_out(records, Rule())
+    assert check.tests == {("audio", "SA"): 13}
+    assert [m.split(" < ")[0] for m in check.failed[("audio", "SA")]] == ["channel_share 0.200"]
+    wider = leave_one_seed_out(records, Rule(coverage=0.9999, sd_floor=0.2))
+    assert not wider.failed  # a wide enough rule fails nothing

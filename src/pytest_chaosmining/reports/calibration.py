@@ -12,15 +12,17 @@ Procedure (the one the shipped smoke bars were made with; ``benchmarks/calibrati
        benchmarks/calibration/run.sh smoke symbolic 200-209 SA,...,random,input_magnitude,... held.json
 
 3. ``python -m pytest_chaosmining.reports.calibration cal.json --held-out held.json --merge thresholds.toml --report cal.md``
-   (``benchmarks/calibration/merge.sh`` runs it for every suite as the shipped bars were made:
-   the first held-out set joined the calibration seeds in a second round, checked on a third set).
+   (``benchmarks/calibration/merge.py`` runs it for every suite as ``plan.toml`` there says the
+   shipped bars were made: each round's held-out seeds joined the calibration seeds of the next,
+   checked on seeds never used before).  ``--cross-validate`` adds a leave-one-seed-out check of
+   the rule on the calibration runs; ``--coverage`` sets p below.
 
 For every judged metric, threshold key (formula, condition, model-condition,
 dataset, chain) and built-in explainer, the m calibration seeds' values give
 the mean x̄ and standard deviation s (floored at ``SD_FLOOR``: a metric at its
 ceiling on every calibration seed is not exact on the next); the bar is the
-one-sided normal tolerance bound x̄ − k·s that covers a proportion p = 0.995 of
-future seeds with confidence γ = 0.90 (``../shared/CALIBRATION.md``), rounded
+one-sided normal tolerance bound x̄ − k·s that covers a proportion p (0.995 unless
+``--coverage`` says otherwise) of future seeds with confidence γ = 0.90 (``../shared/CALIBRATION.md``), rounded
 down to 0.01.  The predicted false-fail rate of a bar b is Φ((b − x̄)/s).  The
 shared bar of a key (for explainers without their own: user explainers) is the
 weakest of the paper's four built-ins (SA, DL, IG, FA), none where any of theirs was refused.  Where the random control's upper tolerance bound
@@ -99,6 +101,24 @@ def _ceil(x: float) -> float:
     return math.ceil(x * 100 - 1e-9) / 100
 
 
+@dataclass(frozen=True)
+class Rule:
+    """How bars are set: the tolerance bound's coverage and confidence, and the smallest
+    standard deviation assumed (``--coverage``, ``--sd-floor``)."""
+
+    coverage: float = COVERAGE
+    confidence: float = CONFIDENCE
+    sd_floor: float = SD_FLOOR
+
+    def k(self, m: int) -> float:
+        """The tolerance factor for m calibration seeds."""
+        return tolerance_factor(m, self.coverage, self.confidence)
+
+    def sd(self, values: list[float]) -> float:
+        """The standard deviation of ``values``, floored."""
+        return max(statistics.stdev(values) if len(values) > 1 else 0.0, self.sd_floor)
+
+
 @dataclass
 class Bar:
     """One calibrated bar and the evidence behind it."""
@@ -113,7 +133,7 @@ class Bar:
     step: float | None = None  # the value's step where it is discrete (the bar then follows the suite's steps rule)
     others: list[float] = field(default_factory=list)  # cheats' values on the calibration seeds
     refused: str = ""  # why there is no bar
-    sd_floor: float = SD_FLOOR
+    rule: Rule = Rule()
 
     @property
     def mean(self) -> float:
@@ -121,7 +141,7 @@ class Bar:
 
     @property
     def sd(self) -> float:
-        return max(statistics.stdev(self.values) if len(self.values) > 1 else 0.0, self.sd_floor)
+        return self.rule.sd(self.values)
 
     def false_fail_rate(self) -> float | None:
         """Predicted chance that a correct explainer's value on an unseen seed falls below the bar:
@@ -142,13 +162,12 @@ def _judged(records: Iterable[dict]) -> Iterable[tuple[str, str, str, dict]]:
             yield r["suite"], r["metric"], key_of(r["condition"]), r
 
 
-def _upper_bound(values: list[float], sd_floor: float) -> float:
+def _upper_bound(values: list[float], rule: Rule) -> float:
     """The random control's upper tolerance bound x̄ + k·s (s floored; no values: 0 ± the floor)."""
-    sd = max(statistics.stdev(values) if len(values) > 1 else 0.0, sd_floor)
-    return statistics.fmean(values or [0.0]) + tolerance_factor(max(len(values), 3)) * sd
+    return statistics.fmean(values or [0.0]) + rule.k(max(len(values), 3)) * rule.sd(values)
 
 
-def calibrate(records: list[dict], sd_floor: float = SD_FLOOR) -> list[Bar]:
+def calibrate(records: list[dict], rule: Rule = Rule()) -> list[Bar]:
     """A bar per (suite, metric, key, built-in explainer) from calibration-run records
     (records of other explainers are the control and cheats, checked against the bars)."""
     values: dict[tuple[str, str, str, str], list[float]] = defaultdict(list)
@@ -178,19 +197,21 @@ def calibrate(records: list[dict], sd_floor: float = SD_FLOOR) -> list[Bar]:
             if max(ctrl + others, default=-math.inf) >= bar:
                 bar, refused = None, "the control or a cheat reaches it"
         elif metric in GAIN_METRICS:
-            bar = _ceil(_upper_bound(ctrl, sd_floor) + 0.01)
+            bar = _ceil(_upper_bound(ctrl, rule) + 0.01)
             if min(vals) < bar:
                 bar, refused = None, f"a calibration seed gained {min(vals):.3f}, below the control's bound"
+            elif statistics.NormalDist(statistics.fmean(vals), rule.sd(vals)).cdf(bar) > TARGET_RATE:
+                bar, refused = None, "its spread reaches the control's bound (predicted false-fail rate over 1 in 200)"
         else:
-            mean, sd = statistics.fmean(vals), max(statistics.stdev(vals), sd_floor)
-            bar = _floor(mean - tolerance_factor(len(vals)) * sd)
+            mean, sd = statistics.fmean(vals), rule.sd(vals)
+            bar = _floor(mean - rule.k(len(vals)) * sd)
             if ctrl:
-                ctrl_upper = _upper_bound(ctrl, sd_floor)
+                ctrl_upper = _upper_bound(ctrl, rule)
                 if ctrl_upper >= bar:  # the lowest bar that still rejects the control, if its rate is low enough
                     bar = _ceil(ctrl_upper + 0.01)
                     if statistics.NormalDist(mean, sd).cdf(bar) > TARGET_RATE:
                         bar, refused = None, "the random control's upper tolerance bound reaches it"
-        bars.append(Bar(suite, metric, key, explainer, vals, bar, ctrl, step, others, refused, sd_floor))
+        bars.append(Bar(suite, metric, key, explainer, vals, bar, ctrl, step, others, refused, rule))
     return bars
 
 
@@ -279,6 +300,21 @@ def held_out_check(records: list[dict], bars: list[Bar]) -> HeldOut:
     return HeldOut(dict(tests), dict(failed))
 
 
+def leave_one_seed_out(records: list[dict], rule: Rule = Rule()) -> HeldOut:
+    """Cross-validated check of the rule on the calibration runs themselves: each seed's tests
+    judged against bars set from all the other seeds (an estimate of the false-fail rate that
+    uses every calibration seed; the held-out check on unseen seeds stays the evidence)."""
+    tests: dict[tuple[str, str], int] = defaultdict(int)
+    failed: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for seed in sorted({r["seed"] for r in records}):
+        check = held_out_check([r for r in records if r["seed"] == seed],
+                               calibrate([r for r in records if r["seed"] != seed], rule))
+        for key, n in check.tests.items():
+            tests[key] += n
+            failed[key] += check.failed.get(key, [])
+    return HeldOut(dict(tests), {k: v for k, v in failed.items() if v})
+
+
 def gate_rows(records: list[dict]) -> list[str]:
     """Markdown rows of the model gates: per suite, how many models each run judged
     (prediction quality against the tier's gate), their lowest and mean quality, and
@@ -308,14 +344,32 @@ def _cheat_maxima(records: list[dict]) -> dict[tuple[str, str, str], tuple[float
     return best
 
 
+def _check_rows(check: HeldOut) -> list[str]:
+    """Markdown rows of a check: tests and failures per (suite, explainer), then the totals."""
+    lines = ["| suite | explainer | kind | tests | failed |", "|---|---|---|---|---|"]
+    for (suite, explainer), n in sorted(check.tests.items()):
+        kind = ("built-in" if explainer in BUILT_INS else "control" if explainer == CONTROL_NAME else "cheat")
+        lines.append(f"| {suite} | {explainer} | {kind} | {n} | {len(check.failed.get((suite, explainer), []))} |")
+    return lines
+
+
+def _totals(check: HeldOut) -> tuple[int, int, int]:
+    """Built-in tests, built-in failures, and control or cheat tests that passed."""
+    tests = sum(n for (_, e), n in check.tests.items() if e in BUILT_INS)
+    failed = sum(len(v) for (_, e), v in check.failed.items() if e in BUILT_INS)
+    passing = sum(n - len(check.failed.get((s, e), [])) for (s, e), n in check.tests.items() if e not in BUILT_INS)
+    return tests, failed, passing
+
+
 def report(bars: list[Bar], held: HeldOut | None, tier: str, cal_seeds: str, held_seeds: str,
            models: list[dict] | None = None, held_records: list[dict] | None = None,
-           sd_floor: float = SD_FLOOR) -> str:
-    """Markdown calibration report: every bar with its evidence, the model gates, then the held-out count."""
+           rule: Rule = Rule(), cross: HeldOut | None = None) -> str:
+    """Markdown calibration report: every bar with its evidence, the model gates, the
+    leave-one-seed-out check where one was made, then the held-out count."""
     lines = [f"# Calibration report: tier {tier}", "",
              f"Calibration seeds {cal_seeds}; held-out seeds {held_seeds} (the tier judges seeds from 0). "
-             f"Bar = x̄ − k·s over the calibration seeds (s floored at {sd_floor}), k for coverage "
-             f"{COVERAGE} at confidence {CONFIDENCE}; predicted false-fail rate Φ((bar − x̄)/s).  "
+             f"Bar = x̄ − k·s over the calibration seeds (s floored at {rule.sd_floor}), k for coverage "
+             f"{rule.coverage} at confidence {rule.confidence}; predicted false-fail rate Φ((bar − x̄)/s).  "
              "Control max: the highest value of the random control (and of the cheats, where the calibration runs "
              "had them) over the same seeds.  Discrete values (RFE FPrec, steps of 1/k) take the bar half a step "
              "below the lowest calibration value instead, with the order-statistic rate 1/(m+1).", "",
@@ -327,7 +381,7 @@ def report(bars: list[Bar], held: HeldOut | None, tier: str, cal_seeds: str, hel
     for b in bars:
         rate = b.false_fail_rate()
         cheat = cheats.get((b.suite, b.metric, b.key))
-        k = f"{tolerance_factor(len(b.values)):.2f}" if len(b.values) >= 3 else "—"
+        k = f"{rule.k(len(b.values)):.2f}" if len(b.values) >= 3 else "—"
         lines.append(f"| {b.suite} | {b.metric} | {b.key} | {b.explainer} | {len(b.values)} | {b.mean:.3f} | "
                      f"{b.sd:.3f} | {k} | "
                      f"{f'not judged: {b.refused}' if b.bar is None else f'{b.bar:.2f}'} | "
@@ -340,17 +394,20 @@ def report(bars: list[Bar], held: HeldOut | None, tier: str, cal_seeds: str, hel
                   "gate (`quality_gate`, not recalibrated).", "",
                   "| suite | quality | gate | models | lowest | mean | below the gate |", "|---|---|---|---|---|---|---|",
                   *gates]
+    if cross is not None:
+        tests, failed, passing = _totals(cross)
+        lines += ["", "## Leave-one-seed-out check", "",
+                  "Each calibration seed's tests judged against bars set from the other calibration seeds.", "",
+                  *_check_rows(cross), "",
+                  f"Built-in tests: {tests}, failed: {failed}, a rate of {failed / max(tests, 1):.4f} (95% upper "
+                  f"bound {failure_rate_bound(failed, tests):.4f}); control and cheat tests passing: {passing}.", ""]
+        lines += [f"- {suite} {explainer}: {m}" for (suite, explainer), misses in sorted(cross.failed.items())
+                  if explainer in BUILT_INS for m in misses]
     if held is not None:
         lines += ["", "## Held-out check", "",
                   "Every judged test of the held-out runs, re-judged against the bars above.", "",
-                  "| suite | explainer | kind | tests | failed |", "|---|---|---|---|---|"]
-        for (suite, explainer), n in sorted(held.tests.items()):
-            kind = ("built-in" if explainer in BUILT_INS else "control" if explainer == CONTROL_NAME else "cheat")
-            lines.append(f"| {suite} | {explainer} | {kind} | {n} | {len(held.failed.get((suite, explainer), []))} |")
-        builtin_tests = sum(n for (s, e), n in held.tests.items() if e in BUILT_INS)
-        builtin_failed = sum(len(v) for (s, e), v in held.failed.items() if e in BUILT_INS)
-        bad_passes = sum(n - len(held.failed.get((s, e), [])) for (s, e), n in held.tests.items()
-                         if e not in BUILT_INS)
+                  *_check_rows(held)]
+        builtin_tests, builtin_failed, bad_passes = _totals(held)
         predicted = sum(r for r in (b.false_fail_rate() for b in bars) if r is not None) / max(
             sum(1 for b in bars if b.bar is not None), 1)
         lines += ["", f"Built-in tests: {builtin_tests}, failed: {builtin_failed}, a rate of "
@@ -406,13 +463,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--report", type=Path, help="write the Markdown calibration report here")
     parser.add_argument("--merge", type=Path, help="replace the calibrated tables in this thresholds.toml")
     parser.add_argument("--sd-floor", type=float, default=SD_FLOOR, help="smallest standard deviation assumed")
+    parser.add_argument("--coverage", type=float, default=COVERAGE,
+                        help="proportion of future seeds a bar covers (at confidence 0.90)")
+    parser.add_argument("--cross-validate", action="store_true",
+                        help="add a leave-one-seed-out check of the rule on the calibration runs to the report")
     args = parser.parse_args(argv)
     records, tiers, cal_seeds = load_runs(args.results)
     held_records, held_tiers, held_seeds = load_runs(args.held_out) if args.held_out else ([], set(), "none")
     if len(tiers | held_tiers) != 1:
         parser.error(f"results of exactly one tier expected, got {sorted(tiers | held_tiers)}")
     tier = tiers.pop()
-    bars = calibrate(records, args.sd_floor)
+    rule = Rule(coverage=args.coverage, sd_floor=args.sd_floor)
+    bars = calibrate(records, rule)
     held = held_out_check(held_records, bars) if held_records else None
     text = to_toml(bars, tier)
     if args.toml:
@@ -420,10 +482,12 @@ def main(argv: list[str] | None = None) -> int:
     else:
         sys.stdout.write(text)
     if args.report:
+        cross = leave_one_seed_out(records, rule) if args.cross_validate else None
         args.report.write_text(report(bars, held, tier, cal_seeds, held_seeds, records + held_records, held_records,
-                                      args.sd_floor))
+                                      rule, cross))
     if args.merge:
-        note = f"calibration seeds {cal_seeds}; held-out check on seeds {held_seeds}"
+        note = f"calibration seeds {cal_seeds}; held-out check on seeds {held_seeds}" + (
+            f"; coverage {rule.coverage}" if rule.coverage != COVERAGE else "")
         args.merge.write_text(merge_into(args.merge.read_text(), text, bars, tier, note))
     return 0
 

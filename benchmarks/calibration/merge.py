@@ -1,0 +1,35 @@
+"""Bars from the calibration runs in reports/calibration/raw, merged into the shipped thresholds,
+with one report per tier and suite in reports/calibration/ (and the first smoke round's in
+round1/), as plan.toml says: ``python benchmarks/calibration/merge.py [tier.suite ...]``."""
+
+from __future__ import annotations
+
+import sys
+import tomllib
+from pathlib import Path
+
+from pytest_chaosmining.reports.calibration import main as calibration
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+RAW = ROOT / "reports" / "calibration" / "raw"
+
+
+def merge(tier: str, suite: str, plan: dict) -> None:
+    """Set one suite's bars at ``tier`` from its plan entry and write its reports."""
+    cal = [str(RAW / name) for name in plan["calibration"]]
+    held = [str(RAW / name) for name in plan["held_out"]]
+    toml = str(ROOT / "src" / "pytest_chaosmining" / "suites" / suite / "thresholds.toml")
+    if plan.get("round1"):
+        calibration([cal[0], "--held-out", cal[1], "--toml", "/dev/null", "--sd-floor", "0.01",
+                     "--report", str(ROOT / "reports" / "calibration" / "round1" / f"{tier}-{suite}.md")])
+    rule = ["--coverage", str(plan["coverage"])] if "coverage" in plan else []
+    calibration([*cal, "--held-out", *held, *rule, "--cross-validate", "--merge", toml, "--toml", "/dev/null",
+                 "--report", str(ROOT / "reports" / "calibration" / f"{tier}-{suite}.md")])
+
+
+if __name__ == "__main__":
+    plans = tomllib.loads((HERE / "plan.toml").read_text())
+    for name in sys.argv[1:] or [f"{tier}.{suite}" for tier, suites in plans.items() for suite in suites]:
+        tier, suite = name.split(".")
+        merge(tier, suite, plans[tier][suite])
