@@ -14,12 +14,16 @@ def shared_cache(tmp_path_factory):
 
 
 @pytest.fixture
-def run_suite(pytester, shared_cache):
+def run_suite(pytester, shared_cache, monkeypatch):
     """Run ``pytest --chaosmining`` in a subprocess at the smoke tier on a formula subset.
 
     By default every model is trained and every result computed (no shipped pack,
     no reuse of cached built-in results), so the tests see what a cold run does;
-    ``fresh=False`` runs as a user's default run does."""
+    ``fresh=False`` runs as a user's default run does.  The subprocess does not
+    inherit this run's xdist worker identity (under ``pytest -n``), which would make
+    it act as a worker (pytest-benchmark disables itself, devices map per worker)."""
+    for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+        monkeypatch.delenv(name, raising=False)
 
     def run(*args, cache=None, k=SUBSET, report="report", fresh=True):
         argv = ["--chaosmining", "--chaosmining-tier", "smoke", "--chaosmining-cache", str(cache or shared_cache),
