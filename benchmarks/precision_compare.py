@@ -21,16 +21,19 @@ EXPLAINERS = ("-", "SA", "DL", "IG", "FA")
 
 
 def values(paths: list[str]) -> dict[tuple, float]:
-    """(suite, condition, metric, explainer, seed) -> value over the results.json files ``paths``."""
+    """(suite, condition, metric, explainer, seed, model) -> value over the results.json files ``paths``
+    (the model's name without its ``-bf16`` suffix, so that the two runs' models pair up)."""
     out = {}
     for path in paths:
         for r in json.load(open(path))["records"]:
             if r["metric"] in METRICS and r["explainer"] in EXPLAINERS:
-                out[(r["suite"], r["condition"]["condition"], r["metric"], r["explainer"], r["seed"])] = r["value"]
+                model = r["model"].removesuffix("-bf16")
+                out[(r["suite"], r["condition"]["condition"], r["metric"], r["explainer"], r["seed"], model)] = r["value"]
     return out
 
 
 def main(bf16_path: str, *fp32_paths: str) -> None:
+    """Print the Markdown table of fp32 against bf16 means."""
     bf16, fp32 = values([bf16_path]), values(list(fp32_paths))
     pairs: dict[tuple, list[tuple[float, float]]] = defaultdict(list)
     for key, value in bf16.items():

@@ -128,9 +128,12 @@ def test_flowers102_backgrounds(tmp_path, monkeypatch):
     d = generate(VisionSpec("SBFP", 8, 4, "val", 0, source="torchvision", data_dir=str(tmp_path)))
     outside = d.images[:, :, :8, :8]
     assert {int(v) for v in np.unique(outside)} <= {120, 150}  # validation flowers are images 4 and 5
+    monkeypatch.setenv("CHAOSMINING_DECODE_WORKERS", "2")  # decoded by DataLoader workers: the same images
+    again = generate(VisionSpec("SBFP", 8, 4, "val", 0, source="torchvision", data_dir=str(tmp_path)))
+    assert np.array_equal(again.images, d.images)
 
 
-def test_published_folder_loader(tmp_path):
+def test_published_folder_loader(tmp_path, monkeypatch):
     from PIL import Image
 
     folder = tmp_path / "RBRP"
@@ -144,3 +147,6 @@ def test_published_folder_loader(tmp_path):
     assert d.images.shape == (3, 3, 224, 224)
     assert d.labels.tolist() == [2, 3, 4]
     assert d.boxes.tolist() == [[0, 0, 32, 32], [10, 5, 32, 32], [20, 10, 32, 32]]
+    monkeypatch.setenv("CHAOSMINING_DECODE_WORKERS", "2")  # decoded by DataLoader workers: the same arrays
+    again = load_published(folder)
+    assert np.array_equal(again.images, d.images) and again.boxes.tolist() == d.boxes.tolist()

@@ -52,7 +52,7 @@ def test_bf16_training_stays_close_to_fp32_and_hands_back_an_fp32_model():
     weight = bf16[0].weight
     assert weight.dtype == torch.float32 and weight.is_contiguous() and not bf16.training
     assert not torch.equal(weight, fp32[0].weight)  # the arithmetic did change
-    assert torch.allclose(weight, fp32[0].weight, atol=5e-3) and abs(loss16 - loss32) < 1e-2
+    assert torch.allclose(weight, fp32[0].weight, atol=5e-2) and abs(loss16 - loss32) < 1e-2
     with pytest.raises(ValueError, match="fp64"):
         train_classifier(fp32, images, labels, ClassifierTraining(epochs=1), seed=0, precision="fp64")
 

@@ -41,8 +41,8 @@ _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
      "saliency guided training: mask the lowest signed (default, as the reference) or absolute gradients"),
     ("ensemble", {"choices": ("auto", "on", "off")}, "train the symbolic MLPs that share a shape as one batched "
      "ensemble: on, off, or auto (default: on for CUDA, off on CPU, where it measured no faster)"),
-    ("precision", {"choices": PRECISIONS}, "arithmetic of the vision and audio classifiers' training: fp32 "
-     "(default) or bf16 (autocast, channels_last image batches; models keyed and named apart, weights kept fp32)"),
+    ("precision", {"choices": PRECISIONS}, "arithmetic of the vision and audio classifiers' standard training: "
+     "fp32 (default) or bf16 (autocast, channels_last image batches; models keyed and named apart, weights kept fp32)"),
     ("pack", {"metavar": "DIR|none"}, "models shipped ready-trained: a pack folder, or 'none' to train every model "
      "(default: the pack shipped with the plugin)"),
     ("builtin-results", {"choices": ("reuse", "recompute")}, "the built-in explainers' scores: reuse those an "

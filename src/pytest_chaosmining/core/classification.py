@@ -86,9 +86,23 @@ def train_classifier(
     autocast with image batches (4-D) in channels_last; the model comes back in
     fp32 and the standard memory format either way."""
     device = next(model.parameters()).device
+    _precision_context(precision, device)  # an unknown precision fails here, before the model is touched
     images = inputs.dim() == 4 and precision != "fp32"
     if images:
         model.to(memory_format=torch.channels_last)
+    try:
+        return _train(model, inputs, labels, settings, seed, progress, prepare, guide, precision, images)
+    finally:
+        if images:
+            model.to(memory_format=torch.contiguous_format)
+        model.eval()
+
+
+def _train(model: nn.Module, inputs: torch.Tensor, labels: torch.Tensor, settings: ClassifierTraining, seed: int,
+           progress: ProgressFn | None, prepare: PrepareFn, guide: SaliencyGuided | None, precision: str,
+           images: bool) -> float:
+    """The epochs of :func:`train_classifier`; returns the last epoch's mean loss."""
+    device = next(model.parameters()).device
     inputs, labels = resident(inputs, device), resident(labels, device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=settings.lr, weight_decay=settings.weight_decay)
     scheduler = torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(optimizer, T_0=settings.t0)
@@ -119,9 +133,6 @@ def train_classifier(
             epoch_loss += loss.detach() * len(idx)
         if progress is not None:
             progress(epoch, settings.epochs, time.perf_counter() - start, epoch_loss / n)
-    if images:
-        model.to(memory_format=torch.contiguous_format)
-    model.eval()
     return float(epoch_loss / n)
 
 

@@ -27,14 +27,16 @@ MAX_WORKERS = 4
 
 
 def default_workers(n_items: int) -> int:
-    """Worker processes for ``n_items``: none for a few items, else one per spare core
-    (at most :data:`MAX_WORKERS`); ``CHAOSMINING_DECODE_WORKERS`` overrides it."""
+    """Worker processes for ``n_items``: none for a few items or a single usable core,
+    else one per usable core (at most :data:`MAX_WORKERS`; this process only waits);
+    ``CHAOSMINING_DECODE_WORKERS`` overrides it."""
     forced = os.environ.get("CHAOSMINING_DECODE_WORKERS")
     if forced is not None:
         return max(0, int(forced))
     if n_items < MIN_ITEMS_FOR_WORKERS:
         return 0
-    return max(0, min(MAX_WORKERS, (os.cpu_count() or 1) - 1))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return 0 if cores < 2 else min(MAX_WORKERS, cores)
 
 
 class _Mapped(Generic[Item, Out]):

@@ -67,8 +67,9 @@ class ClassifierSuite(SuiteDefaults):
     def plan(self, session: ChaosminingSession) -> list[Any]:
         cases = session.per_training(self.plan_cases(self.tiers[session.tier], session.settings.seeds,
                                                       *self.source(session.data_dir)))
-        precision = session.settings.precision
-        return cases if precision == "fp32" else [dataclasses.replace(c, precision=precision) for c in cases]
+        precision = session.settings.precision  # standard training only: saliency guided models stay fp32
+        return [c if precision == "fp32" or c.guide is not None else dataclasses.replace(c, precision=precision)
+                for c in cases]
 
     def model(self, session: ChaosminingSession, case: Any) -> Any:
         """The trained classifier of ``case``, trained at most once (and cached on disk)."""

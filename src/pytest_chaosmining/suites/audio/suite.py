@@ -51,10 +51,10 @@ TIME_SEGMENTS = 5
 
 def audio_code() -> tuple[ModuleType, ...]:
     """The modules whose source enters the cache key of an audio model."""
-    from pytest_chaosmining.core import classification
+    from pytest_chaosmining.core import classification, decoding
     from pytest_chaosmining.suites.audio import data, models
 
-    return (data, models, classification)
+    return (data, models, classification, decoding)
 
 @dataclass(frozen=True)
 class AudioCase:

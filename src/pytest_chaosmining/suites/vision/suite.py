@@ -43,10 +43,10 @@ PAPER_SIGMA, PAPER_CANVAS = 6.0, 224
 
 def vision_code() -> tuple[ModuleType, ...]:
     """The modules whose source enters the cache key of a vision model."""
-    from pytest_chaosmining.core import classification
+    from pytest_chaosmining.core import classification, decoding
     from pytest_chaosmining.suites.vision import data, models
 
-    return (data, models, classification)
+    return (data, models, classification, decoding)
 
 @dataclass(frozen=True)
 class VisionCase:
