@@ -286,3 +286,17 @@ def test_leave_one_seed_out_judges_each_seed_against_the_others_bars():
     assert [m.split(" < ")[0] for m in check.failed[("audio", "SA")]] == ["channel_share 0.200"]
     wider = leave_one_seed_out(records, Rule(coverage=0.9999, sd_floor=0.2))
     assert not wider.failed  # a wide enough rule fails nothing
+
+
+def test_merging_one_tier_keeps_the_other_tiers_calibrated_block():
+    """merge.py merges smoke then ci into one thresholds.toml; merging again must keep
+    each tier's heading comment and tables (a replaced table ends at the next block)."""
+    from pytest_chaosmining.reports.calibration import calibrate, merge_into, to_toml
+
+    records = [_audio_record("channel_share", "SA", 0.6 + 0.01 * (seed % 3), "RBFP", seed) for seed in range(12)]
+    bars = calibrate(records)
+    text = "[audio.smoke]\nquality_gate = 0.5\n\n[audio.ci]\nquality_gate = 0.5\n"
+    for tier in ("smoke", "ci", "smoke", "ci"):
+        text = merge_into(text, to_toml(bars, tier), bars, tier, f"{tier} note")
+    assert text.count("# Calibrated bars of audio, tier smoke") == 1 and text.count("# Calibrated bars of audio, tier ci") == 1
+    assert tomllib.loads(text)["audio"]["smoke"]["channel_share"] == tomllib.loads(text)["audio"]["ci"]["channel_share"]

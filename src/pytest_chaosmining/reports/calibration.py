@@ -64,6 +64,8 @@ SD_FLOOR = 0.02
 GAIN_METRICS = {"training_gain"}
 #: the largest predicted false-fail rate accepted for a bar set just above the control
 TARGET_RATE = 0.005
+#: how the comment heading a block of calibrated tables in thresholds.toml begins
+BANNER = "# Calibrated bars of "
 #: fewest calibration seeds a bar is set from
 MIN_SEEDS = 5
 BUILT_INS = tuple(n for n in BUILTIN_NAMES if n != CONTROL_NAME)
@@ -118,6 +120,10 @@ class Rule:
         """The standard deviation of ``values``, floored."""
         return max(statistics.stdev(values) if len(values) > 1 else 0.0, self.sd_floor)
 
+    def rate(self, values: list[float], bar: float) -> float:
+        """Predicted chance that a value like ``values`` falls below ``bar``: Φ((bar − x̄)/s)."""
+        return statistics.NormalDist(statistics.fmean(values), self.sd(values)).cdf(bar)
+
 
 @dataclass
 class Bar:
@@ -151,7 +157,7 @@ class Bar:
             return None
         if self.step is not None:
             return 1 / (len(self.values) + 1)
-        return statistics.NormalDist(self.mean, self.sd).cdf(self.bar)
+        return self.rule.rate(self.values, self.bar)
 
 
 def _judged(records: Iterable[dict]) -> Iterable[tuple[str, str, str, dict]]:
@@ -200,7 +206,7 @@ def calibrate(records: list[dict], rule: Rule = Rule()) -> list[Bar]:
             bar = _ceil(_upper_bound(ctrl, rule) + 0.01)
             if min(vals) < bar:
                 bar, refused = None, f"a calibration seed gained {min(vals):.3f}, below the control's bound"
-            elif statistics.NormalDist(statistics.fmean(vals), rule.sd(vals)).cdf(bar) > TARGET_RATE:
+            elif rule.rate(vals, bar) > TARGET_RATE:
                 bar, refused = None, "its spread reaches the control's bound (predicted false-fail rate over 1 in 200)"
         else:
             mean, sd = statistics.fmean(vals), rule.sd(vals)
@@ -209,7 +215,7 @@ def calibrate(records: list[dict], rule: Rule = Rule()) -> list[Bar]:
                 ctrl_upper = _upper_bound(ctrl, rule)
                 if ctrl_upper >= bar:  # the lowest bar that still rejects the control, if its rate is low enough
                     bar = _ceil(ctrl_upper + 0.01)
-                    if statistics.NormalDist(mean, sd).cdf(bar) > TARGET_RATE:
+                    if rule.rate(vals, bar) > TARGET_RATE:
                         bar, refused = None, "the random control's upper tolerance bound reaches it"
         bars.append(Bar(suite, metric, key, explainer, vals, bar, ctrl, step, others, refused, rule))
     return bars
@@ -345,7 +351,7 @@ def _cheat_maxima(records: list[dict]) -> dict[tuple[str, str, str], tuple[float
 
 
 def _check_rows(check: HeldOut) -> list[str]:
-    """Markdown rows of a check: tests and failures per (suite, explainer), then the totals."""
+    """Markdown table of a check: its tests and failures per (suite, explainer)."""
     lines = ["| suite | explainer | kind | tests | failed |", "|---|---|---|---|---|"]
     for (suite, explainer), n in sorted(check.tests.items()):
         kind = ("built-in" if explainer in BUILT_INS else "control" if explainer == CONTROL_NAME else "cheat")
@@ -432,6 +438,8 @@ def merge_into(thresholds_text: str, tables: str, bars: list[Bar], tier: str, no
     skipping = in_section = False
     for line in thresholds_text.splitlines():
         header = re.match(r"^\[([\w-]+)\.([\w-]+)(?:\.([\w-]+))?(?:\..*)?\]\s*$", line)
+        if line.startswith(BANNER):  # another tier's calibrated block begins: not part of a replaced table
+            skipping = in_section = False
         if header:
             suite, table_tier, metric = header.groups()
             skipping = table_tier == tier and (suite, metric) in metrics
@@ -442,7 +450,7 @@ def merge_into(thresholds_text: str, tables: str, bars: list[Bar], tier: str, no
         if skipping or (in_section and line.startswith("calibrated = ")):
             continue
         out.append(line)
-    banner = f"# Calibrated bars of {', '.join(sorted(suites))}, tier {tier}"
+    banner = f"{BANNER}{', '.join(sorted(suites))}, tier {tier}"
     text = "\n".join(line for line in out if not line.startswith(banner)).rstrip("\n")
     return f"{text}\n\n{banner} ({note}): python -m pytest_chaosmining.reports.calibration\n{tables}"
 
