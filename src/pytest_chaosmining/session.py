@@ -198,7 +198,7 @@ class ChaosminingSession:
         """``compute()``: for a built-in explainer through the derived-results cache
         (``parts`` names the case, the weights and the evaluation sizes; ``types``
         the dataclasses in the result), for any other explainer always computed."""
-        if explainer.source != "builtin" or self.fresh_timings:
+        if explainer.source != "builtin" or not self.reuses_builtin_results:
             return compute()
         return self.reused(suite, {**parts, "explainer": explainer.name, "kwargs": explainer.attribute_kwargs},
                            compute, types)
@@ -211,6 +211,13 @@ class ChaosminingSession:
         if not self.settings.reuse_builtin_results:
             return compute()
         return self.derived.get_or_compute(suite, {**key, "device": self.device.type}, compute, types)
+
+    @property
+    def reuses_builtin_results(self) -> bool:
+        """Whether a built-in explainer's cached results stand in for computing them: not
+        with ``--chaosmining-builtin-results recompute``, nor when benchmark results are
+        asked for (:attr:`fresh_timings`)."""
+        return self.settings.reuse_builtin_results and not self.fresh_timings
 
     @functools.cached_property
     def fresh_timings(self) -> bool:

@@ -14,6 +14,7 @@ import torch
 from torch import nn
 
 from pytest_chaosmining.core.saliency_training import SaliencyGuided, guided_loss
+from pytest_chaosmining.core.training_modes import PRECISIONS
 
 if TYPE_CHECKING:
     import numpy as np
@@ -64,9 +65,7 @@ def _precision_context(precision: str, device: torch.device) -> contextlib.Abstr
     weights and the optimiser stay fp32)."""
     if precision == "fp32":
         return contextlib.nullcontext()
-    if precision == "bf16":
-        return torch.autocast(device_type=device.type, dtype=torch.bfloat16)
-    raise ValueError(f"unknown training precision {precision!r}: fp32 or bf16")
+    return torch.autocast(device_type=device.type, dtype=torch.bfloat16)
 
 
 def train_classifier(
@@ -85,8 +84,8 @@ def train_classifier(
     epoch's mean loss.  ``precision`` "bf16" runs forward and loss under bf16
     autocast with image batches (4-D) in channels_last; the model comes back in
     fp32 and the standard memory format either way."""
-    device = next(model.parameters()).device
-    _precision_context(precision, device)  # an unknown precision fails here, before the model is touched
+    if precision not in PRECISIONS:  # before the model is touched
+        raise ValueError(f"unknown training precision {precision!r}: {' or '.join(PRECISIONS)}")
     images = inputs.dim() == 4 and precision != "fp32"
     if images:
         model.to(memory_format=torch.channels_last)

@@ -318,6 +318,6 @@ class RfeSuite(SuiteDefaults):
         if method.startswith("RFE-"):
             return session.memo(("rfe", case, method),
                                 lambda: run_statistical(case, method[4:], session.device, session.cache))
-        reuse = session.settings.reuse_builtin_results and not session.fresh_timings
         return session.memo(("rfe", case, method),
-                            lambda: run_rfewna(case, session.explainers[method], session.cache, session.device, reuse))
+                            lambda: run_rfewna(case, session.explainers[method], session.cache, session.device,
+                                               session.reuses_builtin_results))
