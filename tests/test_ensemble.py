@@ -11,17 +11,18 @@ from pytest_chaosmining.core.cache import ModelCache
 from pytest_chaosmining.core.ensemble import can_train_together
 from pytest_chaosmining.core.metrics import fprec
 from pytest_chaosmining.core.training import RegressionTraining
+from pytest_chaosmining.core.training_modes import SaliencyGuided
 from pytest_chaosmining.suites.symbolic.ensemble import train_groups
 from pytest_chaosmining.suites.symbolic.suite import cost_case, symbolic_code, trained_model, untrained_model
 from pytest_chaosmining.suites.symbolic.tiers import SYMBOLIC
 
 
 def test_ensemble_members_match_single_training_and_are_cached_per_model(tmp_path):
-    """Three seeds of formula 2 and one of formula 5 (another input count: its own
+    """Three seeds of formula 2 and one of formula 7 (another input count: its own
     group) at smoke settings: every member's weights, predictions, UScore and SA
     FPrec match the model trained alone; each member has its own cache entry."""
     base = cost_case(SYMBOLIC["smoke"])
-    cases = [dataclasses.replace(base, seed=s) for s in (0, 1, 2)] + [dataclasses.replace(base, formula=5)]
+    cases = [dataclasses.replace(base, seed=s) for s in (0, 1, 2)] + [dataclasses.replace(base, formula=7)]
     device = torch.device("cpu")
     cache = ModelCache(tmp_path / "cache")
     assert train_groups(cases, cache, device, untrained_model, symbolic_code()) == 4
@@ -36,6 +37,27 @@ def test_ensemble_members_match_single_training_and_are_cached_per_model(tmp_pat
         grads = [torch.autograd.grad(m.model(x).sum(), x)[0].numpy() for m in (alone, together)]
         assert fprec(grads[0], alone.data.truth) == fprec(grads[1], alone.data.truth)
     assert len(list((tmp_path / "cache" / "symbolic").glob("*.pt"))) == 4
+
+
+def test_saliency_guided_members_match_single_guided_training(tmp_path):
+    """Saliency guided twins (the saliency suite's models): two seeds of formula 2
+    and one of formula 7, guided at smoke settings, trained as ensembles, match
+    the same guided models trained alone (each member masks with noise from its
+    own seed), and standard and guided models never share an ensemble."""
+    base = dataclasses.replace(cost_case(SYMBOLIC["smoke"]), guide=SaliencyGuided())
+    cases = [dataclasses.replace(base, seed=s) for s in (0, 1)] + [dataclasses.replace(base, formula=7)]
+    standard = dataclasses.replace(base, guide=None)
+    device = torch.device("cpu")
+    cache = ModelCache(tmp_path / "cache")
+    assert train_groups([*cases, standard], cache, device, untrained_model, symbolic_code()) == 4
+    for case in cases:
+        together = trained_model(case, cache, device, together=True)
+        alone = trained_model(case, ModelCache(tmp_path / "alone"), device)
+        for (name, a), b in zip(alone.model.named_parameters(), together.model.parameters()):
+            assert torch.allclose(a, b, atol=2e-5), (case.id, name, (a - b).abs().max())
+        assert together.uscore == pytest.approx(alone.uscore, abs=1e-5)
+    metas = [torch.load(e, weights_only=True)["meta"] for e in (tmp_path / "cache" / "symbolic").glob("*.pt")]
+    assert sorted(m["ensemble_size"] for m in metas) == [1, 1, 2, 2]  # f02 s0+s1 guided; f07 guided; f02 standard
 
 
 def test_only_models_that_train_alike_are_ensembled():

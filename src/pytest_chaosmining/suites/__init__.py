@@ -165,6 +165,12 @@ class ModelSuite(Suite, Protocol):
         """The seed-0 standard cases of ``tier`` that ``pick`` selects."""
         ...
 
+    def train_together(self, session: ChaosminingSession, cases: Sequence[Case]) -> None:
+        """Train those of ``cases`` that can share one batched ensemble together,
+        where the run asks for ensembles (``--chaosmining-ensemble``); their models
+        then load from the cache.  A suite without ensembles does nothing."""
+        ...
+
 
 class SuiteDefaults:
     """What most suites do the same way: the one parametrisation, and the report

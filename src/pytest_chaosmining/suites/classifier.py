@@ -6,7 +6,7 @@ validation samples, each with an example figure.  A suite subclasses
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -104,6 +104,10 @@ class ClassifierSuite(SuiteDefaults):
         models = (pick.model,) if pick.model else self.tiers[tier].models
         sized = dataclasses.replace(self.tiers[tier], models=models, conditions=pick.keys, **pick.sizes)
         return self.plan_cases(sized, 1, *self.source(data_dir))
+
+    def train_together(self, session: ChaosminingSession, cases: Sequence[Any]) -> None:
+        """Nothing: the classifiers train one at a time (their batch norm keeps running
+        statistics per model, which one stacked ensemble would not reproduce)."""
 
     def figures(self, records: list[Record], out_dir: Path, session: ChaosminingSession | None) -> list[Path]:
         path = out_dir / self.example_png

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training_modes import SaliencyGuided
-from pytest_chaosmining.suites import Calibration, SuiteDefaults, TrainedModel, get_model_suite, parametrize_cases
+from pytest_chaosmining.suites import Calibration, SuiteDefaults, TrainedModel, get_model_suite, parametrize_cases, sharded
 from pytest_chaosmining.suites.saliency import report
 from pytest_chaosmining.suites.saliency.tiers import SALIENCY, SaliencyTier
 
@@ -125,3 +125,19 @@ class SaliencySuite(SuiteDefaults):
     def plan(self, session: ChaosminingSession) -> list[SaliencyComparison]:
         return plan_cases(session.tier, SALIENCY[session.tier], session.settings.guide(), session.settings.seeds,
                           session.data_dir)
+
+    def train_together(self, session: ChaosminingSession, comparison: SaliencyComparison) -> None:
+        """Before ``comparison``'s models are first needed: with ensembles on, the
+        standard and guided models of the run's comparisons in its domain (every
+        seed) train as the domain suite's batched ensembles (once per run)."""
+        if not session.ensemble:
+            return
+        domain = comparison.domain
+
+        def train() -> bool:
+            selected = session.selected(SUITE, sharded(session, SUITE, self.plan(session)))
+            cases = [case for c in selected if c.domain == domain for pair in c.pairs() for case in pair]
+            get_model_suite(domain).train_together(session, cases)
+            return True
+
+        session.memo(("saliency-ensembles", domain), train)

@@ -15,7 +15,9 @@ import pytest
 from pytest_chaosmining.judge import explainer_failures
 from pytest_chaosmining.core.results import MODEL_LEVEL, Record
 from pytest_chaosmining.suites import get_model_suite
-from pytest_chaosmining.suites.saliency.suite import SUITE, guided_bars
+from pytest_chaosmining.suites.saliency.suite import SUITE, SaliencySuite, guided_bars
+
+SALIENCY = SaliencySuite()
 
 #: seed of records that summarise all seeds (mean of the paired differences)
 ALL_SEEDS = -1
@@ -41,6 +43,7 @@ def test_prediction_quality(chaosmining, comparison, request):
     node, domain = request.node, comparison.domain
     suite = get_model_suite(domain)
     metric = suite.quality_metric
+    SALIENCY.train_together(chaosmining, comparison)
     changes = []
     for standard, guided in comparison.pairs():
         models = {standard: suite.model(chaosmining, standard), guided: suite.model(chaosmining, guided)}
@@ -75,6 +78,7 @@ def test_attribution(chaosmining, comparison, explainer_name, benchmark, request
     gate = chaosmining.thresholds.quality_gate(domain, chaosmining.settings.tier)
     suite = get_model_suite(domain)
     checks, changes = [], {m: [] for m in suite.compared}
+    SALIENCY.train_together(chaosmining, comparison)
     timer = chaosmining.timer(benchmark, SUITE, comparison.id, explainer_name)  # times the first call
     for standard, guided in comparison.pairs():
         models = {standard: suite.model(chaosmining, standard), guided: suite.model(chaosmining, guided)}

@@ -1,7 +1,8 @@
 """The symbolic suite's MLPs trained as batched ensembles (``--chaosmining-ensemble``).
 
 The models of a run that share a data shape and training settings (formulas
-with as many inputs, and every seed of them) train as one ensemble
+with as many inputs, and every seed of them; standard and saliency guided
+training apart) train as one ensemble
 (:mod:`pytest_chaosmining.core.ensemble`); each member is then stored in the
 model cache under its own key, which records that it was ensemble-trained.  A
 lock per group makes xdist workers train a group once."""
@@ -29,9 +30,10 @@ SUITE = "symbolic"
 
 
 def eligible(case: SymbolicCase) -> bool:
-    """Whether ``case`` trains the same as one member of an ensemble as alone
-    (no saliency guided training, no dropout; every symbolic case is full batch)."""
-    return case.guide is None and case.dropout == 0
+    """Whether ``case`` trains the same as one member of an ensemble as alone (no
+    dropout; every symbolic case is full batch; saliency guided members mask with
+    their own seeded generators)."""
+    return case.dropout == 0
 
 
 def ensemble_config(case: SymbolicCase, device_type: str) -> dict[str, Any]:
@@ -40,7 +42,7 @@ def ensemble_config(case: SymbolicCase, device_type: str) -> dict[str, Any]:
 
 
 def _shape_key(case: SymbolicCase, n_features: int) -> tuple[object, ...]:
-    return (n_features, case.n_samples, case.width, case.depth, case.epochs, case.lr, case.optimizer)
+    return (n_features, case.n_samples, case.width, case.depth, case.epochs, case.lr, case.optimizer, case.guide)
 
 
 def train_groups(cases: Sequence[SymbolicCase], cache: ModelCache, device: torch.device,
@@ -77,7 +79,8 @@ def train_groups(cases: Sequence[SymbolicCase], cache: ModelCache, device: torch
             first = members[0]
             settings = RegressionTraining(first.epochs, first.lr, first.optimizer)
             began = time.perf_counter()
-            losses = train_regressors_together(models, xs, ys, settings, progress)
+            losses = train_regressors_together(models, xs, ys, settings, progress, first.guide,
+                                               [c.seed for c in members])
             seconds = (time.perf_counter() - began) / len(members)
             for case, model, loss in zip(members, models, losses):
                 meta = {"train_seconds": seconds, "final_loss": loss, "ensemble_size": len(members)}

@@ -11,7 +11,7 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
@@ -250,19 +250,26 @@ class SymbolicSuite(SuiteDefaults):
     def model(self, session: ChaosminingSession, case: SymbolicCase) -> TrainedSymbolicModel:
         """The trained model of ``case``, trained at most once (and cached on disk);
         with ensembles on, the run's models of its shape train together first."""
-        from pytest_chaosmining.suites.symbolic.ensemble import eligible, train_groups
+        from pytest_chaosmining.suites.symbolic.ensemble import eligible
 
         def load() -> TrainedSymbolicModel:
             together = session.ensemble and eligible(case)
             if together:
                 cases = session.selected(SUITE, sharded(session, SUITE, self.plan(session)))
-                cases += [] if case in cases else [case]  # the cost suite's model, say
-                train_groups(cases, session.cache, session.device, untrained_model, symbolic_code(),
-                             session.progress(f"symbolic ensemble ({case.id} and its shape)"))
+                self.train_together(session, cases + ([] if case in cases else [case]))  # the cost suite's, say
             return trained_model(case, session.cache, session.device, session.progress(f"symbolic {case.id}"),
                                  together)
 
         return session.memo(case, load)
+
+    def train_together(self, session: ChaosminingSession, cases: Sequence[SymbolicCase]) -> None:
+        """With ensembles on (``--chaosmining-ensemble``), train those of ``cases``
+        not yet cached as batched ensembles, one per shape and training mode."""
+        from pytest_chaosmining.suites.symbolic.ensemble import train_groups
+
+        if session.ensemble:
+            train_groups(cases, session.cache, session.device, untrained_model, symbolic_code(),
+                         session.progress(f"symbolic ensembles ({len(cases)} models)"))
 
     def quality(self, model: TrainedSymbolicModel) -> float:
         """Prediction quality: UScore of the test predictions."""
