@@ -139,4 +139,4 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         suite = suite_of(Path(str(item.path)))
         callspec = getattr(item, "callspec", None)
         if suite is not None and callspec is not None:
-            chaosmining.note_selected(suite, callspec.params.values())
+            chaosmining.note_selected(suite, callspec.params)

@@ -13,7 +13,7 @@ import functools
 import sys
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -63,13 +63,20 @@ class ChaosminingSession:
         explainers.CALL_TIMEOUT_S = settings.call_timeout_s
         self._memo: OrderedDict[Hashable, object] = OrderedDict()
         self._selected: dict[str, set[str]] = {}
+        self._selected_explainers: dict[tuple[str, str], set[str]] = {}
         #: set once pytest has collected and selected the run's tests
         self.collection_done = False
 
-    def note_selected(self, suite: str, params: Iterable[object]) -> None:
-        """Record the case ids among one selected test's parameters (see :meth:`selected`)."""
+    def note_selected(self, suite: str, params: Mapping[str, object]) -> None:
+        """Record the case ids among one selected test's parameters and, with them,
+        its explainer (see :meth:`selected` and :meth:`selected_explainers`)."""
         ids = self._selected.setdefault(suite, set())
-        ids.update(str(getattr(p, "id")) for p in params if isinstance(getattr(p, "id", None), str))
+        case_ids = [str(getattr(p, "id")) for p in params.values() if isinstance(getattr(p, "id", None), str)]
+        ids.update(case_ids)
+        explainer = params.get("explainer_name")
+        if isinstance(explainer, str):
+            for case_id in case_ids:
+                self._selected_explainers.setdefault((suite, case_id), set()).add(explainer)
 
     def selected(self, suite: str, cases: Sequence[C]) -> list[C]:
         """Those of ``cases`` (of ``suite``) whose tests the run selected (all of them
@@ -78,6 +85,15 @@ class ChaosminingSession:
             return list(cases)
         ids = self._selected.get(suite, set())
         return [c for c in cases if str(getattr(c, "id")) in ids]
+
+    def selected_explainers(self, suite: str, case_id: str) -> list[str]:
+        """The registered explainers of ``suite`` whose tests on case ``case_id`` the
+        run selected (all of them before collection has finished), in registry order."""
+        names = self.explainers_in(suite)
+        if not self.collection_done:
+            return list(names)
+        chosen = self._selected_explainers.get((suite, case_id), set())
+        return [name for name in names if name in chosen]
 
     # -- lazily built session resources ------------------------------------
     @functools.cached_property

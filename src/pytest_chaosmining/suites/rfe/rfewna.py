@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numbers
 import time
+from collections.abc import Generator, Sequence
 from typing import Any, Callable
 
 import numpy as np
@@ -26,20 +27,9 @@ from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.validation import check_is_fitted
 
+from pytest_chaosmining.suites.rfe.rounds import RoundNetworks, RoundRequest, RoundTraining, TrainedRound
+
 TASKS = ("regression", "classification")
-
-
-def default_network(n_features: int, n_outputs: int) -> Any:
-    """The ChaosMining MLP: 3 hidden layers of 100 GELU units."""
-    from torch import nn
-
-    layers: list[Any] = []
-    size = n_features
-    for _ in range(3):
-        layers += [nn.Linear(size, 100), nn.GELU()]
-        size = 100
-    layers.append(nn.Linear(size, n_outputs))
-    return nn.Sequential(*layers)
 
 
 def validation_split(n: int, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -140,8 +130,21 @@ class RFEwNA(SelectorMixin, BaseEstimator):
         return min(max(1, n), remaining - k)
 
     # -- fitting ---------------------------------------------------------------------
-    def fit(self, X: Any, y: Any) -> "RFEwNA":
-        """Eliminate features until ``n_features_to_select`` remain."""
+    def fit(self, X: Any, y: Any, networks: RoundNetworks | None = None) -> "RFEwNA":
+        """Eliminate features until ``n_features_to_select`` remain.  ``networks``:
+        round networks to share with other runs on the same data (each distinct one
+        is trained once; see :mod:`pytest_chaosmining.suites.rfe.rounds`)."""
+        (error,) = fit_side_by_side([self], X, y, networks)
+        if error is not None:
+            raise error
+        return self
+
+    def _round_training(self, n_outputs: int) -> RoundTraining:
+        return RoundTraining(self.task, n_outputs, self.epochs, self.lr, self.batch_size, self.random_state,
+                             str(self.device), self.network)
+
+    def _eliminate(self, X: Any, y: Any) -> Generator[RoundRequest, TrainedRound, None]:
+        """The rounds of :meth:`fit`: yields each round's network request and is sent the trained network."""
         import torch
         from sklearn.utils.validation import check_X_y
 
@@ -161,17 +164,21 @@ class RFEwNA(SelectorMixin, BaseEstimator):
             y = y.astype(np.float32)
         train, val = validation_split(n, self.validation_fraction, self.random_state)
         device = torch.device(self.device)
+        training = self._round_training(len(self.classes_) if self.task == "classification" else 1)
+        x_train, y_train = X[train], y[train]
         support = np.ones(n_features, dtype=bool)
         ranking = np.ones(n_features, dtype=np.int64)
         self.history_: list[dict[str, Any]] = []
         while True:
-            start = time.perf_counter()
             cols = np.flatnonzero(support)
-            net = self._train(X[np.ix_(train, cols)], y[train], device)
+            trained = yield RoundRequest(training, x_train, y_train, cols)
+            start = time.perf_counter()
+            net = trained.network
             score = self._score_net(net, X[np.ix_(val, cols)], y[val], device)
             importances = self._importances(net, explainer, X[np.ix_(val, cols)], X[np.ix_(train, cols)], device)
             self.history_.append({"n_features": int(len(cols)), "support": support.copy(), "score": score,
-                                  "importances": importances, "seconds": time.perf_counter() - start})
+                                  "importances": importances,
+                                  "seconds": trained.seconds + time.perf_counter() - start})
             if len(cols) <= k:
                 break
             drop = cols[np.argsort(importances, kind="stable")[: self._drop_count(len(cols), k)]]
@@ -183,31 +190,6 @@ class RFEwNA(SelectorMixin, BaseEstimator):
         self.n_features_ = int(support.sum())
         self.best_index_ = int(np.argmax([h["score"] for h in self.history_]))
         self.best_support_ = self.history_[self.best_index_]["support"]
-        return self
-
-    def _train(self, X: np.ndarray, y: np.ndarray, device: Any) -> Any:
-        import torch
-        from torch import nn
-
-        torch.manual_seed(self.random_state)
-        n_out = len(self.classes_) if self.task == "classification" else 1
-        net = (self.network or default_network)(X.shape[1], n_out).to(device)
-        optimizer = torch.optim.Adam(net.parameters(), lr=self.lr)
-        x = torch.from_numpy(np.ascontiguousarray(X)).to(device)
-        t = torch.from_numpy(y).to(device)
-        if self.task == "regression":
-            t = t.reshape(-1, 1)
-        loss_fn = nn.functional.cross_entropy if self.task == "classification" else nn.functional.mse_loss
-        batch = self.batch_size or len(x)
-        generator = torch.Generator().manual_seed(self.random_state)
-        net.train()
-        for _ in range(self.epochs):
-            batches = [slice(None)] if batch >= len(x) else torch.randperm(len(x), generator=generator).split(batch)
-            for idx in batches:
-                optimizer.zero_grad(set_to_none=True)
-                loss_fn(net(x[idx]), t[idx]).backward()
-                optimizer.step()
-        return net.eval()
 
     def _outputs(self, net: Any, X: np.ndarray, device: Any) -> np.ndarray:
         import torch
@@ -260,3 +242,34 @@ class RFEwNA(SelectorMixin, BaseEstimator):
 
         pred = self.predict(X)
         return float(accuracy_score(y, pred) if self.task == "classification" else r2_score(y, pred))
+
+
+def fit_side_by_side(selectors: Sequence[RFEwNA], X: Any, y: Any,
+                     networks: RoundNetworks | None = None) -> list[Exception | None]:
+    """Fit ``selectors`` (RFEwNA runs that may differ in explainer, target count
+    and step) on the same ``X``, ``y`` round by round: each round's networks are
+    requested together from ``networks``, which trains each distinct one once
+    (as one batched ensemble where it was made with ``ensemble=True``).  A run
+    that raises stops there and its exception takes its place in the returned
+    list (None: fitted); the others go on."""
+    networks = networks if networks is not None else RoundNetworks()
+    errors: list[Exception | None] = [None] * len(selectors)
+    runs = {i: s._eliminate(X, y) for i, s in enumerate(selectors)}
+    requests: dict[int, RoundRequest] = {}
+
+    def advance(i: int, trained: TrainedRound | None) -> None:
+        try:
+            requests[i] = runs[i].send(trained) if trained is not None else next(runs[i])
+        except StopIteration:
+            requests.pop(i, None)
+        except Exception as exc:  # the run's own failure, reported in its place
+            requests.pop(i, None)
+            errors[i] = exc
+
+    for i in runs:
+        advance(i, None)
+    while requests:
+        order = list(requests)
+        for i, trained in zip(order, networks.train([requests[i] for i in order])):
+            advance(i, trained)
+    return errors

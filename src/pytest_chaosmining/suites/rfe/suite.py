@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -37,6 +38,8 @@ from pytest_chaosmining.suites.rfe.tiers import RFE_TIERS
 if TYPE_CHECKING:
     import pandas as pd
     import pytest
+
+    from pytest_chaosmining.suites.rfe.rounds import RoundNetworks
 
     from pytest_chaosmining.core.results import Record
     from pytest_chaosmining.session import ChaosminingSession
@@ -54,11 +57,12 @@ LINEAR = {"regression": "linear", "classification": "logistic"}
 def rfe_code() -> tuple[ModuleType, ...]:
     """The modules whose source enters the cache key of an RFE selection."""
     from pytest_chaosmining.suites.rfe import data as rfe_data
-    from pytest_chaosmining.suites.rfe import rfewna
+    from pytest_chaosmining.core import ensemble
+    from pytest_chaosmining.suites.rfe import rfewna, rounds
     from pytest_chaosmining.suites.symbolic import data as symbolic_data
     from pytest_chaosmining.suites.symbolic import formulas
 
-    return (rfewna, rfe_data, symbolic_data, formulas)
+    return (rfewna, rounds, ensemble, rfe_data, symbolic_data, formulas)
 
 @dataclass(frozen=True)
 class RFECase:
@@ -172,26 +176,66 @@ def selector(case: RFECase, explainer: Any, k: int, device: Any) -> Any:
                   batch_size=case.batch_size, random_state=case.seed, device=str(device))
 
 
-def run_rfewna(case: RFECase, explainer: Any, cache: Any, device: Any, reuse: bool = True) -> SelectionResult:
-    """RFEwNA with ``explainer`` on ``case`` (cached for built-in explainers, unless not ``reuse``)."""
+def rfewna_config(case: RFECase, explainer: str, device: Any, ensemble: bool) -> dict[str, Any]:
+    """The cache config of a built-in ``explainer``'s RFEwNA selection on ``case``
+    (``ensemble``: its round networks were trained in batched ensembles)."""
+    import captum
+
+    config = {**case.config(), "explainer": explainer, "device": device.type, "captum": captum.__version__}
+    return {**config, "rounds": "ensemble"} if ensemble else config
+
+
+def _selection_meta(case: RFECase, data: Any, fitted: Any) -> dict[str, Any]:
+    """What is stored of a fitted RFEwNA selector: its selection, its test scores,
+    its curve and its seconds (its rounds' training and attribution: the same
+    whichever run trained a shared network first)."""
+    return {"support": np.flatnonzero(fitted.support_).tolist(),
+            "scores": _test_scores(case.task, data.y_test, fitted.predict(data.x_test), ""),
+            "seconds": float(sum(h["seconds"] for h in fitted.history_)),
+            "curve": [[h["n_features"], h["score"]] for h in fitted.history_]}
+
+
+def run_rfewna(case: RFECase, explainer: Any, cache: Any, device: Any, reuse: bool = True,
+               networks: RoundNetworks | None = None) -> SelectionResult:
+    """RFEwNA with ``explainer`` on ``case`` (cached for built-in explainers, unless
+    not ``reuse``); ``networks``: round networks shared with the case's other runs."""
     data = load(case)
     k = n_select(case, data)
 
     def run() -> tuple[dict[str, Any], dict[str, Any]]:
-        start = time.perf_counter()
-        sel = selector(case, explainer, k, device).fit(data.x_train, data.y_train)
-        seconds = time.perf_counter() - start
-        scores = _test_scores(case.task, data.y_test, sel.predict(data.x_test), "")
-        meta = {"support": np.flatnonzero(sel.support_).tolist(), "scores": scores, "seconds": seconds,
-                "curve": [[h["n_features"], h["score"]] for h in sel.history_]}
-        return {}, meta
+        fitted = selector(case, explainer, k, device).fit(data.x_train, data.y_train, networks)
+        return {}, _selection_meta(case, data, fitted)
 
     config = None
     if explainer.source == "builtin" and reuse:
-        import captum
-
-        config = {**case.config(), "explainer": explainer.name, "device": device.type, "captum": captum.__version__}
+        config = rfewna_config(case, explainer.name, device, networks is not None and networks.ensemble)
     return _selection(f"RFEwNA-{explainer.name}", data, run, cache, config)
+
+
+def run_side_by_side(case: RFECase, explainers: Sequence[Any], cache: Any, device: Any,
+                     networks: RoundNetworks) -> list[str]:
+    """RFEwNA with each of the built-in ``explainers`` not yet cached on ``case``, all
+    side by side (their rounds' networks requested together: each distinct one
+    trained once, in batched ensembles where ``networks.ensemble``), each selection
+    cached under its own key; the names of those that ran.  One that fails is not
+    cached: its own test runs it alone and reports its failure."""
+    from pytest_chaosmining.suites.rfe.rfewna import fit_side_by_side
+
+    data = load(case)
+    k = n_select(case, data)
+    configs = {e.name: rfewna_config(case, e.name, device, networks.ensemble) for e in explainers}
+    todo = [e for e in explainers if e.source == "builtin" and not cache.has(SUITE, configs[e.name], rfe_code())]
+    if len(todo) < 2:
+        return []
+    selectors = [selector(case, e, k, device) for e in todo]
+    errors = fit_side_by_side(selectors, data.x_train, data.y_train, networks)
+    ran = []
+    for explainer, fitted, error in zip(todo, selectors, errors):
+        if error is None:
+            meta = _selection_meta(case, data, fitted)
+            cache.get_or_train(SUITE, configs[explainer.name], lambda meta=meta: ({}, meta), rfe_code())
+            ran.append(explainer.name)
+    return ran
 
 
 def statistical_estimator(name: str, task: str, seed: int) -> Any:
@@ -320,4 +364,24 @@ class RfeSuite(SuiteDefaults):
                                 lambda: run_statistical(case, method[4:], session.device, session.cache))
         return session.memo(("rfe", case, method),
                             lambda: run_rfewna(case, session.explainers[method], session.cache, session.device,
-                                               session.reuses_builtin_results))
+                                               session.reuses_builtin_results, self.networks(session, case)))
+
+    def networks(self, session: ChaosminingSession, case: RFECase) -> RoundNetworks | None:
+        """The round networks the case's RFEwNA runs share (None where each explainer
+        is timed on its own: with pytest-benchmark results asked for)."""
+        from pytest_chaosmining.suites.rfe.rounds import RoundNetworks
+
+        if session.fresh_timings:
+            return None
+        return session.memo(("rfe-networks", case), lambda: RoundNetworks(ensemble=session.ensemble))
+
+    def run_side_by_side(self, session: ChaosminingSession, case: RFECase) -> None:
+        """Before the case's first RFEwNA test: the run's selected built-in explainers
+        on ``case`` run side by side (once per process; see :func:`run_side_by_side`)."""
+        networks = self.networks(session, case)
+        if networks is None or not session.reuses_builtin_results:
+            return
+        names = session.selected_explainers(SUITE, case.id)
+        explainers = [session.explainers[name] for name in names]
+        session.memo(("rfe-side-by-side", case),
+                     lambda: run_side_by_side(case, explainers, session.cache, session.device, networks))

@@ -42,6 +42,7 @@ def test_rfewna(chaosmining, rfe_case, explainer_name, benchmark, request):
     (where the truth is unknown: test accuracy at least the quality gate)."""
     node = request.node
     chaosmining.judge.tag_test(node, SUITE, explainer_name)
+    RFE.run_side_by_side(chaosmining, rfe_case)  # the case's built-ins, once: shared round networks
     with chaosmining.timer(benchmark, SUITE, rfe_case.id, explainer_name), explainer_failures():
         result = RFE.selection(chaosmining, rfe_case, explainer_name)
     cond = _records(chaosmining, node, rfe_case, "RFEwNA", explainer_name, result)
