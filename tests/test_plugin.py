@@ -266,6 +266,35 @@ def test_xdist_workers_report_what_trains(pytester, run_suite, tmp_path):
                for line in lines), "\n".join(lines[-20:])
 
 
+def test_loadgroup_runs_every_test_of_a_model_on_one_worker(pytester, run_suite):
+    """--dist loadgroup keeps a model's tests on one worker (xdist's own grouping is
+    lost on pytest >= 9.2: pytest_chaosmining.scheduling schedules from the plan)."""
+    import re
+
+    result = run_suite("-n", "2", "--dist", "loadgroup", "-v", "--chaosmining-suites", "symbolic",
+                       "--chaosmining-explainers", "SA,IG,DL", k="f07 or f09", report=None)
+    result.assert_outcomes(passed=8)
+    workers: dict[str, set[str]] = {}
+    for line in result.stdout.lines:
+        found = re.match(r"\[(gw\d)\].*test_chaosmining_symbolic\.py::\w+\[(f\d\d)-", line)
+        if found:
+            workers.setdefault(found.group(2), set()).add(found.group(1))
+    assert sorted(workers) == ["f07", "f09"] and all(len(w) == 1 for w in workers.values()), workers
+
+
+def test_the_scheduling_scope_comes_from_the_plan():
+    from pytest_chaosmining.scheduling import scope_of
+
+    groups = {("rfe", "f10-n1500-nf150-e150-SA-s0"): "rfe:f10-n1500-nf150-e150-s0"}
+    assert scope_of("rfe/test_chaosmining_rfe.py::test_rfewna[f10-n1500-nf150-e150-SA-s0]", groups) == \
+        "rfe:f10-n1500-nf150-e150-s0"
+    assert scope_of("rfe/test_chaosmining_rfe.py::test_rfewna[f10-n1500-nf150-e150-SA-s0]@x", groups) == \
+        "rfe:f10-n1500-nf150-e150-s0"  # xdist's suffix, where pytest still applies it
+    for other in ("rfe/test_chaosmining_rfe.py::test_statistical_rfe[f10-n1500-nf150-e150-s0-RFE-svr]",
+                  "tests/test_mine.py::test_rfewna[f10-n1500-nf150-e150-SA-s0]", "test_x.py::test_y"):
+        assert scope_of(other, groups) == other  # not in the plan: a scope of its own
+
+
 def test_results_do_not_depend_on_xdist(pytester, run_suite, tmp_path):
     run_suite("-n", "0", cache=tmp_path / "a", report="r0", k="f07 or f09")
     run_suite("-n", "2", cache=tmp_path / "b", report="r2", k="f07 or f09")

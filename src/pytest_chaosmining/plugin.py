@@ -128,6 +128,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         item.add_marker(pytest.mark.filterwarnings(UNUSED_BENCHMARK_FILTER))
 
 
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """With ``--dist loadgroup``, schedule a chaosmining run by model from the plan
+    (:mod:`pytest_chaosmining.scheduling`: xdist's own grouping is silently lost
+    on pytest ≥ 9.2); anything else is xdist's."""
+    chaosmining = config.stash.get(SESSION_KEY, None)
+    if chaosmining is None or config.getvalue("dist") != "loadgroup":
+        return None
+    from pytest_chaosmining.scheduling import CaseGroupScheduling
+    from pytest_chaosmining.suites import case_groups
+
+    return CaseGroupScheduling(config, log, case_groups(chaosmining))
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Tell the suites which of their cases the run selected (after ``-k`` / ``-m``),
     so that work done for a group of cases (ensembles) is done for those alone."""

@@ -39,8 +39,9 @@ _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
     ("sg-lambda", {"metavar": "X", "type": float}, "saliency guided training: weight of the consistency term (default 1.0)"),
     ("sg-gradient", {"choices": ("signed", "absolute")},
      "saliency guided training: mask the lowest signed (default, as the reference) or absolute gradients"),
-    ("ensemble", {"choices": ("auto", "on", "off")}, "train the symbolic MLPs that share a shape as one batched "
-     "ensemble: on, off, or auto (default: on for CUDA, off on CPU, where it measured no faster)"),
+    ("ensemble", {"choices": ("auto", "on", "off")}, "train same-shape networks as one batched ensemble (the "
+     "symbolic MLPs, standard and saliency guided, and the networks of RFEwNA rounds side by side): on, off, or "
+     "auto (default: on for CUDA, off on CPU, where it measured no faster)"),
     ("precision", {"choices": PRECISIONS}, "arithmetic of the vision and audio classifiers' standard training: "
      "fp32 (default) or bf16 (autocast, channels_last image batches; models keyed and named apart, weights kept fp32)"),
     ("pack", {"metavar": "DIR|none"}, "models shipped ready-trained: a pack folder, or 'none' to train every model "

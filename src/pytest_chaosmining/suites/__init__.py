@@ -261,7 +261,7 @@ def parametrize_cases(metafunc: pytest.Metafunc, session: ChaosminingSession | N
     case_arg = suite.case_arg if suite.case_arg in metafunc.fixturenames else None
 
     def group(case: Case) -> pytest.MarkDecorator:
-        return pytest.mark.xdist_group(f"{suite.name}:{case.id}")
+        return pytest.mark.xdist_group(group_name(suite, case))
 
     if "explainer_name" in metafunc.fixturenames:
         explainers = session.explainers_in(suite.name) if session is not None else []
@@ -275,3 +275,25 @@ def parametrize_cases(metafunc: pytest.Metafunc, session: ChaosminingSession | N
                                                     for name in explainers] if cases else [])
     elif case_arg is not None:
         metafunc.parametrize(case_arg, [pytest.param(c, id=c.id, marks=group(c)) for c in cases])
+
+
+def group_name(suite: Suite, case: Case) -> str:
+    """The xdist group of ``case``'s tests: every test of one model runs on one worker."""
+    return f"{suite.name}:{case.id}"
+
+
+def case_groups(session: ChaosminingSession) -> dict[tuple[str, str], str]:
+    """(suite, test parameter id) → group, for every test :func:`parametrize_cases`
+    gives a group in this run (the ids of a case's tests and of its explainer tests)."""
+    groups: dict[tuple[str, str], str] = {}
+    for name in session.settings.suites:
+        suite = get_suite(name)
+        cases = planned(session, suite)
+        explainers = session.explainers_in(suite.name)
+        for case in cases:
+            groups[(suite.name, case.id)] = group_name(suite, case)
+            groups.update({(suite.name, case.explainer_id(e)): group_name(suite, case) for e in explainers})
+        if cases:  # a suite of one case parametrised by explainer alone (cost)
+            for e in explainers:
+                groups.setdefault((suite.name, e), group_name(suite, cases[0]))
+    return groups

@@ -218,15 +218,34 @@ def run_side_by_side(case: RFECase, explainers: Sequence[Any], cache: Any, devic
     side by side (their rounds' networks requested together: each distinct one
     trained once, in batched ensembles where ``networks.ensemble``), each selection
     cached under its own key; the names of those that ran.  One that fails is not
-    cached: its own test runs it alone and reports its failure."""
+    cached: its own test runs it alone and reports its failure.  A lock per case
+    makes xdist workers run a case once."""
+    from filelock import FileLock
+
+    from pytest_chaosmining.core.cache import LOCK_TIMEOUT_S, cache_key
+
+    configs = {e.name: rfewna_config(case, e.name, device, networks.ensemble) for e in explainers}
+
+    def missing() -> list[Any]:
+        return [e for e in explainers if e.source == "builtin" and not cache.has(SUITE, configs[e.name], rfe_code())]
+
+    if len(missing()) < 2:
+        return []
+    lock = cache.root / SUITE / f"side-by-side-{cache_key({'case': case.config(), 'device': device.type}, ())}.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(lock), timeout=LOCK_TIMEOUT_S):  # another worker running the same case: wait for its results
+        todo = missing()
+        if len(todo) < 2:
+            return []
+        return _side_by_side(case, todo, cache, device, networks, configs)
+
+
+def _side_by_side(case: RFECase, todo: Sequence[Any], cache: Any, device: Any, networks: RoundNetworks,
+                  configs: dict[str, dict[str, Any]]) -> list[str]:
     from pytest_chaosmining.suites.rfe.rfewna import fit_side_by_side
 
     data = load(case)
     k = n_select(case, data)
-    configs = {e.name: rfewna_config(case, e.name, device, networks.ensemble) for e in explainers}
-    todo = [e for e in explainers if e.source == "builtin" and not cache.has(SUITE, configs[e.name], rfe_code())]
-    if len(todo) < 2:
-        return []
     selectors = [selector(case, e, k, device) for e in todo]
     errors = fit_side_by_side(selectors, data.x_train, data.y_train, networks)
     ran = []

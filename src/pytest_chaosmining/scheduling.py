@@ -1,0 +1,47 @@
+"""xdist scheduling for ``--dist loadgroup`` that keeps every test of one model on
+one worker, whatever pytest does to node ids.
+
+pytest-xdist's ``loadgroup`` tells the controller a test's ``xdist_group`` by
+appending ``@group`` to its node id on the worker; since pytest 9.2 that rename
+no longer takes effect, and the groups are silently ignored
+(pytest-xdist#1386): a model's tests spread over the workers, and each
+worker trains (or waits for) the same model.  :class:`CaseGroupScheduling`
+is xdist's own scope scheduler with the scope of a test read from the run's
+plan instead (:func:`~pytest_chaosmining.suites.case_groups`): the suite from
+the shipped test module's name, the case from the parameter id.  Tests outside
+the plan (the user's own, a statistical RFE method) are each a scope of their own.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from xdist.scheduler import LoadScopeScheduling
+
+if TYPE_CHECKING:
+    import pytest
+    from xdist.remote import Producer
+
+#: the suite of a shipped suite test, from its module's file name
+SUITE_MODULE = re.compile(r"(?:^|/)test_chaosmining_(\w+)\.py::")
+
+
+def scope_of(nodeid: str, groups: dict[tuple[str, str], str]) -> str:
+    """The scheduling scope of ``nodeid``: its case's group where the plan names one, else the node id."""
+    suite = SUITE_MODULE.search(nodeid)
+    start, end = nodeid.find("["), nodeid.rfind("]")
+    if suite is None or start < 0 or end < start:
+        return nodeid
+    return groups.get((suite.group(1), nodeid[start + 1 : end]), nodeid)
+
+
+class CaseGroupScheduling(LoadScopeScheduling):
+    """Scope scheduling with one scope per model (see the module docstring)."""
+
+    def __init__(self, config: pytest.Config, log: Producer | None, groups: dict[tuple[str, str], str]):
+        super().__init__(config, log)
+        self.groups = groups
+
+    def _split_scope(self, nodeid: str) -> str:
+        return scope_of(nodeid, self.groups)
