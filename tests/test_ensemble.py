@@ -17,6 +17,17 @@ from pytest_chaosmining.suites.symbolic.suite import cost_case, symbolic_code, t
 from pytest_chaosmining.suites.symbolic.tiers import SYMBOLIC
 
 
+def matching_models(case, ensemble_cache, alone_cache, device):
+    """``case``'s ensemble-trained model and the same trained alone, asserted to
+    agree (weights within 2e-5, UScore within 1e-5)."""
+    together = trained_model(case, ensemble_cache, device, together=True)
+    alone = trained_model(case, alone_cache, device)
+    for (name, a), b in zip(alone.model.named_parameters(), together.model.parameters()):
+        assert torch.allclose(a, b, atol=2e-5), (case.id, name, (a - b).abs().max())
+    assert together.uscore == pytest.approx(alone.uscore, abs=1e-5)
+    return together, alone
+
+
 def test_ensemble_members_match_single_training_and_are_cached_per_model(tmp_path):
     """Three seeds of formula 2 and one of formula 7 (another input count: its own
     group) at smoke settings: every member's weights, predictions, UScore and SA
@@ -28,11 +39,7 @@ def test_ensemble_members_match_single_training_and_are_cached_per_model(tmp_pat
     assert train_groups(cases, cache, device, untrained_model, symbolic_code()) == 4
     assert train_groups(cases, cache, device, untrained_model, symbolic_code()) == 0  # all cached: nothing trains again
     for case in cases:
-        together = trained_model(case, cache, device, together=True)
-        alone = trained_model(case, ModelCache(tmp_path / "alone"), device)
-        for (name, a), b in zip(alone.model.named_parameters(), together.model.parameters()):
-            assert torch.allclose(a, b, atol=2e-5), (case.id, name, (a - b).abs().max())
-        assert together.uscore == pytest.approx(alone.uscore, abs=1e-5)
+        together, alone = matching_models(case, cache, ModelCache(tmp_path / "alone"), device)
         x = torch.from_numpy(alone.data.x_test).requires_grad_()
         grads = [torch.autograd.grad(m.model(x).sum(), x)[0].numpy() for m in (alone, together)]
         assert fprec(grads[0], alone.data.truth) == fprec(grads[1], alone.data.truth)
@@ -51,11 +58,7 @@ def test_saliency_guided_members_match_single_guided_training(tmp_path):
     cache = ModelCache(tmp_path / "cache")
     assert train_groups([*cases, standard], cache, device, untrained_model, symbolic_code()) == 4
     for case in cases:
-        together = trained_model(case, cache, device, together=True)
-        alone = trained_model(case, ModelCache(tmp_path / "alone"), device)
-        for (name, a), b in zip(alone.model.named_parameters(), together.model.parameters()):
-            assert torch.allclose(a, b, atol=2e-5), (case.id, name, (a - b).abs().max())
-        assert together.uscore == pytest.approx(alone.uscore, abs=1e-5)
+        matching_models(case, cache, ModelCache(tmp_path / "alone"), device)
     metas = [torch.load(e, weights_only=True)["meta"] for e in (tmp_path / "cache" / "symbolic").glob("*.pt")]
     assert sorted(m["ensemble_size"] for m in metas) == [1, 1, 2, 2]  # f02 s0+s1 guided; f07 guided; f02 standard
 
