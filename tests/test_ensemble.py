@@ -36,8 +36,9 @@ def test_ensemble_members_match_single_training_and_are_cached_per_model(tmp_pat
     cases = [dataclasses.replace(base, seed=s) for s in (0, 1, 2)] + [dataclasses.replace(base, formula=7)]
     device = torch.device("cpu")
     cache = ModelCache(tmp_path / "cache")
-    assert train_groups(cases, cache, device, untrained_model, symbolic_code()) == 4
-    assert train_groups(cases, cache, device, untrained_model, symbolic_code()) == 0  # all cached: nothing trains again
+    code = symbolic_code(together=True)
+    assert train_groups(cases, cache, device, untrained_model, code) == 4
+    assert train_groups(cases, cache, device, untrained_model, code) == 0  # all cached: nothing trains again
     for case in cases:
         together, alone = matching_models(case, cache, ModelCache(tmp_path / "alone"), device)
         x = torch.from_numpy(alone.data.x_test).requires_grad_()
@@ -56,7 +57,7 @@ def test_saliency_guided_members_match_single_guided_training(tmp_path):
     standard = dataclasses.replace(base, guide=None)
     device = torch.device("cpu")
     cache = ModelCache(tmp_path / "cache")
-    assert train_groups([*cases, standard], cache, device, untrained_model, symbolic_code()) == 4
+    assert train_groups([*cases, standard], cache, device, untrained_model, symbolic_code(together=True)) == 4
     for case in cases:
         matching_models(case, cache, ModelCache(tmp_path / "alone"), device)
     metas = [torch.load(e, weights_only=True)["meta"] for e in (tmp_path / "cache" / "symbolic").glob("*.pt")]

@@ -15,7 +15,8 @@ features per round).  Scores:
 
 RFEwNA runs of the built-in explainers and the statistical runs are cached like
 trained models; runs of user explainers always run (their code is not part of
-any key).
+any key).  A case's built-in runs go side by side, round by round, and all of a
+case's runs share its round networks (:mod:`pytest_chaosmining.suites.rfe.rounds`).
 """
 
 from __future__ import annotations
@@ -39,10 +40,9 @@ if TYPE_CHECKING:
     import pandas as pd
     import pytest
 
-    from pytest_chaosmining.suites.rfe.rounds import RoundNetworks
-
     from pytest_chaosmining.core.results import Record
     from pytest_chaosmining.session import ChaosminingSession
+    from pytest_chaosmining.suites.rfe.rounds import RoundNetworks
 
 SUITE = "rfe"
 STATISTICAL = {
@@ -56,8 +56,8 @@ LINEAR = {"regression": "linear", "classification": "logistic"}
 
 def rfe_code() -> tuple[ModuleType, ...]:
     """The modules whose source enters the cache key of an RFE selection."""
-    from pytest_chaosmining.suites.rfe import data as rfe_data
     from pytest_chaosmining.core import ensemble
+    from pytest_chaosmining.suites.rfe import data as rfe_data
     from pytest_chaosmining.suites.rfe import rfewna, rounds
     from pytest_chaosmining.suites.symbolic import data as symbolic_data
     from pytest_chaosmining.suites.symbolic import formulas

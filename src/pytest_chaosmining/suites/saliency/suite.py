@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training_modes import SaliencyGuided
-from pytest_chaosmining.suites import Calibration, SuiteDefaults, TrainedModel, get_model_suite, parametrize_cases, sharded
+from pytest_chaosmining.suites import (Calibration, SuiteDefaults, TrainedModel, get_model_suite, parametrize_cases,
+                                      sharded)
 from pytest_chaosmining.suites.saliency import report
 from pytest_chaosmining.suites.saliency.tiers import SALIENCY, SaliencyTier
 

@@ -35,12 +35,13 @@ SUITE = "symbolic"
 
 
 
-def symbolic_code() -> tuple[ModuleType, ...]:
-    """The modules whose source enters the cache key of a symbolic model."""
-    from pytest_chaosmining.core import training
+def symbolic_code(together: bool = False) -> tuple[ModuleType, ...]:
+    """The modules whose source enters the cache key of a symbolic model
+    (``together``: one trained in a batched ensemble, whose trainer enters it too)."""
+    from pytest_chaosmining.core import ensemble, training
     from pytest_chaosmining.suites.symbolic import data, formulas, models
 
-    return (formulas, data, models, training)
+    return (formulas, data, models, training) + ((ensemble,) if together else ())
 
 @dataclass(frozen=True)
 class SymbolicCase:
@@ -174,7 +175,7 @@ def trained_model(
     from pytest_chaosmining.suites.symbolic.ensemble import ensemble_config
 
     config = ensemble_config(case, device.type) if together else case.training_config(device.type)
-    model, meta = cache.model(SUITE, config, build, fit, device, symbolic_code(), check)
+    model, meta = cache.model(SUITE, config, build, fit, device, symbolic_code(together), check)
     return TrainedSymbolicModel(case, model, data, check(model), float(meta["train_seconds"]))
 
 
@@ -268,7 +269,7 @@ class SymbolicSuite(SuiteDefaults):
         from pytest_chaosmining.suites.symbolic.ensemble import train_groups
 
         if session.ensemble:
-            train_groups(cases, session.cache, session.device, untrained_model, symbolic_code(),
+            train_groups(cases, session.cache, session.device, untrained_model, symbolic_code(together=True),
                          session.progress(f"symbolic ensembles ({len(cases)} models)"))
 
     def quality(self, model: TrainedSymbolicModel) -> float:
