@@ -127,7 +127,7 @@ class SaliencySuite(SuiteDefaults):
         return plan_cases(session.tier, SALIENCY[session.tier], session.settings.guide(), session.settings.seeds,
                           session.data_dir)
 
-    def train_together(self, session: ChaosminingSession, comparison: SaliencyComparison) -> None:
+    def prepare_models(self, session: ChaosminingSession, comparison: SaliencyComparison) -> None:
         """Before ``comparison``'s models are first needed: with ensembles on, the
         standard and guided models of the run's comparisons in its domain (every
         seed) train as the domain suite's batched ensembles (once per run)."""

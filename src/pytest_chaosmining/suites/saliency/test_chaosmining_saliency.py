@@ -43,7 +43,7 @@ def test_prediction_quality(chaosmining, comparison, request):
     node, domain = request.node, comparison.domain
     suite = get_model_suite(domain)
     metric = suite.quality_metric
-    SALIENCY.train_together(chaosmining, comparison)
+    SALIENCY.prepare_models(chaosmining, comparison)
     changes = []
     for standard, guided in comparison.pairs():
         models = {standard: suite.model(chaosmining, standard), guided: suite.model(chaosmining, guided)}
@@ -78,7 +78,7 @@ def test_attribution(chaosmining, comparison, explainer_name, benchmark, request
     gate = chaosmining.thresholds.quality_gate(domain, chaosmining.settings.tier)
     suite = get_model_suite(domain)
     checks, changes = [], {m: [] for m in suite.compared}
-    SALIENCY.train_together(chaosmining, comparison)
+    SALIENCY.prepare_models(chaosmining, comparison)
     timer = chaosmining.timer(benchmark, SUITE, comparison.id, explainer_name)  # times the first call
     for standard, guided in comparison.pairs():
         models = {standard: suite.model(chaosmining, standard), guided: suite.model(chaosmining, guided)}
