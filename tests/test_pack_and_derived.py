@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 import torch
@@ -72,9 +74,21 @@ def test_the_shipped_pack_holds_the_smoke_models():
     assert {"config", "check"} <= set(meta) and json.loads(meta["config"])["device"] == "cpu"
 
 
+#: float agreement between machines of different CPU kinds (measured: 1e-8)
+CROSS_MACHINE_TOL = 1e-6
+#: the largest move of a value past that tolerance (a rank step on a near tie)
+CROSS_MACHINE_STEP = 0.05
+#: the share of values that may move past the tolerance (measured on the default run: 53 of 1,699)
+CROSS_MACHINE_MOVED = 0.05
+
+
 def test_shipped_models_give_the_results_of_trained_ones(pytester, run_suite, tmp_path):
-    """A run from an empty cache with the shipped pack trains nothing and scores
-    exactly what a run that trains every model scores: baselines compare across machines."""
+    """A run from an empty cache with the shipped pack trains nothing and scores what
+    a run that trains every model scores.  The pack was trained on another machine:
+    float results differ between CPU kinds (AVX-512 or AVX2) at about 1e-8, so the
+    comparison has a tolerance (:data:`CROSS_MACHINE_TOL`); a rank metric (FPrec)
+    can step where two attributions nearly tie, so a few values may move by more,
+    never by more than :data:`CROSS_MACHINE_STEP`."""
     args = ("--chaosmining-explainers", "SA,random", "--chaosmining-suites", "symbolic")
     trained = run_suite(*args, cache=tmp_path / "trained", report="trained", k="f02 or f11")
     trained.stdout.fnmatch_lines(["*chaosmining: training symbolic f02-*"])
@@ -86,7 +100,12 @@ def test_shipped_models_give_the_results_of_trained_ones(pytester, run_suite, tm
                 for r in load_results(pytester, report)["records"]
                 if r["metric"] not in ("time_ms", "peak_mem_mb", "train_seconds")}
 
-    assert values("trained") == values("shipped") and values("trained")
+    trained_values, shipped_values = values("trained"), values("shipped")
+    assert trained_values and trained_values.keys() == shipped_values.keys()
+    moved = {k: (v, shipped_values[k]) for k, v in trained_values.items()
+             if abs(v - shipped_values[k]) > CROSS_MACHINE_TOL * max(1.0, abs(v))}
+    assert all(abs(a - b) <= CROSS_MACHINE_STEP for a, b in moved.values()), moved
+    assert len(moved) <= CROSS_MACHINE_MOVED * len(trained_values), moved
 
 
 def test_builtin_results_are_reused_and_a_users_are_recomputed(pytester, run_suite, tmp_path):
@@ -128,3 +147,29 @@ def test_derived_results_round_trip_through_json(tmp_path):
         result = cache.get_or_compute("s", {"case": 1}, lambda: calls.append(1) or value, (Cost,))
         assert result["cost"] == Cost(1.5, 2.0) and result["mcs_k"] == {0.1: 0.2, 0.5: -0.1}
     assert calls == [1]
+
+
+def test_a_changed_captum_file_recomputes_builtin_results(pytester, run_suite, tmp_path, monkeypatch):
+    """Cached built-in results are keyed by captum's source, not its version: in a
+    library's own CI the version stays while a pull request edits a method, and the
+    restored cache must not stand in for the edited code."""
+    import captum
+
+    site = tmp_path / "site"
+    shutil.copytree(Path(captum.__file__).parent, site / "captum", ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    args = ("--chaosmining-explainers", "IG", "--chaosmining-suites", "symbolic")
+    cache = tmp_path / "c"
+
+    def entries() -> set[str]:
+        return {p.name for p in (cache / "derived" / "symbolic").glob("*.json")}
+
+    run_suite(*args, cache=cache, report="first", k="f02", fresh=False).assert_outcomes(passed=2)
+    first = entries()
+    assert len(first) == 1
+    run_suite(*args, cache=cache, report="again", k="f02", fresh=False).assert_outcomes(passed=2)
+    assert entries() == first  # unchanged captum: reused
+    ig = site / "captum" / "attr" / "_core" / "integrated_gradients.py"
+    ig.write_text(ig.read_text() + "\n# a pull request's edit: same version string\n")
+    run_suite(*args, cache=cache, report="edited", k="f02", fresh=False).assert_outcomes(passed=2)
+    assert len(entries()) == 2, "the edited captum's result was read from the cache of the unedited one"

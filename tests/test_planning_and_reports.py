@@ -66,19 +66,49 @@ def test_write_reports(tmp_path):
 
 
 def test_baseline_flags_only_drops_beyond_the_allowance(tmp_path):
-    recs = _records()
+    from pytest_chaosmining.suites import metric_catalog
+
+    catalog = metric_catalog()
+    recs = [Record(**{**r.to_dict(), "threshold": 0.5}) if r.metric == "fprec" else r for r in _records()]
     path = tmp_path / "b.json"
     path.write_text(json.dumps({"records": [r.to_dict() for r in recs]}))
-    base = Baseline.load(path)
+    base = Baseline.load(path, catalog)
     r = recs[1]
-    assert base.regression(r, 0.02) is None
+    fprec = catalog.judged(r.suite, r.metric)
+    assert base.regression(r, fprec, 0.02) is None
     worse = Record(**{**r.to_dict(), "value": r.value - 0.05})
-    assert "regressed" in base.regression(worse, 0.02)
+    assert "regressed" in base.regression(worse, fprec, 0.02)
     slower = Record(**{**recs[2].to_dict(), "value": 1e9})
-    assert base.regression(slower, 0.02) is None  # cost metrics are never compared
+    assert base.regression(slower, fprec, 0.02) is None  # not judged in the baseline: no value to compare
     path.write_text("{")
     with pytest.raises(ValueError, match="cannot read chaosmining baseline"):
-        Baseline.load(path)
+        Baseline.load(path, catalog)
+
+
+def test_every_judged_metric_is_compared_with_the_baseline_training_gain_too():
+    """The judge refuses a metric its suite does not declare judged, and the baseline
+    compares every declared judged metric: training_gain was once left out of a
+    central list, so its drop passed unnoticed."""
+    from pytest_chaosmining.core.metric_catalog import UndeclaredMetric
+    from pytest_chaosmining.judge import ConformanceFailure, Judge
+    from pytest_chaosmining.suites import all_suites, metric_catalog
+
+    catalog = metric_catalog()
+    condition = {"formula": 2, "noise_features": 20, "label_noise": 0.01, "n_samples": 2000}
+    old = Record("symbolic", "mlp", "IG", 0, "training_gain", 0.60, condition, threshold=0.1, passed=True)
+    judge = Judge({}, Baseline([old], "base.json", catalog), max_drop=0.02, catalog=catalog)
+
+    class Node:
+        nodeid = "t"
+        user_properties: list = []
+
+    dropped = Record(**{**old.to_dict(), "value": 0.30, "threshold": None, "passed": None})
+    with pytest.raises(ConformanceFailure, match="training_gain regressed: 0.3000 < baseline 0.6000"):
+        judge.require(Node(), dropped, 0.1, "IG on f02")
+    with pytest.raises(UndeclaredMetric, match="'made_up' of suite 'symbolic' is judged but not declared"):
+        judge.require(Node(), Record("symbolic", "mlp", "IG", 0, "made_up", 1.0, condition), 0.1, "IG")
+    for suite in all_suites():  # every calibrated metric is a declared judged one
+        assert all(catalog.is_judged(suite.name, name) for name in suite.calibration.judged)
 
 
 def test_audio_cases_cover_the_grid_with_readable_ids():

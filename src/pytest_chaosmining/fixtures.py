@@ -10,6 +10,10 @@ All of them skip the test unless the run has ``--chaosmining``.
     report and asserts bars, as the shipped suites do.
 ``chaosmining_cases``
     ``chaosmining_cases("vision")``: the cases a suite runs at this tier and seeds.
+``chaosmining_benchmark``
+    pytest-benchmark's ``benchmark`` fixture, or None where pytest-benchmark is
+    absent (``-p no:benchmark``) or skips benchmarks (``--benchmark-skip``): the
+    shipped tests then time their attribution calls by hand and still judge.
 ``chaosmining_model``
     ``chaosmining_model("symbolic", case)``: the trained model of a case of a
     model suite (symbolic, vision, audio), from the disk cache or trained once;
@@ -32,6 +36,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
+    from pytest_benchmark.fixture import BenchmarkFixture
+
     from pytest_chaosmining.judge import Judge
     from pytest_chaosmining.session import ChaosminingSession
     from pytest_chaosmining.suites import Case, TrainedModel
@@ -57,6 +63,16 @@ def chaosmining(request: pytest.FixtureRequest) -> ChaosminingSession:
 def chaosmining_judge(chaosmining: ChaosminingSession) -> Judge:
     """Records values into the report and asserts bars (``require``, ``require_all``)."""
     return chaosmining.judge
+
+
+@pytest.fixture
+def chaosmining_benchmark(request: pytest.FixtureRequest) -> BenchmarkFixture | None:
+    """pytest-benchmark's ``benchmark`` where it times; None where it is absent or told
+    to skip (a conformance test is never skipped for its timing: it is timed by hand)."""
+    benchmarks = getattr(request.config, "_benchmarksession", None)
+    if benchmarks is None or benchmarks.skip:
+        return None
+    return request.getfixturevalue("benchmark")  # type: ignore[no-any-return]
 
 
 @pytest.fixture(scope="session")

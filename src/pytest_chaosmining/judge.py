@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_chaosmining.core.baseline import Baseline
+from pytest_chaosmining.core.metric_catalog import MetricCatalog
 from pytest_chaosmining.core.results import OUTCOME_PROPERTY, USER_PROPERTY, Record
 from pytest_chaosmining import diagnosis
 from pytest_chaosmining.explainers import Explainer, ExplainerError, ExplainerNotApplicable
@@ -41,8 +42,9 @@ class Judge:
     """Records and asserts the results of one session."""
 
     def __init__(self, explainers: Mapping[str, Explainer], baseline: Baseline | None, max_drop: float,
-                 max_slowdown: float = 2.0):
+                 max_slowdown: float = 2.0, catalog: MetricCatalog | None = None):
         self.explainers = explainers
+        self.catalog = catalog if catalog is not None else MetricCatalog({})
         self.baseline = baseline
         self.max_drop = max_drop
         self.max_slowdown = max_slowdown
@@ -79,15 +81,16 @@ class Judge:
         return record
 
     def record_costs(self, node: pytest.Item, cost: Cost, make: Callable[[str, float], Record]) -> None:
-        """:meth:`record_cost` the time and peak memory of ``cost`` (``make(metric,
-        value)`` makes each record)."""
-        for metric in ("time_ms", "peak_mem_mb"):
+        """:meth:`record_cost` the wall time, CPU time and peak memory of ``cost``
+        (``make(metric, value)`` makes each record)."""
+        for metric in ("time_ms", "cpu_ms", "peak_mem_mb"):
             self.record_cost(node, make(metric, getattr(cost, metric)))
 
     def record_cost(self, node: pytest.Item, record: Record) -> Record:
-        """Record a time or peak memory; one that grew beyond the allowed slowdown
-        over the baseline (``--chaosmining-max-slowdown``) fails the test at its
-        verdict (:meth:`require_all`, :meth:`raise_cost_regressions`)."""
+        """Record a time or peak memory; a gated cost (CPU time, peak memory: declared
+        with a slack) that grew beyond the allowed slowdown over the baseline
+        (``--chaosmining-max-slowdown``) fails the test at its verdict
+        (:meth:`require_all`, :meth:`raise_cost_regressions`)."""
         regression = self.baseline.cost_regression(record, self.max_slowdown) if self.baseline else None
         if regression:
             record.passed = False
@@ -102,10 +105,12 @@ class Judge:
 
     def require(self, node: pytest.Item, record: Record, threshold: float, what: str) -> None:
         """Record ``record`` with its threshold, then fail if it is below the threshold
-        or regressed against the baseline."""
+        or regressed against the baseline.  Its metric must be declared judged by its
+        suite (:class:`~pytest_chaosmining.core.metric_catalog.UndeclaredMetric`)."""
+        metric = self.catalog.judged(record.suite, record.metric)
         record.threshold = threshold
         record.passed = record.value >= threshold
-        regression = self.baseline.regression(record, self.max_drop) if self.baseline else None
+        regression = self.baseline.regression(record, metric, self.max_drop) if self.baseline else None
         if regression:
             record.passed = False
         self.record(node, record)

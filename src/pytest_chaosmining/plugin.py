@@ -54,7 +54,18 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[SESSION_KEY] = session
     _add_suite_paths(config)
     if not hasattr(config, "workerinput"):
-        config.pluginmanager.register(ResultCollector(config, settings, session), "chaosmining-results")
+        collector = ResultCollector(config, settings, session)
+        config.pluginmanager.register(collector, "chaosmining-results")
+        if settings.baseline_file is not None:
+            from pytest_chaosmining.reports.baseline_check import BaselineCheck
+
+            try:
+                baseline = session.baseline
+            except ValueError as exc:
+                raise pytest.UsageError(f"--chaosmining-baseline: {exc}") from None
+            assert baseline is not None
+            collector.baseline_check = BaselineCheck(baseline, settings, lambda: collector.records)
+            config.pluginmanager.register(collector.baseline_check, "chaosmining-baseline")
 
 
 def _add_suite_paths(config: pytest.Config) -> None:
@@ -102,13 +113,19 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 UNUSED_BENCHMARK_FILTER = "ignore:Benchmark fixture was not used at all in this test"
 
 
+#: the reason pytest-benchmark gives the tests it skips (``--benchmark-skip``, ``--benchmark-only``)
+BENCHMARK_SKIPS = ("Skipping benchmark", "Skipping non-benchmark")
+
+
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark each shipped suite test with ``chaosmining``, its suite and its
     explainer, so that ``-m "vision and SA"`` or ``-m "not random"`` selects
     exactly those (``-k`` matches substrings of ids: ``-k SA`` also matches
     ``saliency``).  A test whose built-in result was reused from the cache makes
     no call to time: pytest-benchmark's "fixture was not used" warning is
-    silenced for the shipped tests."""
+    silenced for the shipped tests.  Runs after pytest-benchmark's hook, to take
+    back the skips it gives the shipped tests."""
     if SESSION_KEY not in config.stash:
         return
     registered: set[str] = set()
@@ -126,6 +143,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 registered.add(name)
             item.add_marker(name)
         item.add_marker(pytest.mark.filterwarnings(UNUSED_BENCHMARK_FILTER))
+        _unskip_benchmark(item)
+
+
+def _unskip_benchmark(item: pytest.Item) -> None:
+    """Take back the skip pytest-benchmark put on a shipped test (``--benchmark-only``
+    skips tests without ``benchmark``): a conformance test always judges, timed by
+    hand where pytest-benchmark does not time it."""
+    def benchmark_skip(mark: pytest.Mark) -> bool:
+        reason = str(mark.kwargs.get("reason", mark.args[0] if mark.args else ""))
+        return mark.name == "skip" and reason.startswith(BENCHMARK_SKIPS)
+
+    if any(benchmark_skip(m) for m in item.own_markers):
+        item.own_markers[:] = [m for m in item.own_markers if not benchmark_skip(m)]
 
 
 @pytest.hookimpl(optionalhook=True, tryfirst=True)

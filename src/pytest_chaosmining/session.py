@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from pytest_chaosmining.core.baseline import Baseline
     from pytest_chaosmining.core.cache import ModelCache
     from pytest_chaosmining.core.derived import DerivedCache
+    from pytest_chaosmining.core.metric_catalog import MetricCatalog
     from pytest_chaosmining.core.thresholds import Thresholds
     from pytest_chaosmining.core.training_modes import SaliencyGuided
     from pytest_chaosmining.explainers import Explainer
@@ -187,7 +188,16 @@ class ChaosminingSession:
         """The ``--chaosmining-baseline`` results, if given."""
         from pytest_chaosmining.core.baseline import Baseline
 
-        return Baseline.load(self.settings.baseline_file) if self.settings.baseline_file else None
+        if not self.settings.baseline_file:
+            return None
+        return Baseline.load(self.settings.baseline_file, self.metric_catalog)
+
+    @functools.cached_property
+    def metric_catalog(self) -> MetricCatalog:
+        """The metrics the registered suites declare (direction, judged, gated costs)."""
+        from pytest_chaosmining.suites import metric_catalog
+
+        return metric_catalog()
 
     @functools.cached_property
     def cache(self) -> ModelCache:
@@ -246,7 +256,7 @@ class ChaosminingSession:
             return False
         return any(bool(getattr(options, name, None)) for name in wanted)
 
-    def timer(self, benchmark: BenchmarkFixture, suite: str, case: str, explainer: str,
+    def timer(self, benchmark: BenchmarkFixture | None, suite: str, case: str, explainer: str,
               rounds: int = 1) -> AttributionTimer:
         """Times the test's attribution calls through ``benchmark`` (see :mod:`pytest_chaosmining.timing`)."""
         from pytest_chaosmining.timing import AttributionTimer
@@ -258,7 +268,8 @@ class ChaosminingSession:
         """Records results and asserts bars (see :class:`~pytest_chaosmining.judge.Judge`)."""
         from pytest_chaosmining.judge import Judge
 
-        return Judge(self.explainers, self.baseline, self.settings.max_drop, self.settings.max_slowdown)
+        return Judge(self.explainers, self.baseline, self.settings.max_drop, self.settings.max_slowdown,
+                     self.metric_catalog)
 
     @property
     def tier(self) -> str:

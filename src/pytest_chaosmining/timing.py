@@ -1,7 +1,9 @@
 """A test's attribution calls, timed through pytest-benchmark's ``benchmark`` fixture.
 
-Every shipped test that runs an explainer declares ``benchmark`` and wraps its
-work in :class:`AttributionTimer`.  The suites measure their attribution calls
+Every shipped test that runs an explainer asks for ``chaosmining_benchmark`` (the
+``benchmark`` fixture, or None where pytest-benchmark is absent or told to skip:
+``-p no:benchmark``, ``--benchmark-skip``; the calls are then timed by hand, and
+the test still judges) and wraps its work in :class:`AttributionTimer`.  The suites measure their attribution calls
 with :func:`timed`: the first one of the test goes through
 ``benchmark.pedantic`` (one round: attribution calls are too costly to repeat),
 with its peak memory, the suite, the case and the explainer in ``extra_info``;
@@ -16,7 +18,7 @@ import statistics
 from types import TracebackType
 from typing import TYPE_CHECKING, Callable, TypeVar
 
-from pytest_chaosmining.core.cost import Cost, PeakMemory, clocked, measure, synchronised
+from pytest_chaosmining.core.cost import Cost, PeakMemory, clocked_cpu, measure, synchronised
 
 if TYPE_CHECKING:
     import torch
@@ -39,7 +41,7 @@ class AttributionTimer:
     built-in's result reused from the cache makes none); ``calls`` and
     ``total_ms``: every call measured in the test."""
 
-    def __init__(self, benchmark: "BenchmarkFixture", device: "torch.device", suite: str, case: str,
+    def __init__(self, benchmark: "BenchmarkFixture | None", device: "torch.device", suite: str, case: str,
                  explainer: str, rounds: int = 1):
         self.benchmark = benchmark
         self.device = device
@@ -48,8 +50,10 @@ class AttributionTimer:
         self.calls = 0
         self.total_ms = 0.0
         self._busy = False
-        benchmark.group = f"{GROUP_PREFIX} {suite}"
-        benchmark.extra_info.update(suite=suite, case=case, explainer=explainer, device=str(device))
+        self.extra_info: dict[str, object] = benchmark.extra_info if benchmark is not None else {}
+        if benchmark is not None:
+            benchmark.group = f"{GROUP_PREFIX} {suite}"
+        self.extra_info.update(suite=suite, case=case, explainer=explainer, device=str(device))
 
     def __enter__(self) -> "AttributionTimer":
         self._token = _ACTIVE.set(self)
@@ -63,7 +67,7 @@ class AttributionTimer:
         """Call ``fn``; the first call through pytest-benchmark, later ones by hand
         (a call made inside a measured one is part of it: called, not measured)."""
         if self._busy:
-            return fn(), Cost(0.0, 0.0)
+            return fn(), Cost(0.0, 0.0, 0.0)
         self._busy = True
         try:
             return self._measure(fn)
@@ -76,23 +80,38 @@ class AttributionTimer:
         else:
             result, cost = self._first(fn)
             self.cost = cost
-            self.benchmark.extra_info.update(peak_mem_mb=cost.peak_mem_mb)
+            self.extra_info.update(peak_mem_mb=cost.peak_mem_mb, cpu_ms=cost.cpu_ms)
         self.calls += 1
         self.total_ms += cost.time_ms
-        self.benchmark.extra_info.update(attribution_calls=self.calls, attribution_total_ms=self.total_ms)
+        self.extra_info.update(attribution_calls=self.calls, attribution_total_ms=self.total_ms)
         return result, cost
 
     def _first(self, fn: Callable[[], T]) -> tuple[T, Cost]:
         benchmark, rounds, call = self.benchmark, self.rounds, synchronised(fn, self.device)
+        warmup = rounds > 1
         with PeakMemory(self.device) as memory:
-            if benchmark.disabled:  # --benchmark-disable, or xdist: pytest-benchmark only calls it, once
-                result, first_ms = clocked(lambda: benchmark(call))
-                # more rounds: that call was the warm-up; time the rounds by hand (inside this memory reading)
-                times = [clocked(call)[1] for _ in range(rounds)] if rounds > 1 else [first_ms]
+            if benchmark is None or benchmark.disabled:
+                # no pytest-benchmark (absent, --benchmark-skip), --benchmark-disable, or xdist
+                # (pytest-benchmark only calls it, once): timed by hand
+                if warmup:
+                    result = benchmark(call) if benchmark is not None else call()
+                    timings = [clocked_cpu(call)[1:] for _ in range(rounds)]
+                else:
+                    result, wall, cpu = clocked_cpu(lambda: benchmark(call) if benchmark is not None else call())
+                    timings = [(wall, cpu)]
+                times, cpus = [w for w, _ in timings], [c for _, c in timings]
             else:
-                result = benchmark.pedantic(call, rounds=rounds, iterations=1, warmup_rounds=1 if rounds > 1 else 0)
+                cpus = []
+
+                def counted() -> T:
+                    out, _, cpu_ms = clocked_cpu(call)
+                    cpus.append(cpu_ms)
+                    return out
+
+                result = benchmark.pedantic(counted, rounds=rounds, iterations=1, warmup_rounds=1 if warmup else 0)
                 times = [t * 1000 for t in benchmark.stats.stats.data]
-        return result, Cost(statistics.median(times), memory.mb)
+                cpus = cpus[-rounds:]
+        return result, Cost(statistics.median(times), memory.mb, statistics.median(cpus))
 
     def cost_or(self, earlier: Cost) -> Cost:
         """This test's measured cost, or ``earlier`` (a reused result's) where no call was made."""

@@ -1,62 +1,98 @@
-"""Regression checks against the results.json of an earlier run."""
+"""Regression checks against the results.json of an earlier run.
+
+Every judged result of the baseline (a record with a bar) is compared by its
+declared direction (:mod:`pytest_chaosmining.core.metric_catalog`); every gated
+cost by its declared slack.  A judged result of the baseline that this run did
+not judge (missing, newly skipped, newly not applicable) is a regression too:
+:meth:`Baseline.compare` lists it.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_chaosmining.core.results import HIGHER_IS_BETTER, Record
+from pytest_chaosmining.core.metric_catalog import Metric, MetricCatalog
+from pytest_chaosmining.core.results import Record
 
-#: cost metrics gated against a baseline → the growth always allowed on top of the factor
-#: (below it a single-round timing or a page-resolution memory reading is noise)
-COST_SLACK = {"time_ms": 20.0, "peak_mem_mb": 16.0}
+#: a record key (:meth:`Record.key`)
+Key = tuple[str | int, ...]
+
+
+@dataclass
+class Comparison:
+    """This run's judged results against the baseline's: ``compared`` (record and
+    baseline value), ``new`` (judged here, not in the baseline) and ``missing``
+    (judged in the baseline and within this run's scope, not judged here)."""
+
+    compared: list[tuple[Record, float]] = field(default_factory=list)
+    new: list[Record] = field(default_factory=list)
+    missing: list[Record] = field(default_factory=list)
+
+    def summary(self, source: str) -> str:
+        """One line: compared / new / missing."""
+        return (f"baseline {source}: compared {len(self.compared)}, new {len(self.new)}, "
+                f"missing {len(self.missing)} judged results")
 
 
 class Baseline:
     """Values of an earlier report, looked up by :meth:`Record.key`."""
 
-    def __init__(self, records: list[Record], source: str):
-        self.values = {r.key(): r.value for r in records if r.metric in HIGHER_IS_BETTER}
-        self.costs = {r.key(): r.value for r in records if r.metric in COST_SLACK}
+    def __init__(self, records: list[Record], source: str, catalog: MetricCatalog):
+        self.catalog = catalog
+        self.judged: dict[Key, Record] = {r.key(): r for r in records if r.threshold is not None}
+        self.costs = {r.key(): r.value for r in records if catalog.gated_cost(r.suite, r.metric) is not None}
         self.source = source
 
     @classmethod
-    def load(cls, path: Path) -> "Baseline":
+    def load(cls, path: Path, catalog: MetricCatalog) -> "Baseline":
         """Read a results.json written by this plugin."""
         try:
             payload: dict[str, Any] = json.loads(Path(path).read_text())
             records = [Record.from_dict(r) for r in payload["records"]]
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ValueError(f"cannot read chaosmining baseline {path}: {exc}") from exc
-        return cls(records, str(path))
+        return cls(records, str(path), catalog)
 
-    def coverage(self, records: list[Record]) -> tuple[int, int]:
-        """``(compared, judged)``: how many of the judged records (with a threshold,
-        of a metric where higher is better) have a value in this baseline."""
-        judged = [r for r in records if r.threshold is not None and r.metric in HIGHER_IS_BETTER]
-        return sum(r.key() in self.values for r in judged), len(judged)
+    def compare(self, records: list[Record], in_scope: Callable[[Record], bool]) -> Comparison:
+        """This run's judged ``records`` against the baseline's; a baseline result
+        counts as missing only where ``in_scope`` says this run should have judged it."""
+        out = Comparison()
+        here = {r.key(): r for r in records if r.threshold is not None}
+        for key, record in here.items():
+            old = self.judged.get(key)
+            if old is None:
+                out.new.append(record)
+            else:
+                out.compared.append((record, old.value))
+        out.missing = [r for key, r in self.judged.items() if key not in here and in_scope(r)]
+        return out
 
-    def regression(self, record: Record, max_drop: float) -> str | None:
-        """A message if ``record`` fell more than ``max_drop`` below the baseline, else None."""
-        old = self.values.get(record.key())
-        if old is None or record.value >= old - max_drop:
+    def regression(self, record: Record, metric: Metric, max_drop: float) -> str | None:
+        """A message if ``record`` (of the judged ``metric``: higher is better) fell more
+        than ``max_drop`` below the baseline, else None."""
+        old = self.judged.get(record.key())
+        if old is None or not metric.judged or record.value >= old.value - max_drop:
             return None
         return (
-            f"{record.metric} regressed: {record.value:.4f} < baseline {old:.4f} - max drop {max_drop:g} "
-            f"(drop {old - record.value:.4f}; baseline {self.source})"
+            f"{record.metric} regressed: {record.value:.4f} < baseline {old.value:.4f} - max drop {max_drop:g} "
+            f"(drop {old.value - record.value:.4f}; baseline {self.source})"
         )
 
     def cost_regression(self, record: Record, max_factor: float) -> str | None:
-        """A message if ``record`` (a time or peak memory) grew beyond ``max_factor`` ×
-        the baseline's value plus the metric's :data:`COST_SLACK`, else None."""
+        """A message if ``record`` (a gated cost: CPU time or peak memory) grew beyond
+        ``max_factor`` × the baseline's value plus the metric's declared slack, else None."""
+        metric = self.catalog.gated_cost(record.suite, record.metric)
         old = self.costs.get(record.key())
-        if old is None or record.metric not in COST_SLACK:
+        if old is None or metric is None or metric.slack is None:
             return None
-        allowed = max_factor * old + COST_SLACK[record.metric]
+        allowed = max_factor * old + metric.slack
         if record.value <= allowed:
             return None
-        unit = "ms" if record.metric == "time_ms" else "MiB"
+        unit = metric.unit
         return (f"{record.metric} regressed: {record.value:.1f} {unit} > {max_factor:g} × baseline {old:.1f} {unit} + "
-                f"{COST_SLACK[record.metric]:g} {unit} ({record.value / old if old else float('inf'):.2f}× the "
+                f"{metric.slack:g} {unit} ({record.value / old if old else float('inf'):.2f}× the "
                 f"baseline; baseline {self.source})")

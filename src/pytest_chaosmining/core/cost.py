@@ -32,10 +32,13 @@ SAMPLE_PERIOD_S = 0.001
 
 @dataclass(frozen=True)
 class Cost:
-    """Wall time in milliseconds and peak memory growth in MiB."""
+    """Wall time in milliseconds, peak memory growth in MiB and the process's CPU
+    time in milliseconds (what a baseline gates: unlike wall time, it does not grow
+    when another job shares the machine)."""
 
     time_ms: float
     peak_mem_mb: float
+    cpu_ms: float = 0.0
 
 
 def _trim_heap() -> None:
@@ -116,8 +119,8 @@ class PeakMemory:
 def measure(fn: Callable[[], T], device: "torch.device | str") -> tuple[T, Cost]:
     """Call ``fn`` once and return its result with its :class:`Cost`."""
     with PeakMemory(device) as memory:
-        result, elapsed_ms = clocked(synchronised(fn, device))
-    return result, Cost(elapsed_ms, memory.mb)
+        result, elapsed_ms, cpu_ms = clocked_cpu(synchronised(fn, device))
+    return result, Cost(elapsed_ms, memory.mb, cpu_ms)
 
 
 def clocked(fn: Callable[[], T]) -> tuple[T, float]:
@@ -125,3 +128,10 @@ def clocked(fn: Callable[[], T]) -> tuple[T, float]:
     start = time.perf_counter()
     result = fn()
     return result, (time.perf_counter() - start) * 1000
+
+
+def clocked_cpu(fn: Callable[[], T]) -> tuple[T, float, float]:
+    """Call ``fn``; its result, wall time and the process's CPU time, in milliseconds."""
+    cpu = time.process_time()
+    result, elapsed_ms = clocked(fn)
+    return result, elapsed_ms, (time.process_time() - cpu) * 1000

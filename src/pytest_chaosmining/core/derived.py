@@ -3,8 +3,10 @@ does not change between runs, so a warm run pays only for the user's explainers.
 
 An entry is one evaluation (the suite's scores of one built-in explainer on one
 case), keyed by the suite, the case, the explainer (name and settings), the
-evaluation sizes, the device type, the torch / captum / numpy versions and a
-fingerprint of the whole package's source (any code change recomputes).
+evaluation sizes, the device type, the torch and numpy versions, a digest of
+captum's installed source (its files, not its version: a pull request to captum
+that breaks a method recomputes) and a fingerprint of the whole package's
+source (any code change recomputes).
 Entries are JSON, written atomically under a file lock.  Only built-in
 explainers are cached: a user's explainer may change between runs under the
 same name.  A cached entry replays the time and memory of the run that computed it.
@@ -15,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import importlib.util
 import json
 import warnings
 from collections.abc import Callable
@@ -33,15 +36,45 @@ T = TypeVar("T")
 LOCK_TIMEOUT_S = 3600.0
 
 
+#: the attribution libraries whose code the built-ins run: their installed source is hashed
+#: (a pull request to captum changes its files, not its version string)
+ATTRIBUTION_LIBRARIES = ("captum",)
+
+
+def source_digest(root: Path) -> str:
+    """Hash of every file under ``root`` (relative path and bytes; caches and
+    compiled files left out): the code a package runs, whatever its version says."""
+    h = hashlib.sha256()
+    for path in sorted(p for p in Path(root).rglob("*") if p.is_file()):
+        if "__pycache__" in path.parts or path.suffix in (".pyc", ".pyo"):
+            continue
+        h.update(str(path.relative_to(root)).encode())
+        h.update(b"\0")
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def library_digest(package: str) -> str:
+    """:func:`source_digest` of an importable package's folder (``absent`` when not installed)."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        return "absent"
+    return "+".join(source_digest(Path(location)) for location in spec.submodule_search_locations)
+
+
 @functools.cache
 def package_fingerprint() -> str:
-    """Hash of every module of the package (any change to the plugin's code recomputes)."""
+    """Hash of the code a cached result ran: every module of this package, the
+    installed source of the attribution libraries (:data:`ATTRIBUTION_LIBRARIES`)
+    and the torch and numpy versions (any change recomputes)."""
     root = Path(__file__).resolve().parents[1]
     h = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
         h.update(str(path.relative_to(root)).encode())
         h.update(path.read_bytes())
-    for package in ("torch", "captum", "numpy"):
+    for library in ATTRIBUTION_LIBRARIES:
+        h.update(f"{library}:{library_digest(library)}".encode())
+    for package in ("torch", "numpy"):
         try:
             h.update(f"{package}={metadata.version(package)}".encode())
         except metadata.PackageNotFoundError:

@@ -21,6 +21,7 @@ from pytest_chaosmining.core.results import OUTCOME_PROPERTY, USER_PROPERTY, Rec
 from pytest_chaosmining.settings import Settings
 
 if TYPE_CHECKING:
+    from pytest_chaosmining.reports.baseline_check import BaselineCheck
     from pytest_chaosmining.session import ChaosminingSession
 
 _PACKAGES = ("pytest-chaosmining", "torch", "captum", "numpy", "sympy", "pytest", "pytest-xdist", "pytest-benchmark")
@@ -50,8 +51,16 @@ class ResultCollector:
         self.summary_lines: list[str] = []
         self.written: list[str] = []
         self.failures: list[dict[str, str]] = []
+        #: the comparison with ``--chaosmining-baseline`` (registered beside this collector)
+        self.baseline_check: BaselineCheck | None = None
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        missing = next((str(v) for k, v in report.user_properties if k == "chaosmining_missing"), None)
+        if missing is not None:
+            records = json.loads(missing)
+            self.failures.append({"nodeid": report.nodeid, "suite": records[0]["suite"],
+                                  "explainer": records[0]["explainer"], "message": str(report.longrepr)})
+            return
         tag: dict[str, str] | None = next((json.loads(str(value)) for key, value in report.user_properties
                                             if key == OUTCOME_PROPERTY), None)
         if tag and (report.when == "call" or (report.when == "setup" and not report.passed)):
@@ -91,14 +100,14 @@ class ResultCollector:
             "versions": versions,
             "started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(self.started)),
             "duration_s": round(time.time() - self.started, 1),
-            "baseline": str(self.settings.baseline_file) if self.settings.baseline_file else None,
+            "baseline": self.baseline_check.table() if self.baseline_check else None,
             "uncalibrated_bars": self.session.thresholds.uncalibrated(list(self.settings.suites), tier),
             "left_out": self.session.left_out(),
         }
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if not self.records and not self.outcomes:
+        if not self.records and not self.outcomes and self.baseline_check is None:
             return
         from pytest_chaosmining.reports.markdown import (build_markdown, terminal_table, uncalibrated_note,
                                                          left_out_note)
@@ -122,22 +131,8 @@ class ResultCollector:
             self.summary_lines.append(uncalibrated_note(meta["uncalibrated_bars"], meta["tier"]))
         if meta["left_out"]:
             self.summary_lines.append(left_out_note(meta["left_out"], meta["tier"]))
-        self._check_baseline(session, records)
-
-    def _check_baseline(self, session: pytest.Session, records: list[Record]) -> None:
-        """Say how many results the baseline judged; one that matches none fails the run."""
-        baseline = self.session.baseline
-        if baseline is None:
-            return
-        compared, judged = baseline.coverage(records)
-        if judged and not compared:
-            self.summary_lines.append(
-                f"ERROR: the baseline {baseline.source} matches none of this run's {judged} judged results "
-                "(another tier, other seeds or explainers, renamed models?): nothing was compared against it")
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        else:
-            self.summary_lines.append(f"baseline {baseline.source}: compared {compared} of {judged} judged results"
-                                      + (f" ({judged - compared} had no baseline value)" if compared < judged else ""))
+        if self.baseline_check is not None:
+            self.summary_lines += self.baseline_check.lines
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.summary_lines:

@@ -47,6 +47,34 @@ def _failure_section(failures: list[dict[str, str]]) -> list[str]:
     return [f"## Failures ({len(failures)})", ""] + markdown_table(["test", "explainer", "why"], rows) + [""]
 
 
+def _baseline_section(baseline: object) -> list[str]:
+    """Every judged result against the baseline: value, baseline value, change
+    (new results have no baseline value, missing ones no value)."""
+    if not isinstance(baseline, dict):
+        return []
+    lines = [f"## Against the baseline", "",
+             f"Baseline `{baseline.get('source')}`: compared {baseline.get('compared', 0)}, new {baseline.get('new', 0)}, "
+             f"missing {len(baseline.get('missing', []))} judged results.", ""]
+    missing = baseline.get("missing") or []
+    if missing:
+        lines += ["Judged in the baseline, not in this run (each fails the run):", ""]
+        lines += [f"- `{nodeid}`" for nodeid in missing] + [""]
+
+    def number(x: object) -> str:
+        return f"{x:.4f}" if isinstance(x, int | float) else "—"
+
+    rows = []
+    for suite, model, explainer, metric, condition, seed, value, old in baseline.get("rows", []):
+        change = f"{value - old:+.4f}" if isinstance(value, int | float) and isinstance(old, int | float) else (
+            "new" if old is None else "missing")
+        where = ", ".join(f"{k}={v}" for k, v in json.loads(condition).items())
+        rows.append([suite, model, explainer, where, str(seed), metric, number(value), number(old), change])
+    if rows:
+        lines += markdown_table(["suite", "model", "explainer", "condition", "seed", "metric", "value", "baseline",
+                                 "change"], rows) + [""]
+    return lines
+
+
 def embed_figures(markdown: str, figures: list[str]) -> str:
     """``markdown`` with each drawn figure (a file name beside report.md) shown
     as an image after the paragraph that names it (in backticks), or in a
@@ -154,6 +182,7 @@ def build_markdown(records: list[Record], meta: dict[str, Any], outcomes: dict[s
                               stacklevel=2)
                 lines += [f"*The {suite.name} section could not be written ({type(exc).__name__}: {exc}).*", ""]
         lines += _cost_sections(df)
+    lines += _baseline_section(meta.get("baseline"))
     return "\n".join(lines)
 
 

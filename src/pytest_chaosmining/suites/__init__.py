@@ -17,6 +17,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
+from pytest_chaosmining.core.metric_catalog import KeyOf, Metric, MetricCatalog
+
 if TYPE_CHECKING:
     import pandas as pd
     import pytest
@@ -42,9 +44,8 @@ SUITES_DIR = Path(__file__).parent
 
 C = TypeVar("C")
 
-#: a record's condition (its fields) → the key its bar is looked up under (``f03``, ``SBRP``, …)
+#: a record's condition (its fields)
 Condition = Mapping[str, object]
-KeyOf = Callable[[Condition], str]
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,12 @@ class Suite(Protocol):
     @property
     def score_metric(self) -> str | None:
         """The judged metric shown in the terminal summary (None: none)."""
+        ...
+
+    @property
+    def metrics(self) -> tuple[Metric, ...]:
+        """Every metric the suite records beyond the costs, declared once (direction,
+        judged, bar key): the judge, the baseline and the calibration tool read it."""
         ...
 
     @property
@@ -189,6 +196,11 @@ class SuiteDefaults:
         from pytest_chaosmining.reports.figures import drawn
 
         return drawn(records, out_dir, self.report.FIGURES)
+
+
+def metric_catalog() -> MetricCatalog:
+    """The metrics every registered suite declares."""
+    return MetricCatalog({suite.name: suite.metrics for suite in all_suites()})
 
 
 def names() -> tuple[str, ...]:

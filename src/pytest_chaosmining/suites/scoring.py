@@ -18,11 +18,11 @@ if TYPE_CHECKING:
 
 
 def scored(chaosmining: ChaosminingSession, suite: ModelSuite, case: Case, explainer: str,
-           benchmark: BenchmarkFixture, node: pytest.Item,
+           benchmark: BenchmarkFixture | None, node: pytest.Item,
            record: Callable[[str, float], Record]) -> dict[str, object]:
     """Tag the test as ``explainer``'s, skip it when ``case``'s model is below the
     tier's quality gate, score the explainer (its first attribution call timed
-    through ``benchmark``) and record its time and peak memory (``record(metric,
+    through ``benchmark`` where pytest-benchmark times, else by hand) and record its time and peak memory (``record(metric,
     value)`` makes the records; gated against a baseline).  The suite's scores."""
     chaosmining.judge.tag_test(node, suite.name, explainer)
     trained = suite.model(chaosmining, case)

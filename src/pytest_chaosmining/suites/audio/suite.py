@@ -36,6 +36,7 @@ import numpy as np
 from pytest_chaosmining.attribution_context import BACKGROUND_SIZE, AttributionContext
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training_modes import SaliencyGuided, guided_model_id, training_key
+from pytest_chaosmining.core.metric_catalog import calibrated, judged, reported
 from pytest_chaosmining.suites import Calibration, Condition
 from pytest_chaosmining.suites.classifier import ClassifierSuite
 from pytest_chaosmining.suites.audio import report
@@ -344,8 +345,9 @@ class AudioSuite(ClassifierSuite):
     name = SUITE
     case_arg = "audio_case"
     score_metric = "channel_share"
-    calibration = Calibration(judged={"channel_share": _arch_key, "top1_hit": _arch_key, "training_gain": _arch_key},
-                              optional=frozenset({"channel_share"}))
+    metrics = (*judged("channel_share", "top1_hit", "training_gain", key=_arch_key), *judged("accuracy"),
+               *reported("untrained_share", "untrained_top1_hit"))
+    calibration = Calibration(judged=calibrated(metrics), optional=frozenset({"channel_share"}))
     #: for the saliency suite: the scores compared (the first is judged)
     compared = ("channel_share", "top1_hit")
     tiers = AUDIO

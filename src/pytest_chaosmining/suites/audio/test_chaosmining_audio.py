@@ -42,13 +42,13 @@ def test_accuracy(chaosmining, audio_case, request):
                         f"model {audio_case.id}")
 
 
-def test_channel_attribution(chaosmining, audio_case, explainer_name, benchmark, request):
+def test_channel_attribution(chaosmining, audio_case, explainer_name, chaosmining_benchmark, request):
     """The explainer finds the speech channel: its top-1 channel hit rate and (where
     calibrated) the speech channel's share of Σ|attribution| at least their
     thresholds, and the hit rate at least ``training_gain`` above the same
     explainer's on the untrained model (it follows what the model learned)."""
     node = request.node
-    result = scored(chaosmining, AUDIO, audio_case, explainer_name, benchmark, node,
+    result = scored(chaosmining, AUDIO, audio_case, explainer_name, chaosmining_benchmark, node,
                     lambda metric, value: _record(audio_case, explainer_name, metric, value))
     for metric in ("untrained_share", "untrained_top1_hit"):
         chaosmining.judge.record(node, _record(audio_case, explainer_name, metric, result[metric]))

@@ -33,6 +33,7 @@ import numpy as np
 
 from pytest_chaosmining.attribution_context import BACKGROUND_SIZE
 from pytest_chaosmining.core.tiers import Seeds, seed_range
+from pytest_chaosmining.core.metric_catalog import calibrated, judged, reported
 from pytest_chaosmining.suites import Calibration, SuiteDefaults, Condition, parametrize_cases
 from pytest_chaosmining.suites.bam import report
 from pytest_chaosmining.suites.bam.tiers import BAM, BamTier
@@ -318,8 +319,10 @@ class BamSuite(SuiteDefaults):
     name = SUITE
     case_arg = "bam_case"
     score_metric = "mcs"
-    calibration = Calibration(judged={"mcs_gain": _canvas_key, "idr_gain": _canvas_key},
-                              optional=frozenset({"idr_gain"}))
+    metrics = (*judged("mcs_gain", "idr_gain", key=_canvas_key),
+               *reported("accuracy", "cf_drop", "idr", "idr_baseline", "iir", "iir_pairs", "mcs", "mcs_baseline",
+                         "mcs_k", "mcs_k_corr", "premise_holds"))
+    calibration = Calibration(judged=calibrated(metrics), optional=frozenset({"idr_gain"}))
 
     def seeds(self, tier: str, seeds: Seeds | None) -> range:
         return seed_range(BAM[tier].seeds, seeds)

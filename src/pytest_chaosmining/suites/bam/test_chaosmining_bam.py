@@ -53,7 +53,7 @@ def test_relative_importance(chaosmining, bam_case, request):
         pytest.fail(f"BAM premise does not hold on {bam_case.id}: " + "; ".join(violations), pytrace=False)
 
 
-def test_bam_scores(chaosmining, bam_case, explainer_name, benchmark, request):
+def test_bam_scores(chaosmining, bam_case, explainer_name, chaosmining_benchmark, request):
     """MCS above its random-region baseline by ``[…mcs_gain]`` and, where the
     table lists the explainer, IDR above its baseline by ``[…idr_gain]``; IIR
     and the MCS_k series are recorded."""
@@ -62,7 +62,7 @@ def test_bam_scores(chaosmining, bam_case, explainer_name, benchmark, request):
     violations = _premise(chaosmining, models)
     if violations:
         pytest.skip(f"BAM premise does not hold on {bam_case.id}; nothing to score ({'; '.join(violations)})")
-    with chaosmining.timer(benchmark, SUITE, bam_case.id, explainer_name) as timer, explainer_failures():
+    with chaosmining.timer(chaosmining_benchmark, SUITE, bam_case.id, explainer_name) as timer, explainer_failures():
         out = BAM.score(chaosmining, models, chaosmining.explainers[explainer_name])
     chaosmining.judge.record_costs(node, timer.cost_or(out["cost"]),
                                    lambda metric, value: _record(bam_case, explainer_name, metric, value))

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_chaosmining.core.tiers import Seeds
+from pytest_chaosmining.core.metric_catalog import reported
 from pytest_chaosmining.suites import Calibration, SuiteDefaults, parametrize_cases
 from pytest_chaosmining.suites.cost import report
 from pytest_chaosmining.suites.symbolic.suite import SymbolicCase, SymbolicSuite, TrainedSymbolicModel, cost_case
@@ -65,6 +66,7 @@ class CostSuite(SuiteDefaults):
     name = SUITE
     case_arg = None
     score_metric = None
+    metrics = reported("consistency", "convergence", "fprec_epoch")
     calibration = Calibration()
 
     def seeds(self, tier: str, seeds: Seeds | None) -> range | None:

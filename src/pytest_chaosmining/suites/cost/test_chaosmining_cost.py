@@ -2,11 +2,11 @@
 and convergence of each explainer on one symbolic model.
 
 The timing goes through pytest-benchmark's ``benchmark`` fixture, five rounds
-after a warm-up (``--benchmark-only`` runs it, ``--benchmark-skip`` skips it,
-``--benchmark-json`` / ``--benchmark-autosave`` carry it, with the suite, case,
-explainer and peak memory in ``extra_info``).  Where the fixture is disabled
-(``--benchmark-disable``, or under xdist with pytest-benchmark's own warning)
-the rounds are timed by hand.  Records, never asserts, these values; with
+after a warm-up (``--benchmark-only`` runs it, ``--benchmark-json`` /
+``--benchmark-autosave`` carry it, with the suite, case, explainer and peak
+memory in ``extra_info``).  Where the fixture is disabled or absent
+(``--benchmark-disable``, ``--benchmark-skip``, ``-p no:benchmark``, or under
+xdist with pytest-benchmark's own warning) the rounds are timed by hand.  Records, never asserts, these values; with
 ``--chaosmining-baseline`` the time and memory are gated against the baseline's.
 """
 
@@ -24,7 +24,7 @@ COST = CostSuite()
 ROUNDS = 5
 
 
-def test_attribution_cost(chaosmining, explainer_name, benchmark, request):
+def test_attribution_cost(chaosmining, explainer_name, chaosmining_benchmark, request):
     """Time and memory of one attribution of the whole test set, and the
     consistency of its maps (recorded in the report, gated only against a baseline)."""
     import torch
@@ -34,7 +34,7 @@ def test_attribution_cost(chaosmining, explainer_name, benchmark, request):
     explainer = chaosmining.explainers[explainer_name]
     inputs = torch.from_numpy(trained.data.x_test).to(chaosmining.device)
     context = tabular_context(SUITE, trained.data.x_train, chaosmining.device)
-    with chaosmining.timer(benchmark, SUITE, case.id, explainer_name, rounds=ROUNDS), explainer_failures():
+    with chaosmining.timer(chaosmining_benchmark, SUITE, case.id, explainer_name, rounds=ROUNDS), explainer_failures():
         attr, cost = timed(lambda: attribute(explainer, trained.model, inputs, 0, context), chaosmining.device)
     condition = {**case.condition(), "rows": int(inputs.shape[0]), "features": int(inputs.shape[1])}
     node, judge = request.node, chaosmining.judge

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from pytest_chaosmining.core.tiers import Seeds, seed_range
+from pytest_chaosmining.core.metric_catalog import calibrated, judged, reported
 from pytest_chaosmining.suites import Calibration, SuiteDefaults, Condition, parametrize_cases
 from pytest_chaosmining.suites.iteroar import report
 from pytest_chaosmining.suites.iteroar.tiers import ITEROAR, IteroarTier
@@ -277,7 +278,10 @@ class IteroarSuite(SuiteDefaults):
     name = SUITE
     case_arg = "iteroar_case"
     score_metric = "drop_gain"
-    calibration = Calibration(judged={"drop_gain": _chain_key, "training_gain": _chain_key})
+    metrics = (*judged("drop_gain", "training_gain", key=_chain_key), *judged("accuracy", "fresh_share"),
+               *reported("accuracy_drop", "box_removed", "cma", "leak_accuracy", "leak_random_accuracy", "mamo",
+                         "mask_on_box", "mmo"))
+    calibration = Calibration(judged=calibrated(metrics))
 
     def seeds(self, tier: str, seeds: Seeds | None) -> range:
         return seed_range(ITEROAR[tier].seeds, seeds)

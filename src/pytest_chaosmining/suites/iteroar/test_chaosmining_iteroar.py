@@ -55,7 +55,7 @@ def test_reference_chain(chaosmining, iteroar_case, request):
                         f"f_0 of {iteroar_case.id}")
 
 
-def test_salient_removal(chaosmining, iteroar_case, explainer_name, benchmark, request):
+def test_salient_removal(chaosmining, iteroar_case, explainer_name, chaosmining_benchmark, request):
     """Removing what the explainer marks costs more accuracy than removing random
     pixels (by at least ``drop_gain``), and the first mask falls on the true
     box more with f_0's maps than with the untrained model's (``training_gain``:
@@ -66,7 +66,7 @@ def test_salient_removal(chaosmining, iteroar_case, explainer_name, benchmark, r
     node = request.node
     _gate(chaosmining, iteroar_case)
     reference = ITEROAR.chain(chaosmining, iteroar_case, None)
-    with chaosmining.timer(benchmark, SUITE, iteroar_case.id, explainer_name), explainer_failures():
+    with chaosmining.timer(chaosmining_benchmark, SUITE, iteroar_case.id, explainer_name), explainer_failures():
         result = ITEROAR.chain(chaosmining, iteroar_case, explainer_name)
     _record_chain(chaosmining, node, iteroar_case, explainer_name, result)
     tier, bars = chaosmining.settings.tier, chaosmining.thresholds

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pytest_chaosmining.core.tiers import Seeds, seed_range
+from pytest_chaosmining.core.metric_catalog import calibrated, judged, reported
 from pytest_chaosmining.suites import Calibration, SuiteDefaults, Condition, parametrize_cases, sharded
 from pytest_chaosmining.suites.rfe import report
 from pytest_chaosmining.suites.rfe.tiers import RFE_TIERS
@@ -355,7 +356,10 @@ class RfeSuite(SuiteDefaults):
     case_arg = "rfe_case"
     score_metric = "fprec"
     #: FPrec of k selected features moves in steps of 1/k and is skewed against a floor: judged by order statistics
-    calibration = Calibration(judged={"fprec": _dataset_key}, steps={"fprec": _fprec_step})
+    metrics = (*judged("fprec", key=_dataset_key), *judged("fprec_over_linear", "accuracy"),
+               *reported("uscore", "r2", "bi_accuracy", "bi_uscore", "bi_r2", "val_score"),
+               *reported("mae", "bi_mae", higher_is_better=False))
+    calibration = Calibration(judged=calibrated(metrics), steps={"fprec": _fprec_step})
 
     def seeds(self, tier: str, seeds: Seeds | None) -> range:
         return seed_range(RFE_TIERS[tier].seeds, seeds)

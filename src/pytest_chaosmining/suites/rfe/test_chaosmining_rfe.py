@@ -36,14 +36,14 @@ def _records(chaosmining, node, case, method: str, explainer: str, result) -> di
     return cond
 
 
-def test_rfewna(chaosmining, rfe_case, explainer_name, benchmark, request):
+def test_rfewna(chaosmining, rfe_case, explainer_name, chaosmining_benchmark, request):
     """RFEwNA driven by the explainer keeps the informative features: FPrec of the
     selection at least its threshold and at least linear RFE's on the same data
     (where the truth is unknown: test accuracy at least the quality gate)."""
     node = request.node
     chaosmining.judge.tag_test(node, SUITE, explainer_name)
     RFE.run_side_by_side(chaosmining, rfe_case)  # the case's built-ins, once: shared round networks
-    with chaosmining.timer(benchmark, SUITE, rfe_case.id, explainer_name), explainer_failures():
+    with chaosmining.timer(chaosmining_benchmark, SUITE, rfe_case.id, explainer_name), explainer_failures():
         result = RFE.selection(chaosmining, rfe_case, explainer_name)
     cond = _records(chaosmining, node, rfe_case, "RFEwNA", explainer_name, result)
     tier = chaosmining.settings.tier

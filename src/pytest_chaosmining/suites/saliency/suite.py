@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training_modes import SaliencyGuided
+from pytest_chaosmining.core.metric_catalog import judged, reported
 from pytest_chaosmining.suites import (Calibration, SuiteDefaults, TrainedModel, get_model_suite, parametrize_cases,
                                       sharded)
 from pytest_chaosmining.suites.saliency import report
@@ -118,6 +119,12 @@ class SaliencySuite(SuiteDefaults):
     name = SUITE
     case_arg = "comparison"
     score_metric = "fprec"  # the symbolic comparisons' FPrec, in the terminal summary
+    #: the scores of the three domains, each judged per model and as a mean change over seeds
+    metrics = (*judged("fprec", "iou", "channel_share", "training_gain", "fprec_change_mean", "iou_change_mean",
+                       "channel_share_change_mean", "uscore_change_mean", "accuracy_change_mean"),
+               *reported("uscore", "accuracy", "box_share", "top1_hit", "fprec_change", "iou_change",
+                         "box_share_change", "channel_share_change", "top1_hit_change", "uscore_change",
+                         "accuracy_change"))
     calibration = Calibration()
 
     def seeds(self, tier: str, seeds: Seeds | None) -> range:

@@ -67,7 +67,7 @@ def test_prediction_quality(chaosmining, comparison, request):
                         f"{per_seed})")
 
 
-def test_attribution(chaosmining, comparison, explainer_name, benchmark, request):
+def test_attribution(chaosmining, comparison, explainer_name, chaosmining_benchmark, request):
     """On every seed the explainer's score on the guided model clears chance by
     ``min_above_chance`` and (vision, audio) gains from training; where ``score_kept`` lists the explainer for this comparison (our
     measurements found the claim holds), the mean paired change of the domain's
@@ -79,7 +79,7 @@ def test_attribution(chaosmining, comparison, explainer_name, benchmark, request
     suite = get_model_suite(domain)
     checks, changes = [], {m: [] for m in suite.compared}
     SALIENCY.prepare_models(chaosmining, comparison)
-    timer = chaosmining.timer(benchmark, SUITE, comparison.id, explainer_name)  # times the first call
+    timer = chaosmining.timer(chaosmining_benchmark, SUITE, comparison.id, explainer_name)  # times the first call
     for standard, guided in comparison.pairs():
         models = {standard: suite.model(chaosmining, standard), guided: suite.model(chaosmining, guided)}
         weak = [f"{c.id} ({suite.quality(m):.3f})" for c, m in models.items() if suite.quality(m) < gate]

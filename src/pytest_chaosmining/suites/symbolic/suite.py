@@ -19,6 +19,7 @@ import numpy as np
 from pytest_chaosmining.attribution_context import tabular_context
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training_modes import SaliencyGuided, guided_model_id, training_key
+from pytest_chaosmining.core.metric_catalog import calibrated, judged, reported
 from pytest_chaosmining.suites import Calibration, SuiteDefaults, Condition, parametrize_cases, sharded
 from pytest_chaosmining.suites.symbolic import report
 from pytest_chaosmining.suites.symbolic.tiers import SYMBOLIC, SymbolicTier
@@ -237,7 +238,9 @@ class SymbolicSuite(SuiteDefaults):
     name = SUITE
     case_arg = "symbolic_case"
     score_metric = "fprec"
-    calibration = Calibration(judged={"fprec": _formula_key, "training_gain": _formula_key})
+    metrics = (*judged("fprec", "training_gain", key=_formula_key), *judged("uscore"),
+               *reported("attr_uscore", "untrained_fprec"))
+    calibration = Calibration(judged=calibrated(metrics))
     #: for the saliency suite: prediction quality and the scores compared (the first is judged)
     quality_metric = "uscore"
     compared = ("fprec",)

@@ -29,12 +29,12 @@ def test_prediction_quality(chaosmining, symbolic_case, request):
     chaosmining.judge.require(request.node, record, gate, f"model {symbolic_case.id}")
 
 
-def test_fprec(chaosmining, symbolic_case, explainer_name, benchmark, request):
+def test_fprec(chaosmining, symbolic_case, explainer_name, chaosmining_benchmark, request):
     """The explainer ranks the truly predictive features on top: FPrec at least its
     threshold, and at least ``training_gain`` above the same explainer's FPrec on
     the untrained model (a ranking that ignores the model gains nothing)."""
     node = request.node
-    result = scored(chaosmining, SYMBOLIC, symbolic_case, explainer_name, benchmark, node,
+    result = scored(chaosmining, SYMBOLIC, symbolic_case, explainer_name, chaosmining_benchmark, node,
                     lambda metric, value: _record(symbolic_case, explainer_name, metric, value))
     if "attr_uscore" in result:
         chaosmining.judge.record(node, _record(symbolic_case, explainer_name, "attr_uscore", result["attr_uscore"]))

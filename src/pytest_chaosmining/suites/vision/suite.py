@@ -28,6 +28,7 @@ import numpy as np
 from pytest_chaosmining.attribution_context import BACKGROUND_SIZE, AttributionContext
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training_modes import SaliencyGuided, guided_model_id, training_key
+from pytest_chaosmining.core.metric_catalog import calibrated, judged, reported
 from pytest_chaosmining.suites import Calibration, Condition
 from pytest_chaosmining.suites.classifier import ClassifierSuite
 from pytest_chaosmining.suites.vision import report
@@ -314,7 +315,9 @@ class VisionSuite(ClassifierSuite):
     name = SUITE
     case_arg = "vision_case"
     score_metric = "iou"
-    calibration = Calibration(judged={"iou": _condition_key, "training_gain": _condition_key})
+    metrics = (*judged("iou", "training_gain", key=_condition_key), *judged("accuracy"),
+               *reported("box_share", "untrained_iou"))
+    calibration = Calibration(judged=calibrated(metrics))
     #: for the saliency suite: the scores compared (the first is judged)
     compared = ("iou", "box_share")
     tiers = VISION

@@ -37,10 +37,10 @@ def test_accuracy(chaosmining, vision_case, request):
                         f"model {vision_case.id}")
 
 
-def test_iou(chaosmining, vision_case, explainer_name, benchmark, request):
+def test_iou(chaosmining, vision_case, explainer_name, chaosmining_benchmark, request):
     """The explainer's top-k pixels outline the foreground: IoU at least its threshold."""
     node = request.node
-    result = scored(chaosmining, VISION, vision_case, explainer_name, benchmark, node,
+    result = scored(chaosmining, VISION, vision_case, explainer_name, chaosmining_benchmark, node,
                     lambda metric, value: _record(vision_case, explainer_name, metric, value))
     chaosmining.judge.record(node, _record(vision_case, explainer_name, "box_share", result["box_share"]))
     chaosmining.judge.record(node, _record(vision_case, explainer_name, "untrained_iou", result["untrained_iou"]))

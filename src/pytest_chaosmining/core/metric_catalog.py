@@ -1,0 +1,122 @@
+"""Metrics, each declared once: which way is better, whether a bar judges it,
+how a baseline compares it.
+
+A suite declares the metrics it records (``Suite.metrics``); the costs every
+suite records are declared here (:data:`COSTS`).  The judge refuses to judge a
+metric its suite did not declare as judged, the baseline compares every judged
+result by its declared direction (and every gated cost by its declared slack),
+and the calibration tool sets bars for the declared metrics that have a bar key.
+There is no second list to forget a metric in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+#: a record's condition (its fields) → the key its bar is looked up under (``f03``, ``SBRP``, …)
+KeyOf = Callable[[Mapping[str, object]], str]
+
+
+class UndeclaredMetric(KeyError):
+    """A metric was judged or gated that its suite does not declare so."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric of a suite's records.
+
+    ``judged``: a bar (a lower bound: higher is better) may judge it, and a
+    baseline compares it; ``key``: the bar key of a record's condition, for the
+    metrics the calibration tool calibrates; ``slack``: for a cost, the growth
+    always allowed on top of ``--chaosmining-max-slowdown`` when it is gated
+    against a baseline (None: reported only); ``unit`` for messages."""
+
+    name: str
+    higher_is_better: bool | None = True
+    judged: bool = False
+    key: KeyOf | None = None
+    slack: float | None = None
+    unit: str = ""
+
+    def __post_init__(self) -> None:
+        if self.judged and self.higher_is_better is not True:
+            raise ValueError(f"metric {self.name!r}: bars are lower bounds, so a judged metric is higher-is-better")
+        if self.key is not None and not self.judged:
+            raise ValueError(f"metric {self.name!r}: a bar key belongs to a judged metric")
+
+    @property
+    def gated_cost(self) -> bool:
+        """Whether a baseline gates its growth (a time or memory)."""
+        return self.slack is not None
+
+
+def judged(*names: str, key: KeyOf | None = None) -> tuple[Metric, ...]:
+    """Judged metrics (higher is better), calibrated under ``key`` when given."""
+    return tuple(Metric(name, judged=True, key=key) for name in names)
+
+
+def reported(*names: str, higher_is_better: bool | None = True) -> tuple[Metric, ...]:
+    """Metrics recorded and reported, never judged."""
+    return tuple(Metric(name, higher_is_better=higher_is_better) for name in names)
+
+
+#: what every explainer test records of its cost; ``cpu_ms`` (the process's CPU time) is the
+#: time a baseline gates: wall time on a shared runner moves with the load of the other core
+COSTS = (
+    Metric("time_ms", higher_is_better=False, unit="ms"),
+    Metric("cpu_ms", higher_is_better=False, slack=20.0, unit="ms"),
+    Metric("peak_mem_mb", higher_is_better=False, slack=16.0, unit="MiB"),
+    Metric("train_seconds", higher_is_better=False, unit="s"),
+    Metric("fit_seconds", higher_is_better=False, unit="s"),
+    Metric("params_m", higher_is_better=None, unit="M"),
+)
+
+
+class MetricCatalog:
+    """The declared metrics of the run's suites (and :data:`COSTS` in every suite)."""
+
+    def __init__(self, declared: Mapping[str, Iterable[Metric]]):
+        self._metrics: dict[tuple[str, str], Metric] = {}
+        self.suites = frozenset(declared)
+        for suite, metrics in declared.items():
+            for metric in (*COSTS, *metrics):
+                self._metrics[(suite, metric.name)] = metric
+
+    def get(self, suite: str, name: str) -> Metric | None:
+        """The declaration of ``name`` in ``suite``, if any.  A suite of a user's own
+        tests (judging through the ``chaosmining_judge`` fixture) declares nothing:
+        its costs are the declared ones and anything else it judges is a judged,
+        higher-is-better metric (bars are lower bounds)."""
+        found = self._metrics.get((suite, name))
+        if found is None and suite not in self.suites:
+            found = next((m for m in COSTS if m.name == name), None) or Metric(name, judged=True)
+        return found
+
+    def judged(self, suite: str, name: str) -> Metric:
+        """The declaration of a metric about to be judged (:class:`UndeclaredMetric` if
+        ``suite`` does not declare it judged: it would escape the baseline)."""
+        metric = self.get(suite, name)
+        if metric is None or not metric.judged:
+            raise UndeclaredMetric(f"metric {name!r} of suite {suite!r} is judged but not declared judged in the "
+                                   "suite's metrics: declare it (pytest_chaosmining.core.metric_catalog.judged) so "
+                                   "that a baseline compares it")
+        return metric
+
+    def gated_cost(self, suite: str, name: str) -> Metric | None:
+        """The declaration of ``name`` if a baseline gates it as a cost, else None."""
+        metric = self.get(suite, name)
+        return metric if metric is not None and metric.gated_cost else None
+
+    def is_judged(self, suite: str, name: str) -> bool:
+        """Whether ``suite`` declares ``name`` judged."""
+        metric = self.get(suite, name)
+        return metric is not None and metric.judged
+
+
+def calibrated(metrics: Iterable[Metric]) -> dict[str, KeyOf]:
+    """Judged metric → bar key of those of ``metrics`` the calibration tool calibrates."""
+    return {m.name: m.key for m in metrics if m.key is not None}

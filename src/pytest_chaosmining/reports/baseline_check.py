@@ -1,0 +1,121 @@
+"""The run against its baseline, at the end of the session: compared, new and
+missing judged results.
+
+A judged result of the baseline that this run did not judge (its test is gone,
+deselected, newly skipped or newly not applicable, its explainer unregistered)
+fails the run as a failing test of its own, ``chaosmining-baseline::<node id>``,
+which the terminal, JUnit XML and the report show with the reason.  A baseline
+that matches none of the run's judged results fails it too.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import pytest
+
+from pytest_chaosmining.core.baseline import Baseline, Comparison
+from pytest_chaosmining.core.results import MODEL_LEVEL, OUTCOME_PROPERTY, Record
+
+if TYPE_CHECKING:
+    from pytest_chaosmining.settings import Settings
+
+#: node id prefix of the failing tests that stand for missing judged results
+MISSING_PREFIX = "chaosmining-baseline::"
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2]).removeprefix("Skipped: ")
+    return str(longrepr or "")
+
+
+class BaselineCheck:
+    """A plugin object on the controller: notes every conformance test's outcome,
+    then compares the run's judged records with the baseline before the session's
+    reports (JUnit XML among them) are written."""
+
+    def __init__(self, baseline: Baseline, settings: Settings, records: Callable[[], list[Record]]):
+        self.baseline = baseline
+        self.settings = settings
+        self.records = records
+        #: node id → what became of it in this run (``passed``, ``skipped: <reason>``, …)
+        self.outcome: dict[str, str] = {}
+        self.comparison: Comparison | None = None
+        self.lines: list[str] = []
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.nodeid.startswith(MISSING_PREFIX):
+            return
+        tagged = any(key == OUTCOME_PROPERTY for key, _ in report.user_properties)
+        if report.when == "call" or (report.when == "setup" and not report.passed) or tagged:
+            if report.skipped and not hasattr(report, "wasxfail"):
+                self.outcome[report.nodeid] = f"skipped: {_skip_reason(report)}"
+            elif report.when != "teardown" or report.nodeid not in self.outcome:
+                self.outcome[report.nodeid] = report.outcome
+
+    def in_scope(self, record: Record) -> bool:
+        """Whether this run should have judged ``record`` again: its suite was selected,
+        and its explainer too where ``--chaosmining-explainers`` names them; in a shard
+        run, only the tests that ran (the merged shards are checked whole)."""
+        if record.suite not in self.settings.suites:
+            return False
+        named = self.settings.explainers
+        if named and record.explainer != MODEL_LEVEL and record.explainer not in named:
+            return False
+        return self.settings.shard is None or record.nodeid in self.outcome
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        comparison = self.baseline.compare(self.records(), self.in_scope)
+        self.comparison = comparison
+        judged = len(comparison.compared) + len(comparison.new)
+        self.lines.append(comparison.summary(self.baseline.source))
+        if judged and not comparison.compared:
+            self.lines.append(
+                f"ERROR: the baseline {self.baseline.source} matches none of this run's {judged} judged results "
+                "(another tier, other seeds or explainers, renamed models?): nothing was compared against it")
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        by_test: dict[str, list[Record]] = {}
+        for record in comparison.missing:
+            by_test.setdefault(record.nodeid, []).append(record)
+        for nodeid, records in sorted(by_test.items()):
+            self._fail_missing(session, nodeid, records)
+        if by_test:
+            self.lines.append(f"FAILED: {len(by_test)} test(s) judged in the baseline were not judged in this run "
+                              f"({MISSING_PREFIX}<node id>)")
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _fail_missing(self, session: pytest.Session, nodeid: str, records: list[Record]) -> None:
+        values = ", ".join(f"{r.metric} {r.value:.4f}" for r in records)
+        now = self.outcome.get(nodeid)
+        if now is None:
+            state = ("it did not run (deselected, no longer collected, or its explainer is no longer registered; "
+                     "narrow the comparison with --chaosmining-suites / --chaosmining-explainers)")
+        else:
+            state = f"it {now}" if now.startswith("skipped") else f"it {now} without judging them"
+        message = (f"judged in the baseline {self.baseline.source} ({values}) but not in this run: {state}. "
+                   "A result that disappears is a regression.")
+        report = pytest.TestReport(
+            nodeid=MISSING_PREFIX + nodeid, location=(MISSING_PREFIX.rstrip(":"), None, nodeid), keywords={},
+            outcome="failed", longrepr=message, when="call", duration=0.0,
+            user_properties=[("chaosmining_missing", json.dumps([r.to_dict() for r in records]))])
+        session.config.hook.pytest_runtest_logreport(report=report)
+        session.testsfailed += 1
+
+    def table(self) -> dict[str, object]:
+        """The comparison for results.json and report.md: counts, missing node ids and
+        one row per judged result (suite, model, explainer, metric, condition, seed,
+        value, baseline value; None where it has none)."""
+        comparison = self.comparison or Comparison()
+        rows = [[r.suite, r.model, r.explainer, r.metric, json.dumps(r.condition, sort_keys=True), r.seed, r.value,
+                 old] for r, old in comparison.compared]
+        rows += [[r.suite, r.model, r.explainer, r.metric, json.dumps(r.condition, sort_keys=True), r.seed, r.value,
+                  None] for r in comparison.new]
+        rows += [[r.suite, r.model, r.explainer, r.metric, json.dumps(r.condition, sort_keys=True), r.seed, None,
+                  r.value] for r in comparison.missing]
+        return {"source": self.baseline.source, "compared": len(comparison.compared), "new": len(comparison.new),
+                "missing": sorted({r.nodeid for r in comparison.missing}), "rows": sorted(rows, key=str)}
