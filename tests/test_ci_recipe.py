@@ -64,7 +64,7 @@ def test_run_baseline_and_annotate_steps(tmp_path, shared_cache):
     assert (tmp_path / "chaosmining-baseline.json").is_file()
     second = _step(tmp_path, "run", *args, env=env)
     assert second.returncode == 0, second.stdout[-2000:]
-    assert "compared 2 of 2 judged results" in second.stdout
+    assert "compared 3, new 0, missing 0 judged results" in second.stdout
     summary_file = tmp_path / "summary.md"
     clean = _step(tmp_path, "annotate", env={"GITHUB_STEP_SUMMARY": str(summary_file)})
     assert clean.returncode == 0 and "::error" not in clean.stdout

@@ -39,7 +39,7 @@ def judged_values(pytester, report, explainer=None):
     return {(r["suite"], r["model"], r["explainer"], r["seed"], r["metric"],
              json.dumps(r["condition"], sort_keys=True)): r["value"]
             for r in load_results(pytester, report)["records"]
-            if explainer in (None, r["explainer"]) and r["metric"] not in ("time_ms", "peak_mem_mb", "train_seconds")}
+            if explainer in (None, r["explainer"]) and r["metric"] not in ("time_ms", "cpu_ms", "peak_mem_mb", "train_seconds")}
 
 
 def test_without_the_flag_pytest_is_unaffected(pytester):
@@ -225,7 +225,7 @@ def test_a_baseline_matching_nothing_fails_the_run(pytester, run_suite):
     result.stdout.fnmatch_lines(["*baseline *partial.json: compared 2, new 1, missing 0 judged results*"])
 
 
-def test_a_judged_result_that_disappears_fails_the_run_by_name(pytester, run_suite):
+def test_a_judged_result_that_disappears_fails_the_run_by_name(pytester, run_suite, monkeypatch):
     """Against a baseline, a result judged there and not here fails the run as a test
     of its own that JUnit shows: an explainer that starts raising
     NotImplementedError (now 'not applicable'), and a test that no longer runs."""
@@ -249,18 +249,16 @@ def pytest_chaosmining_explainers(config):
     same = run_suite(*args, "--chaosmining-baseline", "base/results.json", k="f08", fresh=False, report="same")
     same.assert_outcomes(passed=3)
     same.stdout.fnmatch_lines(["*compared 5, new 0, missing 0 judged results*"])
-    os.environ["BROKEN"] = "1"
-    try:
-        broken = run_suite(*args, "--chaosmining-baseline", "base/results.json", "--junitxml", "junit.xml",
-                           k="f08 and not test_prediction_quality", fresh=False, report="broken")
-    finally:
-        del os.environ["BROKEN"]
+    monkeypatch.setenv("BROKEN", "1")
+    broken = run_suite(*args, "--chaosmining-baseline", "base/results.json", "--junitxml", "junit.xml",
+                       k="f08 and not test_prediction_quality", fresh=False, report="broken")
     broken.assert_outcomes(passed=1, skipped=1, failed=2)
     broken.stdout.fnmatch_lines([
-        "*FAILED chaosmining-baseline::*test_fprec*mine*judged in the baseline*fprec*but not in this run: it "
-        "skipped: not applicable*",
-        "*FAILED chaosmining-baseline::*test_prediction_quality*uscore*it did not run*",
-        "*compared 2, new 0, missing 3 judged results*"])
+        "*judged in the baseline *(fprec *, training_gain *) but not in this run: it skipped: not applicable*",
+        "*judged in the baseline *(uscore *) but not in this run: it did not run*",
+        "*compared 2, new 0, missing 3 judged results*",
+        "FAILED *chaosmining-baseline::*test_fprec*-mine-*",
+        "FAILED *chaosmining-baseline::*test_prediction_quality*"])
     assert broken.ret == 1
     junit = (pytester.path / "junit.xml").read_text()
     assert junit.count("<failure") == 2 and "chaosmining-baseline" in junit
@@ -737,7 +735,7 @@ def test_shards_merge_into_the_report_of_the_unsharded_run(pytester, run_suite):
     def comparable(report: str) -> tuple:
         payload = json.loads((pytester.path / report / "results.json").read_text())
         records = sorted(json.dumps(r, sort_keys=True) for r in payload["records"]
-                         if r["metric"] not in ("time_ms", "peak_mem_mb"))
+                         if r["metric"] not in ("time_ms", "cpu_ms", "peak_mem_mb"))
         return records, payload["outcomes"], payload["failures"]
 
     assert comparable("merged") == comparable("report")

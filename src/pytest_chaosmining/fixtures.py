@@ -72,7 +72,7 @@ def chaosmining_benchmark(request: pytest.FixtureRequest) -> BenchmarkFixture | 
     benchmarks = getattr(request.config, "_benchmarksession", None)
     if benchmarks is None or benchmarks.skip:
         return None
-    return request.getfixturevalue("benchmark")  # type: ignore[no-any-return]
+    return request.getfixturevalue("benchmark")
 
 
 @pytest.fixture(scope="session")

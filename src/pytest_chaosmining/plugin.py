@@ -8,6 +8,7 @@ options and does nothing else.  The public fixtures live in
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Generator
 from pathlib import Path
 
 import pytest
@@ -117,17 +118,18 @@ UNUSED_BENCHMARK_FILTER = "ignore:Benchmark fixture was not used at all in this 
 BENCHMARK_SKIPS = ("Skipping benchmark", "Skipping non-benchmark")
 
 
-@pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> Generator[None, None, None]:
     """Mark each shipped suite test with ``chaosmining``, its suite and its
     explainer, so that ``-m "vision and SA"`` or ``-m "not random"`` selects
     exactly those (``-k`` matches substrings of ids: ``-k SA`` also matches
     ``saliency``).  A test whose built-in result was reused from the cache makes
     no call to time: pytest-benchmark's "fixture was not used" warning is
-    silenced for the shipped tests.  Runs after pytest-benchmark's hook, to take
-    back the skips it gives the shipped tests."""
+    silenced for the shipped tests.  Marks before the other plugins' hooks (``-m``
+    deselects by them), and takes back, after pytest-benchmark's hook, the skips
+    it gives the shipped tests."""
     if SESSION_KEY not in config.stash:
-        return
+        return (yield)
     registered: set[str] = set()
     for item in items:
         suite = suite_of(Path(str(item.path)))
@@ -143,7 +145,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 registered.add(name)
             item.add_marker(name)
         item.add_marker(pytest.mark.filterwarnings(UNUSED_BENCHMARK_FILTER))
-        _unskip_benchmark(item)
+    result = yield
+    for item in items:
+        if suite_of(Path(str(item.path))) is not None:
+            _unskip_benchmark(item)
+    return result
 
 
 def _unskip_benchmark(item: pytest.Item) -> None:

@@ -1,0 +1,188 @@
+"""The mutation benchmark: what the gate catches, measured.
+
+    python benchmarks/mutations/run.py [--mutants a,b] [--workers 2] [--fresh]
+
+For every unmutated method a mutant changes (``base:IG``, ``base:SA``, …) one
+default run (``pytest --chaosmining``, every suite at the smoke tier) makes the
+baseline; then every mutant of ``mutants.py`` runs as the registered explainer
+``candidate`` through the same default run against its method's baseline.  A
+failure is counted as caught *by the bars alone* when its message names a bar or
+a contract violation (a run without the baseline fails exactly those tests: the
+bars do not depend on it), and *with the baseline* when anything failed.
+
+Each run's folder under ``--out`` keeps its results.json and the key of the
+code that produced it (mutants, the plugin's code, captum's source, torch):
+a later call reuses a run only under the same key, so the benchmark resumes
+where it stopped.  The table goes to ``results.md`` and ``results.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from mutants import BASES, BENIGN, COST, HARMFUL, MUTANTS, SAME_WORK  # noqa: E402
+
+from pytest_chaosmining.core.derived import package_fingerprint  # noqa: E402
+
+CANDIDATE = "candidate"
+MISSING_PREFIX = "chaosmining-baseline::"
+
+
+def code_key() -> str:
+    """The code a run depends on: this folder's sources and the plugin's fingerprint."""
+    h = hashlib.sha256(package_fingerprint().encode())
+    for name in ("mutants.py", "conftest.py", "pytest.ini"):
+        h.update((HERE / name).read_bytes())
+    return h.hexdigest()[:16]
+
+
+def run_one(name: str, out: Path, baseline: Path | None, workers: int, key: str, fresh: bool) -> dict[str, object]:
+    """One default run of ``candidate`` = ``name`` (reused when done under ``key``)."""
+    folder = out / name.replace(":", "-")
+    done = folder / "run.json"
+    if not fresh and done.exists() and json.loads(done.read_text()).get("key") == key:
+        return json.loads(done.read_text())
+    folder.mkdir(parents=True, exist_ok=True)
+    argv = [sys.executable, "-m", "pytest", "--chaosmining", "--chaosmining-explainers", CANDIDATE,
+            "--chaosmining-report", str(folder / "report"), "-q", "-rN", "--no-header"]
+    if workers > 1:
+        argv += ["-n", str(workers), "--dist", "loadgroup"]
+    if baseline is not None:
+        argv += ["--chaosmining-baseline", str(baseline)]
+    start = time.perf_counter()
+    proc = subprocess.run(argv, cwd=HERE, env={**os.environ, "CHAOSMINING_MUTANT": name}, capture_output=True,
+                          text=True, timeout=1800)
+    seconds = time.perf_counter() - start
+    (folder / "pytest.log").write_text(proc.stdout[-20000:] + proc.stderr[-5000:])
+    results = folder / "report" / "results.json"
+    if not results.exists():
+        raise RuntimeError(f"{name}: pytest wrote no results (exit {proc.returncode}); see {folder / 'pytest.log'}")
+    payload = json.loads(results.read_text())
+    summary = {"key": key, "name": name, "exit": proc.returncode, "seconds": round(seconds, 1),
+               "outcomes": {k: v for k, v in payload["outcomes"].items() if k.split("|")[1] == CANDIDATE},
+               "failures": [f for f in payload["failures"] if f["explainer"] == CANDIDATE],
+               "timed": len({r["nodeid"] for r in payload["records"]
+                             if r["explainer"] == CANDIDATE and r["metric"] == "cpu_ms"})}
+    done.write_text(json.dumps(summary, indent=1))
+    return summary
+
+
+def kinds_of(message: str, nodeid: str) -> set[str]:
+    """Why a test failed: ``bar`` (a bar missed), ``contract`` (the explainer's output
+    or behaviour broke the contract), ``drop`` (a score fell below the baseline),
+    ``missing`` (judged in the baseline, not now), ``cost`` (CPU time or memory grew)."""
+    found = set()
+    if nodeid.startswith(MISSING_PREFIX):
+        found.add("missing")
+    if "< threshold" in message or "the random control" in message:
+        found.add("bar")
+    if "cpu_ms regressed" in message or "peak_mem_mb regressed" in message:
+        found.add("cost")
+    if any(f"{m} regressed" in message for m in ("fprec", "iou", "channel_share", "top1_hit", "training_gain",
+                                                  "drop_gain", "mcs_gain", "idr_gain", "fresh_share",
+                                                  "fprec_over_linear")) or (
+            "regressed:" in message and not found & {"cost"}):
+        found.add("drop")
+    if f"explainer '{CANDIDATE}'" in message and not found:
+        found.add("contract")
+    return found or {"other"}
+
+
+def verdict(summary: dict[str, object], kind: str) -> dict[str, object]:
+    """The table row of one mutant's run."""
+    failures = summary["failures"]
+    assert isinstance(failures, list)
+    by_kind: dict[str, list[str]] = {}
+    for f in failures:
+        for k in kinds_of(str(f["message"]), str(f["nodeid"])):
+            by_kind.setdefault(k, []).append(f"{f['suite']}")
+    bars = len(by_kind.get("bar", [])) + len(by_kind.get("contract", []))
+    scores = sum(len(by_kind.get(k, [])) for k in ("bar", "contract", "drop", "missing", "other"))
+    cost = len(by_kind.get("cost", []))
+    suites = sorted({s for k, v in by_kind.items() if k != "cost" for s in v})
+    outcomes = summary["outcomes"]
+    assert isinstance(outcomes, dict)
+    judged = sum(n for k, n in outcomes.items() if k.split("|")[2] in ("passed", "failed"))
+    timed = summary.get("timed", 0)
+    if kind == HARMFUL:
+        text = "caught by the bars" if bars else ("caught with the baseline only" if scores else
+                                                  ("cost only" if cost else "MISSED"))
+    else:
+        text = "false alarm on a score" if scores else ("fails on cost (labelled)" if cost else "passes")
+    return {"bars": bars, "with_baseline": scores, "cost": cost, "suites": suites, "judged": judged, "timed": timed,
+            "verdict": text,
+            "seconds": summary["seconds"]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mutants", default="", help="comma list (default: all)")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=HERE / "runs")
+    parser.add_argument("--fresh", action="store_true", help="run again even where a run under this code exists")
+    args = parser.parse_args(argv)
+    chosen = [m for m in MUTANTS.values() if not args.mutants or m.name in args.mutants.split(",")]
+    key = code_key()
+    baselines = {}
+    for base in sorted({m.base for m in chosen}):
+        assert base in BASES
+        summary = run_one(f"base:{base}", args.out, None, args.workers, key, args.fresh)
+        print(f"base {base}: {summary['seconds']} s, {len(summary['failures'])} failures", flush=True)  # type: ignore[arg-type]
+        baselines[base] = (args.out / f"base-{base}" / "report" / "results.json", summary)
+    rows = []
+    for mutant in chosen:
+        path, _ = baselines[mutant.base]
+        summary = run_one(mutant.name, args.out, path, args.workers, key, args.fresh)
+        row = {"mutant": mutant.name, "base": mutant.base, "kind": mutant.kind, "what": mutant.what,
+               **verdict(summary, mutant.kind)}
+        rows.append(row)
+        print(f"{mutant.name}: {row['verdict']} (bars {row['bars']}, with baseline {row['with_baseline']}, "
+              f"cost {row['cost']}; {row['seconds']} s)", flush=True)
+    write_table(rows, {b: s for b, (_, s) in baselines.items()}, key)
+    return 0
+
+
+def write_table(rows: list[dict[str, object]], bases: dict[str, dict[str, object]], key: str) -> None:
+    harmful = [r for r in rows if r["kind"] == HARMFUL]
+    benign = [r for r in rows if r["kind"] in (BENIGN, COST)]
+    by_bars = sum(1 for r in harmful if r["bars"])
+    with_baseline = sum(1 for r in harmful if r["with_baseline"])
+    false_alarms = sum(1 for r in benign if r["with_baseline"])
+    same = [r for r in rows if r["mutant"] in SAME_WORK]
+    cost_alarms, cost_tests = sum(int(r["cost"]) for r in same), sum(int(r["timed"]) for r in same)
+    lines = ["# Mutation benchmark", "",
+             "Each mutant runs as the registered explainer `candidate` through the default run (`pytest --chaosmining`,"
+             " smoke tier, all suites, `-n 2 --dist loadgroup`) against a baseline from its unmutated method.",
+             "*bars*: tests failed by a bar or the explainer contract (what a run without a baseline fails); "
+             "*with baseline*: tests failed on a score, a bar or a missing result; *cost*: tests failed on CPU time "
+             "or memory growth only.", "",
+             f"**Harmful mutants caught: {by_bars} of {len(harmful)} by the bars alone, {with_baseline} of "
+             f"{len(harmful)} with the baseline. Benign mutants failing on a score: {false_alarms} of {len(benign)}.**",
+             "", f"Cost gate (CPU time and peak memory, 2 x baseline + slack) under the load of a `-n 2` run: "
+             f"{cost_alarms} false alarms in {cost_tests} timed tests of the {len(same)} mutants that do their "
+             "base's work (a cheap change of its map).",
+             "", "| mutant | of | kind | what | bars | with baseline | cost | suites | verdict | run (s) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        suites = ", ".join(r["suites"]) or "—"  # type: ignore[arg-type]
+        lines.append(f"| {r['mutant']} | {r['base']} | {r['kind']} | {r['what']} | {r['bars']} | "
+                     f"{r['with_baseline']} | {r['cost']} | {suites} | {r['verdict']} | {r['seconds']} |")
+    lines += ["", "Baselines (unmutated methods): " + ", ".join(
+        f"{b} {s['seconds']} s, {len(s['failures'])} failing tests" for b, s in sorted(bases.items())),  # type: ignore[arg-type]
+        "", f"Code key `{key}`; machine: {os.cpu_count()} cores."]
+    (HERE / "results.md").write_text("\n".join(lines) + "\n")
+    (HERE / "results.json").write_text(json.dumps({"key": key, "rows": rows, "bases": bases}, indent=1))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
