@@ -264,6 +264,8 @@ def pytest_chaosmining_explainers(config):
     assert junit.count("<failure") == 2 and "chaosmining-baseline" in junit
     report = (pytester.path / "broken" / "report.md").read_text()
     assert "## Against the baseline" in report and "| missing |" in report
+    page = (pytester.path / "broken" / "report.html").read_text()
+    assert "<h2>Against the baseline</h2>" in page and "<td class=num>missing</td>" in page
     assert len(load_results(pytester, "broken")["failures"]) == 2
 
 

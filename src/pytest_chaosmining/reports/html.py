@@ -102,6 +102,28 @@ def _outcome_table(outcomes: dict[str, int]) -> str:
             + "".join(f"<th>{k}</th>" for k in OUTCOME_KINDS) + f"</tr>{rows}</table>")
 
 
+def _baseline_table(baseline: object) -> str:
+    """Every judged result against the baseline (value, baseline, change); missing ones first."""
+    if not isinstance(baseline, dict):
+        return ""
+    rows = []
+    for suite, model, explainer, metric, condition, seed, value, old in baseline.get("rows", []):
+        both = isinstance(value, int | float) and isinstance(old, int | float)
+        change = f"{value - old:+.4f}" if both else ("new" if old is None else "missing")
+        kind = "fail" if change == "missing" else "pass"
+        rows.append((change != "missing",
+                     f'<tr class="{kind}" data-suite="{_e(suite)}" data-explainer="{_e(explainer)}"><td>{_e(suite)}</td>'
+                     f"<td>{_e(explainer)}</td><td>{_e(model)}</td><td>{_e(condition)}</td><td class=num>{seed}</td>"
+                     f"<td>{_e(metric)}</td><td class=num>{'' if value is None else f'{value:.4f}'}</td>"
+                     f"<td class=num>{'' if old is None else f'{old:.4f}'}</td><td class=num>{change}</td></tr>"))
+    body = "".join(row for _, row in sorted(rows, key=lambda r: r[0]))
+    return (f"<h2>Against the baseline</h2><p>Baseline <code>{_e(baseline.get('source'))}</code>: compared "
+            f"{_e(baseline.get('compared', 0))}, new {_e(baseline.get('new', 0))}, missing "
+            f"{len(baseline.get('missing', []))} judged results.</p><table id=baseline><tr><th>suite</th>"
+            "<th>explainer</th><th>model</th><th>condition</th><th>seed</th><th>metric</th><th>value</th>"
+            f"<th>baseline</th><th>change</th></tr>{body}</table>")
+
+
 def build_html(records: list[Record], meta: dict[str, object], outcomes: dict[str, int],
                failures: list[dict[str, str]], figures: list[Path]) -> str:
     """The whole page as a string (figures read from ``figures`` and embedded)."""
@@ -109,7 +131,7 @@ def build_html(records: list[Record], meta: dict[str, object], outcomes: dict[st
     suites = list(dict.fromkeys(r.suite for r in scored))
     explainers = sorted({r.explainer for r in scored})
     meta_rows = "".join(f"<dt>{_e(k)}</dt><dd>{_e(json.dumps(v) if isinstance(v, (dict, list)) else v)}</dd>"
-                        for k, v in meta.items())
+                        for k, v in meta.items() if k != "baseline")
     parts = [
         "<!DOCTYPE html><html lang=en><head><meta charset=utf-8>",
         "<title>ChaosMining conformance report</title>",
@@ -135,6 +157,7 @@ def build_html(records: list[Record], meta: dict[str, object], outcomes: dict[st
         rows = _rows(r for r in scored if r.suite == suite)
         parts.append(f'<section class=suite data-suite="{_e(suite)}"><h2>{_e(suite)}</h2>'
                      f'<table class=results>{header}{"".join(rows)}</table></section>')
+    parts.append(_baseline_table(meta.get("baseline")))
     if figures:
         parts.append("<h2>Figures</h2><div id=figures>" + "".join(_figure(p) for p in figures) + "</div>")
     parts.append("</body></html>")
