@@ -44,7 +44,7 @@ def _bad(name, fn):
         (lambda m, x, t: torch.zeros(3), r"'broken' returned shape \(3,\)"),
         (lambda m, x, t: torch.full_like(x, float("nan")), "'broken' returned 30 non-finite"),
         (lambda m, x, t: torch.zeros_like(x, device="meta"), "'broken' returned a tensor on meta"),
-        (lambda m, x, t: x.numpy(), "'broken' returned ndarray"),
+        (lambda m, x, t: x.tolist(), "'broken' returned list"),
     ],
 )
 def test_bad_outputs_raise_a_named_error(model_inputs, fn, message):

@@ -276,7 +276,8 @@ def test_junit_properties_are_scalars(pytester, run_suite):
               k="f08").assert_outcomes(passed=2)
     case = next(c for c in ET.parse(pytester.path / "junit.xml").iter("testcase") if "SA" in c.get("name"))
     props = {p.get("name"): p.get("value") for p in case.iter("property")}
-    value, threshold, margin = (float(props[k]) for k in ("fprec", "fprec_threshold", "fprec_margin"))
+    names = ("chaosmining.fprec", "chaosmining.fprec_threshold", "chaosmining.fprec_margin")  # namespaced
+    value, threshold, margin = (float(props[k]) for k in names)
     assert abs(value - threshold - margin) < 1e-9
     assert all(not v.startswith("{'") for v in props.values())  # no Python reprs of dicts
     json.loads(props["chaosmining_record"])  # the record itself travels as JSON
@@ -333,6 +334,7 @@ def test_the_scheduling_scope_comes_from_the_plan():
         "rfe:f10-n1500-nf150-e150-s0"
     assert scope_of("rfe/test_chaosmining_rfe.py::test_rfewna[f10-n1500-nf150-e150-SA-s0]@x", groups) == \
         "rfe:f10-n1500-nf150-e150-s0"  # xdist's suffix, where pytest still applies it
+    assert scope_of("tests/test_mine.py::test_a@mine", groups) == "mine"  # a user's own xdist_group is kept
     for other in ("rfe/test_chaosmining_rfe.py::test_statistical_rfe[f10-n1500-nf150-e150-s0-RFE-svr]",
                   "tests/test_mine.py::test_rfewna[f10-n1500-nf150-e150-SA-s0]", "test_x.py::test_y"):
         assert scope_of(other, groups) == other  # not in the plan: a scope of its own

@@ -5,3 +5,9 @@ heavy imports (torch, captum, sympy are imported lazily by the suites).
 """
 
 __version__ = "0.1.0"
+
+
+class ChaosminingWarning(UserWarning):
+    """The plugin's warnings (a replaced explainer, a corrupt cache entry, an unusable
+    shipped model, a report section not written): filter them with
+    ``-W ignore::pytest_chaosmining.ChaosminingWarning``."""

@@ -55,10 +55,23 @@ def _samples_surrogate(method: type) -> bool:
     return issubclass(method, LimeBase)
 
 
+def captum_class(method: object) -> type | None:
+    """The captum ``Attribution`` class ``method`` is (or a ``functools.partial`` binds), else None."""
+    import functools
+
+    found = method.func if isinstance(method, functools.partial) else method
+    return found if inspect.isclass(found) and hasattr(found, "attribute") else None
+
+
+def _name(method: object) -> str:
+    found = captum_class(method)
+    return found.__name__ if found is not None else getattr(method, "__name__", repr(method))
+
+
 def captum_kwargs(explainer: Explainer, context: AttributionContext) -> dict[str, object]:
     """The keyword arguments ``explainer``'s captum ``attribute`` gets in ``context``."""
-    method = explainer.method
-    assert inspect.isclass(method)
+    method = captum_class(explainer.method)
+    assert method is not None
     params = dict(inspect.signature(getattr(method, "attribute")).parameters)
     required = _required(params) - {"inputs", "self"}
     own = dict(explainer.attribute_kwargs)
@@ -101,15 +114,15 @@ def call_explainer(explainer: Explainer, model: torch.nn.Module, inputs: torch.T
                    target: int | torch.Tensor | None, context: AttributionContext) -> object:
     """Call ``explainer`` on ``model`` and ``inputs`` with what ``context`` offers (see the module)."""
     if explainer.is_captum:
-        captum_class: Callable[..., Any] = explainer.method
-        is_layer_method = "layer" in inspect.signature(captum_class).parameters
+        construct: Callable[..., Any] = explainer.method  # the class, or a partial binding its arguments
+        is_layer_method = "layer" in inspect.signature(construct).parameters
         if is_layer_method:
             if context.layer is None:
-                raise MissingInput(f"{explainer.method.__name__} is a layer method and needs a 2-D convolution "
+                raise MissingInput(f"{_name(explainer.method)} is a layer method and needs a 2-D convolution "
                                    "layer; the model has none")
-            attribution = captum_class(model, layer=context.layer)
+            attribution = construct(model, layer=context.layer)
         else:
-            attribution = captum_class(model)
+            attribution = construct(model)
         out = attribution.attribute(inputs, target=target, **captum_kwargs(explainer, context))
         if is_layer_method and not isinstance(out, (tuple, list)):
             return upsampled(out, inputs)

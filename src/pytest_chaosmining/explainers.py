@@ -22,10 +22,11 @@ import dataclasses
 import inspect
 import warnings
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from collections.abc import Iterator
+from types import FrameType
 from typing import TYPE_CHECKING, Any, Callable
 
+from pytest_chaosmining import ChaosminingWarning
 from pytest_chaosmining.attribution_context import Applicability, AttributionContext, SUITE_SHAPES
 
 if TYPE_CHECKING:
@@ -71,24 +72,39 @@ class CallTimeout(Exception):
 def time_limit(seconds: float) -> Iterator[None]:
     """Raise :class:`CallTimeout` in the block after ``seconds`` (SIGALRM: main
     thread on POSIX only; elsewhere no limit).  Python code is interrupted at
-    once; a long native operation when it returns."""
+    once; a long native operation when it returns.
+
+    Another SIGALRM timer running when the block starts (pytest-timeout's) is
+    kept: if it is due first its own handler runs when it is due, and after the
+    block it is armed again with the time it had left."""
     import signal
     import threading
+    import time
 
     if seconds <= 0 or not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
         yield
         return
+    previous = signal.getsignal(signal.SIGALRM)
+    outer_left, outer_interval = signal.getitimer(signal.ITIMER_REAL)
+    outer_first = 0 < outer_left < seconds
+    start = time.monotonic()
 
-    def expire(signum: int, frame: object) -> None:
+    def expire(signum: int, frame: FrameType | None) -> None:
+        if outer_first and callable(previous):
+            previous(signum, frame)  # the outer timer was due first: its handler decides
+            return
         raise CallTimeout
 
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, outer_left if outer_first else seconds)
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        if outer_left > 0:
+            left = outer_left - (time.monotonic() - start)
+            signal.setitimer(signal.ITIMER_REAL, max(left, 1e-3), outer_interval)
 
 
 @dataclass
@@ -115,7 +131,11 @@ class Explainer:
 
     @property
     def is_captum(self) -> bool:
-        return inspect.isclass(self.method) and hasattr(self.method, "attribute")
+        """Whether ``method`` is a captum ``Attribution`` class, or one with constructor
+        arguments bound by ``functools.partial`` (``partial(DeepLift, eps=1e-6)``)."""
+        from pytest_chaosmining.binding import captum_class
+
+        return captum_class(self.method) is not None
 
 
 def _random_attribution(model: Any, inputs: Any, target: Any) -> Any:
@@ -186,7 +206,9 @@ def as_explainer(name: str, obj: Any, source: str) -> Explainer:
     """Normalise a registered object into an :class:`Explainer`."""
     if isinstance(obj, Explainer):
         return dataclasses.replace(obj, name=name, source=source)  # the caller's object stays as it was
-    if inspect.isclass(obj) and hasattr(obj, "attribute"):
+    from pytest_chaosmining.binding import captum_class
+
+    if captum_class(obj) is not None:
         return Explainer(name, obj, source=source)
     if callable(obj):
         return Explainer(name, obj, source=source)
@@ -209,11 +231,14 @@ def _failed_load(error: BaseException) -> Callable[..., Any]:
 
 def collect_explainers(hook_results: list[dict[str, Any]]) -> dict[str, Explainer]:
     """Merge built-ins, entry-point explainers and hook results (later wins, with a warning)."""
+    from importlib.metadata import entry_points
+
     registry = builtin_explainers()
 
     def add(name: str, obj: Any, source: str) -> None:
         if name in registry:
-            warnings.warn(f"chaosmining: explainer {name!r} from {source} replaces the one from {registry[name].source}")
+            warnings.warn(f"chaosmining: explainer {name!r} from {source} replaces the one from {registry[name].source}",
+                          ChaosminingWarning, stacklevel=2)
         registry[name] = as_explainer(name, obj, source)
 
     for ep in entry_points(group=ENTRY_POINT_GROUP):
@@ -345,6 +370,8 @@ def attribute(
                              f"{explainer_frames(exc)}") from exc
     if isinstance(out, tuple) and len(out) == 1:
         out = out[0]
+    if isinstance(out, np.ndarray):  # shap, pytorch-grad-cam, Quantus explain_funcs return numpy
+        out = torch.from_numpy(np.ascontiguousarray(out)).to(inputs.device)
     if not isinstance(out, torch.Tensor):
         raise ExplainerError(f"explainer {explainer.name!r} returned {type(out).__name__}, expected a torch.Tensor")
     if out.shape != inputs.shape:

@@ -23,6 +23,8 @@ from pytest_chaosmining.explainers import Explainer, ExplainerError, ExplainerNo
 if TYPE_CHECKING:
     from pytest_chaosmining.core.cost import Cost
 
+#: the namespace of the scalar JUnit properties of judged records
+PROPERTY_PREFIX = "chaosmining."
 #: (record, threshold or None, what the message says was measured)
 Check = tuple[Record, "float | None", str]
 
@@ -72,12 +74,14 @@ class Judge:
     def record(self, node: pytest.Item, record: Record) -> Record:
         """Attach ``record`` to the test report (travels through xdist to the
         controller) as a JSON string; a judged record also as scalar properties
-        ``<metric>``, ``<metric>_threshold`` and ``<metric>_margin`` (JUnit XML)."""
+        ``chaosmining.<metric>``, ``chaosmining.<metric>_threshold`` and
+        ``chaosmining.<metric>_margin`` (JUnit XML; namespaced beside other plugins')."""
         record.nodeid = node.nodeid
         node.user_properties.append((USER_PROPERTY, json.dumps(record.to_dict(), sort_keys=True)))
         if record.threshold is not None:
-            node.user_properties += [(record.metric, record.value), (f"{record.metric}_threshold", record.threshold),
-                                     (f"{record.metric}_margin", record.value - record.threshold)]
+            name = f"{PROPERTY_PREFIX}{record.metric}"
+            node.user_properties += [(name, record.value), (f"{name}_threshold", record.threshold),
+                                     (f"{name}_margin", record.value - record.threshold)]
         return record
 
     def record_costs(self, node: pytest.Item, cost: Cost, make: Callable[[str, float], Record]) -> None:
@@ -156,15 +160,20 @@ class Judge:
 
 
 @contextlib.contextmanager
-def explainer_failures() -> Iterator[None]:
+def explainer_failures(config: pytest.Config | None = None) -> Iterator[None]:
     """Turn an :class:`~pytest_chaosmining.explainers.ExplainerError` raised inside
-    into a failure of the current test with the error's message alone (no
-    traceback: the message names the explainer and what it did wrong)."""
+    into a failure of the current test.  By default the failure is the error's
+    message alone (it names the explainer and what it did wrong, with the
+    explainer's own frames); with ``--tb=long`` or ``--tb=native`` (``config``)
+    pytest shows the whole traceback, the explainer's exception chained."""
+    full = config is not None and config.getoption("tbstyle", "auto") in ("long", "native")
     try:
         yield
     except ExplainerNotApplicable as exc:
         pytest.skip(f"not applicable: {exc}")
     except ExplainerError as exc:
+        if full:
+            raise
         failure = pytest.fail.Exception(str(exc), pytrace=False)
         failure.__suppress_context__ = True  # the message says it all: no chained traceback
         raise failure from None

@@ -16,7 +16,7 @@ import pytest
 from pytest_chaosmining import fixtures
 from pytest_chaosmining.fixtures import SESSION_KEY
 from pytest_chaosmining.settings import Settings, add_options, resolve
-from pytest_chaosmining.suites import SUITES_DIR, suite_of
+from pytest_chaosmining.suites import REGISTRY, SUITES_DIR, suite_of
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
 
@@ -39,11 +39,9 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
     config.stash[SETTINGS_KEY] = settings
     config.pluginmanager.register(fixtures, "chaosmining-fixtures")
+    _register_markers(config)
     if not settings.enabled:
         return
-    import torch
-
-    torch.set_num_threads(1)  # one intra-op thread per process: xdist-friendly and thread-count independent
     from pytest_chaosmining.reports.collector import ResultCollector
     from pytest_chaosmining.session import ChaosminingSession
 
@@ -69,12 +67,56 @@ def pytest_configure(config: pytest.Config) -> None:
             config.pluginmanager.register(collector.baseline_check, "chaosmining-baseline")
 
 
+def _register_markers(config: pytest.Config) -> None:
+    """The markers the plugin sets, listed by ``pytest --markers`` whether or not the
+    suites run (a user's explainer names are added when a run marks its tests)."""
+    from pytest_chaosmining.explainers import BUILTIN_NAMES
+
+    config.addinivalue_line("markers", "chaosmining: a shipped ChaosMining conformance test (set by the plugin)")
+    for name in REGISTRY:
+        config.addinivalue_line("markers", f"{name}: a test of the chaosmining {name} suite (set by the plugin)")
+    for name in BUILTIN_NAMES:
+        config.addinivalue_line("markers", f"{name}: a chaosmining test of the built-in explainer {name} "
+                                           "(set by the plugin)")
+
+
 def _add_suite_paths(config: pytest.Config) -> None:
-    """Add the shipped suites directory to the collection arguments (once);
-    :func:`pytest_ignore_collect` drops the suites that were not selected."""
-    present = {Path(str(a).split("::")[0]).resolve() for a in config.args}
-    if SUITES_DIR.resolve() not in present:
+    """Add the shipped suites directory to the collection arguments (once), unless
+    the arguments already name something inside it (one suite file, one test's
+    node id: that test alone runs); :func:`pytest_ignore_collect` drops the suites
+    that were not selected."""
+    suites = SUITES_DIR.resolve()
+    present = [Path(str(a).split("::")[0]).resolve() for a in config.args]
+    if not any(p == suites or suites in p.parents for p in present):
         config.args.append(str(SUITES_DIR))
+
+
+def pytest_report_header(config: pytest.Config) -> list[str] | None:
+    """One line on what a chaosmining run judges: tier, suites, device, cache, baseline."""
+    session = config.stash.get(SESSION_KEY, None)
+    if session is None:
+        return None
+    settings = session.settings
+    cache = settings.cache_dir or "the user cache directory"
+    baseline = f", baseline {settings.baseline_file}" if settings.baseline_file else ""
+    return [f"chaosmining: tier {settings.tier}, suites {','.join(settings.suites)}, device {session.device}, "
+            f"cache {cache}{baseline}"]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, object, object]:
+    """A shipped suite test runs with one intra-op thread (xdist-friendly, results
+    independent of the thread count); the user's own tests keep their setting."""
+    if SESSION_KEY not in item.config.stash or suite_of(Path(str(item.path))) is None:
+        return (yield)
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return (yield)
+    finally:
+        torch.set_num_threads(threads)
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:

@@ -9,7 +9,8 @@ worker trains (or waits for) the same model.  :class:`CaseGroupScheduling`
 is xdist's own scope scheduler with the scope of a test read from the run's
 plan instead (:func:`~pytest_chaosmining.suites.case_groups`): the suite from
 the shipped test module's name, the case from the parameter id.  Tests outside
-the plan (the user's own, a statistical RFE method) are each a scope of their own.
+the plan (the user's own, a statistical RFE method) are each a scope of their own,
+or their ``xdist_group``'s where the node id carries it.
 """
 
 from __future__ import annotations
@@ -28,11 +29,13 @@ SUITE_MODULE = re.compile(r"(?:^|/)test_chaosmining_(\w+)\.py::")
 
 
 def scope_of(nodeid: str, groups: dict[tuple[str, str], str]) -> str:
-    """The scheduling scope of ``nodeid``: its case's group where the plan names one, else the node id."""
+    """The scheduling scope of ``nodeid``: its case's group where the plan names one; a
+    user's test with an ``xdist_group`` mark (``…@group``, where pytest keeps xdist's
+    rename) its group, as xdist's ``loadgroup`` does; else the node id."""
     suite = SUITE_MODULE.search(nodeid)
     start, end = nodeid.find("["), nodeid.rfind("]")
     if suite is None or start < 0 or end < start:
-        return nodeid
+        return nodeid.rsplit("@", 1)[-1] if "@" in nodeid else nodeid
     return groups.get((suite.group(1), nodeid[start + 1 : end]), nodeid)
 
 

@@ -10,6 +10,8 @@ and a corrupt or mismatching entry is discarded and rebuilt.
 
 from __future__ import annotations
 
+from pytest_chaosmining import ChaosminingWarning
+
 import hashlib
 import inspect
 import json
@@ -91,7 +93,7 @@ class ModelCache:
                     state, meta = self._load(path, key)
                     return state, meta, False
                 except CorruptEntry as exc:
-                    warnings.warn(f"chaosmining: discarding corrupt cache entry {path}: {exc}", stacklevel=2)
+                    warnings.warn(f"chaosmining: discarding corrupt cache entry {path}: {exc}", stacklevel=2, category=ChaosminingWarning)
                     path.unlink(missing_ok=True)
             state, meta = train()
             meta = {**meta, "key": key, "config": json.dumps(config, sort_keys=True)}

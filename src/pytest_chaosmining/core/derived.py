@@ -14,6 +14,8 @@ same name.  A cached entry replays the time and memory of the run that computed 
 
 from __future__ import annotations
 
+from pytest_chaosmining import ChaosminingWarning
+
 import dataclasses
 import functools
 import hashlib
@@ -146,7 +148,7 @@ class DerivedCache:
                 try:
                     return decode(json.loads(path.read_text())["result"], names)  # type: ignore[return-value]
                 except (ValueError, KeyError, TypeError, AssertionError) as exc:
-                    warnings.warn(f"chaosmining: discarding corrupt derived result {path}: {exc}", stacklevel=2)
+                    warnings.warn(f"chaosmining: discarding corrupt derived result {path}: {exc}", stacklevel=2, category=ChaosminingWarning)
             result = compute()
             atomic_write_text(path, json.dumps({"key": key, "parts": parts, "result": encode(result)}, default=str))
             return result

@@ -16,6 +16,8 @@ Regenerate: run the smoke tier into an empty cache, then
 
 from __future__ import annotations
 
+from pytest_chaosmining import ChaosminingWarning
+
 import argparse
 import hashlib
 import json
@@ -65,13 +67,13 @@ class ModelPack:
             model.load_state_dict(state)
         except Exception as exc:  # noqa: BLE001 - a broken pack entry costs a training, not the run
             warnings.warn(f"chaosmining: unusable shipped model {path.name} ({type(exc).__name__}: {exc}); training it",
-                          stacklevel=3)
+                          stacklevel=3, category=ChaosminingWarning)
             return None
         score = check(model.to(device).eval())
         if abs(score - float(meta["check"])) > TOLERANCE:
             warnings.warn(f"chaosmining: shipped {suite} model {path.stem} scores {score:.4f} on the data generated "
                           f"here against {float(meta['check']):.4f} when it was shipped (tolerance {TOLERANCE}); "
-                          "retraining it", stacklevel=3)
+                          "retraining it", stacklevel=3, category=ChaosminingWarning)
             return None
         return state, {**meta, "check": score, "shipped": True}
 

@@ -4,6 +4,8 @@ reached through the registry (:mod:`pytest_chaosmining.suites`), never by name."
 
 from __future__ import annotations
 
+from pytest_chaosmining import ChaosminingWarning
+
 import csv
 import io
 import json
@@ -179,7 +181,7 @@ def build_markdown(records: list[Record], meta: dict[str, Any], outcomes: dict[s
                 lines += suite.sections(df)
             except Exception as exc:  # noqa: BLE001 - a failure costs that suite's section, not the report
                 warnings.warn(f"chaosmining: {suite.name} section not written: {type(exc).__name__}: {exc}",
-                              stacklevel=2)
+                              stacklevel=2, category=ChaosminingWarning)
                 lines += [f"*The {suite.name} section could not be written ({type(exc).__name__}: {exc}).*", ""]
         lines += _cost_sections(df)
     lines += _baseline_section(meta.get("baseline"))
@@ -236,6 +238,6 @@ def terminal_table(records: list[Record], outcomes: Counter[tuple[str, str, str]
         lines.append(
             f"{suite:<10} {e:<{w}} {counts.get('passed', 0):>6} {counts.get('failed', 0):>6} "
             f"{counts.get('skipped', 0):>7} {counts.get('xfailed', 0):>7} "
-            f"{score:>20} {(sum(tm) / len(tm)) if tm else float('nan'):>8.1f}"
+            f"{score:>20} {f'{sum(tm) / len(tm):.1f}' if tm else '-':>8}"
         )
     return lines

@@ -62,7 +62,7 @@ def test_bam_scores(chaosmining, bam_case, explainer_name, chaosmining_benchmark
     violations = _premise(chaosmining, models)
     if violations:
         pytest.skip(f"BAM premise does not hold on {bam_case.id}; nothing to score ({'; '.join(violations)})")
-    with chaosmining.timer(chaosmining_benchmark, SUITE, bam_case.id, explainer_name) as timer, explainer_failures():
+    with chaosmining.timer(chaosmining_benchmark, SUITE, bam_case.id, explainer_name) as timer, explainer_failures(request.config):
         out = BAM.score(chaosmining, models, chaosmining.explainers[explainer_name])
     chaosmining.judge.record_costs(node, timer.cost_or(out["cost"]),
                                    lambda metric, value: _record(bam_case, explainer_name, metric, value))

@@ -34,7 +34,7 @@ def test_attribution_cost(chaosmining, explainer_name, chaosmining_benchmark, re
     explainer = chaosmining.explainers[explainer_name]
     inputs = torch.from_numpy(trained.data.x_test).to(chaosmining.device)
     context = tabular_context(SUITE, trained.data.x_train, chaosmining.device)
-    with chaosmining.timer(chaosmining_benchmark, SUITE, case.id, explainer_name, rounds=ROUNDS), explainer_failures():
+    with chaosmining.timer(chaosmining_benchmark, SUITE, case.id, explainer_name, rounds=ROUNDS), explainer_failures(request.config):
         attr, cost = timed(lambda: attribute(explainer, trained.model, inputs, 0, context), chaosmining.device)
     condition = {**case.condition(), "rows": int(inputs.shape[0]), "features": int(inputs.shape[1])}
     node, judge = request.node, chaosmining.judge
@@ -51,7 +51,7 @@ def test_convergence(chaosmining, explainer_name, request):
     """FPrec of the explainer on snapshots of the model over its training, and the
     area under that curve per epoch (recorded; the report normalises it to SA)."""
     case = COST.case(chaosmining)
-    with explainer_failures():
+    with explainer_failures(request.config):
         curve = COST.convergence(chaosmining, chaosmining.explainers[explainer_name])
     node = request.node
     for epoch, value in zip(curve.epochs, curve.fprec):

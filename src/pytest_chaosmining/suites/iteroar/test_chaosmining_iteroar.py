@@ -66,7 +66,7 @@ def test_salient_removal(chaosmining, iteroar_case, explainer_name, chaosmining_
     node = request.node
     _gate(chaosmining, iteroar_case)
     reference = ITEROAR.chain(chaosmining, iteroar_case, None)
-    with chaosmining.timer(chaosmining_benchmark, SUITE, iteroar_case.id, explainer_name), explainer_failures():
+    with chaosmining.timer(chaosmining_benchmark, SUITE, iteroar_case.id, explainer_name), explainer_failures(request.config):
         result = ITEROAR.chain(chaosmining, iteroar_case, explainer_name)
     _record_chain(chaosmining, node, iteroar_case, explainer_name, result)
     tier, bars = chaosmining.settings.tier, chaosmining.thresholds

@@ -43,7 +43,7 @@ def test_rfewna(chaosmining, rfe_case, explainer_name, chaosmining_benchmark, re
     node = request.node
     chaosmining.judge.tag_test(node, SUITE, explainer_name)
     RFE.run_side_by_side(chaosmining, rfe_case)  # the case's built-ins, once: shared round networks
-    with chaosmining.timer(chaosmining_benchmark, SUITE, rfe_case.id, explainer_name), explainer_failures():
+    with chaosmining.timer(chaosmining_benchmark, SUITE, rfe_case.id, explainer_name), explainer_failures(request.config):
         result = RFE.selection(chaosmining, rfe_case, explainer_name)
     cond = _records(chaosmining, node, rfe_case, "RFEwNA", explainer_name, result)
     tier = chaosmining.settings.tier

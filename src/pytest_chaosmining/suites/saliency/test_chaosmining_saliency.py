@@ -87,7 +87,7 @@ def test_attribution(chaosmining, comparison, explainer_name, chaosmining_benchm
             pytest.skip(f"below the {domain} quality gate {gate:.3f}: {', '.join(weak)}; not compared")
         results = {}
         for case, model in models.items():
-            with timer, explainer_failures():
+            with timer, explainer_failures(request.config):
                 results[case] = suite.score(chaosmining, model, explainer)
         bars = guided_bars(chaosmining, domain, models[guided])
         for metric in suite.compared:
