@@ -123,3 +123,36 @@ def test_every_section_renders_from_a_run_without_model_level_tests():
         warnings.simplefilter("error")
         markdown = build_markdown(records, payload["meta"], payload["outcomes"], [])
     assert "## BAM" in markdown and "could not be written" not in markdown
+
+
+def test_a_cost_that_would_fail_the_gate_is_measured_again_and_the_least_kept():
+    """The first call of a process pays one-time work (measured: 4-6 x a later call's CPU
+    time), so a first cost beyond the baseline's gate is measured twice more and the
+    least of the three judged: only a cost every round shows fails."""
+    import time
+
+    import torch
+
+    from pytest_chaosmining.timing import RECHECKS, AttributionTimer, timed
+
+    calls = []
+
+    def work():
+        calls.append(1)
+        end = time.process_time() + (0.3 if len(calls) == 1 else 0.02)  # a slow first call
+        while time.process_time() < end:
+            pass
+        return len(calls)
+
+    with AttributionTimer(None, torch.device("cpu"), "symbolic", "c", "SA", recheck=lambda c: c.cpu_ms > 100):
+        result, _ = timed(work, torch.device("cpu"))
+    assert result == 1 and len(calls) == 1 + RECHECKS
+    with AttributionTimer(None, torch.device("cpu"), "symbolic", "c", "SA",
+                          recheck=lambda c: c.cpu_ms > 100) as timer:
+        calls.clear()
+        timed(work, torch.device("cpu"))
+    assert timer.cost is not None and timer.cost.cpu_ms < 100 and timer.extra_info["cost_rechecks"] == RECHECKS
+    with AttributionTimer(None, torch.device("cpu"), "symbolic", "c", "SA", recheck=lambda c: False) as timer:
+        calls.clear()
+        timed(work, torch.device("cpu"))
+    assert len(calls) == 1 and timer.cost is not None and timer.cost.cpu_ms >= 250  # within the gate: one call

@@ -101,6 +101,19 @@ class Judge:
             self._cost_failures.setdefault(node.nodeid, []).append(f"{record.explainer} on {record.model}: {regression}")
         return self.record(node, record)
 
+    def cost_recheck(self, make: Callable[[str, float], Record]) -> Callable[[Cost], bool] | None:
+        """Whether a cost would fail the baseline's gate (``make(metric, value)`` makes
+        the records it is looked up by); None without a baseline."""
+        baseline = self.baseline
+        if baseline is None:
+            return None
+
+        def exceeds(cost: Cost) -> bool:
+            return any(baseline.cost_regression(make(metric, getattr(cost, metric)), self.max_slowdown)
+                       for metric in ("cpu_ms", "peak_mem_mb"))
+
+        return exceeds
+
     def raise_cost_regressions(self, node: pytest.Item) -> None:
         """Fail ``node`` with the cost regressions :meth:`record_cost` found, if any."""
         failures = self._cost_failures.pop(node.nodeid, [])

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from pytest_chaosmining.core.cache import ModelCache
     from pytest_chaosmining.core.derived import DerivedCache
     from pytest_chaosmining.core.metric_catalog import MetricCatalog
+    from pytest_chaosmining.core.results import Record
     from pytest_chaosmining.core.thresholds import Thresholds
     from pytest_chaosmining.core.training_modes import SaliencyGuided
     from pytest_chaosmining.explainers import Explainer
@@ -257,11 +258,14 @@ class ChaosminingSession:
         return any(bool(getattr(options, name, None)) for name in wanted)
 
     def timer(self, benchmark: BenchmarkFixture | None, suite: str, case: str, explainer: str,
-              rounds: int = 1) -> AttributionTimer:
-        """Times the test's attribution calls through ``benchmark`` (see :mod:`pytest_chaosmining.timing`)."""
+              rounds: int = 1, record: Callable[[str, float], Record] | None = None) -> AttributionTimer:
+        """Times the test's attribution calls through ``benchmark`` (see :mod:`pytest_chaosmining.timing`);
+        with ``record`` (how the test makes its cost records) a first call that would fail the
+        baseline's cost gate is measured again first."""
         from pytest_chaosmining.timing import AttributionTimer
 
-        return AttributionTimer(benchmark, self.device, suite, case, explainer, rounds)
+        recheck = self.judge.cost_recheck(record) if record is not None else None
+        return AttributionTimer(benchmark, self.device, suite, case, explainer, rounds, recheck)
 
     @functools.cached_property
     def judge(self) -> Judge:

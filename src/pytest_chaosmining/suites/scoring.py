@@ -31,7 +31,8 @@ def scored(chaosmining: ChaosminingSession, suite: ModelSuite, case: Case, expla
     if quality < gate:
         pytest.skip(f"model {case.id} is below its quality gate ({suite.quality_metric} {quality:.3f} < {gate:.3f}); "
                     "its explainers are not judged on it")
-    with chaosmining.timer(benchmark, suite.name, case.id, explainer) as timer, explainer_failures(node.config):
+    with chaosmining.timer(benchmark, suite.name, case.id, explainer, record=record) as timer, \
+            explainer_failures(node.config):
         result = suite.score(chaosmining, trained, chaosmining.explainers[explainer])
     chaosmining.judge.record_costs(node, timer.cost_or(result["cost"]), record)  # type: ignore[arg-type]
     return result

@@ -62,10 +62,13 @@ def test_bam_scores(chaosmining, bam_case, explainer_name, chaosmining_benchmark
     violations = _premise(chaosmining, models)
     if violations:
         pytest.skip(f"BAM premise does not hold on {bam_case.id}; nothing to score ({'; '.join(violations)})")
-    with chaosmining.timer(chaosmining_benchmark, SUITE, bam_case.id, explainer_name) as timer, explainer_failures(request.config):
+    def cost_record(metric: str, value: float) -> Record:
+        return _record(bam_case, explainer_name, metric, value)
+
+    with chaosmining.timer(chaosmining_benchmark, SUITE, bam_case.id, explainer_name, record=cost_record) as timer, \
+            explainer_failures(request.config):
         out = BAM.score(chaosmining, models, chaosmining.explainers[explainer_name])
-    chaosmining.judge.record_costs(node, timer.cost_or(out["cost"]),
-                                   lambda metric, value: _record(bam_case, explainer_name, metric, value))
+    chaosmining.judge.record_costs(node, timer.cost_or(out["cost"]), cost_record)
     for metric in ("mcs", "mcs_baseline", "idr", "idr_baseline", "iir", "iir_pairs", "mcs_k_corr"):
         chaosmining.judge.record(node, _record(bam_case, explainer_name, metric, out[metric]))
     for k, value in out["mcs_k"].items():
