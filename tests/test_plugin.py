@@ -560,8 +560,8 @@ def test_iteroar_and_bam_suites_end_to_end(pytester, run_suite):
 
 
 def _readme_fixture_example() -> str:
-    """The README's example test for the public fixtures (kept in sync by this test)."""
-    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    """The documentation's example test for the public fixtures (docs/internals.md; kept in sync by this test)."""
+    readme = (Path(__file__).parents[1] / "docs" / "internals.md").read_text()
     section = readme.split("## Using the suites from your own tests", 1)[1]
     return section.split("```python\n", 1)[1].split("```", 1)[0]
 
