@@ -42,13 +42,38 @@ def test_the_workflow_runs_only_the_scripts_steps():
     assert "hashFiles('.chaosmining-versions')" in workflow  # the model cache key follows the versions
 
 
-def test_install_uses_cpu_only_torch_wheels(tmp_path):
+def test_install_uses_cpu_only_torch_wheels_and_pins_them(tmp_path):
     result = _step(tmp_path, "install", env={"CHAOSMINING_PIP": "echo pip"})
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0] == "pip install --index-url https://download.pytorch.org/whl/cpu torch torchvision"
-    assert lines[1] == "pip install pytest-chaosmining ."
+    assert lines[0] == "pip install --index-url https://download.pytorch.org/whl/cpu torch torchvision torchaudio"
+    assert lines[-1] == "pip install -c .chaosmining-constraints.txt pytest-chaosmining ."
     assert (tmp_path / ".chaosmining-versions").exists()
+
+
+def test_the_plugins_install_cannot_replace_the_installed_torch(tmp_path):
+    """pip's resolver, in dry-run mode, over the recipe's second install in this
+    environment (which has torch): the plugin and its requirements are resolved
+    against the package index, and torch, torchvision and torchaudio are left as
+    installed (pinned by the constraints file the step writes; the plugin asks
+    for lower bounds only)."""
+    report = tmp_path / "pip-report.json"
+    result = _step(tmp_path, "install-plugin", env={
+        "CHAOSMINING_PIP": f"{sys.executable} -m pip", "CHAOSMINING_PLUGIN": str(RECIPE.parents[1]),
+        "CHAOSMINING_PACKAGE": "", "CHAOSMINING_PIP_ARGS": f"--dry-run --quiet --report {report}"})
+    if result.returncode != 0 and "No matching distribution" in result.stderr + result.stdout:
+        pytest.skip(f"the package index is not reachable: {result.stderr[-300:]}")
+    assert result.returncode == 0, result.stderr[-2000:]
+    pinned = (tmp_path / ".chaosmining-constraints.txt").read_text()
+    assert "torch==" in pinned
+    installs = [item["metadata"]["name"].lower() for item in json.loads(report.read_text())["install"]]
+    assert "pytest-chaosmining" in installs
+    assert not {"torch", "torchvision", "torchaudio"} & set(installs), installs
+    import tomllib
+
+    project = tomllib.loads((RECIPE.parents[1] / "pyproject.toml").read_text())["project"]
+    torches = [d for d in project["dependencies"] if re.match(r"torch(vision|audio)?\b", d)]
+    assert len(torches) == 3 and all(">=" in d and "<" not in d and "==" not in d for d in torches), torches
 
 
 def test_run_baseline_and_annotate_steps(tmp_path, shared_cache):
