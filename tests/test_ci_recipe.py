@@ -69,6 +69,10 @@ def test_the_plugins_install_cannot_replace_the_installed_torch(tmp_path):
     installs = [item["metadata"]["name"].lower() for item in json.loads(report.read_text())["install"]]
     assert "pytest-chaosmining" in installs
     assert not {"torch", "torchvision", "torchaudio"} & set(installs), installs
+    other = _step(tmp_path, "install-plugin", env={
+        "CHAOSMINING_PIP": f"{sys.executable} -m pip", "CHAOSMINING_PLUGIN": str(RECIPE.parents[1]),
+        "CHAOSMINING_PACKAGE": "torch==2.4.0", "CHAOSMINING_PIP_ARGS": "--dry-run --quiet"})
+    assert other.returncode != 0, "a package asking for another torch would have replaced the installed one"
     import tomllib
 
     project = tomllib.loads((RECIPE.parents[1] / "pyproject.toml").read_text())["project"]

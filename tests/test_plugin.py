@@ -579,6 +579,29 @@ def test_readme_fixture_example_runs_and_is_judged(pytester, run_suite):
     records = [r for r in load_results(pytester)["records"] if r["suite"] == "mine"]
     assert [(r["explainer"], r["metric"]) for r in records] == [("grad*input", "fprec")] * 2
     assert records[0]["value"] == records[1]["value"] >= 0.8
+    # a user's own judged result is a baseline result like the suites': one that stops running fails
+    (pytester.path / "test_my_strict_method.py").write_text(
+        example.replace('"mine"', '"mine-strict"').replace("0.8, \"grad*input on f02\"", "1.01, \"grad*input on f02\""))
+    run_suite("--chaosmining-suites", "symbolic", k="my_gradient", report="base").assert_outcomes(passed=1, failed=1)
+    again = run_suite("--chaosmining-suites", "symbolic", "--chaosmining-baseline", "base/results.json",
+                      k="my_gradient and not strict", report="again")
+    again.assert_outcomes(passed=1, failed=1)
+    again.stdout.fnmatch_lines(["FAILED *chaosmining-baseline::*test_my_strict_method*"])
+
+
+def test_a_baseline_of_another_tier_is_a_usage_error_and_collect_only_judges_nothing(pytester, run_suite):
+    import pytest
+
+    run_suite("--chaosmining-explainers", "SA", "--chaosmining-suites", "symbolic", k="f08").assert_outcomes(passed=2)
+    payload = load_results(pytester)
+    payload["meta"]["tier"] = "ci"
+    (pytester.path / "ci.json").write_text(json.dumps(payload))
+    other = run_suite("--chaosmining-explainers", "SA", "--chaosmining-baseline", "ci.json", k="f08", report=None)
+    assert other.ret == pytest.ExitCode.USAGE_ERROR
+    other.stderr.fnmatch_lines(["*--chaosmining-baseline: *ci.json is a ci run; this run is smoke*"])
+    listed = run_suite("--chaosmining-explainers", "SA", "--chaosmining-baseline", "report/results.json",
+                       "--collect-only", k="f08 and test_prediction_quality", report=None)
+    assert listed.ret == 0 and "chaosmining-baseline::" not in listed.stdout.str()
 
 
 def test_public_fixtures_skip_without_chaosmining(pytester):
@@ -646,6 +669,45 @@ def pytest_chaosmining_explainers(config):
     for name in ("gs", "occ", "lrp"):
         assert {s for s, e in scored if e == name} == {"symbolic", "vision", "audio"}
     assert "error" not in result.stdout.str().lower().split("short test summary")[-1]
+
+
+def test_the_ecosystems_explainers_register_in_one_line_each_and_keep_the_contract(pytester, run_suite):
+    """shap, pytorch-grad-cam, a Quantus explain_func, a captum class with
+    constructor arguments and zennit LRP (with the batch-norm canonizer on the
+    vision CNN), each registered in one line as the README shows: no contract
+    failure anywhere; the CAM method skipped with its reason off images."""
+    pytester.makeconftest("""
+import functools
+
+import pytest
+import quantus
+import shap
+from captum.attr import IntegratedGradients
+from pytorch_grad_cam import GradCAM
+from zennit.composites import EpsilonPlus
+
+from pytest_chaosmining.adapters import grad_cam_method, quantus_method, shap_method, zennit_method
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_chaosmining_explainers(config):
+    return {"shap": shap_method(shap.GradientExplainer, nsamples=20), "grad-cam": grad_cam_method(GradCAM),
+            "quantus": quantus_method(quantus.explain, method="Saliency"),
+            "ig-global": functools.partial(IntegratedGradients, multiply_by_inputs=False),
+            "lrp": zennit_method(EpsilonPlus)}
+""")
+    names = "shap,grad-cam,quantus,ig-global,lrp"
+    result = run_suite("--chaosmining-explainers", names, "--chaosmining-suites", "symbolic,vision,audio", "-rs",
+                       k="f08 or SBFP", fresh=False)
+    payload = load_results(pytester)
+    contract = [f for f in payload["failures"] if "explainer '" in f["message"]]
+    assert not contract, contract
+    scored = {(r["suite"], r["explainer"]) for r in payload["records"] if r["metric"] in ("fprec", "iou", "channel_share")}
+    for name in ("shap", "quantus", "ig-global", "lrp"):
+        assert {s for s, e in scored if e == name} == {"symbolic", "vision", "audio"}, (name, scored)
+    assert {s for s, e in scored if e == "grad-cam"} == {"vision"}
+    result.stdout.fnmatch_lines(["*not applicable: explainer 'grad-cam' does not apply here (NotApplicable: GradCAM "
+                                 "needs an image model with a 2-D convolution)*"])
 
 
 def test_markers_select_one_suite_and_one_explainer(pytester, run_suite):

@@ -12,7 +12,7 @@ import pytest
 
 from pytest_chaosmining import ChaosminingWarning
 from pytest_chaosmining.core.results import Record
-from pytest_chaosmining.explainers import CallTimeout, collect_explainers, time_limit
+from pytest_chaosmining.explainers import CallTimeout, ExplainerError, collect_explainers, time_limit
 from pytest_chaosmining.reports.markdown import terminal_table
 from pytest_chaosmining.suites import SUITES_DIR
 
@@ -42,7 +42,7 @@ def test_the_plugins_warnings_have_their_own_category():
 def test_the_call_time_limit_keeps_an_outer_timer(monkeypatch):
     """pytest-timeout arms SIGALRM too: after an explainer call the outer timer is
     armed again with what it had left, and if it is due during the call its own
-    handler runs (not the plugin's)."""
+    handler runs, once (and the plugin's limit goes on if that handler returns)."""
     fired = []
 
     class OuterTimeout(Exception):
@@ -51,6 +51,9 @@ def test_the_call_time_limit_keeps_an_outer_timer(monkeypatch):
     def outer(signum, frame):
         fired.append(time.monotonic())
         raise OuterTimeout
+
+    def quiet(signum, frame):
+        fired.append(time.monotonic())
 
     previous = signal.signal(signal.SIGALRM, outer)
     try:
@@ -62,11 +65,18 @@ def test_the_call_time_limit_keeps_an_outer_timer(monkeypatch):
         signal.setitimer(signal.ITIMER_REAL, 0.2)
         with pytest.raises(OuterTimeout), time_limit(30.0):
             time.sleep(2.0)
-        assert fired
+        time.sleep(0.3)  # nothing fires again after the block
+        assert len(fired) == 1 and signal.getitimer(signal.ITIMER_REAL)[0] == 0
         signal.setitimer(signal.ITIMER_REAL, 0)
         with pytest.raises(CallTimeout), time_limit(0.1):
             time.sleep(2.0)
         assert signal.getsignal(signal.SIGALRM) is outer
+        fired.clear()
+        signal.signal(signal.SIGALRM, quiet)  # an outer handler that returns: the plugin's limit still holds
+        signal.setitimer(signal.ITIMER_REAL, 0.1)
+        with pytest.raises(CallTimeout), time_limit(0.4):
+            time.sleep(3.0)
+        assert len(fired) == 1
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
@@ -96,24 +106,69 @@ def pytest_chaosmining_explainers(config):
 
 
 def test_thread_settings_are_scoped_to_the_suites_and_one_node_id_runs_one_test(pytester, shared_cache):
-    """A user's own test keeps its thread count in a chaosmining run; naming one
-    shipped test by node id runs that test alone, not every suite."""
-    pytester.makeconftest("""
+    """A user's own test keeps its thread count in a chaosmining run while the
+    shipped tests run with one; naming one shipped test by node id runs that test
+    alone, not every suite."""
+    pytester.makepyfile(record_threads="""
+import json
+from pathlib import Path
+
+import pytest
 import torch
-THREADS = torch.get_num_threads()
+
+torch.set_num_threads(3)
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    with open(Path.cwd() / "threads.txt", "a") as fh:
+        fh.write(json.dumps([item.name, torch.get_num_threads()]) + "\\n")
+    return (yield)
 """)
     pytester.makepyfile(test_mine="""
 import torch
-from conftest import THREADS
 
 def test_threads_are_mine():
-    assert torch.get_num_threads() == THREADS
+    assert torch.get_num_threads() == 3
 """)
     node = f"{SUITES_DIR / 'symbolic' / 'test_chaosmining_symbolic.py'}::test_prediction_quality"
     result = pytester.runpytest_subprocess("--chaosmining", "--chaosmining-suites", "symbolic", "--chaosmining-cache",
                                            str(shared_cache), "-p", "no:randomly", "-p", "no:cacheprovider",
-                                           "test_mine.py", node, "-k", "test_threads_are_mine or f08")
+                                           "-p", "record_threads", "test_mine.py", node, "-k",
+                                           "test_threads_are_mine or f08")
     result.assert_outcomes(passed=2)
+    import json
+
+    seen = dict(json.loads(line) for line in (pytester.path / "threads.txt").read_text().splitlines())
+    assert seen.pop("test_threads_are_mine") == 3 and list(seen.values()) == [1], seen
+
+
+def test_a_partial_that_binds_the_layer_keeps_it():
+    import functools
+
+    import torch
+    from captum.attr import LayerGradCam
+
+    from pytest_chaosmining.explainers import as_explainer, attribute
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(1, 2, 3, padding=1), torch.nn.ReLU(), torch.nn.Conv2d(2, 2, 3, padding=1),
+                                torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(2, 2))
+    seen = []
+
+    class Recording(LayerGradCam):
+        def __init__(self, forward_func, layer, **kwargs):
+            seen.append(layer)
+            super().__init__(forward_func, layer, **kwargs)
+
+    suggested = as_explainer("cam", Recording, "user")
+    attribute(suggested, model, torch.randn(2, 1, 6, 6), 0)
+    assert isinstance(seen[-1], torch.nn.Conv2d)
+    bound = as_explainer("cam-first", functools.partial(Recording, layer=model[0]), "user")
+    try:
+        attribute(bound, model, torch.randn(2, 1, 6, 6), 0)
+    except ExplainerError:
+        pass  # model[0] belongs to the original model, not to the explainer's private copy
+    assert seen[-1] is model[0]  # the bound layer was kept, not replaced by the suggested one
 
 
 def test_the_summary_says_dash_where_nothing_was_timed():

@@ -19,7 +19,7 @@ case "$step" in
   install)
     # the default torch wheels pull about 4.4 GB of CUDA libraries onto a CPU runner
     $pip install --index-url https://download.pytorch.org/whl/cpu torch torchvision torchaudio
-    "$0" install-plugin
+    bash "$0" install-plugin
     ;;
   install-plugin)
     # pin the torch just installed: no later install may swap the CPU build for another

@@ -19,6 +19,7 @@ A callable receives ``context=`` when it names a ``context`` parameter.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -57,8 +58,6 @@ def _samples_surrogate(method: type) -> bool:
 
 def captum_class(method: object) -> type | None:
     """The captum ``Attribution`` class ``method`` is (or a ``functools.partial`` binds), else None."""
-    import functools
-
     found = method.func if isinstance(method, functools.partial) else method
     return found if inspect.isclass(found) and hasattr(found, "attribute") else None
 
@@ -115,7 +114,8 @@ def call_explainer(explainer: Explainer, model: torch.nn.Module, inputs: torch.T
     """Call ``explainer`` on ``model`` and ``inputs`` with what ``context`` offers (see the module)."""
     if explainer.is_captum:
         construct: Callable[..., Any] = explainer.method  # the class, or a partial binding its arguments
-        is_layer_method = "layer" in inspect.signature(construct).parameters
+        bound = construct.keywords if isinstance(construct, functools.partial) else {}
+        is_layer_method = "layer" in inspect.signature(construct).parameters and "layer" not in bound
         if is_layer_method:
             if context.layer is None:
                 raise MissingInput(f"{_name(explainer.method)} is a layer method and needs a 2-D convolution "

@@ -75,8 +75,9 @@ def time_limit(seconds: float) -> Iterator[None]:
     once; a long native operation when it returns.
 
     Another SIGALRM timer running when the block starts (pytest-timeout's) is
-    kept: if it is due first its own handler runs when it is due, and after the
-    block it is armed again with the time it had left."""
+    kept: if it is due first its own handler runs, once, when it is due (and the
+    block's own limit goes on if that handler returns); otherwise it is armed
+    again after the block with the time it had left."""
     import signal
     import threading
     import time
@@ -87,11 +88,15 @@ def time_limit(seconds: float) -> Iterator[None]:
     previous = signal.getsignal(signal.SIGALRM)
     outer_left, outer_interval = signal.getitimer(signal.ITIMER_REAL)
     outer_first = 0 < outer_left < seconds
+    outer_fired: list[bool] = []
     start = time.monotonic()
 
     def expire(signum: int, frame: FrameType | None) -> None:
-        if outer_first and callable(previous):
-            previous(signum, frame)  # the outer timer was due first: its handler decides
+        if outer_first and not outer_fired:
+            outer_fired.append(True)  # the outer timer was due first: its handler decides, once
+            signal.setitimer(signal.ITIMER_REAL, max(seconds - outer_left, 1e-3))  # then ours, for the rest
+            if callable(previous):
+                previous(signum, frame)
             return
         raise CallTimeout
 
@@ -102,7 +107,7 @@ def time_limit(seconds: float) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
-        if outer_left > 0:
+        if outer_left > 0 and not outer_fired:
             left = outer_left - (time.monotonic() - start)
             signal.setitimer(signal.ITIMER_REAL, max(left, 1e-3), outer_interval)
 
@@ -371,7 +376,10 @@ def attribute(
     if isinstance(out, tuple) and len(out) == 1:
         out = out[0]
     if isinstance(out, np.ndarray):  # shap, pytorch-grad-cam, Quantus explain_funcs return numpy
-        out = torch.from_numpy(np.ascontiguousarray(out)).to(inputs.device)
+        try:
+            out = torch.from_numpy(np.ascontiguousarray(out)).to(inputs.device)
+        except TypeError as exc:
+            raise ExplainerError(f"explainer {explainer.name!r} returned a numpy array of {out.dtype}: {exc}") from None
     if not isinstance(out, torch.Tensor):
         raise ExplainerError(f"explainer {explainer.name!r} returned {type(out).__name__}, expected a torch.Tensor")
     if out.shape != inputs.shape:

@@ -92,6 +92,9 @@ def chaosmining_model(chaosmining: ChaosminingSession) -> Callable[[str, Case], 
     from pytest_chaosmining.suites import get_model_suite
 
     def model(suite: str, case: Case) -> TrainedModel:
-        return get_model_suite(suite).model(chaosmining, case)
+        from pytest_chaosmining.threads import one_intra_op_thread
+
+        with one_intra_op_thread():  # trained (and cached) as the suites train it
+            return get_model_suite(suite).model(chaosmining, case)
 
     return model

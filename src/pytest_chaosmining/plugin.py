@@ -63,7 +63,10 @@ def pytest_configure(config: pytest.Config) -> None:
             except ValueError as exc:
                 raise pytest.UsageError(f"--chaosmining-baseline: {exc}") from None
             assert baseline is not None
-            collector.baseline_check = BaselineCheck(baseline, settings, lambda: collector.records)
+            if baseline.tier is not None and baseline.tier != settings.tier:
+                raise pytest.UsageError(f"--chaosmining-baseline: {baseline.source} is a {baseline.tier} run; this run "
+                                        f"is {settings.tier} (their results cannot be compared)")
+            collector.baseline_check = BaselineCheck(baseline, session.in_baseline_scope, lambda: collector.records)
             config.pluginmanager.register(collector.baseline_check, "chaosmining-baseline")
 
 
@@ -106,17 +109,14 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, object, object]:
     """A shipped suite test runs with one intra-op thread (xdist-friendly, results
-    independent of the thread count); the user's own tests keep their setting."""
+    independent of the thread count); the user's own tests keep their setting
+    (the models they ask for through ``chaosmining_model`` train with one thread too)."""
     if SESSION_KEY not in item.config.stash or suite_of(Path(str(item.path))) is None:
         return (yield)
-    import torch
+    from pytest_chaosmining.threads import one_intra_op_thread
 
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with one_intra_op_thread():
         return (yield)
-    finally:
-        torch.set_num_threads(threads)
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:

@@ -193,6 +193,47 @@ class ChaosminingSession:
             return None
         return Baseline.load(self.settings.baseline_file, self.metric_catalog)
 
+    def in_baseline_scope(self, record: Record) -> bool:
+        """Whether this run should judge ``record`` of the baseline again: a registered
+        suite's record when its suite was selected and its seed is among this run's
+        (every record of a user's own test suite); its explainer where
+        ``--chaosmining-explainers`` names them; in a shard run, only this shard's cases
+        (:meth:`_shard_params`)."""
+        from pytest_chaosmining.core.results import MODEL_LEVEL
+        from pytest_chaosmining.suites import REGISTRY, get_suite
+
+        named = self.settings.explainers
+        if named and record.explainer != MODEL_LEVEL and record.explainer not in named:
+            return False
+        if record.suite not in REGISTRY:
+            return True
+        if record.suite not in self.settings.suites:
+            return False
+        seeds = get_suite(record.suite).seeds(self.tier, self.settings.seeds)
+        if seeds is not None and record.seed not in seeds:
+            return False
+        if self.settings.shard is None:
+            return True
+        start, end = record.nodeid.find("["), record.nodeid.rfind("]")
+        return (record.suite, record.nodeid[start + 1:end]) in self._shard_params
+
+    @functools.cached_property
+    def _shard_params(self) -> frozenset[tuple[str, str]]:
+        """(suite, test parameter id) of every test this shard's cases can have, for this
+        run's explainers and the baseline's (an explainer no longer registered included)."""
+        from pytest_chaosmining.suites import get_suite, planned
+
+        names = set(self.explainers) | (self.baseline.explainers if self.baseline is not None else set())
+        params: set[tuple[str, str]] = set()
+        for suite_name in self.settings.suites:
+            cases = planned(self, get_suite(suite_name))
+            for case in cases:
+                params.add((suite_name, case.id))
+                params.update((suite_name, case.explainer_id(e)) for e in names)
+            if cases:  # a suite of one case parametrised by explainer alone (cost)
+                params.update((suite_name, e) for e in names)
+        return frozenset(params)
+
     @functools.cached_property
     def metric_catalog(self) -> MetricCatalog:
         """The metrics the registered suites declare (direction, judged, gated costs)."""

@@ -121,13 +121,15 @@ class AttributionTimer:
         return result, Cost(statistics.median(times), memory.mb, statistics.median(cpus))
 
     def _confirmed(self, fn: Callable[[], T], first: Cost) -> Cost:
-        """The least of ``first`` and :data:`RECHECKS` more measurements of ``fn``: a
-        cost that would fail the baseline's gate is measured again before it does
-        (the first call of a process pays one-time work; a busy machine, stalls),
-        so only a cost that every round shows fails."""
+        """``first`` with the least time of it and :data:`RECHECKS` more measurements
+        of ``fn``: a time that would fail the baseline's gate is measured again
+        before it does (the first call of a process pays one-time work; a busy
+        machine, stalls), so only a time that every round shows fails.  The peak
+        memory stays the first call's: a later call only shows growth above what
+        the first one kept."""
         costs = [first] + [measure(fn, self.device)[1] for _ in range(RECHECKS)]
         self.extra_info.update(cost_rechecks=RECHECKS)
-        return Cost(min(c.time_ms for c in costs), min(c.peak_mem_mb for c in costs), min(c.cpu_ms for c in costs))
+        return Cost(min(c.time_ms for c in costs), first.peak_mem_mb, min(c.cpu_ms for c in costs))
 
     def cost_or(self, earlier: Cost) -> Cost:
         """This test's measured cost, or ``earlier`` (a reused result's) where no call was made."""

@@ -41,11 +41,15 @@ class Comparison:
 class Baseline:
     """Values of an earlier report, looked up by :meth:`Record.key`."""
 
-    def __init__(self, records: list[Record], source: str, catalog: MetricCatalog):
+    def __init__(self, records: list[Record], source: str, catalog: MetricCatalog, tier: str | None = None):
         self.catalog = catalog
         self.judged: dict[Key, Record] = {r.key(): r for r in records if r.threshold is not None}
         self.costs = {r.key(): r.value for r in records if catalog.gated_cost(r.suite, r.metric) is not None}
         self.source = source
+        #: the tier of the run that wrote it (None: not recorded)
+        self.tier = tier
+        #: the explainers it judged
+        self.explainers = {r.explainer for r in self.judged.values()}
 
     @classmethod
     def load(cls, path: Path, catalog: MetricCatalog) -> "Baseline":
@@ -53,9 +57,10 @@ class Baseline:
         try:
             payload: dict[str, Any] = json.loads(Path(path).read_text())
             records = [Record.from_dict(r) for r in payload["records"]]
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+            tier = payload.get("meta", {}).get("tier")
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"cannot read chaosmining baseline {path}: {exc}") from exc
-        return cls(records, str(path), catalog)
+        return cls(records, str(path), catalog, str(tier) if tier is not None else None)
 
     def compare(self, records: list[Record], in_scope: Callable[[Record], bool]) -> Comparison:
         """This run's judged ``records`` against the baseline's; a baseline result

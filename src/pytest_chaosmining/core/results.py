@@ -9,12 +9,6 @@ from collections.abc import Mapping
 #: a condition field's value (JSON scalars)
 ConditionValue = str | int | float | bool | None
 
-#: Metrics where higher is better; only these are checked against a baseline.
-HIGHER_IS_BETTER = frozenset({"fprec", "uscore", "attr_uscore", "iou", "box_share", "accuracy", "channel_share", "top1_hit",
-                               "drop_gain", "fresh_share", "mcs", "idr", "iir",
-                               "mcs_gain", "idr_gain"})
-#: Metrics that measure cost; they vary between runs and never decide a test.
-COST_METRICS = frozenset({"time_ms", "peak_mem_mb", "train_seconds", "params_m"})
 USER_PROPERTY = "chaosmining_record"
 MODEL_LEVEL = "-"  # explainer column of model-level records (prediction quality)
 OUTCOME_PROPERTY = "chaosmining_test"

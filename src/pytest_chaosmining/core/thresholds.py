@@ -11,7 +11,7 @@ Layout::
     [<suite>.<tier>.<metric>.explainer.NAME]  the bars of one built-in explainer
 
 Smoke bars come from ``python -m pytest_chaosmining.reports.calibration`` on
-held-out seeds (README, "Thresholds").  The ci and paper bars are older: the
+held-out seeds (docs/thresholds.md).  The ci and paper bars are older: the
 lowest value seen over the calibration seeds minus 0.05, rounded down to 0.01
 (ci: seeds 0-3, paper: seeds 0-4, on CPU); runs at those tiers say so.
 """

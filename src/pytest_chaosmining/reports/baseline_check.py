@@ -12,15 +12,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import pytest
 
 from pytest_chaosmining.core.baseline import Baseline, Comparison
-from pytest_chaosmining.core.results import MODEL_LEVEL, OUTCOME_PROPERTY, Record
-
-if TYPE_CHECKING:
-    from pytest_chaosmining.settings import Settings
+from pytest_chaosmining.core.results import OUTCOME_PROPERTY, Record
 
 #: node id prefix of the failing tests that stand for missing judged results
 MISSING_PREFIX = "chaosmining-baseline::"
@@ -38,9 +34,9 @@ class BaselineCheck:
     then compares the run's judged records with the baseline before the session's
     reports (JUnit XML among them) are written."""
 
-    def __init__(self, baseline: Baseline, settings: Settings, records: Callable[[], list[Record]]):
+    def __init__(self, baseline: Baseline, in_scope: Callable[[Record], bool], records: Callable[[], list[Record]]):
         self.baseline = baseline
-        self.settings = settings
+        self.scope = in_scope
         self.records = records
         #: node id → what became of it in this run (``passed``, ``skipped: <reason>``, …)
         self.outcome: dict[str, str] = {}
@@ -58,18 +54,15 @@ class BaselineCheck:
                 self.outcome[report.nodeid] = report.outcome
 
     def in_scope(self, record: Record) -> bool:
-        """Whether this run should have judged ``record`` again: its suite was selected,
-        and its explainer too where ``--chaosmining-explainers`` names them; in a shard
-        run, only the tests that ran (the merged shards are checked whole)."""
-        if record.suite not in self.settings.suites:
-            return False
-        named = self.settings.explainers
-        if named and record.explainer != MODEL_LEVEL and record.explainer not in named:
-            return False
-        return self.settings.shard is None or record.nodeid in self.outcome
+        """Whether this run should have judged ``record`` again (the session's scope:
+        selected suites, seeds, named explainers, this shard), or it ran here."""
+        return record.nodeid in self.outcome or self.scope(record)
 
     @pytest.hookimpl(tryfirst=True)
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if session.config.option.collectonly or exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED,
+                                                                   pytest.ExitCode.NO_TESTS_COLLECTED):
+            return  # nothing was meant to run, or the run broke off: no verdict on what is missing
         comparison = self.baseline.compare(self.records(), self.in_scope)
         self.comparison = comparison
         judged = len(comparison.compared) + len(comparison.new)
@@ -103,8 +96,7 @@ class BaselineCheck:
             nodeid=MISSING_PREFIX + nodeid, location=(MISSING_PREFIX.rstrip(":"), None, nodeid), keywords={},
             outcome="failed", longrepr=message, when="call", duration=0.0,
             user_properties=[("chaosmining_missing", json.dumps([r.to_dict() for r in records]))])
-        session.config.hook.pytest_runtest_logreport(report=report)
-        session.testsfailed += 1
+        session.config.hook.pytest_runtest_logreport(report=report)  # pytest counts it in testsfailed
 
     def table(self) -> dict[str, object]:
         """The comparison for results.json and report.md: counts, missing node ids and

@@ -38,7 +38,21 @@ def merge(payloads: list[dict[str, Any]], sources: list[str]) -> tuple[list[Reco
         suites = [s for p in payloads for s in p["meta"].get("suites", [])]
         meta["suites"] = list(dict.fromkeys(suites))
         meta["merged_from"] = sources
+        meta["baseline"] = merged_baseline([p["meta"].get("baseline") for p in payloads])
     return sort_records(list(seen.values())), meta, dict(sorted(outcomes.items())), failures
+
+
+def merged_baseline(tables: list[object]) -> dict[str, object] | None:
+    """The shards' comparisons with one baseline as one: counts added, missing
+    tests and rows joined (None where no shard ran against a baseline)."""
+    found = [t for t in tables if isinstance(t, dict)]
+    if not found:
+        return None
+    rows = {json.dumps(row): row for table in found for row in table.get("rows", [])}
+    return {"source": found[0].get("source"), "compared": sum(int(t.get("compared", 0)) for t in found),
+            "new": sum(int(t.get("new", 0)) for t in found),
+            "missing": sorted({m for t in found for m in t.get("missing", [])}),
+            "rows": sorted(rows.values(), key=str)}
 
 
 def rebuild(out_dir: Path, paths: list[Path]) -> list[str]:

@@ -61,7 +61,7 @@ def test_salient_removal(chaosmining, iteroar_case, explainer_name, chaosmining_
     box more with f_0's maps than with the untrained model's (``training_gain``:
     a map that ignores the model, such as an edge detector, gains nothing).
     MAMO is reported, not judged: with zero fill DL, IG and FA score 0 by
-    construction, and with mean fill no method stays near 0 (README)."""
+    construction, and with mean fill no method stays near 0 (docs/suites.md)."""
     chaosmining.judge.tag_test(request.node, SUITE, explainer_name)
     node = request.node
     _gate(chaosmining, iteroar_case)

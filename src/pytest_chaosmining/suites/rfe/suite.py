@@ -179,10 +179,12 @@ def selector(case: RFECase, explainer: Any, k: int, device: Any) -> Any:
 
 def rfewna_config(case: RFECase, explainer: str, device: Any, ensemble: bool) -> dict[str, Any]:
     """The cache config of a built-in ``explainer``'s RFEwNA selection on ``case``
-    (``ensemble``: its round networks were trained in batched ensembles)."""
-    import captum
+    (``ensemble``: its round networks were trained in batched ensembles), keyed by
+    the code it ran (the plugin's source and captum's installed files, as the
+    derived results are: a pull request that edits a captum method recomputes)."""
+    from pytest_chaosmining.core.derived import package_fingerprint
 
-    config = {**case.config(), "explainer": explainer, "device": device.type, "captum": captum.__version__}
+    config = {**case.config(), "explainer": explainer, "device": device.type, "code": package_fingerprint()}
     return {**config, "rounds": "ensemble"} if ensemble else config
 
 
