@@ -110,15 +110,13 @@ def verdict(bars_run: dict[str, object], baseline_run: dict[str, object], kind: 
             base: dict[str, object]) -> dict[str, object]:
     """The table row of one mutant: its run without a baseline (the bars alone) and
     its run against its base's baseline."""
-    by_kind: dict[str, list[str]] = {}
-    for f in _failing(baseline_run, base):
-        for k in kinds_of(str(f["message"]), str(f["nodeid"])):
-            by_kind.setdefault(k, []).append(f"{f['suite']}")
-    bars_failures = [f for f in _failing(bars_run, base) if kinds_of(str(f["message"]), str(f["nodeid"])) != {"cost"}]
-    bars = len(bars_failures)
-    scores = sum(len(by_kind.get(k, [])) for k in ("bar", "contract", "drop", "missing", "other"))
-    cost = len([f for f in _failing(baseline_run, base)
-                if kinds_of(str(f["message"]), str(f["nodeid"])) == {"cost"}])
+    def judged(f: dict[str, str]) -> bool:  # failed on a score, a bar, the contract or a missing result
+        return kinds_of(str(f["message"]), str(f["nodeid"])) != {"cost"}
+
+    bars_failures = [f for f in _failing(bars_run, base) if judged(f)]
+    bars = len({f["nodeid"] for f in bars_failures})
+    scores = len({f["nodeid"] for f in _failing(baseline_run, base) if judged(f)})
+    cost = len({f["nodeid"] for f in _failing(baseline_run, base) if not judged(f)})
     caught = {str(f["nodeid"]): str(f["suite"]) for f in _failing(baseline_run, base) + bars_failures
               if kinds_of(str(f["message"]), str(f["nodeid"])) != {"cost"}}
     per_suite = {s: sum(1 for v in caught.values() if v == s) for s in sorted(set(caught.values()))}
@@ -211,12 +209,15 @@ def write_table(rows: list[dict[str, object]], bases: dict[str, dict[str, object
              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         suites = ", ".join(r["suites"]) or "—"  # type: ignore[arg-type]
-        lines.append(f"| {r['mutant']} | {r['base']} | {r['kind']} | {r['what']} | {r['bars']} | "
+        what = str(r["what"]).replace("|", "\\|")
+        lines.append(f"| {r['mutant']} | {r['base']} | {r['kind']} | {what} | {r['bars']} | "
                      f"{r['with_baseline']} | {r['cost']} | {suites} | {r['verdict']} | {r['seconds']} |")
     lines += ["", "Baselines (unmutated methods; a test the unmutated method fails is not counted against its "
               "mutants): " + ", ".join(
         f"{b} {s['seconds']} s, {len(s['failures'])} failing tests" for b, s in sorted(bases.items())),  # type: ignore[arg-type]
-        "", f"Code key `{key}`; machine: {os.cpu_count()} cores."]
+        "", f"Code key `{key}` (the plugin's source, captum's files, torch and numpy versions, the mutants); "
+        f"machine: {os.cpu_count()} cores; {sum(float(r['seconds']) for r in rows) / 60:.0f} min of runs "
+        f"for the mutants."]
     (HERE / "results.md").write_text("\n".join(lines) + "\n")
     (HERE / "results.json").write_text(json.dumps({"key": key, "rows": rows, "bases": bases}, indent=1))
 
