@@ -806,3 +806,23 @@ def test_shards_merge_into_the_report_of_the_unsharded_run(pytester, run_suite):
 
     assert comparable("merged") == comparable("report")
     assert (pytester.path / "merged" / "report.html").exists()
+
+
+def test_a_shard_against_the_whole_runs_baseline_misses_only_its_own_cases(pytester, run_suite):
+    """A shard run is compared with the baseline of the whole run: the other shard's
+    results are not missing, one of this shard's cases that stops running is."""
+    args = ("--chaosmining-suites", "symbolic", "--chaosmining-explainers", "SA")
+    subset = "f01 or f02 or f08"
+    run_suite(*args, k=subset, fresh=False, report="whole").assert_outcomes(passed=6)
+    first = run_suite(*args, "--chaosmining-shard", "1/2", "--chaosmining-baseline", "whole/results.json", k=subset,
+                      fresh=False, report="shard1")
+    assert first.ret == 0
+    first.stdout.fnmatch_lines(["*new 0, missing 0 judged results*"])
+    mine = sorted({r["condition"]["formula"] for r in load_results(pytester, "shard1")["records"]})
+    assert mine and len(mine) < 3, mine  # this shard holds some of the three formulas, not all
+    keep = " or ".join(f"f{f:02d}" for f in mine[1:]) or "nothing_at_all"
+    narrower = run_suite(*args, "--chaosmining-shard", "1/2", "--chaosmining-baseline", "whole/results.json",
+                         k=keep, fresh=False, report="shard1-narrow")
+    assert narrower.ret == 1
+    narrower.stdout.fnmatch_lines([f"FAILED *chaosmining-baseline::*f{mine[0]:02d}-*"])
+    assert f"f{mine[0]:02d}" in " ".join(load_results(pytester, "shard1-narrow")["meta"]["baseline"]["missing"])
