@@ -23,6 +23,9 @@ from pytest_chaosmining.explainers import Explainer, ExplainerError, ExplainerNo
 if TYPE_CHECKING:
     from pytest_chaosmining.core.cost import Cost
 
+#: the fields of a :class:`Cost` recorded per explainer test (which of them a baseline gates,
+#: the metric catalog declares)
+COST_FIELDS = ("time_ms", "cpu_ms", "peak_mem_mb")
 #: the namespace of the scalar JUnit properties of judged records
 PROPERTY_PREFIX = "chaosmining."
 #: (record, threshold or None, what the message says was measured)
@@ -87,7 +90,7 @@ class Judge:
     def record_costs(self, node: pytest.Item, cost: Cost, make: Callable[[str, float], Record]) -> None:
         """:meth:`record_cost` the wall time, CPU time and peak memory of ``cost``
         (``make(metric, value)`` makes each record)."""
-        for metric in ("time_ms", "cpu_ms", "peak_mem_mb"):
+        for metric in COST_FIELDS:
             self.record_cost(node, make(metric, getattr(cost, metric)))
 
     def record_cost(self, node: pytest.Item, record: Record) -> Record:
@@ -110,7 +113,7 @@ class Judge:
 
         def exceeds(cost: Cost) -> bool:
             return any(baseline.cost_regression(make(metric, getattr(cost, metric)), self.max_slowdown)
-                       for metric in ("cpu_ms", "peak_mem_mb"))
+                       for metric in COST_FIELDS)
 
         return exceeds
 

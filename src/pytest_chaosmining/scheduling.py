@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING
 
 from xdist.scheduler import LoadScopeScheduling
 
+from pytest_chaosmining.core.results import parameter_id
+
 if TYPE_CHECKING:
     import pytest
     from xdist.remote import Producer
@@ -32,11 +34,10 @@ def scope_of(nodeid: str, groups: dict[tuple[str, str], str]) -> str:
     """The scheduling scope of ``nodeid``: its case's group where the plan names one; a
     user's test with an ``xdist_group`` mark (``…@group``, where pytest keeps xdist's
     rename) its group, as xdist's ``loadgroup`` does; else the node id."""
-    suite = SUITE_MODULE.search(nodeid)
-    start, end = nodeid.find("["), nodeid.rfind("]")
-    if suite is None or start < 0 or end < start:
+    suite, param = SUITE_MODULE.search(nodeid), parameter_id(nodeid)
+    if suite is None or param is None:
         return nodeid.rsplit("@", 1)[-1] if "@" in nodeid else nodeid
-    return groups.get((suite.group(1), nodeid[start + 1 : end]), nodeid)
+    return groups.get((suite.group(1), param), nodeid)
 
 
 class CaseGroupScheduling(LoadScopeScheduling):

@@ -199,7 +199,7 @@ class ChaosminingSession:
         (every record of a user's own test suite); its explainer where
         ``--chaosmining-explainers`` names them; in a shard run, only this shard's cases
         (:meth:`_shard_params`)."""
-        from pytest_chaosmining.core.results import MODEL_LEVEL
+        from pytest_chaosmining.core.results import MODEL_LEVEL, parameter_id
         from pytest_chaosmining.suites import REGISTRY, get_suite
 
         named = self.settings.explainers
@@ -214,8 +214,7 @@ class ChaosminingSession:
             return False
         if self.settings.shard is None:
             return True
-        start, end = record.nodeid.find("["), record.nodeid.rfind("]")
-        return (record.suite, record.nodeid[start + 1:end]) in self._shard_params
+        return (record.suite, parameter_id(record.nodeid)) in self._shard_params
 
     @functools.cached_property
     def _shard_params(self) -> frozenset[tuple[str, str]]:

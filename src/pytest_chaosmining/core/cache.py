@@ -10,8 +10,6 @@ and a corrupt or mismatching entry is discarded and rebuilt.
 
 from __future__ import annotations
 
-from pytest_chaosmining import ChaosminingWarning
-
 import hashlib
 import inspect
 import json
@@ -26,7 +24,7 @@ from typing import Any, Callable
 import torch
 from filelock import FileLock
 
-from pytest_chaosmining import __version__
+from pytest_chaosmining import ChaosminingWarning, __version__
 from pytest_chaosmining.core.atomic import atomic_write
 from pytest_chaosmining.core.pack import ModelPack
 
@@ -93,7 +91,8 @@ class ModelCache:
                     state, meta = self._load(path, key)
                     return state, meta, False
                 except CorruptEntry as exc:
-                    warnings.warn(f"chaosmining: discarding corrupt cache entry {path}: {exc}", stacklevel=2, category=ChaosminingWarning)
+                    warnings.warn(f"chaosmining: discarding corrupt cache entry {path}: {exc}",
+                                  stacklevel=2, category=ChaosminingWarning)
                     path.unlink(missing_ok=True)
             state, meta = train()
             meta = {**meta, "key": key, "config": json.dumps(config, sort_keys=True)}

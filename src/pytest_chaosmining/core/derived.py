@@ -14,8 +14,6 @@ same name.  A cached entry replays the time and memory of the run that computed 
 
 from __future__ import annotations
 
-from pytest_chaosmining import ChaosminingWarning
-
 import dataclasses
 import functools
 import hashlib
@@ -29,6 +27,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from filelock import FileLock
 
+from pytest_chaosmining import ChaosminingWarning
 from pytest_chaosmining.core.atomic import atomic_write_text
 
 if TYPE_CHECKING:
@@ -148,7 +147,8 @@ class DerivedCache:
                 try:
                     return decode(json.loads(path.read_text())["result"], names)  # type: ignore[return-value]
                 except (ValueError, KeyError, TypeError, AssertionError) as exc:
-                    warnings.warn(f"chaosmining: discarding corrupt derived result {path}: {exc}", stacklevel=2, category=ChaosminingWarning)
+                    warnings.warn(f"chaosmining: discarding corrupt derived result {path}: {exc}",
+                                  stacklevel=2, category=ChaosminingWarning)
             result = compute()
             atomic_write_text(path, json.dumps({"key": key, "parts": parts, "result": encode(result)}, default=str))
             return result

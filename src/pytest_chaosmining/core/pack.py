@@ -16,8 +16,6 @@ Regenerate: run the smoke tier into an empty cache, then
 
 from __future__ import annotations
 
-from pytest_chaosmining import ChaosminingWarning
-
 import argparse
 import hashlib
 import json
@@ -29,6 +27,7 @@ from typing import Any
 
 import torch
 
+from pytest_chaosmining import ChaosminingWarning
 from pytest_chaosmining.core.atomic import atomic_write
 from pytest_chaosmining.core.pack_location import SHIPPED
 

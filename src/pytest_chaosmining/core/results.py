@@ -46,3 +46,9 @@ class Record:
 def sort_records(records: list[Record]) -> list[Record]:
     """Deterministic order, independent of which worker ran what."""
     return sorted(records, key=lambda r: tuple(str(p) for p in r.key()))
+
+
+def parameter_id(nodeid: str) -> str | None:
+    """The parameter id of a test's node id (between its first ``[`` and last ``]``), if any."""
+    start, end = nodeid.find("["), nodeid.rfind("]")
+    return nodeid[start + 1:end] if 0 <= start < end else None

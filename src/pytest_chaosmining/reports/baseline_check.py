@@ -103,11 +103,11 @@ class BaselineCheck:
         one row per judged result (suite, model, explainer, metric, condition, seed,
         value, baseline value; None where it has none)."""
         comparison = self.comparison or Comparison()
-        rows = [[r.suite, r.model, r.explainer, r.metric, json.dumps(r.condition, sort_keys=True), r.seed, r.value,
-                 old] for r, old in comparison.compared]
-        rows += [[r.suite, r.model, r.explainer, r.metric, json.dumps(r.condition, sort_keys=True), r.seed, r.value,
-                  None] for r in comparison.new]
-        rows += [[r.suite, r.model, r.explainer, r.metric, json.dumps(r.condition, sort_keys=True), r.seed, None,
-                  r.value] for r in comparison.missing]
+
+        def row(r: Record, value: float | None, old: float | None) -> list[object]:
+            return [r.suite, r.model, r.explainer, r.metric, json.dumps(r.condition, sort_keys=True), r.seed, value, old]
+
+        rows = ([row(r, r.value, old) for r, old in comparison.compared] + [row(r, r.value, None) for r in comparison.new]
+                + [row(r, None, r.value) for r in comparison.missing])
         return {"source": self.baseline.source, "compared": len(comparison.compared), "new": len(comparison.new),
                 "missing": sorted({r.nodeid for r in comparison.missing}), "rows": sorted(rows, key=str)}

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from pytest_chaosmining.core.results import MODEL_LEVEL, Record
-from pytest_chaosmining.reports.tables import OUTCOME_KINDS, outcome_rows
+from pytest_chaosmining.reports.tables import OUTCOME_KINDS, baseline_change, outcome_rows
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:1.5rem;color:#222}
@@ -108,11 +108,11 @@ def _baseline_table(baseline: object) -> str:
         return ""
     rows = []
     for suite, model, explainer, metric, condition, seed, value, old in baseline.get("rows", []):
-        both = isinstance(value, int | float) and isinstance(old, int | float)
-        change = f"{value - old:+.4f}" if both else ("new" if old is None else "missing")
+        change = baseline_change(value, old)
         kind = "fail" if change == "missing" else "pass"
         rows.append((change != "missing",
-                     f'<tr class="{kind}" data-suite="{_e(suite)}" data-explainer="{_e(explainer)}"><td>{_e(suite)}</td>'
+                     f'<tr class="{kind}" data-suite="{_e(suite)}" data-explainer="{_e(explainer)}">'
+                     f"<td>{_e(suite)}</td>"
                      f"<td>{_e(explainer)}</td><td>{_e(model)}</td><td>{_e(condition)}</td><td class=num>{seed}</td>"
                      f"<td>{_e(metric)}</td><td class=num>{'' if value is None else f'{value:.4f}'}</td>"
                      f"<td class=num>{'' if old is None else f'{old:.4f}'}</td><td class=num>{change}</td></tr>"))

@@ -4,8 +4,6 @@ reached through the registry (:mod:`pytest_chaosmining.suites`), never by name."
 
 from __future__ import annotations
 
-from pytest_chaosmining import ChaosminingWarning
-
 import csv
 import io
 import json
@@ -14,9 +12,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from pytest_chaosmining import ChaosminingWarning
 from pytest_chaosmining.core.atomic import atomic_write_text
 from pytest_chaosmining.core.results import MODEL_LEVEL, Record
-from pytest_chaosmining.reports.tables import OUTCOME_KINDS, markdown_table, mean_sd, outcome_rows, records_frame
+from pytest_chaosmining.reports.tables import (OUTCOME_KINDS, baseline_change, markdown_table, mean_sd, outcome_rows,
+                                              records_frame)
 
 
 
@@ -67,8 +67,7 @@ def _baseline_section(baseline: object) -> list[str]:
 
     rows = []
     for suite, model, explainer, metric, condition, seed, value, old in baseline.get("rows", []):
-        change = f"{value - old:+.4f}" if isinstance(value, int | float) and isinstance(old, int | float) else (
-            "new" if old is None else "missing")
+        change = baseline_change(value, old)
         where = ", ".join(f"{k}={v}" for k, v in json.loads(condition).items())
         rows.append([suite, model, explainer, where, str(seed), metric, number(value), number(old), change])
     if rows:

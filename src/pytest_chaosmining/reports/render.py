@@ -6,12 +6,11 @@ renders it again from results files (CI shards merged, or a committed run)."""
 
 from __future__ import annotations
 
-from pytest_chaosmining import ChaosminingWarning
-
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_chaosmining import ChaosminingWarning
 from pytest_chaosmining.core.results import Record
 
 if TYPE_CHECKING:
@@ -29,7 +28,8 @@ def figures(records: list[Record], out_dir: Path, session: ChaosminingSession | 
         try:
             written += [str(path) for path in suite.figures(records, out_dir, session)]
         except Exception as exc:  # noqa: BLE001 - the report must survive
-            warnings.warn(f"chaosmining: {suite.name} figures not drawn: {type(exc).__name__}: {exc}", stacklevel=2, category=ChaosminingWarning)
+            warnings.warn(f"chaosmining: {suite.name} figures not drawn: {type(exc).__name__}: {exc}",
+                          stacklevel=2, category=ChaosminingWarning)
     return written
 
 

@@ -29,6 +29,14 @@ def mean_sd(values: Any, digits: int = 3) -> str:
     return f"{mean:.{digits}f} ± {float(np.std(values)):.{digits}f}"
 
 
+def baseline_change(value: object, old: object) -> str:
+    """The change column of a baseline row: ``+0.0123``, ``new`` (no baseline value)
+    or ``missing`` (no value in this run)."""
+    if isinstance(value, int | float) and isinstance(old, int | float):
+        return f"{value - old:+.4f}"
+    return "new" if old is None else "missing"
+
+
 def markdown_table(header: list[str], rows: list[list[str]]) -> list[str]:
     out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
