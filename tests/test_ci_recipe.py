@@ -36,10 +36,11 @@ def _step(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subproces
 def test_the_workflow_runs_only_the_scripts_steps():
     workflow = (RECIPE / "chaosmining.yml").read_text()
     steps = re.findall(r"run: bash \.github/chaosmining\.sh (\w+)", workflow)
-    assert steps == ["install", "run", "annotate", "baseline"]
+    assert steps == ["install", "run", "annotate"]
     script = SCRIPT.read_text()
     assert all(f"  {step})" in script for step in steps)
     assert "hashFiles('.chaosmining-versions')" in workflow  # the model cache key follows the versions
+    assert "chaosmining-baseline" not in workflow  # the baseline is a committed file, not a cache that expires
 
 
 def test_install_uses_cpu_only_torch_wheels_and_pins_them(tmp_path):
@@ -80,34 +81,59 @@ def test_the_plugins_install_cannot_replace_the_installed_torch(tmp_path):
     assert len(torches) == 3 and all(">=" in d and "<" not in d and "==" not in d for d in torches), torches
 
 
+def _adopting_repository(root: Path) -> Path:
+    """A library's checkout with the recipe pasted: its own tests (one fails, and its
+    pytest.ini points testpaths at them) and .github/chaosmining/ from the recipe."""
+    (root / "tests").mkdir()
+    (root / "tests" / "test_library.py").write_text("def test_the_librarys_own():\n    assert False\n")
+    (root / "pytest.ini").write_text("[pytest]\ntestpaths = tests\n")
+    folder = root / ".github" / "chaosmining"
+    folder.mkdir(parents=True)
+    for name in ("conftest.py", "pytest.ini"):
+        (folder / name).write_text((RECIPE / "chaosmining" / name).read_text())
+    return folder
+
+
 def test_run_baseline_and_annotate_steps(tmp_path, shared_cache):
-    """main: run, keep the baseline; a pull request: run against it; a failing
-    explainer becomes an ::error annotation naming it and a summary row."""
+    """main: run, keep the baseline (a committed file); a pull request: run against it,
+    saying which baseline it used; a failing explainer becomes an ::error annotation naming
+    it and a summary row.  The suites run from .github/chaosmining/: the library's own
+    tests (one fails) are never collected."""
+    folder = _adopting_repository(tmp_path)
     env = {"CHAOSMINING_CACHE": str(shared_cache)}
-    args = ("--chaosmining-suites", "symbolic", "--chaosmining-explainers", "SA", "-k", "f08", "-p", "no:randomly",
-            "-p", "no:cacheprovider")
+    args = ("--chaosmining-suites", "symbolic", "--chaosmining-explainers", "SA", "-k", "f08", "-p", "no:randomly")
     first = _step(tmp_path, "run", *args, env=env)
     assert first.returncode == 0, first.stdout[-2000:]
-    assert "no baseline" in first.stdout
+    assert "::warning title=chaosmining::no baseline" in first.stdout
+    assert "test_the_librarys_own" not in first.stdout and "2 passed" in first.stdout, first.stdout[-3000:]
+    assert (tmp_path / "chaosmining-report" / "results.json").is_file()
     assert _step(tmp_path, "baseline").returncode == 0
-    assert (tmp_path / "chaosmining-baseline.json").is_file()
+    assert (folder / "baseline.json").is_file()
     second = _step(tmp_path, "run", *args, env=env)
     assert second.returncode == 0, second.stdout[-2000:]
+    assert re.search(r"chaosmining: baseline \.github/chaosmining/baseline\.json: tier smoke, run of \S+, "
+                     r"3 judged results", second.stdout), second.stdout[:1000]
     assert "compared 3, new 0, missing 0 judged results" in second.stdout
     summary_file = tmp_path / "summary.md"
     clean = _step(tmp_path, "annotate", env={"GITHUB_STEP_SUMMARY": str(summary_file)})
     assert clean.returncode == 0 and "::error" not in clean.stdout
     assert "no conformance test failed" in summary_file.read_text()
 
-    (tmp_path / "conftest.py").write_text(CONSTANT_CONFTEST)
+    (folder / "conftest.py").write_text(CONSTANT_CONFTEST)
+    (folder / "baseline.json").unlink()
     failing = _step(tmp_path, "run", "--chaosmining-suites", "symbolic", "--chaosmining-explainers", "constant", "-k",
-                    "f08", "-p", "no:randomly", "-p", "no:cacheprovider", env=env)
+                    "f08", "-p", "no:randomly", env=env)
     assert failing.returncode == 1
     annotated = _step(tmp_path, "annotate", env={"GITHUB_STEP_SUMMARY": str(summary_file)})
     errors = [line for line in annotated.stdout.splitlines() if line.startswith("::error")]
     assert errors and all(line.startswith("::error title=chaosmining: constant failed symbolic::") for line in errors)
     assert "test_fprec[" in errors[0] and "threshold" in errors[0]
     assert "| symbolic | constant |" in summary_file.read_text()
+
+
+def test_run_without_the_recipes_folder_says_what_to_copy(tmp_path):
+    result = _step(tmp_path, "run")
+    assert result.returncode == 2 and "no .github/chaosmining/pytest.ini" in result.stderr
 
 
 def test_annotate_without_a_report_says_so(tmp_path):

@@ -96,7 +96,7 @@ def test_every_judged_metric_is_compared_with_the_baseline_training_gain_too():
     catalog = metric_catalog()
     condition = {"formula": 2, "noise_features": 20, "label_noise": 0.01, "n_samples": 2000}
     old = Record("symbolic", "mlp", "IG", 0, "training_gain", 0.60, condition, threshold=0.1, passed=True)
-    judge = Judge({}, Baseline([old], "base.json", catalog), max_drop=0.02, catalog=catalog)
+    judge = Judge({}, Baseline([old], "base.json", catalog), max_drop=lambda suite, metric: 0.02, catalog=catalog)
 
     class Node:
         nodeid = "t"

@@ -300,3 +300,24 @@ def test_merging_one_tier_keeps_the_other_tiers_calibrated_block():
         text = merge_into(text, to_toml(bars, tier), bars, tier, f"{tier} note")
     assert text.count("# Calibrated bars of audio, tier smoke") == 1 and text.count("# Calibrated bars of audio, tier ci") == 1
     assert tomllib.loads(text)["audio"]["smoke"]["channel_share"] == tomllib.loads(text)["audio"]["ci"]["channel_share"]
+
+
+def test_shipped_drop_allowances_are_the_calibrated_ones_and_name_judged_metrics():
+    """Every ``[<suite>.smoke.max_drop]`` entry is what benchmarks/mutations/calibrate_drops.py
+    made of its committed benign-change runs (drops.json), and names a metric its suite judges;
+    a metric without an entry falls back to 0.02."""
+    import json
+
+    from pytest_chaosmining.core.thresholds import DEFAULT_MAX_DROP
+    from pytest_chaosmining.suites import metric_catalog
+
+    rows = json.loads((Path(__file__).parents[1] / "benchmarks" / "mutations" / "drops.json").read_text())["rows"]
+    catalog = metric_catalog()
+    shipped = {(suite, metric): value for suite, tiers in THRESHOLDS.table.items()
+               for metric, value in tiers.get("smoke", {}).get("max_drop", {}).items()}
+    assert shipped == {(r["suite"], r["metric"]): r["allowed"] for r in rows}
+    assert all(catalog.is_judged(suite, metric) for suite, metric in shipped)
+    assert all(v >= DEFAULT_MAX_DROP for v in shipped.values())
+    assert THRESHOLDS.max_drop("vision", "smoke", "iou") == shipped[("vision", "iou")]
+    assert THRESHOLDS.max_drop("vision", "ci", "iou") == DEFAULT_MAX_DROP
+    assert THRESHOLDS.max_drop("symbolic", "smoke", "uscore") == DEFAULT_MAX_DROP

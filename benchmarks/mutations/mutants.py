@@ -26,7 +26,7 @@ from pytest_chaosmining.explainers import IG_STEPS, NOISE_SAMPLES, Explainer, No
 #: an explainer as the plugin calls a callable: (model, inputs, target, context) -> map
 Method = Callable[[torch.nn.Module, torch.Tensor, "int | torch.Tensor | None", AttributionContext], torch.Tensor]
 
-HARMFUL, BENIGN, COST = "harmful", "benign", "benign (cost)"
+HARMFUL, BENIGN, COST, CALIBRATION = "harmful", "benign", "benign (cost)", "calibration"
 
 
 @dataclass(frozen=True)
@@ -234,6 +234,33 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
            builtin("IG", n_steps=50)),
 )}
 
+def _reseeded(base: Method, seed: int) -> Method:
+    """``base`` drawing its random numbers from another seed (the plugin seeds 0 per call)."""
+    def call(model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None,
+             context: AttributionContext) -> torch.Tensor:
+        torch.manual_seed(seed)
+        return base(model, inputs, target, context)
+
+    return call
+
+
+#: benign changes that calibrate the largest score drop a baseline allows
+#: (``calibrate_drops.py``): none of them is in :data:`MUTANTS`, whose benign
+#: changes then check the calibrated tolerances on changes they never saw
+CALIBRATION_CHANGES: dict[str, Mutant] = {m.name: m for m in (
+    Mutant("cal_ig_20_steps", "IG", CALIBRATION, "IG with 20 steps", builtin("IG", n_steps=20)),
+    Mutant("cal_ig_16_steps", "IG", CALIBRATION, "IG with 16 steps", builtin("IG", n_steps=16)),
+    Mutant("cal_ig_trapezoid", "IG", CALIBRATION, "IG by the trapezoid rule (10 steps)",
+           builtin("IG", method="riemann_trapezoid")),
+    Mutant("cal_ig_batch_7", "IG", CALIBRATION, "IG in internal batches of 7", builtin("IG", internal_batch_size=7)),
+    Mutant("cal_sg_seed_1", "SG", CALIBRATION, "SmoothGrad's noise from seed 1", _reseeded(builtin("SG"), 1)),
+    Mutant("cal_sg_seed_2", "SG", CALIBRATION, "SmoothGrad's noise from seed 2", _reseeded(builtin("SG"), 2)),
+    Mutant("cal_gs_seed_1", "GS", CALIBRATION, "GradientShap's samples from seed 1", _reseeded(builtin("GS"), 1)),
+    Mutant("cal_gs_seed_2", "GS", CALIBRATION, "GradientShap's samples from seed 2", _reseeded(builtin("GS"), 2)),
+    Mutant("cal_dl_float64", "DL", CALIBRATION, "DeepLift in float64", _float64(builtin("DL"))),
+    Mutant("cal_sa_float64", "SA", CALIBRATION, "saliency in float64", _float64(SA)),
+)}
+
 #: mutants that do the work of their base and a cheap change of its map: a cost failure of theirs
 #: is a false alarm (the measured false-alarm rate of the cost gate under the load of a -n 2 run)
 SAME_WORK = frozenset({"ig_sign_flip", "ig_feature_off_by_one", "ig_batch_order", "ig_first_sample_map",
@@ -242,7 +269,8 @@ SAME_WORK = frozenset({"ig_sign_flip", "ig_feature_off_by_one", "ig_batch_order"
                        "ig_tiny_noise", "ig_noise", "ig_wrong_target", "sa_blurred"})
 
 #: the unmutated methods the baselines are made from
-BASES: dict[str, Method] = {name: builtin(name) for name in sorted({m.base for m in MUTANTS.values()})}
+BASES: dict[str, Method] = {name: builtin(name) for name in sorted(
+    {m.base for m in (*MUTANTS.values(), *CALIBRATION_CHANGES.values())})}
 
 
 def explainer(name: str) -> Explainer:
@@ -250,6 +278,7 @@ def explainer(name: str) -> Explainer:
     if name.startswith("base:"):
         method, base = BASES[name.removeprefix("base:")], name.removeprefix("base:")
     else:
-        method, base = MUTANTS[name].method, MUTANTS[name].base
+        mutant = MUTANTS.get(name) or CALIBRATION_CHANGES[name]
+        method, base = mutant.method, mutant.base
     image_only = builtin_explainers()[base].applies_to
     return Explainer("candidate", method, applies_to=image_only)

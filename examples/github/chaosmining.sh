@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
-# The shell steps of the chaosmining workflow (chaosmining.yml); copy both into
-# your repository as .github/chaosmining.sh and .github/workflows/chaosmining.yml.
+# The shell steps of the chaosmining workflow (chaosmining.yml).  Copy into your repository:
+#   chaosmining.sh          -> .github/chaosmining.sh
+#   chaosmining.yml         -> .github/workflows/chaosmining.yml
+#   chaosmining/            -> .github/chaosmining/  (conftest.py: your explainers; pytest.ini)
 #
 #   chaosmining.sh install    CPU-only torch wheels, then install-plugin
 #   chaosmining.sh install-plugin  the plugin and your package, with the installed torch pinned
 #                             (.chaosmining-constraints.txt); writes .chaosmining-versions
-#   chaosmining.sh run [ARGS] the suites (default tier smoke), against the baseline when one is present
+#   chaosmining.sh run [ARGS] the suites (default tier smoke) from .github/chaosmining/, never your
+#                             own tests; against the committed baseline when there is one
 #   chaosmining.sh annotate   ::error lines and a step-summary table for every failed conformance test
-#   chaosmining.sh baseline   keep this run's results as the baseline (on the main branch)
+#   chaosmining.sh baseline   this run's results become the baseline (.github/chaosmining/baseline.json):
+#                             commit it; a committed file never expires, a CI cache does
 set -euo pipefail
 step=${1:?usage: chaosmining.sh install|install-plugin|run|annotate|baseline [pytest args]}
 shift
+dir=${CHAOSMINING_DIR:-.github/chaosmining}
 report=${CHAOSMINING_REPORT:-chaosmining-report}
 cache=${CHAOSMINING_CACHE:-.chaosmining-cache}
-baseline=${CHAOSMINING_BASELINE:-chaosmining-baseline.json}
+baseline=${CHAOSMINING_BASELINE:-$dir/baseline.json}
+absolute() { case "$1" in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
 pip=${CHAOSMINING_PIP:-python -m pip}
 case "$step" in
   install)
@@ -30,13 +36,27 @@ case "$step" in
     $pip freeze | grep -i -E '^(torch|torchvision|captum|numpy|pytest-chaosmining)[=@ ]' > .chaosmining-versions || true
     ;;
   run)
-    args=(--chaosmining --chaosmining-report "$report" --chaosmining-cache "$cache")
-    if [ -f "$baseline" ]; then
-      args+=(--chaosmining-baseline "$baseline")
-    else
-      echo "chaosmining: no baseline ($baseline): results are judged against the bars only"
+    if [ ! -f "$dir/pytest.ini" ]; then
+      echo "chaosmining: no $dir/pytest.ini: copy the recipe's chaosmining/ folder there (the suites run" \
+           "from it, apart from your own tests)" >&2
+      exit 2
     fi
-    python -m pytest "${args[@]}" "$@"
+    args=(--chaosmining --chaosmining-report "$(absolute "$report")" --chaosmining-cache "$(absolute "$cache")")
+    if [ -f "$baseline" ]; then
+      python - "$baseline" <<'PY'
+import json, sys
+payload = json.load(open(sys.argv[1]))
+meta = payload.get("meta", {})
+judged = sum(1 for r in payload.get("records", []) if r.get("threshold") is not None)
+print(f"chaosmining: baseline {sys.argv[1]}: tier {meta.get('tier')}, run of {meta.get('started')}, "
+      f"{judged} judged results")
+PY
+      args+=(--chaosmining-baseline "$(absolute "$baseline")")
+    else
+      echo "::warning title=chaosmining::no baseline ($baseline): results are judged against the bars only;" \
+           "after a run on main, 'bash .github/chaosmining.sh baseline' and commit the file"
+    fi
+    (cd "$dir" && python -m pytest "${args[@]}" "$@")
     ;;
   annotate)
     if [ -f "$report/results.json" ]; then
@@ -47,6 +67,7 @@ case "$step" in
     ;;
   baseline)
     cp "$report/results.json" "$baseline"
+    echo "chaosmining: $report/results.json is the new baseline $baseline: commit it"
     ;;
   *)
     echo "unknown step $step" >&2

@@ -44,10 +44,12 @@ class ControlPassedBar(Exception):
 
 
 class Judge:
-    """Records and asserts the results of one session."""
+    """Records and asserts the results of one session; ``max_drop(suite, metric)``
+    is how far a judged result may fall below the baseline's."""
 
-    def __init__(self, explainers: Mapping[str, Explainer], baseline: Baseline | None, max_drop: float,
-                 max_slowdown: float = 2.0, catalog: MetricCatalog | None = None):
+    def __init__(self, explainers: Mapping[str, Explainer], baseline: Baseline | None,
+                 max_drop: Callable[[str, str], float], max_slowdown: float = 2.0,
+                 catalog: MetricCatalog | None = None):
         self.explainers = explainers
         self.catalog = catalog if catalog is not None else MetricCatalog({})
         self.baseline = baseline
@@ -130,7 +132,8 @@ class Judge:
         metric = self.catalog.judged(record.suite, record.metric)
         record.threshold = threshold
         record.passed = record.value >= threshold
-        regression = self.baseline.regression(record, metric, self.max_drop) if self.baseline else None
+        regression = (self.baseline.regression(record, metric, self.max_drop(record.suite, record.metric))
+                      if self.baseline else None)
         if regression:
             record.passed = False
         self.record(node, record)

@@ -312,8 +312,12 @@ class ChaosminingSession:
         """Records results and asserts bars (see :class:`~pytest_chaosmining.judge.Judge`)."""
         from pytest_chaosmining.judge import Judge
 
-        return Judge(self.explainers, self.baseline, self.settings.max_drop, self.settings.max_slowdown,
-                     self.metric_catalog)
+        fixed, tier, thresholds = self.settings.max_drop, self.tier, self.thresholds
+
+        def max_drop(suite: str, metric: str) -> float:
+            return fixed if fixed is not None else thresholds.max_drop(suite, tier, metric)
+
+        return Judge(self.explainers, self.baseline, max_drop, self.settings.max_slowdown, self.metric_catalog)
 
     @property
     def tier(self) -> str:

@@ -9,6 +9,7 @@ Layout::
     [<suite>.<tier>.<metric>]               per threshold key (``f03``, ``SBRP``, ...) and
                                             ``default``: the bar of an explainer without its own
     [<suite>.<tier>.<metric>.explainer.NAME]  the bars of one built-in explainer
+    [<suite>.<tier>.max_drop]               per metric: how far it may fall below a baseline
 
 Smoke bars come from ``python -m pytest_chaosmining.reports.calibration`` on
 held-out seeds (docs/thresholds.md).  The ci and paper bars are older: the
@@ -21,6 +22,9 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 from typing import Any
+
+#: the allowed drop below a baseline of a metric without a calibrated one (``[<suite>.<tier>.max_drop]``)
+DEFAULT_MAX_DROP = 0.02
 
 #: a bar written as ``-inf``: calibration refused a bar there (too noisy, or the control reaches it)
 NOT_JUDGED = float("-inf")
@@ -102,6 +106,13 @@ class Thresholds:
         """Those of ``suites`` whose bars at ``tier`` were not calibrated on held-out
         seeds (their section has no ``calibrated`` entry); suites without bars are skipped."""
         return [s for s in suites if tier in self.table.get(s, {}) and not self.section(s, tier).get("calibrated")]
+
+    def max_drop(self, suite: str, tier: str, metric: str) -> float:
+        """How far ``metric`` may fall below a baseline's value: ``[suite.tier.max_drop]``
+        (calibrated on benign changes: benchmarks/mutations/calibrate_drops.py), else
+        :data:`DEFAULT_MAX_DROP`."""
+        table = self.table.get(suite, {}).get(tier, {}).get("max_drop", {})
+        return float(table.get(metric, table.get("default", DEFAULT_MAX_DROP)))
 
     def default(self, suite: str, tier: str, metric: str) -> float:
         """The ``default`` bar of ``metric`` (for any case and explainer without its own)."""
