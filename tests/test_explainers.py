@@ -96,16 +96,13 @@ def test_a_call_past_the_time_limit_is_stopped_and_named(monkeypatch):
 
     import torch
 
-    from pytest_chaosmining import explainers
-
     def sleeper(model, inputs, target):
         time.sleep(30)
         return inputs
 
-    monkeypatch.setattr(explainers, "CALL_TIMEOUT_S", 0.3)
     start = time.perf_counter()
     with pytest.raises(ExplainerError, match=r"explainer 'sleeper' was stopped after 0\.\d s: one call may take at most 0\.3 s"):
-        attribute(Explainer("sleeper", sleeper), torch.nn.Linear(3, 1), torch.ones(2, 3), target=0)
+        attribute(Explainer("sleeper", sleeper, call_timeout_s=0.3), torch.nn.Linear(3, 1), torch.ones(2, 3), target=0)
     assert time.perf_counter() - start < 5
     # the limit is lifted afterwards: a later call is not interrupted
     assert attribute(Explainer("ok", lambda m, x, t: x * 2), torch.nn.Linear(3, 1), torch.ones(2, 3), target=0).sum() == 12

@@ -2,8 +2,9 @@
 
 :func:`~pytest_chaosmining.explainers.attribute` notes degenerate maps (all
 zeros, constant across features, identical for every sample) per explainer; the
-judge adds the notes to a failure of that explainer's test.  Notes are per
-process and cleared when a test of the explainer starts.
+judge adds the notes to a failure of that explainer's test.  The notes live in
+the session's :class:`MapNotes`, which the session's explainers carry; a test of
+an explainer starts with its notes cleared.
 """
 
 from __future__ import annotations
@@ -12,8 +13,6 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import torch
-
-_NOTES: dict[str, list[str]] = {}
 
 
 def describe(attributions: torch.Tensor) -> str | None:
@@ -31,18 +30,22 @@ def describe(attributions: torch.Tensor) -> str | None:
     return None
 
 
-def note(explainer: str, attributions: torch.Tensor) -> None:
-    """Remember what is degenerate about ``explainer``'s maps, if anything."""
-    text = describe(attributions)
-    if text is not None and text not in _NOTES.setdefault(explainer, []):
-        _NOTES[explainer].append(text)
+class MapNotes:
+    """What was degenerate about each explainer's maps since its current test started."""
 
+    def __init__(self) -> None:
+        self._notes: dict[str, list[str]] = {}
 
-def notes(explainer: str) -> list[str]:
-    """The notes on ``explainer``'s maps since its current test started."""
-    return list(_NOTES.get(explainer, []))
+    def note(self, explainer: str, attributions: torch.Tensor) -> None:
+        """Remember what is degenerate about ``explainer``'s maps, if anything."""
+        text = describe(attributions)
+        if text is not None and text not in self._notes.setdefault(explainer, []):
+            self._notes[explainer].append(text)
 
+    def notes(self, explainer: str) -> list[str]:
+        """The notes on ``explainer``'s maps since its current test started."""
+        return list(self._notes.get(explainer, []))
 
-def clear(explainer: str) -> None:
-    """Forget the notes on ``explainer`` (a new test of it starts)."""
-    _NOTES.pop(explainer, None)
+    def clear(self, explainer: str) -> None:
+        """Forget the notes on ``explainer`` (a new test of it starts)."""
+        self._notes.pop(explainer, None)

@@ -32,6 +32,8 @@ from pytest_chaosmining.attribution_context import Applicability, AttributionCon
 if TYPE_CHECKING:
     import torch
 
+    from pytest_chaosmining.diagnosis import MapNotes
+
 #: a captum ``Attribution`` class or a callable ``(model, inputs, target) -> Tensor``
 ExplainerMethod = Callable[..., object]
 
@@ -60,12 +62,13 @@ class ExplainerNotApplicable(ExplainerError):
     """The explainer declared itself not applicable here (its test skips)."""
 
 
-#: seconds an explainer call may take before it is stopped and fails (``--chaosmining-call-timeout``)
-CALL_TIMEOUT_S = 600.0
+#: seconds an explainer call may take before it is stopped and fails, unless the run says otherwise
+#: (``--chaosmining-call-timeout``: the session's explainers carry the run's limit)
+DEFAULT_CALL_TIMEOUT_S = 600.0
 
 
 class CallTimeout(Exception):
-    """Raised inside an explainer call that ran past :data:`CALL_TIMEOUT_S`."""
+    """Raised inside an explainer call that ran past its limit (:attr:`Explainer.call_timeout_s`)."""
 
 
 @contextlib.contextmanager
@@ -123,6 +126,8 @@ class Explainer:
     ``applies_to``: where it applies (None: everywhere); elsewhere its tests skip.
     ``in_default_run``: run without ``--chaosmining-explainers`` naming it (the
     slow built-ins are not).
+    ``call_timeout_s`` and ``map_notes``: what the run sets on its explainers (the
+    call's time limit; where degenerate maps are noted for the judge).
     """
 
     name: str
@@ -133,6 +138,8 @@ class Explainer:
     control: bool = False
     applies_to: Applicability | None = None
     in_default_run: bool = True
+    call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S
+    map_notes: MapNotes | None = field(default=None, compare=False, repr=False)
 
     @property
     def is_captum(self) -> bool:
@@ -360,13 +367,13 @@ def attribute(
 
     start = time.perf_counter()
     try:
-        with time_limit(CALL_TIMEOUT_S):
+        with time_limit(explainer.call_timeout_s):
             out = isolated_call(model, inputs, call)
     except IsolationViolation as exc:
         raise ExplainerError(f"explainer {explainer.name!r} changed what it was given: {exc}") from exc
     except CallTimeout:
         raise ExplainerError(f"explainer {explainer.name!r} was stopped after {time.perf_counter() - start:.1f} s: "
-                             f"one call may take at most {CALL_TIMEOUT_S:g} s (--chaosmining-call-timeout)") from None
+                             f"one call may take at most {explainer.call_timeout_s:g} s (--chaosmining-call-timeout)") from None
     except (NotApplicable, NotImplementedError, MissingInput) as exc:
         raise ExplainerNotApplicable(f"explainer {explainer.name!r} does not apply here "
                                      f"({type(exc).__name__}: {exc})") from exc
@@ -394,7 +401,6 @@ def attribute(
     if not bool(finite.all()):
         bad = int((~finite).sum())
         raise ExplainerError(f"explainer {explainer.name!r} returned {bad} non-finite value(s) (NaN/inf)")
-    from pytest_chaosmining import diagnosis
-
-    diagnosis.note(explainer.name, out)
+    if explainer.map_notes is not None:
+        explainer.map_notes.note(explainer.name, out)
     return out.detach()

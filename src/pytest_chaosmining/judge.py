@@ -17,7 +17,7 @@ import pytest
 from pytest_chaosmining.core.baseline import Baseline
 from pytest_chaosmining.core.metric_catalog import MetricCatalog
 from pytest_chaosmining.core.results import OUTCOME_PROPERTY, USER_PROPERTY, Record
-from pytest_chaosmining import diagnosis
+from pytest_chaosmining.diagnosis import MapNotes
 from pytest_chaosmining.explainers import Explainer, ExplainerError, ExplainerNotApplicable
 
 if TYPE_CHECKING:
@@ -45,16 +45,18 @@ class ControlPassedBar(Exception):
 
 class Judge:
     """Records and asserts the results of one session; ``max_drop(suite, metric)``
-    is how far a judged result may fall below the baseline's."""
+    is how far a judged result may fall below the baseline's; ``map_notes``: what
+    the session's explainers noted about their maps."""
 
     def __init__(self, explainers: Mapping[str, Explainer], baseline: Baseline | None,
                  max_drop: Callable[[str, str], float], max_slowdown: float = 2.0,
-                 catalog: MetricCatalog | None = None):
+                 catalog: MetricCatalog | None = None, map_notes: MapNotes | None = None):
         self.explainers = explainers
         self.catalog = catalog if catalog is not None else MetricCatalog({})
         self.baseline = baseline
         self.max_drop = max_drop
         self.max_slowdown = max_slowdown
+        self.map_notes = map_notes if map_notes is not None else MapNotes()
         self._cost_failures: dict[str, list[str]] = {}
 
     def marks_for(self, explainer: str) -> list[pytest.MarkDecorator]:
@@ -73,7 +75,7 @@ class Judge:
     def tag_test(self, node: pytest.Item, suite: str, explainer: str) -> None:
         """Mark ``node`` as a conformance test of ``explainer`` (for outcome counts);
         the notes on its maps start afresh."""
-        diagnosis.clear(explainer)
+        self.map_notes.clear(explainer)
         node.user_properties.append((OUTCOME_PROPERTY, json.dumps({"suite": suite, "explainer": explainer})))
 
     def record(self, node: pytest.Item, record: Record) -> Record:
@@ -173,8 +175,8 @@ class Judge:
                                    "explainer from noise: " + "; ".join(passed_by_control))
         if failures:
             explainers = dict.fromkeys(record.explainer for record, _, _ in judged)
-            found = [f"{name}'s maps were {', '.join(diagnosis.notes(name))}" for name in explainers
-                     if diagnosis.notes(name)]
+            found = [f"{name}'s maps were {', '.join(self.map_notes.notes(name))}" for name in explainers
+                     if self.map_notes.notes(name)]
             raise ConformanceFailure("; ".join(failures) + (" -- " + "; ".join(found) if found else ""))
 
 

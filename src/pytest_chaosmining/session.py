@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from pytest_chaosmining.core.results import Record
     from pytest_chaosmining.core.thresholds import Thresholds
     from pytest_chaosmining.core.training_modes import SaliencyGuided
+    from pytest_chaosmining.diagnosis import MapNotes
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.judge import Judge
     from pytest_chaosmining.timing import AttributionTimer
@@ -60,9 +61,6 @@ class ChaosminingSession:
     def __init__(self, config: pytest.Config, settings: Settings):
         self.config = config
         self.settings = settings
-        from pytest_chaosmining import explainers
-
-        explainers.CALL_TIMEOUT_S = settings.call_timeout_s
         self._memo: OrderedDict[Hashable, object] = OrderedDict()
         self._selected: dict[str, set[str]] = {}
         self._selected_explainers: dict[tuple[str, str], set[str]] = {}
@@ -142,9 +140,18 @@ class ChaosminingSession:
         from pytest_chaosmining.explainers import select
 
         try:
-            return select(self.all_explainers, list(self.settings.explainers), list(self.settings.suites))
+            chosen = select(self.all_explainers, list(self.settings.explainers), list(self.settings.suites))
         except ValueError as exc:
             raise pytest.UsageError(f"--chaosmining-explainers: {exc}") from None
+        return {name: dataclasses.replace(e, call_timeout_s=self.settings.call_timeout_s, map_notes=self.map_notes)
+                for name, e in chosen.items()}
+
+    @functools.cached_property
+    def map_notes(self) -> MapNotes:
+        """What the run's explainers noted about their maps (for the judge's messages)."""
+        from pytest_chaosmining.diagnosis import MapNotes
+
+        return MapNotes()
 
     def explainers_in(self, suite: str) -> list[str]:
         """The explainers ``suite`` runs: all selected ones but the built-ins beyond
@@ -317,7 +324,8 @@ class ChaosminingSession:
         def max_drop(suite: str, metric: str) -> float:
             return fixed if fixed is not None else thresholds.max_drop(suite, tier, metric)
 
-        return Judge(self.explainers, self.baseline, max_drop, self.settings.max_slowdown, self.metric_catalog)
+        return Judge(self.explainers, self.baseline, max_drop, self.settings.max_slowdown, self.metric_catalog,
+                     self.map_notes)
 
     @property
     def tier(self) -> str:
