@@ -21,9 +21,8 @@ import argparse
 import time
 from collections import defaultdict
 
-import torch
-
 import numpy as np
+import torch
 
 from pytest_chaosmining.core.ensemble import train_regressors_together
 from pytest_chaosmining.core.training import RegressionTraining, train_regressor
@@ -40,8 +39,9 @@ def _sync(device: torch.device) -> None:
 
 def measure(tier: str, epochs: int, device: torch.device, guide: SaliencyGuided | None = None) -> None:
     cases = plan_cases(SYMBOLIC[tier])
-    data = {c: generate(SymbolicDataSpec(c.formula, c.noise_features, c.label_noise, c.n_samples, c.seed))
-            for c in cases}
+    data = {
+        c: generate(SymbolicDataSpec(c.formula, c.noise_features, c.label_noise, c.n_samples, c.seed)) for c in cases
+    }
     groups = defaultdict(list)
     for case in cases:
         groups[data[case].n_features].append(case)
@@ -65,15 +65,20 @@ def measure(tier: str, epochs: int, device: torch.device, guide: SaliencyGuided 
     together = time.perf_counter() - start
     scale = full / epochs
     sizes = sorted(len(m) for m in groups.values())
-    print(f"{tier}{' guided' if guide else ''}: {len(cases)} models in {len(groups)} shape groups (sizes {sizes}), {full} epochs, "
-          f"{cases[0].n_samples} samples: one at a time {alone * scale:.0f} s, ensembles {together * scale:.0f} s "
-          f"(×{alone / together:.2f}; measured over {epochs} epochs)", flush=True)
+    print(
+        f"{tier}{' guided' if guide else ''}: {len(cases)} models in {len(groups)} shape groups "
+        f"(sizes {sizes}), {full} epochs, "
+        f"{cases[0].n_samples} samples: one at a time {alone * scale:.0f} s, ensembles {together * scale:.0f} s "
+        f"(×{alone / together:.2f}; measured over {epochs} epochs)",
+        flush=True,
+    )
 
 
 def measure_rfe(tier: str, epochs: int, device: torch.device, sets: int = 8) -> None:
     from pytest_chaosmining.suites.rfe.rfewna import validation_split
     from pytest_chaosmining.suites.rfe.rounds import RoundNetworks, RoundRequest, RoundTraining
-    from pytest_chaosmining.suites.rfe.suite import load, plan_cases as rfe_cases
+    from pytest_chaosmining.suites.rfe.suite import load
+    from pytest_chaosmining.suites.rfe.suite import plan_cases as rfe_cases
     from pytest_chaosmining.suites.rfe.tiers import RFE_TIERS
 
     alone = together = 0.0
@@ -87,8 +92,9 @@ def measure_rfe(tier: str, epochs: int, device: torch.device, sets: int = 8) -> 
         training = RoundTraining(case.task, n_out, epochs, case.lr, case.batch_size, case.seed, str(device))
         rng = np.random.default_rng(0)
         keep = x.shape[1] - x.shape[1] // 2
-        requests = [RoundRequest(training, x, y, np.sort(rng.choice(x.shape[1], keep, replace=False)))
-                    for _ in range(sets)]
+        requests = [
+            RoundRequest(training, x, y, np.sort(rng.choice(x.shape[1], keep, replace=False))) for _ in range(sets)
+        ]
         scale = case.epochs / epochs
         for ensemble in (False, True):
             _sync(device)
@@ -101,9 +107,12 @@ def measure_rfe(tier: str, epochs: int, device: torch.device, sets: int = 8) -> 
             else:
                 alone += seconds
         full.append(case.epochs)
-    print(f"{tier} rfe: {len(full)} datasets × {sets} second-round networks, {sorted(set(full))} epochs: "
-          f"one at a time {alone:.0f} s, ensembles {together:.0f} s (×{alone / together:.2f}; measured over "
-          f"{epochs} epochs)", flush=True)
+    print(
+        f"{tier} rfe: {len(full)} datasets × {sets} second-round networks, {sorted(set(full))} epochs: "
+        f"one at a time {alone:.0f} s, ensembles {together:.0f} s (×{alone / together:.2f}; measured over "
+        f"{epochs} epochs)",
+        flush=True,
+    )
 
 
 def main() -> None:

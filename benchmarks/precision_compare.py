@@ -28,7 +28,9 @@ def values(paths: list[str]) -> dict[tuple, float]:
         for r in json.load(open(path))["records"]:
             if r["metric"] in METRICS and r["explainer"] in EXPLAINERS:
                 model = r["model"].removesuffix("-bf16")
-                out[(r["suite"], r["condition"]["condition"], r["metric"], r["explainer"], r["seed"], model)] = r["value"]
+                out[(r["suite"], r["condition"]["condition"], r["metric"], r["explainer"], r["seed"], model)] = r[
+                    "value"
+                ]
     return out
 
 
@@ -39,7 +41,9 @@ def main(bf16_path: str, *fp32_paths: str) -> None:
     for key, value in bf16.items():
         if key in fp32:
             pairs[key[:3]].append((fp32[key], value))
-    print("| suite | condition | metric | pairs | fp32 mean | bf16 mean | mean change | largest change of an explainer |")
+    print(
+        "| suite | condition | metric | pairs | fp32 mean | bf16 mean | mean change | largest change of an explainer |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for (suite, condition, metric), p in sorted(pairs.items()):
         by_explainer: dict[str, list[float]] = defaultdict(list)

@@ -45,10 +45,24 @@ def run(tier: str, pack: str | None, extra: list[str], report: str | None = None
             if label.startswith("warm +"):
                 (cwd / "conftest.py").write_text(USER_CONFTEST)
             junit = cwd / f"{label.split()[0]}-{len(label)}.xml"
-            cmd = [sys.executable, "-m", "pytest", "--chaosmining", "--chaosmining-tier", tier,
-                   "--chaosmining-cache", str(cwd / "cache"), "--junitxml", str(junit), "-q", "-p", "no:cacheprovider",
-                   *(["--chaosmining-pack", pack] if pack else []),
-                   *(["--chaosmining-report", report] if report and label == "cold" else []), *extra]
+            cmd = [
+                sys.executable,
+                "-m",
+                "pytest",
+                "--chaosmining",
+                "--chaosmining-tier",
+                tier,
+                "--chaosmining-cache",
+                str(cwd / "cache"),
+                "--junitxml",
+                str(junit),
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                *(["--chaosmining-pack", pack] if pack else []),
+                *(["--chaosmining-report", report] if report and label == "cold" else []),
+                *extra,
+            ]
             start = time.perf_counter()
             proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
             elapsed = time.perf_counter() - start

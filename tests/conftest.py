@@ -26,8 +26,17 @@ def run_suite(pytester, shared_cache, monkeypatch):
         monkeypatch.delenv(name, raising=False)
 
     def run(*args, cache=None, k=SUBSET, report="report", fresh=True):
-        argv = ["--chaosmining", "--chaosmining-tier", "smoke", "--chaosmining-cache", str(cache or shared_cache),
-                "-p", "no:cacheprovider", "-p", "no:randomly"]
+        argv = [
+            "--chaosmining",
+            "--chaosmining-tier",
+            "smoke",
+            "--chaosmining-cache",
+            str(cache or shared_cache),
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:randomly",
+        ]
         if fresh:
             argv += ["--chaosmining-pack", "none", "--chaosmining-builtin-results", "recompute"]
         if report:

@@ -50,8 +50,11 @@ def _graph() -> dict[str, set[str]]:
     for name, path in modules.items():
         deps = set()
         for node in _imports(path):
-            targets = [a.name for a in node.names] if isinstance(node, ast.Import) else (
-                [f"{node.module}.{a.name}" for a in node.names] + [node.module or ""])
+            targets = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else ([f"{node.module}.{a.name}" for a in node.names] + [node.module or ""])
+            )
             deps |= {t for t in targets if t in modules and t != name}
         graph[name] = deps
     return graph
@@ -78,8 +81,11 @@ def test_no_module_imports_another_modules_private_names():
     for name, path in _modules().items():
         for node in _imports(path):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("pytest_chaosmining"):
-                offenders += [f"{name}: from {node.module} import {a.name}" for a in node.names
-                              if a.name.startswith("_") and a.name != "__version__"]
+                offenders += [
+                    f"{name}: from {node.module} import {a.name}"
+                    for a in node.names
+                    if a.name.startswith("_") and a.name != "__version__"
+                ]
     assert not offenders
 
 
@@ -103,8 +109,17 @@ def test_every_registered_suite_is_one_folder_behind_the_seam(name):
     folder = SUITES_DIR / name
     assert suite_test_file(name).is_file() and suite_of(suite_test_file(name)) == name
     assert Path(inspect.getfile(type(suite))).parent == folder  # its implementation lives in its folder
-    for member in ("name", "case_arg", "score_metric", "calibration", "seeds", "plan", "parametrize", "sections",
-                   "figures"):
+    for member in (
+        "name",
+        "case_arg",
+        "score_metric",
+        "calibration",
+        "seeds",
+        "plan",
+        "parametrize",
+        "sections",
+        "figures",
+    ):
         assert hasattr(suite, member), f"{name} lacks Suite.{member}"
         assert member in Suite.__dict__  # the seam declares it
     judged = set(suite.calibration.judged)
@@ -133,3 +148,22 @@ def test_mypy_is_clean_on_the_package(tmp_path):
         pytest.skip("not a checkout: no pyproject.toml beside the package")
     stdout, stderr, status = api.run([str(PACKAGE), "--config-file", str(config), "--cache-dir", str(tmp_path)])
     assert status == 0, stdout + stderr
+
+
+def test_ruff_lint_and_format_are_clean():
+    """``ruff check`` and ``ruff format --check`` pass on the package, the tests, the
+    benchmarks and the examples (``[tool.ruff]`` in pyproject.toml); needs the ``dev`` extra."""
+    import shutil
+    import subprocess
+    import sys
+
+    root = PACKAGE.parents[1]
+    if not (root / "pyproject.toml").is_file():
+        pytest.skip("not a checkout: no pyproject.toml beside the package")
+    ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
+    if ruff is None:
+        pytest.skip("ruff is not installed (the dev extra installs it)")
+    paths = ["src", "tests", "benchmarks", "examples"]
+    for command in ([ruff, "check", *paths], [ruff, "format", "--check", *paths]):
+        result = subprocess.run(command, cwd=root, capture_output=True, text=True)
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-1000:]

@@ -8,8 +8,14 @@ from captum.attr import GradientShap, KernelShap, LayerGradCam, Occlusion
 
 from pytest_chaosmining.attribution_context import Applicability, AttributionContext, last_conv2d, tabular_context
 from pytest_chaosmining.binding import captum_kwargs
-from pytest_chaosmining.explainers import (Explainer, ExplainerError, ExplainerNotApplicable, attribute,
-                                           builtin_explainers, select)
+from pytest_chaosmining.explainers import (
+    Explainer,
+    ExplainerError,
+    ExplainerNotApplicable,
+    attribute,
+    builtin_explainers,
+    select,
+)
 from pytest_chaosmining.suites.vision.suite import grid_mask, image_context
 
 CPU = torch.device("cpu")
@@ -22,9 +28,15 @@ def _mlp():
 
 def _cnn():
     torch.manual_seed(0)
-    return torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, padding=1), torch.nn.ReLU(), torch.nn.Conv2d(4, 5, 3, stride=2),
-                               torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(),
-                               torch.nn.Linear(5, 3)).eval()
+    return torch.nn.Sequential(
+        torch.nn.Conv2d(3, 4, 3, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.Conv2d(4, 5, 3, stride=2),
+        torch.nn.ReLU(),
+        torch.nn.AdaptiveAvgPool2d(1),
+        torch.nn.Flatten(),
+        torch.nn.Linear(5, 3),
+    ).eval()
 
 
 def _tabular():
@@ -68,7 +80,9 @@ def test_captum_classes_get_what_they_require_by_parameter_name():
     assert occ["perturbations_per_eval"] == 3
     ks = captum_kwargs(Explainer("ks", KernelShap), img.for_call(_cnn(), images, 0))
     assert ks["n_samples"] == 25 and torch.equal(ks["feature_mask"], img.feature_mask)
-    own = captum_kwargs(Explainer("occ", Occlusion, {"sliding_window_shapes": (3, 2, 2)}), img.for_call(_cnn(), images, 0))
+    own = captum_kwargs(
+        Explainer("occ", Occlusion, {"sliding_window_shapes": (3, 2, 2)}), img.for_call(_cnn(), images, 0)
+    )
     assert own["sliding_window_shapes"] == (3, 2, 2) and "strides" not in own  # the explainer's own settings win
 
 
@@ -99,7 +113,10 @@ def test_declared_applicability_skips_with_the_reason_and_rejects_unknown_values
 
 
 def test_an_explainer_that_applies_in_none_of_the_suites_is_a_usage_error():
-    registry = {**builtin_explainers(), "cam": Explainer("cam", LayerGradCam, applies_to=Applicability(needs_layer=True))}
+    registry = {
+        **builtin_explainers(),
+        "cam": Explainer("cam", LayerGradCam, applies_to=Applicability(needs_layer=True)),
+    }
     with pytest.raises(ValueError, match="'cam'.* apply in none of the selected suites \\['symbolic', 'audio'\\]"):
         select(registry, ["SA", "cam"], ["symbolic", "audio"])
     assert set(select(registry, ["SA", "cam"], ["symbolic", "vision"])) == {"SA", "cam"}

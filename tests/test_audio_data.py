@@ -19,8 +19,9 @@ from pytest_chaosmining.suites.audio.data import (
 
 
 def spec(condition="RBFP", n=40, split="train", seed=0, **kw):
-    return AudioSpec(condition, kw.pop("channels", 4), kw.pop("rate", 4000), kw.pop("duration", 0.5), n, split, seed,
-                     **kw)
+    return AudioSpec(
+        condition, kw.pop("channels", 4), kw.pop("rate", 4000), kw.pop("duration", 0.5), n, split, seed, **kw
+    )
 
 
 @pytest.mark.parametrize("condition", ["RBFP", "RBRP", "SBFP", "SBRP"])
@@ -186,8 +187,9 @@ def test_clips_decoded_by_dataloader_workers_are_the_clips_decoded_in_process(ra
     made = {}
     for workers in ("0", "2"):
         monkeypatch.setenv("CHAOSMINING_DECODE_WORKERS", workers)
-        made[workers] = generate(spec("SBRP", n=8, source="files", data_dir=str(rainforest_dir), rate=8000,
-                                      duration=1.0))
+        made[workers] = generate(
+            spec("SBRP", n=8, source="files", data_dir=str(rainforest_dir), rate=8000, duration=1.0)
+        )
     assert np.array_equal(made["0"].waves, made["2"].waves) and np.array_equal(made["0"].labels, made["2"].labels)
 
 

@@ -3,9 +3,16 @@ import pickle
 import numpy as np
 import pytest
 
-from pytest_chaosmining.suites.bam.metrics import (input_dependence, input_independence, model_contrast, neutral_patch,
-                                    normalised_maps, random_regions, region_attribution)
 from pytest_chaosmining.suites.bam.data import CF_CLASS, GRAY, BamSpec, generate
+from pytest_chaosmining.suites.bam.metrics import (
+    input_dependence,
+    input_independence,
+    model_contrast,
+    neutral_patch,
+    normalised_maps,
+    random_regions,
+    region_attribution,
+)
 
 
 def test_object_scene_images_and_their_versions():

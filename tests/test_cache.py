@@ -60,11 +60,11 @@ def test_concurrent_processes_train_once(tmp_path):
         import time, torch
         from pytest_chaosmining.core.cache import ModelCache
         def train():
-            with open({str(tmp_path / 'calls')!r}, 'a') as fh:
+            with open({str(tmp_path / "calls")!r}, 'a') as fh:
                 fh.write('x')
             time.sleep(1.0)
             return {{'w': torch.ones(2)}}, {{}}
-        ModelCache({str(tmp_path / 'c')!r}).get_or_train('s', {{'a': 1}}, train)
+        ModelCache({str(tmp_path / "c")!r}).get_or_train('s', {{'a': 1}}, train)
         """
     )
     procs = [subprocess.Popen([sys.executable, "-c", script]) for _ in range(3)]

@@ -29,8 +29,14 @@ def pytest_chaosmining_explainers(config):
 def _step(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """``bash chaosmining.sh <step> [args]`` in ``cwd`` with this interpreter first on PATH."""
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
-    return subprocess.run(["bash", str(SCRIPT), *args], cwd=cwd, capture_output=True, text=True,
-                          env={**os.environ, "PATH": path, **(env or {})}, timeout=600)
+    return subprocess.run(
+        ["bash", str(SCRIPT), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PATH": path, **(env or {})},
+        timeout=600,
+    )
 
 
 def test_the_workflow_runs_only_the_scripts_steps():
@@ -59,9 +65,16 @@ def test_the_plugins_install_cannot_replace_the_installed_torch(tmp_path):
     installed (pinned by the constraints file the step writes; the plugin asks
     for lower bounds only)."""
     report = tmp_path / "pip-report.json"
-    result = _step(tmp_path, "install-plugin", env={
-        "CHAOSMINING_PIP": f"{sys.executable} -m pip", "CHAOSMINING_PLUGIN": str(RECIPE.parents[1]),
-        "CHAOSMINING_PACKAGE": "", "CHAOSMINING_PIP_ARGS": f"--dry-run --quiet --report {report}"})
+    result = _step(
+        tmp_path,
+        "install-plugin",
+        env={
+            "CHAOSMINING_PIP": f"{sys.executable} -m pip",
+            "CHAOSMINING_PLUGIN": str(RECIPE.parents[1]),
+            "CHAOSMINING_PACKAGE": "",
+            "CHAOSMINING_PIP_ARGS": f"--dry-run --quiet --report {report}",
+        },
+    )
     if result.returncode != 0 and "No matching distribution" in result.stderr + result.stdout:
         pytest.skip(f"the package index is not reachable: {result.stderr[-300:]}")
     assert result.returncode == 0, result.stderr[-2000:]
@@ -70,9 +83,16 @@ def test_the_plugins_install_cannot_replace_the_installed_torch(tmp_path):
     installs = [item["metadata"]["name"].lower() for item in json.loads(report.read_text())["install"]]
     assert "pytest-chaosmining" in installs
     assert not {"torch", "torchvision", "torchaudio"} & set(installs), installs
-    other = _step(tmp_path, "install-plugin", env={
-        "CHAOSMINING_PIP": f"{sys.executable} -m pip", "CHAOSMINING_PLUGIN": str(RECIPE.parents[1]),
-        "CHAOSMINING_PACKAGE": "torch==2.4.0", "CHAOSMINING_PIP_ARGS": "--dry-run --quiet"})
+    other = _step(
+        tmp_path,
+        "install-plugin",
+        env={
+            "CHAOSMINING_PIP": f"{sys.executable} -m pip",
+            "CHAOSMINING_PLUGIN": str(RECIPE.parents[1]),
+            "CHAOSMINING_PACKAGE": "torch==2.4.0",
+            "CHAOSMINING_PIP_ARGS": "--dry-run --quiet",
+        },
+    )
     assert other.returncode != 0, "a package asking for another torch would have replaced the installed one"
     import tomllib
 
@@ -111,8 +131,11 @@ def test_run_baseline_and_annotate_steps(tmp_path, shared_cache):
     assert (folder / "baseline.json").is_file()
     second = _step(tmp_path, "run", *args, env=env)
     assert second.returncode == 0, second.stdout[-2000:]
-    assert re.search(r"chaosmining: baseline \.github/chaosmining/baseline\.json: tier smoke, run of \S+, "
-                     r"3 judged results", second.stdout), second.stdout[:1000]
+    assert re.search(
+        r"chaosmining: baseline \.github/chaosmining/baseline\.json: tier smoke, run of \S+, "
+        r"3 judged results",
+        second.stdout,
+    ), second.stdout[:1000]
     assert "compared 3, new 0, missing 0 judged results" in second.stdout
     summary_file = tmp_path / "summary.md"
     clean = _step(tmp_path, "annotate", env={"GITHUB_STEP_SUMMARY": str(summary_file)})
@@ -121,8 +144,19 @@ def test_run_baseline_and_annotate_steps(tmp_path, shared_cache):
 
     (folder / "conftest.py").write_text(CONSTANT_CONFTEST)
     (folder / "baseline.json").unlink()
-    failing = _step(tmp_path, "run", "--chaosmining-suites", "symbolic", "--chaosmining-explainers", "constant", "-k",
-                    "f08", "-p", "no:randomly", env=env)
+    failing = _step(
+        tmp_path,
+        "run",
+        "--chaosmining-suites",
+        "symbolic",
+        "--chaosmining-explainers",
+        "constant",
+        "-k",
+        "f08",
+        "-p",
+        "no:randomly",
+        env=env,
+    )
     assert failing.returncode == 1
     annotated = _step(tmp_path, "annotate", env={"GITHUB_STEP_SUMMARY": str(summary_file)})
     errors = [line for line in annotated.stdout.splitlines() if line.startswith("::error")]
@@ -142,8 +176,11 @@ def test_annotate_without_a_report_says_so(tmp_path):
 
 
 def test_annotations_escape_workflow_command_characters():
-    payload = {"failures": [{"nodeid": "t.py::x[a%b]", "suite": "vision", "explainer": "mine",
-                             "message": "line one\nline two | 50%"}]}
+    payload = {
+        "failures": [
+            {"nodeid": "t.py::x[a%b]", "suite": "vision", "explainer": "mine", "message": "line one\nline two | 50%"}
+        ]
+    }
     (line,) = error_lines(payload)
     assert line == "::error title=chaosmining: mine failed vision::t.py::x[a%25b]: line one%0Aline two | 50%25"
     assert "| vision | mine | `t.py::x[a%b]` | line one\nline two / 50% |" in summary(payload)

@@ -69,8 +69,9 @@ def test_only_models_that_train_alike_are_ensembled():
     plain = [untrained_model(base, 21), untrained_model(dataclasses.replace(base, seed=1), 21)]
     assert can_train_together(plain, RegressionTraining(10, 1e-2, "adam"))
     assert not can_train_together(plain, RegressionTraining(10, 1e-2, "adam", batch_size=64))
-    assert not can_train_together([untrained_model(dataclasses.replace(base, dropout=0.1), 21)] * 2,
-                                  RegressionTraining(10, 1e-2, "adam"))
+    assert not can_train_together(
+        [untrained_model(dataclasses.replace(base, dropout=0.1), 21)] * 2, RegressionTraining(10, 1e-2, "adam")
+    )
     assert not can_train_together([plain[0], untrained_model(base, 22)], RegressionTraining(10, 1e-2, "adam"))
 
 
@@ -90,8 +91,11 @@ def test_a_run_with_ensembles_on_trains_the_selected_models_together_and_scores_
 
     def scores(report):
         records = json.loads((pytester.path / report / "results.json").read_text())["records"]
-        return {(r["condition"]["formula"], r["explainer"], r["metric"]): r["value"] for r in records
-                if r["metric"] in ("fprec", "uscore", "training_gain")}
+        return {
+            (r["condition"]["formula"], r["explainer"], r["metric"]): r["value"]
+            for r in records
+            if r["metric"] in ("fprec", "uscore", "training_gain")
+        }
 
     on, off = scores("on"), scores("off")
     assert on.keys() == off.keys() and all(abs(on[k] - off[k]) < 1e-4 for k in on), (on, off)
@@ -114,8 +118,11 @@ def test_the_saliency_suite_trains_its_symbolic_twins_as_ensembles_and_scores_al
 
     def scores(report):
         records = json.loads((pytester.path / report / "results.json").read_text())["records"]
-        return {(r["model"], r["explainer"], r["seed"], r["metric"], r["condition"]["arm"]): r["value"]
-                for r in records if r["metric"] in ("uscore", "fprec")}
+        return {
+            (r["model"], r["explainer"], r["seed"], r["metric"], r["condition"]["arm"]): r["value"]
+            for r in records
+            if r["metric"] in ("uscore", "fprec")
+        }
 
     on, off = scores("on"), scores("off")
     assert on and on.keys() == off.keys() and {k[4] for k in on} == {"standard", "guided"}

@@ -101,19 +101,26 @@ def test_a_call_past_the_time_limit_is_stopped_and_named(monkeypatch):
         return inputs
 
     start = time.perf_counter()
-    with pytest.raises(ExplainerError, match=r"explainer 'sleeper' was stopped after 0\.\d s: one call may take at most 0\.3 s"):
+    with pytest.raises(
+        ExplainerError, match=r"explainer 'sleeper' was stopped after 0\.\d s: one call may take at most 0\.3 s"
+    ):
         attribute(Explainer("sleeper", sleeper, call_timeout_s=0.3), torch.nn.Linear(3, 1), torch.ones(2, 3), target=0)
     assert time.perf_counter() - start < 5
     # the limit is lifted afterwards: a later call is not interrupted
-    assert attribute(Explainer("ok", lambda m, x, t: x * 2), torch.nn.Linear(3, 1), torch.ones(2, 3), target=0).sum() == 12
+    assert (
+        attribute(Explainer("ok", lambda m, x, t: x * 2), torch.nn.Linear(3, 1), torch.ones(2, 3), target=0).sum() == 12
+    )
 
 
-@pytest.mark.parametrize("maps, expected", [
-    ([[0.0, 0.0], [0.0, 0.0]], "all zeros"),
-    ([[1.0, 1.0], [2.0, 2.0]], "constant across features"),
-    ([[1.0, 2.0], [1.0, 2.0]], "identical for every sample"),
-    ([[1.0, 2.0], [2.0, 1.0]], None),
-])
+@pytest.mark.parametrize(
+    "maps, expected",
+    [
+        ([[0.0, 0.0], [0.0, 0.0]], "all zeros"),
+        ([[1.0, 1.0], [2.0, 2.0]], "constant across features"),
+        ([[1.0, 2.0], [1.0, 2.0]], "identical for every sample"),
+        ([[1.0, 2.0], [2.0, 1.0]], None),
+    ],
+)
 def test_degenerate_maps_are_described(maps, expected):
     import torch
 

@@ -62,16 +62,19 @@ def _buffer_change(model, inputs, target):
     return torch.rand_like(inputs)
 
 
-@pytest.mark.parametrize(("method", "named"), [
-    (_zero_weights, "modified the values of 0.weight"),
-    (_leave_hook, "left hooks registered on 0 (forward hook)"),
-    (_train_mode, "to train mode"),
-    (_freeze, "changed requires_grad of 0.weight"),
-    (_alter_inputs, "modified its inputs in place"),
-    (_grad_off, "grad mode from True to False"),
-    (_global_hook, "global module hook"),
-    (_buffer_change, "modified the values of 1.running_mean"),
-])
+@pytest.mark.parametrize(
+    ("method", "named"),
+    [
+        (_zero_weights, "modified the values of 0.weight"),
+        (_leave_hook, "left hooks registered on 0 (forward hook)"),
+        (_train_mode, "to train mode"),
+        (_freeze, "changed requires_grad of 0.weight"),
+        (_alter_inputs, "modified its inputs in place"),
+        (_grad_off, "grad mode from True to False"),
+        (_global_hook, "global module hook"),
+        (_buffer_change, "modified the values of 1.running_mean"),
+    ],
+)
 def test_a_change_fails_its_own_call_named_and_the_next_call_is_unaffected(method, named):
     model, inputs = _model(), _inputs()
     before = {k: v.clone() for k, v in model.state_dict().items()}

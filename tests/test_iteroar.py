@@ -1,8 +1,14 @@
 import numpy as np
 import pytest
 
-from pytest_chaosmining.suites.iteroar.masks import (apply_masks, box_shares, leakage_accuracy, mask_metrics, maps,
-                                        top_fraction_masks)
+from pytest_chaosmining.suites.iteroar.masks import (
+    apply_masks,
+    box_shares,
+    leakage_accuracy,
+    maps,
+    mask_metrics,
+    top_fraction_masks,
+)
 
 
 def test_masks_remove_exactly_the_top_fraction():
@@ -67,7 +73,7 @@ def test_leakage_check_finds_masks_that_encode_the_class():
     def leaky(labels):
         m = np.zeros((len(labels), 20, 20), dtype=bool)
         for i, y in enumerate(labels):
-            m[i, 2 * y: 2 * y + 2, :] = True  # the class is the mask's row
+            m[i, 2 * y : 2 * y + 2, :] = True  # the class is the mask's row
         return m
 
     y, yt = rng.integers(0, 10, 400), rng.integers(0, 10, 200)

@@ -46,9 +46,15 @@ def test_each_mutant_keeps_the_contract_and_changes_the_map(name):
 
 def test_gradcam_mutant_runs_on_a_cnn():
     torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Conv2d(1, 4, 3, padding=1), torch.nn.ReLU(), torch.nn.Conv2d(4, 4, 3, padding=1),
-                                torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(),
-                                torch.nn.Linear(4, 2)).eval()
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(1, 4, 3, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.Conv2d(4, 4, 3, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.AdaptiveAvgPool2d(1),
+        torch.nn.Flatten(),
+        torch.nn.Linear(4, 2),
+    ).eval()
     inputs = torch.randn(2, 1, 8, 8)
     out = attribute(explainer("gradcam_first_layer"), model, inputs, 0)
     assert out.shape == inputs.shape
@@ -59,7 +65,8 @@ def test_verdicts_read_the_judges_messages():
     assert kinds_of("candidate on f01: fprec regressed: 0.5 < baseline 0.9 - max drop 0.02", "x") == {"drop"}
     assert kinds_of("candidate on f01: cpu_ms regressed: 300 ms > 2 × baseline 100 ms + 20 ms", "x") == {"cost"}
     assert kinds_of("judged in the baseline b.json (fprec 0.9) but not in this run", "chaosmining-baseline::t") == {
-        "missing"}
+        "missing"
+    }
     assert kinds_of("explainer 'candidate' returned shape (1,), expected the inputs' shape (2,)", "x") == {"contract"}
     base = {"failures": [{"nodeid": "t_fails_anyway", "suite": "vision", "message": "iou 0.1 < threshold 0.5"}]}
     failure = {"nodeid": "t1", "suite": "symbolic", "explainer": "candidate", "message": "fprec 0.1 < threshold 0.5"}
@@ -67,6 +74,10 @@ def test_verdicts_read_the_judges_messages():
     bars_run = {"failures": [failure, anyway], "outcomes": {}, "seconds": 1.0}
     baseline_run = {"failures": [failure, anyway], "outcomes": {"symbolic|candidate|failed": 1}, "seconds": 2.0}
     row = verdict(bars_run, baseline_run, HARMFUL, base)
-    assert (row["bars"], row["with_baseline"], row["suites"], row["verdict"]) == (1, 1, ["symbolic 1"],
-                                                                                    "caught by the bars")
+    assert (row["bars"], row["with_baseline"], row["suites"], row["verdict"]) == (
+        1,
+        1,
+        ["symbolic 1"],
+        "caught by the bars",
+    )
     assert verdict({**bars_run, "failures": []}, {**baseline_run, "failures": []}, BENIGN, base)["verdict"] == "passes"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 import torch
-
 from conftest import load_results
+
 from pytest_chaosmining.core.cache import ModelCache
 from pytest_chaosmining.core.cost import Cost
 from pytest_chaosmining.core.derived import DerivedCache, decode, encode
@@ -96,14 +96,19 @@ def test_shipped_models_give_the_results_of_trained_ones(pytester, run_suite, tm
     shipped.stdout.no_fnmatch_line("*chaosmining: training*")
 
     def values(report: str) -> dict[tuple[str, ...], float]:
-        return {(r["model"], r["explainer"], r["metric"], str(r["condition"])): r["value"]
-                for r in load_results(pytester, report)["records"]
-                if r["metric"] not in ("time_ms", "cpu_ms", "peak_mem_mb", "train_seconds")}
+        return {
+            (r["model"], r["explainer"], r["metric"], str(r["condition"])): r["value"]
+            for r in load_results(pytester, report)["records"]
+            if r["metric"] not in ("time_ms", "cpu_ms", "peak_mem_mb", "train_seconds")
+        }
 
     trained_values, shipped_values = values("trained"), values("shipped")
     assert trained_values and trained_values.keys() == shipped_values.keys()
-    moved = {k: (v, shipped_values[k]) for k, v in trained_values.items()
-             if abs(v - shipped_values[k]) > CROSS_MACHINE_TOL * max(1.0, abs(v))}
+    moved = {
+        k: (v, shipped_values[k])
+        for k, v in trained_values.items()
+        if abs(v - shipped_values[k]) > CROSS_MACHINE_TOL * max(1.0, abs(v))
+    }
     assert all(abs(a - b) <= CROSS_MACHINE_STEP for a, b in moved.values()), moved
     assert len(moved) <= CROSS_MACHINE_MOVED * len(trained_values), moved
 
@@ -133,8 +138,11 @@ def pytest_chaosmining_explainers(config):
     assert (pytester.path / "calls.txt").read_text().count("call") == 2 * calls  # the user's explainer ran again
 
     def judged(report: str) -> list[tuple[str, str, float]]:
-        return sorted((r["explainer"], r["metric"], r["value"]) for r in load_results(pytester, report)["records"]
-                      if r["threshold"] is not None)
+        return sorted(
+            (r["explainer"], r["metric"], r["value"])
+            for r in load_results(pytester, report)["records"]
+            if r["threshold"] is not None
+        )
 
     assert judged("first") == judged("second")
 

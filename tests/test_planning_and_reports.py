@@ -3,8 +3,8 @@ import json
 import pytest
 
 from pytest_chaosmining.core.baseline import Baseline
-from pytest_chaosmining.reports.markdown import build_markdown, write_reports
 from pytest_chaosmining.core.results import Record, sort_records
+from pytest_chaosmining.reports.markdown import build_markdown, write_reports
 from pytest_chaosmining.suites.symbolic.suite import cost_case, plan_cases
 from pytest_chaosmining.suites.symbolic.tiers import SYMBOLIC
 
@@ -15,7 +15,15 @@ def test_tiers_cover_all_formulas_and_the_paper_defaults():
     assert len(paper) == 15 * 5
     c = paper[0]
     assert (c.n_samples, c.noise_features, c.label_noise, c.width, c.depth, c.lr, c.epochs, c.optimizer) == (
-        10000, 100, 0.01, 100, 3, 1e-3, 1000, "adam")
+        10000,
+        100,
+        0.01,
+        100,
+        3,
+        1e-3,
+        1000,
+        "adam",
+    )
     assert cost_case(SYMBOLIC["paper"]).formula == 2
 
 
@@ -130,8 +138,15 @@ def test_audio_report_is_shaped_like_table_4():
 
     records = []
     for cond in ("RBFP", "SBFP", "SBRP"):
-        c = {"condition": cond, "arch": "tcn", "channels": 8, "rate": 4000, "duration": 0.5, "n_train": 10,
-             "source": "embedded"}
+        c = {
+            "condition": cond,
+            "arch": "tcn",
+            "channels": 8,
+            "rate": 4000,
+            "duration": 0.5,
+            "n_train": 10,
+            "source": "embedded",
+        }
         records.append(Record("audio", "tcn-e8", "-", 0, "accuracy", 0.8, c))
         records.append(Record("audio", "tcn-e8", "-", 0, "params_m", 0.04, c))
         records.append(Record("audio", "tcn-e8", "SA", 0, "channel_share", 0.7, c, 0.5, True))
@@ -144,8 +159,8 @@ def test_audio_report_is_shaped_like_table_4():
 
 def test_protocol_cases_and_the_paper_settings():
     from pytest_chaosmining.suites.bam.suite import plan_cases as bam_cases
-    from pytest_chaosmining.suites.iteroar.suite import plan_cases as iteroar_cases
     from pytest_chaosmining.suites.bam.tiers import BAM
+    from pytest_chaosmining.suites.iteroar.suite import plan_cases as iteroar_cases
     from pytest_chaosmining.suites.iteroar.tiers import ITEROAR
     from pytest_chaosmining.suites.vision.tiers import VISION
 
@@ -168,12 +183,19 @@ def test_protocol_report_sections_from_records(tmp_path):
     from pytest_chaosmining.suites import get_suite
 
     cond = {"condition": "SBRP", "canvas": 42, "fill": "zero", "tau": 0.95, "rho": 0.05}
-    records = [Record("iteroar", "m", name, 0, "accuracy", acc, {**cond, "iteration": i})
-               for name, accs in (("random-pixels", (0.6, 0.5)), ("SA", (0.6, 0.1))) for i, acc in enumerate(accs)]
-    records += [Record("iteroar", "m", "SA", 0, metric, value, cond) for metric, value in
-                (("leak_accuracy", 0.4), ("leak_random_accuracy", 0.1), ("mamo", 0.2), ("drop_gain", 0.4))]
-    records += [Record("bam", "m", "SA", 0, "mcs", 0.3, {"canvas": 32}),
-                Record("bam", "m", "-", 0, "accuracy", 0.9, {"canvas": 32, "role": "f_o", "version": "images"})]
+    records = [
+        Record("iteroar", "m", name, 0, "accuracy", acc, {**cond, "iteration": i})
+        for name, accs in (("random-pixels", (0.6, 0.5)), ("SA", (0.6, 0.1)))
+        for i, acc in enumerate(accs)
+    ]
+    records += [
+        Record("iteroar", "m", "SA", 0, metric, value, cond)
+        for metric, value in (("leak_accuracy", 0.4), ("leak_random_accuracy", 0.1), ("mamo", 0.2), ("drop_gain", 0.4))
+    ]
+    records += [
+        Record("bam", "m", "SA", 0, "mcs", 0.3, {"canvas": 32}),
+        Record("bam", "m", "-", 0, "accuracy", 0.9, {"canvas": 32, "role": "f_o", "version": "images"}),
+    ]
     iteroar, bam = get_suite("iteroar"), get_suite("bam")
     lines = "\n".join(iteroar.sections(records_frame(records)) + bam.sections(records_frame(records)))
     assert "| SA | 0.600 → 0.100 |" in lines and "0.400 / 0.100 **leaks**" in lines
@@ -199,14 +221,24 @@ def test_report_lists_failures_first_and_embeds_the_figures_it_names():
     from pytest_chaosmining.reports.markdown import embed_figures
 
     outcomes = {"symbolic|SA|passed": 3, "vision|mine|failed": 1, "vision|mine|passed": 1}
-    failures = [{"nodeid": "vision/test_chaosmining_vision.py::test_iou[x-mine-s0]", "suite": "vision", "explainer": "mine",
-                 "message": "mine on x: iou 0.10 < threshold 0.56 | margin"}]
-    md = build_markdown(_records(), {"tier": "smoke", "seeds": {"symbolic": "0", "vision": "0-1"}, "versions": {}},
-                        outcomes, failures)
+    failures = [
+        {
+            "nodeid": "vision/test_chaosmining_vision.py::test_iou[x-mine-s0]",
+            "suite": "vision",
+            "explainer": "mine",
+            "message": "mine on x: iou 0.10 < threshold 0.56 | margin",
+        }
+    ]
+    md = build_markdown(
+        _records(), {"tier": "smoke", "seeds": {"symbolic": "0", "vision": "0-1"}, "versions": {}}, outcomes, failures
+    )
     assert "seeds symbolic 0, vision 0-1" in md
     assert md.index("## Failures (1)") < md.index("## Conformance tests")
-    assert "| `vision/test_chaosmining_vision.py::test_iou[x-mine-s0]` | mine | mine on x: iou 0.10 < threshold 0.56 \\| margin |" in md
-    table = md[md.index("## Conformance tests"):]
+    assert (
+        "| `vision/test_chaosmining_vision.py::test_iou[x-mine-s0]` | mine | "
+        "mine on x: iou 0.10 < threshold 0.56 \\| margin |" in md
+    )
+    table = md[md.index("## Conformance tests") :]
     assert table.index("| vision | mine |") < table.index("| symbolic | SA |")
     text = embed_figures("Curves: `curves.png`.\nmore\n\nnext", ["curves.png", "other.png"])
     assert text.split("\n")[:4] == ["Curves: [`curves.png`](curves.png).", "more", "", "![curves.png](curves.png)"]

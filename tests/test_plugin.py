@@ -3,7 +3,6 @@
 import json
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 from conftest import SUBSET, load_results
@@ -36,10 +35,14 @@ def failed_tests_of(result, explainer):
 
 def judged_values(pytester, report, explainer=None):
     """Every non-cost value recorded (for ``explainer``, or all), keyed by what it measured."""
-    return {(r["suite"], r["model"], r["explainer"], r["seed"], r["metric"],
-             json.dumps(r["condition"], sort_keys=True)): r["value"]
-            for r in load_results(pytester, report)["records"]
-            if explainer in (None, r["explainer"]) and r["metric"] not in ("time_ms", "cpu_ms", "peak_mem_mb", "train_seconds")}
+    return {
+        (r["suite"], r["model"], r["explainer"], r["seed"], r["metric"], json.dumps(r["condition"], sort_keys=True)): r[
+            "value"
+        ]
+        for r in load_results(pytester, report)["records"]
+        if explainer in (None, r["explainer"])
+        and r["metric"] not in ("time_ms", "cpu_ms", "peak_mem_mb", "train_seconds")
+    }
 
 
 def test_without_the_flag_pytest_is_unaffected(pytester):
@@ -56,14 +59,19 @@ def test_without_the_flag_pytest_is_unaffected(pytester):
 
 
 def test_entry_module_imports_nothing_heavy():
-    code = "import sys, pytest_chaosmining.plugin; print(sorted(m for m in ('torch','captum','sympy','numpy','pandas') if m in sys.modules))"
+    code = (
+        "import sys, pytest_chaosmining.plugin; "
+        "print(sorted(m for m in ('torch','captum','sympy','numpy','pandas') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
 
 def test_options_are_listed_in_help(pytester):
     result = pytester.runpytest_subprocess("--help")
-    result.stdout.fnmatch_lines(["*ChaosMining attribution conformance*", "*--chaosmining-tier*", "*--chaosmining-baseline*"])
+    result.stdout.fnmatch_lines(
+        ["*ChaosMining attribution conformance*", "*--chaosmining-tier*", "*--chaosmining-baseline*"]
+    )
 
 
 def test_smoke_run_from_an_empty_directory(pytester, run_suite):
@@ -164,16 +172,31 @@ def test_entry_point_explainer_is_registered(pytester, run_suite, monkeypatch):
 
 def test_model_below_quality_gate_skips_its_explainers(pytester, run_suite):
     pytester.makefile(".toml", strict="[symbolic.smoke]\nquality_gate = 0.99\n")
-    result = run_suite("--chaosmining-thresholds", "strict.toml", "--chaosmining-explainers", "SA",
-                       "--chaosmining-suites", "symbolic", "-rs", k="f08")
+    result = run_suite(
+        "--chaosmining-thresholds",
+        "strict.toml",
+        "--chaosmining-explainers",
+        "SA",
+        "--chaosmining-suites",
+        "symbolic",
+        "-rs",
+        k="f08",
+    )
     result.assert_outcomes(failed=1, skipped=1)
     result.stdout.fnmatch_lines(["*below its quality gate (uscore 0.* < 0.990)*"])
 
 
 def test_threshold_failure_prints_value_threshold_and_margin(pytester, run_suite):
     pytester.makefile(".toml", strict="[symbolic.smoke.fprec.explainer.FA]\nf08 = 0.999\n")
-    result = run_suite("--chaosmining-thresholds", "strict.toml", "--chaosmining-explainers", "FA",
-                       "--chaosmining-suites", "symbolic", k="f08")
+    result = run_suite(
+        "--chaosmining-thresholds",
+        "strict.toml",
+        "--chaosmining-explainers",
+        "FA",
+        "--chaosmining-suites",
+        "symbolic",
+        k="f08",
+    )
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*FA on f08-*: fprec 0.* < threshold 0.9990 (margin -0.*)*"])
 
@@ -183,31 +206,68 @@ def test_random_control_passing_a_threshold_turns_the_run_red(pytester, run_suit
     test rejects the control (here the training-gain bar): each bar must reject it
     on its own, and the control's strict xfail does not absorb that failure."""
     pytester.makefile(".toml", loose="[symbolic.smoke.fprec]\nf01 = 0.0\n")
-    result = run_suite("--chaosmining-thresholds", "loose.toml", "--chaosmining-explainers", "random",
-                       "--chaosmining-suites", "symbolic", "-rf", k="f01")
+    result = run_suite(
+        "--chaosmining-thresholds",
+        "loose.toml",
+        "--chaosmining-explainers",
+        "random",
+        "--chaosmining-suites",
+        "symbolic",
+        "-rf",
+        k="f01",
+    )
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*the random control passed a bar on its own*fprec 0.*>= threshold 0.0000*"])
 
 
 def test_baseline_regression_fails_the_dropped_results(pytester, run_suite):
-    run_suite("--chaosmining-explainers", "SA,FA", "--chaosmining-suites", "symbolic", k="f08").assert_outcomes(passed=3)
+    run_suite("--chaosmining-explainers", "SA,FA", "--chaosmining-suites", "symbolic", k="f08").assert_outcomes(
+        passed=3
+    )
     payload = load_results(pytester)
     for record in payload["records"]:
         if record["explainer"] == "FA" and record["metric"] == "fprec":
             record["value"] += 0.2
     (pytester.path / "baseline.json").write_text(json.dumps(payload))
-    result = run_suite("--chaosmining-explainers", "SA,FA", "--chaosmining-suites", "symbolic",
-                       "--chaosmining-baseline", "baseline.json", "--chaosmining-max-drop", "0.1", k="f08")
+    result = run_suite(
+        "--chaosmining-explainers",
+        "SA,FA",
+        "--chaosmining-suites",
+        "symbolic",
+        "--chaosmining-baseline",
+        "baseline.json",
+        "--chaosmining-max-drop",
+        "0.1",
+        k="f08",
+    )
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(["*FA on f08*fprec regressed: * < baseline * - max drop 0.1*"])
     result.stdout.fnmatch_lines(["*baseline *baseline.json: compared 5, new 0, missing 0 judged results*"])
     # without --chaosmining-max-drop each metric's own allowed drop ([suite.tier.max_drop]) applies
     pytester.makefile(".toml", drops="[symbolic.smoke.max_drop]\nfprec = 0.25\n")
-    run_suite("--chaosmining-explainers", "SA,FA", "--chaosmining-suites", "symbolic", "--chaosmining-baseline",
-              "baseline.json", "--chaosmining-thresholds", "drops.toml", k="f08").assert_outcomes(passed=3)
+    run_suite(
+        "--chaosmining-explainers",
+        "SA,FA",
+        "--chaosmining-suites",
+        "symbolic",
+        "--chaosmining-baseline",
+        "baseline.json",
+        "--chaosmining-thresholds",
+        "drops.toml",
+        k="f08",
+    ).assert_outcomes(passed=3)
     pytester.makefile(".toml", drops="[symbolic.smoke.max_drop]\nfprec = 0.15\n")
-    result = run_suite("--chaosmining-explainers", "SA,FA", "--chaosmining-suites", "symbolic",
-                       "--chaosmining-baseline", "baseline.json", "--chaosmining-thresholds", "drops.toml", k="f08")
+    result = run_suite(
+        "--chaosmining-explainers",
+        "SA,FA",
+        "--chaosmining-suites",
+        "symbolic",
+        "--chaosmining-baseline",
+        "baseline.json",
+        "--chaosmining-thresholds",
+        "drops.toml",
+        k="f08",
+    )
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(["*FA on f08*fprec regressed: * < baseline * - max drop 0.15*"])
 
@@ -221,15 +281,29 @@ def test_a_baseline_matching_nothing_fails_the_run(pytester, run_suite):
     for record in renamed["records"]:
         record["model"] = "renamed-" + record["model"]
     (pytester.path / "renamed.json").write_text(json.dumps(renamed))
-    result = run_suite("--chaosmining-explainers", "SA", "--chaosmining-suites", "symbolic",
-                       "--chaosmining-baseline", "renamed.json", k="f08")
+    result = run_suite(
+        "--chaosmining-explainers",
+        "SA",
+        "--chaosmining-suites",
+        "symbolic",
+        "--chaosmining-baseline",
+        "renamed.json",
+        k="f08",
+    )
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*ERROR: the baseline *renamed.json matches none of this run's 3 judged results*"])
     partial = json.loads(json.dumps(payload))
     partial["records"] = [r for r in partial["records"] if r["metric"] != "fprec"]
     (pytester.path / "partial.json").write_text(json.dumps(partial))
-    result = run_suite("--chaosmining-explainers", "SA", "--chaosmining-suites", "symbolic",
-                       "--chaosmining-baseline", "partial.json", k="f08")
+    result = run_suite(
+        "--chaosmining-explainers",
+        "SA",
+        "--chaosmining-suites",
+        "symbolic",
+        "--chaosmining-baseline",
+        "partial.json",
+        k="f08",
+    )
     assert result.ret == 0
     result.stdout.fnmatch_lines(["*baseline *partial.json: compared 2, new 1, missing 0 judged results*"])
 
@@ -259,15 +333,26 @@ def pytest_chaosmining_explainers(config):
     same.assert_outcomes(passed=3)
     same.stdout.fnmatch_lines(["*compared 5, new 0, missing 0 judged results*"])
     monkeypatch.setenv("BROKEN", "1")
-    broken = run_suite(*args, "--chaosmining-baseline", "base/results.json", "--junitxml", "junit.xml",
-                       k="f08 and not test_prediction_quality", fresh=False, report="broken")
+    broken = run_suite(
+        *args,
+        "--chaosmining-baseline",
+        "base/results.json",
+        "--junitxml",
+        "junit.xml",
+        k="f08 and not test_prediction_quality",
+        fresh=False,
+        report="broken",
+    )
     broken.assert_outcomes(passed=1, skipped=1, failed=2)
-    broken.stdout.fnmatch_lines([
-        "*judged in the baseline *(fprec *, training_gain *) but not in this run: it skipped: not applicable*",
-        "*judged in the baseline *(uscore *) but not in this run: it did not run*",
-        "*compared 2, new 0, missing 3 judged results*",
-        "FAILED *chaosmining-baseline::*test_fprec*-mine-*",
-        "FAILED *chaosmining-baseline::*test_prediction_quality*"])
+    broken.stdout.fnmatch_lines(
+        [
+            "*judged in the baseline *(fprec *, training_gain *) but not in this run: it skipped: not applicable*",
+            "*judged in the baseline *(uscore *) but not in this run: it did not run*",
+            "*compared 2, new 0, missing 3 judged results*",
+            "FAILED *chaosmining-baseline::*test_fprec*-mine-*",
+            "FAILED *chaosmining-baseline::*test_prediction_quality*",
+        ]
+    )
     assert broken.ret == 1
     junit = (pytester.path / "junit.xml").read_text()
     assert junit.count("<failure") == 2 and "chaosmining-baseline" in junit
@@ -281,8 +366,9 @@ def pytest_chaosmining_explainers(config):
 def test_junit_properties_are_scalars(pytester, run_suite):
     import xml.etree.ElementTree as ET
 
-    run_suite("--chaosmining-explainers", "SA", "--chaosmining-suites", "symbolic", "--junitxml", "junit.xml",
-              k="f08").assert_outcomes(passed=2)
+    run_suite(
+        "--chaosmining-explainers", "SA", "--chaosmining-suites", "symbolic", "--junitxml", "junit.xml", k="f08"
+    ).assert_outcomes(passed=2)
     case = next(c for c in ET.parse(pytester.path / "junit.xml").iter("testcase") if "SA" in c.get("name"))
     props = {p.get("name"): p.get("value") for p in case.iter("property")}
     names = ("chaosmining.fprec", "chaosmining.fprec_threshold", "chaosmining.fprec_margin")  # namespaced
@@ -303,20 +389,31 @@ def test_second_run_trains_nothing(pytester, run_suite, tmp_path):
 
 
 def test_quiet_run_prints_no_progress(pytester, run_suite, tmp_path):
-    result = run_suite("-q", "--chaosmining-explainers", "SA", "--chaosmining-suites", "symbolic",
-                       cache=tmp_path / "c", k="f03")
+    result = run_suite(
+        "-q", "--chaosmining-explainers", "SA", "--chaosmining-suites", "symbolic", cache=tmp_path / "c", k="f03"
+    )
     result.assert_outcomes(passed=2)  # the model trained (a run that errors out prints no progress either)
     result.stdout.no_fnmatch_line("*chaosmining: training*")
 
 
 def test_xdist_workers_report_what_trains(pytester, run_suite, tmp_path):
     """Under -n 2 the workers' progress lines reach the terminal, named by worker."""
-    result = run_suite("-n", "2", "--chaosmining-explainers", "SA", "--chaosmining-suites", "symbolic",
-                       cache=tmp_path / "c", k="f02 or f05")
+    result = run_suite(
+        "-n",
+        "2",
+        "--chaosmining-explainers",
+        "SA",
+        "--chaosmining-suites",
+        "symbolic",
+        cache=tmp_path / "c",
+        k="f02 or f05",
+    )
     result.assert_outcomes(passed=4)
     lines = result.stderr.lines + result.stdout.lines
-    assert any(line.startswith("[gw") and "chaosmining: training symbolic f0" in line and "epoch 150/150" in line
-               for line in lines), "\n".join(lines[-20:])
+    assert any(
+        line.startswith("[gw") and "chaosmining: training symbolic f0" in line and "epoch 150/150" in line
+        for line in lines
+    ), "\n".join(lines[-20:])
 
 
 def test_loadgroup_runs_every_test_of_a_model_on_one_worker(pytester, run_suite):
@@ -324,8 +421,19 @@ def test_loadgroup_runs_every_test_of_a_model_on_one_worker(pytester, run_suite)
     lost on pytest >= 9.2: pytest_chaosmining.scheduling schedules from the plan)."""
     import re
 
-    result = run_suite("-n", "2", "--dist", "loadgroup", "-v", "--chaosmining-suites", "symbolic",
-                       "--chaosmining-explainers", "SA,IG,DL", k="f07 or f09", report=None)
+    result = run_suite(
+        "-n",
+        "2",
+        "--dist",
+        "loadgroup",
+        "-v",
+        "--chaosmining-suites",
+        "symbolic",
+        "--chaosmining-explainers",
+        "SA,IG,DL",
+        k="f07 or f09",
+        report=None,
+    )
     result.assert_outcomes(passed=8)
     workers: dict[str, set[str]] = {}
     for line in result.stdout.lines:
@@ -339,13 +447,20 @@ def test_the_scheduling_scope_comes_from_the_plan():
     from pytest_chaosmining.scheduling import scope_of
 
     groups = {("rfe", "f10-n1500-nf150-e150-SA-s0"): "rfe:f10-n1500-nf150-e150-s0"}
-    assert scope_of("rfe/test_chaosmining_rfe.py::test_rfewna[f10-n1500-nf150-e150-SA-s0]", groups) == \
-        "rfe:f10-n1500-nf150-e150-s0"
-    assert scope_of("rfe/test_chaosmining_rfe.py::test_rfewna[f10-n1500-nf150-e150-SA-s0]@x", groups) == \
-        "rfe:f10-n1500-nf150-e150-s0"  # xdist's suffix, where pytest still applies it
+    assert (
+        scope_of("rfe/test_chaosmining_rfe.py::test_rfewna[f10-n1500-nf150-e150-SA-s0]", groups)
+        == "rfe:f10-n1500-nf150-e150-s0"
+    )
+    assert (
+        scope_of("rfe/test_chaosmining_rfe.py::test_rfewna[f10-n1500-nf150-e150-SA-s0]@x", groups)
+        == "rfe:f10-n1500-nf150-e150-s0"
+    )  # xdist's suffix, where pytest still applies it
     assert scope_of("tests/test_mine.py::test_a@mine", groups) == "mine"  # a user's own xdist_group is kept
-    for other in ("rfe/test_chaosmining_rfe.py::test_statistical_rfe[f10-n1500-nf150-e150-s0-RFE-svr]",
-                  "tests/test_mine.py::test_rfewna[f10-n1500-nf150-e150-SA-s0]", "test_x.py::test_y"):
+    for other in (
+        "rfe/test_chaosmining_rfe.py::test_statistical_rfe[f10-n1500-nf150-e150-s0-RFE-svr]",
+        "tests/test_mine.py::test_rfewna[f10-n1500-nf150-e150-SA-s0]",
+        "test_x.py::test_y",
+    ):
         assert scope_of(other, groups) == other  # not in the plan: a scope of its own
 
 
@@ -357,10 +472,13 @@ def test_results_do_not_depend_on_xdist(pytester, run_suite, tmp_path):
 
 
 def test_ini_options(pytester, run_suite):
-    pytester.makeini("[pytest]\nchaosmining = true\nchaosmining_tier = smoke\nchaosmining_explainers = SA\n"
-                     "chaosmining_suites = symbolic\nchaosmining_report = ini-report\n")
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-k", "f01",
-                                           "--chaosmining-cache", str(pytester.path / "c"))
+    pytester.makeini(
+        "[pytest]\nchaosmining = true\nchaosmining_tier = smoke\nchaosmining_explainers = SA\n"
+        "chaosmining_suites = symbolic\nchaosmining_report = ini-report\n"
+    )
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-k", "f01", "--chaosmining-cache", str(pytester.path / "c")
+    )
     result.assert_outcomes(passed=2)
     assert (pytester.path / "ini-report" / "results.json").is_file()
 
@@ -396,9 +514,20 @@ def test_usage_errors(pytester, run_suite):
 def test_training_mode_is_an_axis_of_the_suites(pytester, run_suite):
     """``--chaosmining-training standard,saliency-guided`` collects every model twice;
     the guided one's ids carry its settings."""
-    result = run_suite("--chaosmining-training", "standard,saliency-guided", "--chaosmining-sg-gradient", "absolute",
-                       "--chaosmining-suites", "symbolic,audio", "--chaosmining-explainers", "SA",
-                       "--collect-only", "-q", report=None, k=None)
+    result = run_suite(
+        "--chaosmining-training",
+        "standard,saliency-guided",
+        "--chaosmining-sg-gradient",
+        "absolute",
+        "--chaosmining-suites",
+        "symbolic,audio",
+        "--chaosmining-explainers",
+        "SA",
+        "--collect-only",
+        "-q",
+        report=None,
+        k=None,
+    )
     ids = [line for line in result.stdout.lines if "::" in line]
     symbolic = [i for i in ids if "test_fprec[f01-" in i]
     assert len(symbolic) == 2 and sum(i.endswith("-sg-k0.1-l1-abs-SA-s0]") for i in symbolic) == 1, symbolic
@@ -418,8 +547,9 @@ def test_cheats_fail_the_symbolic_suite(pytester, run_suite):
     model-free maps (|input|, finite differences, gradients of a fixed function:
     the features are i.i.d.)."""
     pytester.makeconftest(CHEATS_CONFTEST)
-    result = run_suite("--chaosmining-explainers", ",".join(CHEATS), "--chaosmining-suites", "symbolic", "-rf",
-                       k="f01 or f07 or f15")
+    result = run_suite(
+        "--chaosmining-explainers", ",".join(CHEATS), "--chaosmining-suites", "symbolic", "-rf", k="f01 or f07 or f15"
+    )
     result.assert_outcomes(passed=3, failed=3 * len(CHEATS))
 
 
@@ -430,18 +560,27 @@ def test_misbehaving_explainers_fail_alone_and_leave_the_others_unchanged(pytest
     pytester.makeconftest(CHEATS_CONFTEST)
     alone = run_suite("--chaosmining-explainers", "SA", "--chaosmining-suites", "symbolic", report="alone")
     alone.assert_outcomes(passed=4)
-    mixed = run_suite("--chaosmining-explainers", ",".join(MISBEHAVING) + ",SA", "--chaosmining-suites", "symbolic",
-                      "-rf", report="mixed")
+    mixed = run_suite(
+        "--chaosmining-explainers",
+        ",".join(MISBEHAVING) + ",SA",
+        "--chaosmining-suites",
+        "symbolic",
+        "-rf",
+        report="mixed",
+    )
     mixed.assert_outcomes(passed=4, failed=2 * len(MISBEHAVING))
-    mixed.stdout.fnmatch_lines_random([
-        "*explainer 'zero_weights' changed what it was given: modified the values of *weight*",
-        "*explainer 'leave_hook' changed what it was given: left hooks registered on *forward hook*",
-        "*explainer 'train_mode' changed what it was given: switched <model>, * to train mode*",
-    ])
+    mixed.stdout.fnmatch_lines_random(
+        [
+            "*explainer 'zero_weights' changed what it was given: modified the values of *weight*",
+            "*explainer 'leave_hook' changed what it was given: left hooks registered on *forward hook*",
+            "*explainer 'train_mode' changed what it was given: switched <model>, * to train mode*",
+        ]
+    )
     assert judged_values(pytester, "alone", "SA") == judged_values(pytester, "mixed", "SA") != {}
     pytester.makeconftest(CHEATS_CONFTEST + REVERSED_ORDER)
-    run_suite("--chaosmining-explainers", "SA," + ",".join(MISBEHAVING), "--chaosmining-suites", "symbolic",
-              report="reversed").assert_outcomes(passed=4, failed=2 * len(MISBEHAVING))
+    run_suite(
+        "--chaosmining-explainers", "SA," + ",".join(MISBEHAVING), "--chaosmining-suites", "symbolic", report="reversed"
+    ).assert_outcomes(passed=4, failed=2 * len(MISBEHAVING))
     assert judged_values(pytester, "alone", "SA") == judged_values(pytester, "reversed", "SA")
 
 
@@ -482,7 +621,9 @@ def test_audio_suite_end_to_end_and_gaming_explainers_fail(pytester, run_suite):
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed") == 1 + 4 and outcomes.get("xfailed") == 1, result.stdout.str()
     assert outcomes.get("failed") == len(CHEATS) + len(MISBEHAVING), result.stdout.str()
-    result.stdout.fnmatch_lines(["*first on*top-1 hit rate on the untrained model 1.000*training_gain 0.0000 < threshold*"])
+    result.stdout.fnmatch_lines(
+        ["*first on*top-1 hit rate on the untrained model 1.000*training_gain 0.0000 < threshold*"]
+    )
     report = (pytester.path / "report" / "report.md").read_text()
     assert "## Audio" in report and "SBFP SA (share)" in report and "Top-1 channel hit rate" in report
     assert (pytester.path / "report" / "audio_examples.png").is_file()
@@ -509,8 +650,9 @@ def test_rfe_suite_end_to_end(pytester, run_suite):
     report = (pytester.path / "report" / "report.md").read_text()
     assert "## RFEwNA" in report and "| RFE-linear |" in report and "| RFEwNA-SA |" in report
     assert (pytester.path / "report" / "rfe_curves.png").is_file()
-    fprec = {(r["model"], r["explainer"]): r["value"] for r in load_results(pytester)["records"]
-             if r["metric"] == "fprec"}
+    fprec = {
+        (r["model"], r["explainer"]): r["value"] for r in load_results(pytester)["records"] if r["metric"] == "fprec"
+    }
     assert fprec[("RFEwNA", "SA")] >= fprec[("RFE-linear", "-")] > fprec[("RFEwNA", "random")]
 
 
@@ -521,8 +663,16 @@ def test_saliency_suite_end_to_end(pytester, run_suite):
     map fail; the report has the paired-difference tables and figure."""
     pytester.makeconftest(CHEATS_CONFTEST)
     names = ",".join(("train_mode", "SA", "DL", "IG", "FA", "random") + CHEATS)
-    result = run_suite("--chaosmining-suites", "saliency", "--chaosmining-sg-gradient", "absolute", "-rf",
-                       "--chaosmining-explainers", names, k="symbolic-f06")
+    result = run_suite(
+        "--chaosmining-suites",
+        "saliency",
+        "--chaosmining-sg-gradient",
+        "absolute",
+        "-rf",
+        "--chaosmining-explainers",
+        names,
+        k="symbolic-f06",
+    )
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed") == 1 + 4 and outcomes.get("xfailed") == 1, result.stdout.str()
     assert outcomes.get("failed") == len(CHEATS) + 1, result.stdout.str()
@@ -535,8 +685,16 @@ def test_saliency_suite_end_to_end(pytester, run_suite):
     assert len(changes) == 1 and changes[0]["threshold"] == -0.05 and changes[0]["passed"]
     arms = {(r["condition"]["arm"], r["model"].endswith("-abs")) for r in records if r["metric"] == "uscore"}
     assert arms == {("standard", False), ("guided", True)}
-    run_suite("--chaosmining-suites", "saliency", "--chaosmining-sg-gradient", "absolute", "--chaosmining-explainers",
-              "SA", report="alone", k="symbolic-f06")
+    run_suite(
+        "--chaosmining-suites",
+        "saliency",
+        "--chaosmining-sg-gradient",
+        "absolute",
+        "--chaosmining-explainers",
+        "SA",
+        report="alone",
+        k="symbolic-f06",
+    )
     assert judged_values(pytester, "alone", "SA") == judged_values(pytester, "report", "SA") != {}
 
 
@@ -549,8 +707,14 @@ def test_iteroar_and_bam_suites_end_to_end(pytester, run_suite):
     sections and both figures."""
     pytester.makeconftest(CHEATS_CONFTEST)
     cheats = ("constant", "edges", "centre", "input_magnitude")
-    result = run_suite("--chaosmining-suites", "iteroar,bam", "--chaosmining-explainers",
-                       ",".join(("leave_hook", "SA", "random") + cheats), "-rf", k=None)
+    result = run_suite(
+        "--chaosmining-suites",
+        "iteroar,bam",
+        "--chaosmining-explainers",
+        ",".join(("leave_hook", "SA", "random") + cheats),
+        "-rf",
+        k=None,
+    )
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed") == 2 + 2 and outcomes.get("xfailed") == 2, result.stdout.str()
     assert outcomes.get("failed") == 2 * (len(cheats) + 1), result.stdout.str()
@@ -580,8 +744,10 @@ def test_readme_fixture_example_runs_and_is_judged(pytester, run_suite):
     truth, and the judge: the README's example passes, its record reaches the
     report, and the same test with a bar it cannot meet fails through the judge."""
     example = _readme_fixture_example()
-    pytester.makepyfile(test_my_method=example,
-                        test_my_strict_method=example.replace("0.8, \"grad*input on f02\"", "1.01, \"grad*input on f02\""))
+    pytester.makepyfile(
+        test_my_method=example,
+        test_my_strict_method=example.replace('0.8, "grad*input on f02"', '1.01, "grad*input on f02"'),
+    )
     result = run_suite("--chaosmining-suites", "symbolic", k="my_gradient")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*grad*input on f02: fprec * < threshold 1.0100*"])
@@ -590,10 +756,17 @@ def test_readme_fixture_example_runs_and_is_judged(pytester, run_suite):
     assert records[0]["value"] == records[1]["value"] >= 0.8
     # a user's own judged result is a baseline result like the suites': one that stops running fails
     (pytester.path / "test_my_strict_method.py").write_text(
-        example.replace('"mine"', '"mine-strict"').replace("0.8, \"grad*input on f02\"", "1.01, \"grad*input on f02\""))
+        example.replace('"mine"', '"mine-strict"').replace('0.8, "grad*input on f02"', '1.01, "grad*input on f02"')
+    )
     run_suite("--chaosmining-suites", "symbolic", k="my_gradient", report="base").assert_outcomes(passed=1, failed=1)
-    again = run_suite("--chaosmining-suites", "symbolic", "--chaosmining-baseline", "base/results.json",
-                      k="my_gradient and not strict", report="again")
+    again = run_suite(
+        "--chaosmining-suites",
+        "symbolic",
+        "--chaosmining-baseline",
+        "base/results.json",
+        k="my_gradient and not strict",
+        report="again",
+    )
     again.assert_outcomes(passed=1, failed=1)
     again.stdout.fnmatch_lines(["FAILED *chaosmining-baseline::*test_my_strict_method*"])
 
@@ -608,8 +781,15 @@ def test_a_baseline_of_another_tier_is_a_usage_error_and_collect_only_judges_not
     other = run_suite("--chaosmining-explainers", "SA", "--chaosmining-baseline", "ci.json", k="f08", report=None)
     assert other.ret == pytest.ExitCode.USAGE_ERROR
     other.stderr.fnmatch_lines(["*--chaosmining-baseline: *ci.json is a ci run; this run is smoke*"])
-    listed = run_suite("--chaosmining-explainers", "SA", "--chaosmining-baseline", "report/results.json",
-                       "--collect-only", k="f08 and test_prediction_quality", report=None)
+    listed = run_suite(
+        "--chaosmining-explainers",
+        "SA",
+        "--chaosmining-baseline",
+        "report/results.json",
+        "--collect-only",
+        k="f08 and test_prediction_quality",
+        report=None,
+    )
     assert listed.ret == 0 and "chaosmining-baseline::" not in listed.stdout.str()
 
 
@@ -640,11 +820,23 @@ def sleeper(model, inputs, target):
 def pytest_chaosmining_explainers(config):
     return {"cam": cam, "constant": CHEATS["constant"], "sleeper": sleeper}
 """)
-    result = run_suite("--chaosmining-explainers", "SA,cam,constant,sleeper", "--chaosmining-suites", "symbolic",
-                       "--chaosmining-call-timeout", "2", "-rsf", k="f08")
+    result = run_suite(
+        "--chaosmining-explainers",
+        "SA,cam,constant,sleeper",
+        "--chaosmining-suites",
+        "symbolic",
+        "--chaosmining-call-timeout",
+        "2",
+        "-rsf",
+        k="f08",
+    )
     result.assert_outcomes(passed=2, skipped=1, failed=2)
-    result.stdout.fnmatch_lines(["*not applicable: explainer 'cam' does not apply here (NotImplementedError: needs a 2-D conv layer)*"])
-    result.stdout.fnmatch_lines(["*constant's maps were constant across features in every sample (every feature tied)*"])
+    result.stdout.fnmatch_lines(
+        ["*not applicable: explainer 'cam' does not apply here (NotImplementedError: needs a 2-D conv layer)*"]
+    )
+    result.stdout.fnmatch_lines(
+        ["*constant's maps were constant across features in every sample (every feature tied)*"]
+    )
     result.stdout.fnmatch_lines(["*explainer 'sleeper' was stopped after 2.* s: one call may take at most 2 s*"])
     assert result.duration < 120
 
@@ -666,14 +858,32 @@ def pytest_chaosmining_explainers(config):
     return {"cam": LayerGradCam, "gs": GradientShap, "occ": Occlusion, "torchcam": torchcam_method(GradCAM),
             "lrp": zennit_method(EpsilonPlus)}
 """)
-    result = run_suite("--chaosmining-explainers", "cam,gs,occ,torchcam,lrp", "--chaosmining-suites",
-                       "symbolic,vision,audio", "-rs", k="f08 or vision or audio", fresh=False)
-    result.stdout.fnmatch_lines(["*not applicable: explainer 'cam' does not apply here (MissingInput: LayerGradCam is a "
-                                 "layer method and needs a 2-D convolution layer; the model has none)*"])
-    result.stdout.fnmatch_lines(["*not applicable: explainer 'torchcam' does not apply here (NotApplicable: GradCAM "
-                                 "needs an image model with a 2-D convolution)*"])
-    scored = {(r["suite"], r["explainer"]) for r in load_results(pytester)["records"]
-              if r["metric"] in ("fprec", "iou", "channel_share")}
+    result = run_suite(
+        "--chaosmining-explainers",
+        "cam,gs,occ,torchcam,lrp",
+        "--chaosmining-suites",
+        "symbolic,vision,audio",
+        "-rs",
+        k="f08 or vision or audio",
+        fresh=False,
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "*not applicable: explainer 'cam' does not apply here (MissingInput: LayerGradCam is a "
+            "layer method and needs a 2-D convolution layer; the model has none)*"
+        ]
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "*not applicable: explainer 'torchcam' does not apply here (NotApplicable: GradCAM "
+            "needs an image model with a 2-D convolution)*"
+        ]
+    )
+    scored = {
+        (r["suite"], r["explainer"])
+        for r in load_results(pytester)["records"]
+        if r["metric"] in ("fprec", "iou", "channel_share")
+    }
     assert {s for s, e in scored if e in ("cam", "torchcam")} == {"vision"}
     for name in ("gs", "occ", "lrp"):
         assert {s for s, e in scored if e == name} == {"symbolic", "vision", "audio"}
@@ -706,24 +916,38 @@ def pytest_chaosmining_explainers(config):
             "lrp": zennit_method(EpsilonPlus)}
 """)
     names = "shap,grad-cam,quantus,ig-global,lrp"
-    result = run_suite("--chaosmining-explainers", names, "--chaosmining-suites", "symbolic,vision,audio", "-rs",
-                       k="f08 or SBFP", fresh=False)
+    result = run_suite(
+        "--chaosmining-explainers",
+        names,
+        "--chaosmining-suites",
+        "symbolic,vision,audio",
+        "-rs",
+        k="f08 or SBFP",
+        fresh=False,
+    )
     payload = load_results(pytester)
     contract = [f for f in payload["failures"] if "explainer '" in f["message"]]
     assert not contract, contract
-    scored = {(r["suite"], r["explainer"]) for r in payload["records"] if r["metric"] in ("fprec", "iou", "channel_share")}
+    scored = {
+        (r["suite"], r["explainer"]) for r in payload["records"] if r["metric"] in ("fprec", "iou", "channel_share")
+    }
     for name in ("shap", "quantus", "ig-global", "lrp"):
         assert {s for s, e in scored if e == name} == {"symbolic", "vision", "audio"}, (name, scored)
     assert {s for s, e in scored if e == "grad-cam"} == {"vision"}
-    result.stdout.fnmatch_lines(["*not applicable: explainer 'grad-cam' does not apply here (NotApplicable: GradCAM "
-                                 "needs an image model with a 2-D convolution)*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*not applicable: explainer 'grad-cam' does not apply here (NotApplicable: GradCAM "
+            "needs an image model with a 2-D convolution)*"
+        ]
+    )
 
 
 def test_markers_select_one_suite_and_one_explainer(pytester, run_suite):
     """``-m "vision and SA"`` runs exactly the vision tests of SA (``-k SA`` would
     also match the saliency suite's ids); markers pass ``--strict-markers``."""
-    result = run_suite("-m", "vision and SA", "--strict-markers", "--collect-only", "-q", k=None, fresh=False,
-                       report=None)
+    result = run_suite(
+        "-m", "vision and SA", "--strict-markers", "--collect-only", "-q", k=None, fresh=False, report=None
+    )
     ids = [line for line in result.stdout.lines if "::" in line]
     assert ids and all("test_chaosmining_vision.py::" in i and "-SA-" in i for i in ids), ids
     assert len(ids) == 4  # 4 conditions at smoke
@@ -732,13 +956,27 @@ def test_markers_select_one_suite_and_one_explainer(pytester, run_suite):
 def test_a_default_run_leaves_out_built_ins_without_bars_in_a_suite_unless_named(pytester, run_suite):
     """IteROAR has no bars for GBP: a default run does not run it there (and says
     so); named in --chaosmining-explainers, it runs."""
-    ids = [line for line in run_suite("--chaosmining-suites", "iteroar,symbolic", "--collect-only", "-q", k=None,
-                                      fresh=False, report=None).stdout.lines if "::" in line]
+    ids = [
+        line
+        for line in run_suite(
+            "--chaosmining-suites", "iteroar,symbolic", "--collect-only", "-q", k=None, fresh=False, report=None
+        ).stdout.lines
+        if "::" in line
+    ]
     iteroar = [i for i in ids if "test_chaosmining_iteroar.py::test_salient_removal" in i]
     assert iteroar and not any("-GBP" in i for i in iteroar) and any("-SA" in i for i in iteroar)
     assert any("test_chaosmining_symbolic.py::" in i and "-GBP-" in i for i in ids)
-    named = run_suite("--chaosmining-suites", "iteroar", "--chaosmining-explainers", "SA,GBP", "--collect-only", "-q",
-                      k=None, fresh=False, report=None).stdout.lines
+    named = run_suite(
+        "--chaosmining-suites",
+        "iteroar",
+        "--chaosmining-explainers",
+        "SA,GBP",
+        "--collect-only",
+        "-q",
+        k=None,
+        fresh=False,
+        report=None,
+    ).stdout.lines
     assert any("test_chaosmining_iteroar.py::test_salient_removal" in i and "GBP" in i for i in named)
 
 
@@ -765,8 +1003,9 @@ def test_benchmark_options_carry_every_explainers_timing_and_never_skip_a_judgem
     symbolic = info[("symbolic", "SA")]["extra_info"]
     assert symbolic["attribution_calls"] == 2  # the trained model (timed by pytest-benchmark), then the untrained
     for option in (("--benchmark-skip",), ("-p", "no:benchmark")):
-        run = run_suite(*args, *option, "--chaosmining-builtin-results", "recompute", k="f01 or cost",
-                        fresh=False, report="by-hand")
+        run = run_suite(
+            *args, *option, "--chaosmining-builtin-results", "recompute", k="f01 or cost", fresh=False, report="by-hand"
+        )
         run.assert_outcomes(passed=9, xfailed=1)
         timed = [r for r in load_results(pytester, "by-hand")["records"] if r["metric"] in ("time_ms", "cpu_ms")]
         assert timed and all(r["value"] > 0 for r in timed if r["explainer"] != "random"), option
@@ -783,8 +1022,16 @@ def test_time_and_memory_are_gated_against_the_baseline(pytester, run_suite):
         if record["metric"] == "cpu_ms" and record["explainer"] == "IG":
             record["value"] = -1000.0  # a baseline no real call can stay within
     (pytester.path / "baseline.json").write_text(json.dumps(payload))
-    result = run_suite(*args, "--chaosmining-baseline", "baseline.json", "--chaosmining-max-slowdown", "1.5",
-                       k="test_attribution_cost", fresh=False, report="again")
+    result = run_suite(
+        *args,
+        "--chaosmining-baseline",
+        "baseline.json",
+        "--chaosmining-max-slowdown",
+        "1.5",
+        k="test_attribution_cost",
+        fresh=False,
+        report="again",
+    )
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*IG on *: cpu_ms regressed: * ms > 1.5 × baseline -1000.0 ms + 20 ms*"])
 
@@ -809,8 +1056,11 @@ def test_shards_merge_into_the_report_of_the_unsharded_run(pytester, run_suite):
 
     def comparable(report: str) -> tuple:
         payload = json.loads((pytester.path / report / "results.json").read_text())
-        records = sorted(json.dumps(r, sort_keys=True) for r in payload["records"]
-                         if r["metric"] not in ("time_ms", "cpu_ms", "peak_mem_mb"))
+        records = sorted(
+            json.dumps(r, sort_keys=True)
+            for r in payload["records"]
+            if r["metric"] not in ("time_ms", "cpu_ms", "peak_mem_mb")
+        )
         return records, payload["outcomes"], payload["failures"]
 
     assert comparable("merged") == comparable("report")
@@ -823,15 +1073,31 @@ def test_a_shard_against_the_whole_runs_baseline_misses_only_its_own_cases(pytes
     args = ("--chaosmining-suites", "symbolic", "--chaosmining-explainers", "SA")
     subset = "f01 or f02 or f08"
     run_suite(*args, k=subset, fresh=False, report="whole").assert_outcomes(passed=6)
-    first = run_suite(*args, "--chaosmining-shard", "1/2", "--chaosmining-baseline", "whole/results.json", k=subset,
-                      fresh=False, report="shard1")
+    first = run_suite(
+        *args,
+        "--chaosmining-shard",
+        "1/2",
+        "--chaosmining-baseline",
+        "whole/results.json",
+        k=subset,
+        fresh=False,
+        report="shard1",
+    )
     assert first.ret == 0
     first.stdout.fnmatch_lines(["*new 0, missing 0 judged results*"])
     mine = sorted({r["condition"]["formula"] for r in load_results(pytester, "shard1")["records"]})
     assert mine and len(mine) < 3, mine  # this shard holds some of the three formulas, not all
     keep = " or ".join(f"f{f:02d}" for f in mine[1:]) or "nothing_at_all"
-    narrower = run_suite(*args, "--chaosmining-shard", "1/2", "--chaosmining-baseline", "whole/results.json",
-                         k=keep, fresh=False, report="shard1-narrow")
+    narrower = run_suite(
+        *args,
+        "--chaosmining-shard",
+        "1/2",
+        "--chaosmining-baseline",
+        "whole/results.json",
+        k=keep,
+        fresh=False,
+        report="shard1-narrow",
+    )
     assert narrower.ret == 1
     narrower.stdout.fnmatch_lines([f"FAILED *chaosmining-baseline::*f{mine[0]:02d}-*"])
     assert f"f{mine[0]:02d}" in " ".join(load_results(pytester, "shard1-narrow")["meta"]["baseline"]["missing"])

@@ -19,14 +19,26 @@ from pytest_chaosmining.suites import SUITES_DIR
 
 def test_markers_are_listed_without_a_chaosmining_run(pytester):
     result = pytester.runpytest_subprocess("--markers")
-    result.stdout.fnmatch_lines(["@pytest.mark.chaosmining: a shipped ChaosMining conformance test*",
-                                 "@pytest.mark.vision: a test of the chaosmining vision suite*",
-                                 "@pytest.mark.IG: a chaosmining test of the built-in explainer IG*"])
+    result.stdout.fnmatch_lines(
+        [
+            "@pytest.mark.chaosmining: a shipped ChaosMining conformance test*",
+            "@pytest.mark.vision: a test of the chaosmining vision suite*",
+            "@pytest.mark.IG: a chaosmining test of the built-in explainer IG*",
+        ]
+    )
 
 
 def test_the_report_header_says_what_the_run_judges(pytester, shared_cache):
-    result = pytester.runpytest_subprocess("--chaosmining", "--chaosmining-suites", "symbolic", "--chaosmining-cache",
-                                           str(shared_cache), "--collect-only", "-p", "no:randomly")
+    result = pytester.runpytest_subprocess(
+        "--chaosmining",
+        "--chaosmining-suites",
+        "symbolic",
+        "--chaosmining-cache",
+        str(shared_cache),
+        "--collect-only",
+        "-p",
+        "no:randomly",
+    )
     result.stdout.fnmatch_lines([f"chaosmining: tier smoke, suites symbolic, device cpu, cache {shared_cache}"])
 
 
@@ -102,14 +114,15 @@ def pytest_chaosmining_explainers(config):
     short.stdout.no_fnmatch_line("*raise ExplainerError*")
     full = run_suite(*args, "--tb=long", k="f08 and test_fprec", fresh=False, report=None)
     full.assert_outcomes(failed=1)
-    full.stdout.fnmatch_lines(["*raise ValueError(\"boom in the explainer\")*", "*ExplainerError*boom in the explainer*"])
+    full.stdout.fnmatch_lines(['*raise ValueError("boom in the explainer")*', "*ExplainerError*boom in the explainer*"])
 
 
 def test_thread_settings_are_scoped_to_the_suites_and_one_node_id_runs_one_test(pytester, shared_cache):
     """A user's own test keeps its thread count in a chaosmining run while the
     shipped tests run with one; naming one shipped test by node id runs that test
     alone, not every suite."""
-    pytester.makepyfile(record_threads="""
+    pytester.makepyfile(
+        record_threads="""
 import json
 from pathlib import Path
 
@@ -123,18 +136,34 @@ def pytest_runtest_call(item):
     with open(Path.cwd() / "threads.txt", "a") as fh:
         fh.write(json.dumps([item.name, torch.get_num_threads()]) + "\\n")
     return (yield)
-""")
-    pytester.makepyfile(test_mine="""
+"""
+    )
+    pytester.makepyfile(
+        test_mine="""
 import torch
 
 def test_threads_are_mine():
     assert torch.get_num_threads() == 3
-""")
+"""
+    )
     node = f"{SUITES_DIR / 'symbolic' / 'test_chaosmining_symbolic.py'}::test_prediction_quality"
-    result = pytester.runpytest_subprocess("--chaosmining", "--chaosmining-suites", "symbolic", "--chaosmining-cache",
-                                           str(shared_cache), "-p", "no:randomly", "-p", "no:cacheprovider",
-                                           "-p", "record_threads", "test_mine.py", node, "-k",
-                                           "test_threads_are_mine or f08")
+    result = pytester.runpytest_subprocess(
+        "--chaosmining",
+        "--chaosmining-suites",
+        "symbolic",
+        "--chaosmining-cache",
+        str(shared_cache),
+        "-p",
+        "no:randomly",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "record_threads",
+        "test_mine.py",
+        node,
+        "-k",
+        "test_threads_are_mine or f08",
+    )
     result.assert_outcomes(passed=2)
     import json
 
@@ -151,8 +180,15 @@ def test_a_partial_that_binds_the_layer_keeps_it():
     from pytest_chaosmining.explainers import as_explainer, attribute
 
     torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Conv2d(1, 2, 3, padding=1), torch.nn.ReLU(), torch.nn.Conv2d(2, 2, 3, padding=1),
-                                torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(2, 2))
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(1, 2, 3, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.Conv2d(2, 2, 3, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.AdaptiveAvgPool2d(1),
+        torch.nn.Flatten(),
+        torch.nn.Linear(2, 2),
+    )
     seen = []
 
     class Recording(LayerGradCam):

@@ -8,8 +8,8 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from pytest_chaosmining.explainers import Explainer
-from pytest_chaosmining.suites.rfe.rfewna import RFEwNA
 from pytest_chaosmining.suites.rfe.data import find_santander, generated_classification, santander, symbolic
+from pytest_chaosmining.suites.rfe.rfewna import RFEwNA
 
 
 def regression(n=400, features=12, seed=0):
@@ -116,22 +116,29 @@ def test_sklearn_estimator_checks():
     whose fit trains networks (checks that need a fixed number of features
     to select, or that fit on 1-3 samples, are left out)."""
     from sklearn.utils.estimator_checks import (
+        check_dont_overwrite_parameters,
         check_estimators_overwrite_params,
+        check_fit2d_predict1d,
         check_fit_check_is_fitted,
         check_get_params_invariance,
+        check_n_features_in,
         check_no_attributes_set_in_init,
         check_parameters_default_constructible,
         check_set_params,
-        check_dont_overwrite_parameters,
-        check_fit2d_predict1d,
-        check_n_features_in,
     )
 
     est = RFEwNA(epochs=5)
-    for check in (check_no_attributes_set_in_init, check_parameters_default_constructible,
-                  check_get_params_invariance, check_set_params, check_estimators_overwrite_params,
-                  check_dont_overwrite_parameters, check_fit_check_is_fitted, check_fit2d_predict1d,
-                  check_n_features_in):
+    for check in (
+        check_no_attributes_set_in_init,
+        check_parameters_default_constructible,
+        check_get_params_invariance,
+        check_set_params,
+        check_estimators_overwrite_params,
+        check_dont_overwrite_parameters,
+        check_fit_check_is_fitted,
+        check_fit2d_predict1d,
+        check_n_features_in,
+    ):
         check(type(est).__name__, est)
 
 

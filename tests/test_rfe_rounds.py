@@ -24,8 +24,10 @@ def selectors(names, **kw):
 
 
 def history(sel):
-    return [(h["n_features"], tuple(np.flatnonzero(h["support"])), h["score"], h["importances"].tolist())
-            for h in sel.history_]
+    return [
+        (h["n_features"], tuple(np.flatnonzero(h["support"])), h["score"], h["importances"].tolist())
+        for h in sel.history_
+    ]
 
 
 def test_side_by_side_runs_equal_runs_alone_bit_for_bit_and_train_each_network_once():
@@ -124,7 +126,6 @@ def test_ensemble_side_by_side_selections_match_alone():
         assert [h["score"] for h in a.history_] == pytest.approx([h["score"] for h in b.history_], abs=1e-4)
 
 
-
 def test_the_suite_runs_a_cases_builtins_side_by_side_with_the_results_of_runs_alone(pytester, run_suite):
     """The rfe suite, formula 10 at smoke, SA and the control: the default run
     (built-in results cached) runs them side by side before the first test and
@@ -134,15 +135,25 @@ def test_the_suite_runs_a_cases_builtins_side_by_side_with_the_results_of_runs_a
 
     args = ("--chaosmining-suites", "rfe", "--chaosmining-explainers", "SA,random", "--chaosmining-pack", "none")
     run_suite(*args, cache=pytester.path / "c1", report="together", k="f10 and not generated", fresh=False)
-    run_suite(*args, "--chaosmining-builtin-results", "recompute", cache=pytester.path / "c2", report="alone",
-              k="f10 and not generated", fresh=False)
+    run_suite(
+        *args,
+        "--chaosmining-builtin-results",
+        "recompute",
+        cache=pytester.path / "c2",
+        report="alone",
+        k="f10 and not generated",
+        fresh=False,
+    )
     selections = [torch.load(e, weights_only=True)["meta"] for e in (pytester.path / "c1" / "rfe").glob("*.pt")]
     assert sum("curve" in m and "support" in m for m in selections) >= 2  # the two RFEwNA selections (and RFE-*)
 
     def values(report):
         records = json.loads((pytester.path / report / "results.json").read_text())["records"]
-        return {(r["model"], r["explainer"], r["metric"], json.dumps(r["condition"], sort_keys=True)): r["value"]
-                for r in records if "seconds" not in r["metric"]}
+        return {
+            (r["model"], r["explainer"], r["metric"], json.dumps(r["condition"], sort_keys=True)): r["value"]
+            for r in records
+            if "seconds" not in r["metric"]
+        }
 
     together, alone = values("together"), values("alone")
     assert together and together == alone

@@ -9,19 +9,21 @@ import torch
 from torch import nn
 
 from pytest_chaosmining.core.classification import ClassifierTraining, train_classifier
-from pytest_chaosmining.suites.saliency.suite import plan_cases
 from pytest_chaosmining.core.saliency_training import consistency, guided_loss, input_gradients, mask_lowest
-from pytest_chaosmining.suites.symbolic.suite import SymbolicCase
-from pytest_chaosmining.suites.saliency.tiers import SALIENCY
 from pytest_chaosmining.core.training import RegressionTraining, train_regressor
 from pytest_chaosmining.core.training_modes import SaliencyGuided, guided_model_id, training_key
+from pytest_chaosmining.suites.saliency.suite import plan_cases
+from pytest_chaosmining.suites.saliency.tiers import SALIENCY
+from pytest_chaosmining.suites.symbolic.suite import SymbolicCase
 
 
 def test_mask_replaces_exactly_the_lowest_signed_gradients_within_each_samples_range():
-    x = torch.tensor([[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0],
-                      [5.0, 5.0, 5.0, 5.0, 5.0, 5.0, 5.0, 5.0, 5.0, -5.0]])
-    grads = torch.tensor([[0.5, -3.0, 0.1, 2.0, -0.2, 0.0, 1.0, 4.0, -1.0, 0.3],
-                          [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, -9.0, -8.0]])
+    x = torch.tensor(
+        [[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0], [5.0, 5.0, 5.0, 5.0, 5.0, 5.0, 5.0, 5.0, 5.0, -5.0]]
+    )
+    grads = torch.tensor(
+        [[0.5, -3.0, 0.1, 2.0, -0.2, 0.0, 1.0, 4.0, -1.0, 0.3], [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, -9.0, -8.0]]
+    )
     masked = mask_lowest(x, grads, k=0.2, absolute=False, generator=torch.Generator().manual_seed(0))
     changed = masked != x
     assert changed[0].nonzero().ravel().tolist() == [1, 8]  # the two most negative gradients
@@ -95,8 +97,19 @@ def test_recurrent_models_get_input_gradients_in_eval_mode():
 
 
 def _case(**kw) -> SymbolicCase:
-    base = dict(formula=2, noise_features=10, label_noise=0.0, n_samples=100, width=8, depth=1, dropout=0.0,
-                optimizer="adam", lr=1e-2, epochs=5, seed=0)
+    base = dict(
+        formula=2,
+        noise_features=10,
+        label_noise=0.0,
+        n_samples=100,
+        width=8,
+        depth=1,
+        dropout=0.0,
+        optimizer="adam",
+        lr=1e-2,
+        epochs=5,
+        seed=0,
+    )
     return SymbolicCase(**{**base, **kw})
 
 

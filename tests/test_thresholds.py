@@ -7,13 +7,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pytest_chaosmining.suites.symbolic.formulas import get_formula
 from pytest_chaosmining.core.metrics import fprec
-from pytest_chaosmining.suites.symbolic.data import TRAIN_FRACTION
 from pytest_chaosmining.core.thresholds import Thresholds
-from pytest_chaosmining.suites.symbolic.tiers import SYMBOLIC
 from pytest_chaosmining.core.tiers import TIERS
 from pytest_chaosmining.suites import SUITES_DIR
+from pytest_chaosmining.suites.symbolic.data import TRAIN_FRACTION
+from pytest_chaosmining.suites.symbolic.formulas import get_formula
+from pytest_chaosmining.suites.symbolic.tiers import SYMBOLIC
 
 THRESHOLDS = Thresholds.load()
 EXPLAINERS = ("SA", "DL", "IG", "FA", "some-user-explainer")
@@ -49,7 +49,9 @@ def test_user_file_overrides_one_entry(tmp_path):
     path.write_text("[symbolic.ci.fprec]\nf03 = 0.99\n")
     merged = Thresholds.load(path)
     assert merged.metric("symbolic", "ci", "fprec", "f03", "user") == 0.99
-    assert merged.metric("symbolic", "ci", "fprec", "f04", "user") == THRESHOLDS.metric("symbolic", "ci", "fprec", "f04", "user")
+    assert merged.metric("symbolic", "ci", "fprec", "f04", "user") == THRESHOLDS.metric(
+        "symbolic", "ci", "fprec", "f04", "user"
+    )
 
 
 def test_unreadable_user_file(tmp_path):
@@ -119,9 +121,17 @@ def test_tolerance_factor_matches_the_calibration_notes():
 
 
 def _audio_record(metric, explainer, value, cond, seed, passed=True):
-    return {"suite": "audio", "metric": metric, "explainer": explainer, "value": value, "seed": seed,
-            "threshold": 0.0, "passed": passed, "nodeid": f"test[{cond}-{explainer}-s{seed}]",
-            "condition": {"arch": "tcn", "condition": cond, "channels": 8}}
+    return {
+        "suite": "audio",
+        "metric": metric,
+        "explainer": explainer,
+        "value": value,
+        "seed": seed,
+        "threshold": 0.0,
+        "passed": passed,
+        "nodeid": f"test[{cond}-{explainer}-s{seed}]",
+        "condition": {"arch": "tcn", "condition": cond, "channels": 8},
+    }
 
 
 def test_calibration_sets_bars_from_the_spread_and_refuses_bars_the_control_reaches():
@@ -131,10 +141,13 @@ def test_calibration_sets_bars_from_the_spread_and_refuses_bars_the_control_reac
     records = []
     for seed in range(100, 112):
         for e, fp, rp in (("SA", 0.60, 0.13), ("FA", 0.70, 0.14)):
-            records += [_audio_record("channel_share", e, fp + rng.normal(0, 0.02), "RBFP", seed),
-                        _audio_record("channel_share", e, rp + rng.normal(0, 0.01), "RBRP", seed)]
-        records += [_audio_record("channel_share", "random", 0.125 + rng.normal(0, 0.005), c, seed)
-                    for c in ("RBFP", "RBRP")]
+            records += [
+                _audio_record("channel_share", e, fp + rng.normal(0, 0.02), "RBFP", seed),
+                _audio_record("channel_share", e, rp + rng.normal(0, 0.01), "RBRP", seed),
+            ]
+        records += [
+            _audio_record("channel_share", "random", 0.125 + rng.normal(0, 0.005), c, seed) for c in ("RBFP", "RBRP")
+        ]
         records.append(_audio_record("untrained_share", "SA", 0.9, "RBFP", seed))  # not a judged metric
     bars = {(b.key, b.explainer): b for b in calibrate(records)}
     sa = bars[("tcn-RBFP", "SA")]
@@ -143,9 +156,12 @@ def test_calibration_sets_bars_from_the_spread_and_refuses_bars_the_control_reac
     assert bars[("tcn-RBRP", "SA")].bar is None  # the control's upper bound reaches it: not judged
     t = tomllib.loads(to_toml(list(bars.values()), "smoke"))["audio"]["smoke"]["channel_share"]
     assert t["tcn-RBFP"] == min(sa.bar, bars[("tcn-RBFP", "FA")].bar) and t["tcn-RBRP"] == -math.inf
-    held = [_audio_record("channel_share", "SA", 0.61, "RBFP", 200), _audio_record("channel_share", "SA", 0.2, "RBFP", 201),
-            _audio_record("channel_share", "random", 0.13, "RBFP", 200),
-            _audio_record("channel_share", "SA", 0.13, "RBRP", 200)]  # no bar there: not judged
+    held = [
+        _audio_record("channel_share", "SA", 0.61, "RBFP", 200),
+        _audio_record("channel_share", "SA", 0.2, "RBFP", 201),
+        _audio_record("channel_share", "random", 0.13, "RBFP", 200),
+        _audio_record("channel_share", "SA", 0.13, "RBRP", 200),
+    ]  # no bar there: not judged
     check = held_out_check(held, list(bars.values()))
     assert check.tests == {("audio", "SA"): 2, ("audio", "random"): 1}
     assert len(check.failed[("audio", "SA")]) == 1 and len(check.failed[("audio", "random")]) == 1
@@ -157,7 +173,9 @@ def test_random_selections_fail_every_rfe_threshold(tier):
 
     spec = RFE_TIERS[tier]
     rng = np.random.default_rng(0)
-    datasets = [(f"f{f:02d}", get_formula(f).n_vars, get_formula(f).n_vars + spec.noise_features) for f in spec.formulas]
+    datasets = [
+        (f"f{f:02d}", get_formula(f).n_vars, get_formula(f).n_vars + spec.noise_features) for f in spec.formulas
+    ]
     datasets.append(("generated", spec.clf_informative, spec.clf_features))
     for key, k, n in datasets:
         truth = set(range(k))
@@ -202,8 +220,10 @@ def test_a_built_in_beyond_the_papers_four_is_judged_only_against_its_own_bars(t
     assert shipped.optional_metric("iteroar", "smoke", "drop_gain", "SBFP-zero", "mine") == 0.39
     own = tmp_path / "own.toml"
     own.write_text("[iteroar.smoke.drop_gain.explainer.GBP]\nSBFP-zero = 0.41\n")
-    assert Thresholds.load(own, frozenset({"GBP"})).optional_metric("iteroar", "smoke", "drop_gain", "SBFP-zero",
-                                                                      "GBP") == 0.41
+    assert (
+        Thresholds.load(own, frozenset({"GBP"})).optional_metric("iteroar", "smoke", "drop_gain", "SBFP-zero", "GBP")
+        == 0.41
+    )
 
 
 RAW = Path(__file__).resolve().parents[1] / "reports" / "calibration" / "raw"
@@ -235,8 +255,10 @@ def _entries(table):
                 yield (metric, "", key), value
 
 
-@pytest.mark.parametrize(("tier", "suite"), [("smoke", s) for s in ("symbolic", "audio", "vision", "rfe", "iteroar", "bam")]
-                         + [("ci", "symbolic")])
+@pytest.mark.parametrize(
+    ("tier", "suite"),
+    [("smoke", s) for s in ("symbolic", "audio", "vision", "rfe", "iteroar", "bam")] + [("ci", "symbolic")],
+)
 def test_shipped_bars_are_what_the_calibration_tool_makes_of_the_committed_runs(tier, suite):
     """Every calibrated bar of the tier in the suite's thresholds.toml, and no other, comes
     out of the calibration tool run on the committed raw calibration results."""
@@ -298,7 +320,10 @@ def test_merging_one_tier_keeps_the_other_tiers_calibrated_block():
     text = "[audio.smoke]\nquality_gate = 0.5\n\n[audio.ci]\nquality_gate = 0.5\n"
     for tier in ("smoke", "ci", "smoke", "ci"):
         text = merge_into(text, to_toml(bars, tier), bars, tier, f"{tier} note")
-    assert text.count("# Calibrated bars of audio, tier smoke") == 1 and text.count("# Calibrated bars of audio, tier ci") == 1
+    assert (
+        text.count("# Calibrated bars of audio, tier smoke") == 1
+        and text.count("# Calibrated bars of audio, tier ci") == 1
+    )
     assert tomllib.loads(text)["audio"]["smoke"]["channel_share"] == tomllib.loads(text)["audio"]["ci"]["channel_share"]
 
 
@@ -313,8 +338,11 @@ def test_shipped_drop_allowances_are_the_calibrated_ones_and_name_judged_metrics
 
     rows = json.loads((Path(__file__).parents[1] / "benchmarks" / "mutations" / "drops.json").read_text())["rows"]
     catalog = metric_catalog()
-    shipped = {(suite, metric): value for suite, tiers in THRESHOLDS.table.items()
-               for metric, value in tiers.get("smoke", {}).get("max_drop", {}).items()}
+    shipped = {
+        (suite, metric): value
+        for suite, tiers in THRESHOLDS.table.items()
+        for metric, value in tiers.get("smoke", {}).get("max_drop", {}).items()
+    }
     assert shipped == {(r["suite"], r["metric"]): r["allowed"] for r in rows}
     assert all(catalog.is_judged(suite, metric) for suite, metric in shipped)
     assert all(v >= DEFAULT_MAX_DROP for v in shipped.values())

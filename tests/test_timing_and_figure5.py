@@ -79,8 +79,12 @@ def test_convergence_is_the_mean_fprec_over_the_curve():
 
 
 def _payload(records, outcomes, failures, suites):
-    return {"meta": {"tier": "smoke", "suites": suites}, "outcomes": outcomes, "failures": failures,
-            "records": [r.to_dict() for r in records]}
+    return {
+        "meta": {"tier": "smoke", "suites": suites},
+        "outcomes": outcomes,
+        "failures": failures,
+        "records": [r.to_dict() for r in records],
+    }
 
 
 def test_rebuild_merges_shards_into_one_report(tmp_path):
@@ -89,9 +93,9 @@ def test_rebuild_merges_shards_into_one_report(tmp_path):
     b = [Record("symbolic", "mlp", "SA", 0, "fprec", 0.8, {**condition, "formula": 2}, threshold=0.5, passed=True)]
     fail = {"nodeid": "x::t[mine]", "suite": "symbolic", "explainer": "mine", "message": "mine: fprec 0.1 < 0.5"}
     paths = []
-    for i, (records, outcomes, failures) in enumerate([(a, {"symbolic|SA|passed": 1}, []),
-                                                       (a + b, {"symbolic|SA|passed": 1, "symbolic|mine|failed": 1},
-                                                        [fail])]):
+    for i, (records, outcomes, failures) in enumerate(
+        [(a, {"symbolic|SA|passed": 1}, []), (a + b, {"symbolic|SA|passed": 1, "symbolic|mine|failed": 1}, [fail])]
+    ):
         path = tmp_path / f"shard{i}.json"
         path.write_text(json.dumps(_payload(records, outcomes, failures, ["symbolic"])))
         paths.append(path)
@@ -147,8 +151,7 @@ def test_a_cost_that_would_fail_the_gate_is_measured_again_and_the_least_kept():
     with AttributionTimer(None, torch.device("cpu"), "symbolic", "c", "SA", recheck=lambda c: c.cpu_ms > 100):
         result, _ = timed(work, torch.device("cpu"))
     assert result == 1 and len(calls) == 1 + RECHECKS
-    with AttributionTimer(None, torch.device("cpu"), "symbolic", "c", "SA",
-                          recheck=lambda c: c.cpu_ms > 100) as timer:
+    with AttributionTimer(None, torch.device("cpu"), "symbolic", "c", "SA", recheck=lambda c: c.cpu_ms > 100) as timer:
         calls.clear()
         timed(work, torch.device("cpu"))
     assert timer.cost is not None and timer.cost.cpu_ms < 100 and timer.extra_info["cost_rechecks"] == RECHECKS

@@ -2,8 +2,8 @@ import pytest
 import torch
 
 from pytest_chaosmining.core.classification import ClassifierTraining, predict, train_classifier
-from pytest_chaosmining.suites.vision.tiers import PAPER_VISION_MODELS, VISION
 from pytest_chaosmining.suites.vision.models import build_model
+from pytest_chaosmining.suites.vision.tiers import PAPER_VISION_MODELS, VISION
 
 
 @pytest.mark.parametrize("name", PAPER_VISION_MODELS)
@@ -43,10 +43,17 @@ def test_bf16_training_stays_close_to_fp32_and_hands_back_an_fp32_model():
     trained = {}
     for precision in ("fp32", "bf16"):
         torch.manual_seed(0)
-        model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
-                              nn.Linear(8, 2))
-        loss = train_classifier(model, images, labels, ClassifierTraining(epochs=3, batch_size=64, lr=1e-2, t0=3),
-                                seed=0, precision=precision)
+        model = nn.Sequential(
+            nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 2)
+        )
+        loss = train_classifier(
+            model,
+            images,
+            labels,
+            ClassifierTraining(epochs=3, batch_size=64, lr=1e-2, t0=3),
+            seed=0,
+            precision=precision,
+        )
         trained[precision] = (loss, model)
     (loss32, fp32), (loss16, bf16) = trained["fp32"], trained["bf16"]
     weight = bf16[0].weight

@@ -21,11 +21,35 @@ def merge(tier: str, suite: str, plan: dict) -> None:
     held = [str(RAW / name) for name in plan["held_out"]]
     toml = str(ROOT / "src" / "pytest_chaosmining" / "suites" / suite / "thresholds.toml")
     if plan.get("round1"):
-        calibration([cal[0], "--held-out", cal[1], "--toml", "/dev/null", "--sd-floor", "0.01",
-                     "--report", str(ROOT / "reports" / "calibration" / "round1" / f"{tier}-{suite}.md")])
+        calibration(
+            [
+                cal[0],
+                "--held-out",
+                cal[1],
+                "--toml",
+                "/dev/null",
+                "--sd-floor",
+                "0.01",
+                "--report",
+                str(ROOT / "reports" / "calibration" / "round1" / f"{tier}-{suite}.md"),
+            ]
+        )
     rule = ["--coverage", str(plan["coverage"])] if "coverage" in plan else []
-    calibration([*cal, "--held-out", *held, *rule, "--cross-validate", "--merge", toml, "--toml", "/dev/null",
-                 "--report", str(ROOT / "reports" / "calibration" / f"{tier}-{suite}.md")])
+    calibration(
+        [
+            *cal,
+            "--held-out",
+            *held,
+            *rule,
+            "--cross-validate",
+            "--merge",
+            toml,
+            "--toml",
+            "/dev/null",
+            "--report",
+            str(ROOT / "reports" / "calibration" / f"{tier}-{suite}.md"),
+        ]
+    )
 
 
 if __name__ == "__main__":

@@ -54,8 +54,11 @@ TIER = "smoke"
 def judged_values(folder: Path) -> dict[tuple[str, str, str, int, str], float]:
     """The candidate's judged records of one run, by case."""
     payload = json.loads((folder / "report" / "results.json").read_text())
-    return {(r["suite"], r["metric"], json.dumps(r["condition"], sort_keys=True), r["seed"], r["model"]): r["value"]
-            for r in payload["records"] if r["explainer"] == CANDIDATE and r["threshold"] is not None}
+    return {
+        (r["suite"], r["metric"], json.dumps(r["condition"], sort_keys=True), r["seed"], r["model"]): r["value"]
+        for r in payload["records"]
+        if r["explainer"] == CANDIDATE and r["threshold"] is not None
+    }
 
 
 def changes(out: Path) -> dict[tuple[str, str], list[tuple[float, str]]]:
@@ -80,9 +83,19 @@ def allowed_drops(found: dict[tuple[str, str], list[tuple[float, str]]]) -> list
         largest, by = max((abs(d), name) for d, name in drops)
         bound = k * spread if m >= 3 else FLOOR
         allowed = max(FLOOR, bound, largest)
-        rows.append({"suite": suite, "metric": metric, "changes": m, "spread": round(spread, 5), "k": round(k, 3),
-                     "largest_change": round(largest, 4), "largest_by": by, "bound": round(bound, 4),
-                     "allowed": math.ceil(allowed * 200) / 200})  # rounded up to 0.005
+        rows.append(
+            {
+                "suite": suite,
+                "metric": metric,
+                "changes": m,
+                "spread": round(spread, 5),
+                "k": round(k, 3),
+                "largest_change": round(largest, 4),
+                "largest_by": by,
+                "bound": round(bound, 4),
+                "allowed": math.ceil(allowed * 200) / 200,
+            }
+        )  # rounded up to 0.005
     return rows
 
 
@@ -96,14 +109,23 @@ def write_tables(rows: list[dict[str, object]]) -> None:
         if not path.exists():
             continue
         header = f"[{suite}.{TIER}.max_drop]"
-        body = [f"# calibrated by benchmarks/mutations/calibrate_drops.py on {len(CALIBRATION_CHANGES)} benign "
-                "changes (drops.md)", header]
+        body = [
+            f"# calibrated by benchmarks/mutations/calibrate_drops.py on {len(CALIBRATION_CHANGES)} benign "
+            "changes (drops.md)",
+            header,
+        ]
         body += [f"{r['metric']} = {r['allowed']}" for r in suite_rows]
         text = path.read_text()
-        pattern = re.compile(r"(# calibrated by benchmarks/mutations/calibrate_drops\.py[^\n]*\n)?"
-                             + re.escape(header) + r"\n(?:[^\[\n][^\n]*\n|\n)*?(?=\[|\Z)")
+        pattern = re.compile(
+            r"(# calibrated by benchmarks/mutations/calibrate_drops\.py[^\n]*\n)?"
+            + re.escape(header)
+            + r"\n(?:[^\[\n][^\n]*\n|\n)*?(?=\[|\Z)"
+        )
         block = "\n".join(body) + "\n\n"
-        text = pattern.sub(lambda _: block, text) if pattern.search(text) else text.rstrip("\n") + "\n\n" + block
+        if pattern.search(text):
+            text = pattern.sub(lambda _, block=block: block, text)
+        else:
+            text = text.rstrip("\n") + "\n\n" + block
         path.write_text(text.rstrip("\n") + "\n")
 
 
@@ -112,8 +134,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, default=HERE / "runs")
     parser.add_argument("--write", action="store_true", help="store the tables in the suites' thresholds.toml")
-    parser.add_argument("--runs-done", action="store_true",
-                        help="tabulate the runs under --out as they are (made under an earlier code key)")
+    parser.add_argument(
+        "--runs-done",
+        action="store_true",
+        help="tabulate the runs under --out as they are (made under an earlier code key)",
+    )
     args = parser.parse_args(argv)
     key = code_key()
     names = [f"base:{base}" for base in sorted({c.base for c in CALIBRATION_CHANGES.values()})]
@@ -124,15 +149,22 @@ def main(argv: list[str] | None = None) -> int:
         summary = run_one(name, args.out, None, args.workers, key, False)
         print(f"{name}: {summary['seconds']} s", flush=True)
     rows = allowed_drops(changes(args.out))
-    lines = ["# Allowed score drops against a baseline (smoke tier)", "",
-             f"{len(CALIBRATION_CHANGES)} benign changes of built-ins ({', '.join(CALIBRATION_CHANGES)}), each "
-             "through the default run beside its unchanged built-in; *changes*: judged records compared; *spread*: "
-             f"√(mean drop²); *k*: tolerance factor (coverage {COVERAGE}, confidence {CONFIDENCE}); *allowed*: "
-             f"max({FLOOR}, k × spread, largest change either way), rounded up to 0.005.", "",
-             "| suite | metric | changes | spread | k | largest change (by) | k × spread | allowed |",
-             "|---|---|---|---|---|---|---|---|"]
-    lines += [f"| {r['suite']} | {r['metric']} | {r['changes']} | {r['spread']} | {r['k']} | {r['largest_change']} "
-              f"({r['largest_by']}) | {r['bound']} | {r['allowed']} |" for r in rows]
+    lines = [
+        "# Allowed score drops against a baseline (smoke tier)",
+        "",
+        f"{len(CALIBRATION_CHANGES)} benign changes of built-ins ({', '.join(CALIBRATION_CHANGES)}), each "
+        "through the default run beside its unchanged built-in; *changes*: judged records compared; *spread*: "
+        f"√(mean drop²); *k*: tolerance factor (coverage {COVERAGE}, confidence {CONFIDENCE}); *allowed*: "
+        f"max({FLOOR}, k × spread, largest change either way), rounded up to 0.005.",
+        "",
+        "| suite | metric | changes | spread | k | largest change (by) | k × spread | allowed |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {r['suite']} | {r['metric']} | {r['changes']} | {r['spread']} | {r['k']} | {r['largest_change']} "
+        f"({r['largest_by']}) | {r['bound']} | {r['allowed']} |"
+        for r in rows
+    ]
     lines += ["", f"Code key `{key}`."]
     (HERE / "drops.md").write_text("\n".join(lines) + "\n")
     (HERE / "drops.json").write_text(json.dumps({"key": key, "rows": rows}, indent=1))

@@ -45,8 +45,9 @@ def builtin(name: str, **kwargs: object) -> Method:
     explainer = builtin_explainers()[name]
     explainer = dataclasses.replace(explainer, attribute_kwargs={**explainer.attribute_kwargs, **kwargs})
 
-    def call(model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None,
-             context: AttributionContext) -> torch.Tensor:
+    def call(
+        model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None, context: AttributionContext
+    ) -> torch.Tensor:
         out = call_explainer(explainer, model, inputs, target, context)
         return out[0] if isinstance(out, tuple) else out  # type: ignore[return-value]
 
@@ -55,8 +56,10 @@ def builtin(name: str, **kwargs: object) -> Method:
 
 def after(base: Method, change: Callable[[torch.Tensor, torch.Tensor, AttributionContext], torch.Tensor]) -> Method:
     """``base``'s map changed by ``change(map, inputs, context)``."""
-    def call(model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None,
-             context: AttributionContext) -> torch.Tensor:
+
+    def call(
+        model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None, context: AttributionContext
+    ) -> torch.Tensor:
         return change(base(model, inputs, target, context).detach(), inputs, context)
 
     return call
@@ -78,8 +81,10 @@ def _blur(attr: torch.Tensor, inputs: torch.Tensor, context: AttributionContext)
 
 def _wrong_target(base: Method) -> Method:
     """The next class instead of the asked one (a regression output has one target)."""
-    def call(model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None,
-             context: AttributionContext) -> torch.Tensor:
+
+    def call(
+        model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None, context: AttributionContext
+    ) -> torch.Tensor:
         if context.task != "classification" or target is None:
             return base(model, inputs, target, context)
         with torch.no_grad():
@@ -90,47 +95,63 @@ def _wrong_target(base: Method) -> Method:
 
 
 def _ig_baseline(baseline: Callable[[torch.Tensor], torch.Tensor]) -> Method:
-    def call(model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None,
-             context: AttributionContext) -> torch.Tensor:
-        return IntegratedGradients(model).attribute(inputs, baselines=baseline(inputs), target=target, n_steps=IG_STEPS,
-                                                    internal_batch_size=4096)
+    def call(
+        model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None, context: AttributionContext
+    ) -> torch.Tensor:
+        return IntegratedGradients(model).attribute(
+            inputs, baselines=baseline(inputs), target=target, n_steps=IG_STEPS, internal_batch_size=4096
+        )
 
     return call
 
 
-def _fa_baseline_is_input(model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None,
-                          context: AttributionContext) -> torch.Tensor:
-    return FeatureAblation(model).attribute(inputs, baselines=inputs, target=target, feature_mask=context.feature_mask,
-                                            perturbations_per_eval=8)
+def _fa_baseline_is_input(
+    model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None, context: AttributionContext
+) -> torch.Tensor:
+    return FeatureAblation(model).attribute(
+        inputs, baselines=inputs, target=target, feature_mask=context.feature_mask, perturbations_per_eval=8
+    )
 
 
-def _huge_sigma(model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None,
-                context: AttributionContext) -> torch.Tensor:
+def _huge_sigma(
+    model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None, context: AttributionContext
+) -> torch.Tensor:
     sigma = float(10.0 * inputs.detach().float().std())  # 10 x the inputs' spread (the built-in: 0.15 x)
-    return NoiseTunnel(Saliency(model)).attribute(inputs, nt_type="smoothgrad", nt_samples=NOISE_SAMPLES,
-                                                  nt_samples_batch_size=NOISE_SAMPLES, stdevs=sigma, target=target,
-                                                  abs=False)
+    return NoiseTunnel(Saliency(model)).attribute(
+        inputs,
+        nt_type="smoothgrad",
+        nt_samples=NOISE_SAMPLES,
+        nt_samples_batch_size=NOISE_SAMPLES,
+        stdevs=sigma,
+        target=target,
+        abs=False,
+    )
 
 
-def _cam_first_layer(model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None,
-                     context: AttributionContext) -> torch.Tensor:
+def _cam_first_layer(
+    model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None, context: AttributionContext
+) -> torch.Tensor:
     convs = [m for m in model.modules() if isinstance(m, torch.nn.Conv2d)]
     if not convs:
         raise NotApplicable("no 2-D convolution")
     return upsampled(LayerGradCam(model, convs[0]).attribute(inputs, target=target, relu_attributions=True), inputs)
 
 
-def _occlusion_big_window(model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None,
-                          context: AttributionContext) -> torch.Tensor:
+def _occlusion_big_window(
+    model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None, context: AttributionContext
+) -> torch.Tensor:
     window = tuple(min(4 * w, s) for w, s in zip(context.window or (1,) * (inputs.dim() - 1), inputs.shape[1:]))
-    return Occlusion(model).attribute(inputs, sliding_window_shapes=window, strides=window, target=target,
-                                      perturbations_per_eval=8)
+    return Occlusion(model).attribute(
+        inputs, sliding_window_shapes=window, strides=window, target=target, perturbations_per_eval=8
+    )
 
 
 def _untrained_copy(base: Method) -> Method:
     """``base`` on a re-initialised copy of the model (the weights never loaded)."""
-    def call(model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None,
-             context: AttributionContext) -> torch.Tensor:
+
+    def call(
+        model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None, context: AttributionContext
+    ) -> torch.Tensor:
         fresh = copy.deepcopy(model)
         torch.manual_seed(1)
         for module in fresh.modules():
@@ -142,8 +163,9 @@ def _untrained_copy(base: Method) -> Method:
 
 
 def _float64(base: Method) -> Method:
-    def call(model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None,
-             context: AttributionContext) -> torch.Tensor:
+    def call(
+        model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None, context: AttributionContext
+    ) -> torch.Tensor:
         wide = copy.deepcopy(model).double()
         ctx = dataclasses.replace(context, baseline=None if context.baseline is None else context.baseline.double())
         return base(wide, inputs.double(), target, ctx).to(inputs.dtype)
@@ -157,7 +179,7 @@ def _first_samples_map(attr: torch.Tensor, inputs: torch.Tensor, context: Attrib
 
 def _half_zeroed(attr: torch.Tensor, inputs: torch.Tensor, context: AttributionContext) -> torch.Tensor:
     out = attr.clone()
-    out[attr.shape[0] // 2:] = 0
+    out[attr.shape[0] // 2 :] = 0
     return out
 
 
@@ -184,60 +206,167 @@ def _random_weights(attr: torch.Tensor, inputs: torch.Tensor, context: Attributi
 
 IG, SA = builtin("IG"), builtin("SA")
 
-MUTANTS: dict[str, Mutant] = {m.name: m for m in (
-    # -- harmful: what a library could ship by mistake ------------------------------------------
-    Mutant("ig_sign_flip", "IG", HARMFUL, "IG's sign flipped", after(IG, lambda a, x, c: -a)),
-    Mutant("ig_feature_off_by_one", "IG", HARMFUL, "each map shifted by one position along the last axis",
-           after(IG, lambda a, x, c: a.roll(1, dims=-1))),
-    Mutant("ig_batch_order", "IG", HARMFUL, "each sample gets its neighbour's map (batch rolled by one)",
-           after(IG, lambda a, x, c: a.roll(1, dims=0))),
-    Mutant("ig_first_sample_map", "IG", HARMFUL, "every sample gets the first sample's map",
-           after(IG, _first_samples_map)),
-    Mutant("ig_wrong_target", "IG", HARMFUL, "the next class explained instead of the asked one", _wrong_target(IG)),
-    Mutant("ig_one_step", "IG", HARMFUL, "IG with 1 step instead of 10", builtin("IG", n_steps=1)),
-    Mutant("ig_noise", "IG", HARMFUL, "Gaussian noise of the map's own spread added", after(IG, lambda a, x, c: a + _noise(a, 1.0))),
-    Mutant("ig_half_batch_zeroed", "IG", HARMFUL, "the second half of the batch gets all-zero maps",
-           after(IG, _half_zeroed)),
-    Mutant("ig_baseline_is_input", "IG", HARMFUL, "IG's baseline equal to the input (all-zero maps)",
-           _ig_baseline(lambda x: x)),
-    Mutant("ig_baseline_noise", "IG", HARMFUL, "IG from a uniform-noise baseline instead of zeros",
-           _ig_baseline(lambda x: torch.rand(x.shape, generator=torch.Generator().manual_seed(3)).to(x))),
-    Mutant("ig_transposed", "IG", HARMFUL, "images transposed, other maps reversed along the last axis",
-           after(IG, _flip_features)),
-    Mutant("ig_swapped_halves", "IG", HARMFUL, "the two halves of the last axis swapped", after(IG, _swap_halves)),
-    Mutant("ig_untrained_model", "IG", HARMFUL, "IG of a re-initialised copy of the model", _untrained_copy(IG)),
-    Mutant("sa_blurred", "SA", HARMFUL, "saliency blurred (7-pixel box, 5 along the last axis elsewhere)",
-           after(SA, _blur)),
-    Mutant("sa_input_magnitude", "SA", HARMFUL, "|input| returned instead of the gradient (model-free)",
-           after(SA, lambda a, x, c: x.detach().abs())),
-    Mutant("sa_sign_only", "SA", HARMFUL, "only the gradient's sign kept (maps of -1, 0, 1: tied)",
-           after(SA, lambda a, x, c: a.sign())),
-    Mutant("sa_constant", "SA", HARMFUL, "a constant map (every feature tied)", after(SA, lambda a, x, c: torch.ones_like(a))),
-    Mutant("sa_random_reweighting", "SA", HARMFUL, "each position scaled by a fixed random weight",
-           after(SA, _random_weights)),
-    Mutant("fa_baseline_is_input", "FA", HARMFUL, "ablation baseline equal to the input (all-zero maps)",
-           _fa_baseline_is_input),
-    Mutant("sg_huge_sigma", "SG", HARMFUL, "SmoothGrad with sigma 10x the inputs' spread (built-in: 0.15x)",
-           _huge_sigma),
-    Mutant("gradcam_first_layer", "GradCAM", HARMFUL, "Grad-CAM on the first convolution instead of the last",
-           _cam_first_layer),
-    Mutant("occ_window_4x", "OCC", HARMFUL, "occlusion with windows and strides 4x the feature", _occlusion_big_window),
-    # -- benign: a gate must not fail them on a score ----------------------------------------------
-    Mutant("ig_scaled", "IG", BENIGN, "IG times 1000", after(IG, lambda a, x, c: a * 1000.0)),
-    Mutant("ig_per_sample_normalised", "IG", BENIGN, "each sample's map divided by its largest |value|",
-           after(IG, _per_sample_normalised)),
-    Mutant("ig_float64", "IG", BENIGN, "IG computed in float64", _float64(IG)),
-    Mutant("ig_tiny_noise", "IG", BENIGN, "noise of 1e-6 of the map's spread added",
-           after(IG, lambda a, x, c: a + _noise(a, 1e-6))),
-    Mutant("sa_abs", "SA", BENIGN, "saliency's absolute value (abs=True)", builtin("SA", abs=True)),
-    Mutant("ig_50_steps", "IG", COST, "IG with 50 steps instead of 10 (more work, same answer)",
-           builtin("IG", n_steps=50)),
-)}
+MUTANTS: dict[str, Mutant] = {
+    m.name: m
+    for m in (
+        # -- harmful: what a library could ship by mistake ------------------------------------------
+        Mutant("ig_sign_flip", "IG", HARMFUL, "IG's sign flipped", after(IG, lambda a, x, c: -a)),
+        Mutant(
+            "ig_feature_off_by_one",
+            "IG",
+            HARMFUL,
+            "each map shifted by one position along the last axis",
+            after(IG, lambda a, x, c: a.roll(1, dims=-1)),
+        ),
+        Mutant(
+            "ig_batch_order",
+            "IG",
+            HARMFUL,
+            "each sample gets its neighbour's map (batch rolled by one)",
+            after(IG, lambda a, x, c: a.roll(1, dims=0)),
+        ),
+        Mutant(
+            "ig_first_sample_map",
+            "IG",
+            HARMFUL,
+            "every sample gets the first sample's map",
+            after(IG, _first_samples_map),
+        ),
+        Mutant(
+            "ig_wrong_target", "IG", HARMFUL, "the next class explained instead of the asked one", _wrong_target(IG)
+        ),
+        Mutant("ig_one_step", "IG", HARMFUL, "IG with 1 step instead of 10", builtin("IG", n_steps=1)),
+        Mutant(
+            "ig_noise",
+            "IG",
+            HARMFUL,
+            "Gaussian noise of the map's own spread added",
+            after(IG, lambda a, x, c: a + _noise(a, 1.0)),
+        ),
+        Mutant(
+            "ig_half_batch_zeroed",
+            "IG",
+            HARMFUL,
+            "the second half of the batch gets all-zero maps",
+            after(IG, _half_zeroed),
+        ),
+        Mutant(
+            "ig_baseline_is_input",
+            "IG",
+            HARMFUL,
+            "IG's baseline equal to the input (all-zero maps)",
+            _ig_baseline(lambda x: x),
+        ),
+        Mutant(
+            "ig_baseline_noise",
+            "IG",
+            HARMFUL,
+            "IG from a uniform-noise baseline instead of zeros",
+            _ig_baseline(lambda x: torch.rand(x.shape, generator=torch.Generator().manual_seed(3)).to(x)),
+        ),
+        Mutant(
+            "ig_transposed",
+            "IG",
+            HARMFUL,
+            "images transposed, other maps reversed along the last axis",
+            after(IG, _flip_features),
+        ),
+        Mutant("ig_swapped_halves", "IG", HARMFUL, "the two halves of the last axis swapped", after(IG, _swap_halves)),
+        Mutant("ig_untrained_model", "IG", HARMFUL, "IG of a re-initialised copy of the model", _untrained_copy(IG)),
+        Mutant(
+            "sa_blurred",
+            "SA",
+            HARMFUL,
+            "saliency blurred (7-pixel box, 5 along the last axis elsewhere)",
+            after(SA, _blur),
+        ),
+        Mutant(
+            "sa_input_magnitude",
+            "SA",
+            HARMFUL,
+            "|input| returned instead of the gradient (model-free)",
+            after(SA, lambda a, x, c: x.detach().abs()),
+        ),
+        Mutant(
+            "sa_sign_only",
+            "SA",
+            HARMFUL,
+            "only the gradient's sign kept (maps of -1, 0, 1: tied)",
+            after(SA, lambda a, x, c: a.sign()),
+        ),
+        Mutant(
+            "sa_constant",
+            "SA",
+            HARMFUL,
+            "a constant map (every feature tied)",
+            after(SA, lambda a, x, c: torch.ones_like(a)),
+        ),
+        Mutant(
+            "sa_random_reweighting",
+            "SA",
+            HARMFUL,
+            "each position scaled by a fixed random weight",
+            after(SA, _random_weights),
+        ),
+        Mutant(
+            "fa_baseline_is_input",
+            "FA",
+            HARMFUL,
+            "ablation baseline equal to the input (all-zero maps)",
+            _fa_baseline_is_input,
+        ),
+        Mutant(
+            "sg_huge_sigma",
+            "SG",
+            HARMFUL,
+            "SmoothGrad with sigma 10x the inputs' spread (built-in: 0.15x)",
+            _huge_sigma,
+        ),
+        Mutant(
+            "gradcam_first_layer",
+            "GradCAM",
+            HARMFUL,
+            "Grad-CAM on the first convolution instead of the last",
+            _cam_first_layer,
+        ),
+        Mutant(
+            "occ_window_4x", "OCC", HARMFUL, "occlusion with windows and strides 4x the feature", _occlusion_big_window
+        ),
+        # -- benign: a gate must not fail them on a score ----------------------------------------------
+        Mutant("ig_scaled", "IG", BENIGN, "IG times 1000", after(IG, lambda a, x, c: a * 1000.0)),
+        Mutant(
+            "ig_per_sample_normalised",
+            "IG",
+            BENIGN,
+            "each sample's map divided by its largest |value|",
+            after(IG, _per_sample_normalised),
+        ),
+        Mutant("ig_float64", "IG", BENIGN, "IG computed in float64", _float64(IG)),
+        Mutant(
+            "ig_tiny_noise",
+            "IG",
+            BENIGN,
+            "noise of 1e-6 of the map's spread added",
+            after(IG, lambda a, x, c: a + _noise(a, 1e-6)),
+        ),
+        Mutant("sa_abs", "SA", BENIGN, "saliency's absolute value (abs=True)", builtin("SA", abs=True)),
+        Mutant(
+            "ig_50_steps",
+            "IG",
+            COST,
+            "IG with 50 steps instead of 10 (more work, same answer)",
+            builtin("IG", n_steps=50),
+        ),
+    )
+}
+
 
 def _reseeded(base: Method, seed: int) -> Method:
     """``base`` drawing its random numbers from another seed (the plugin seeds 0 per call)."""
-    def call(model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None,
-             context: AttributionContext) -> torch.Tensor:
+
+    def call(
+        model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None, context: AttributionContext
+    ) -> torch.Tensor:
         torch.manual_seed(seed)
         return base(model, inputs, target, context)
 
@@ -247,30 +376,58 @@ def _reseeded(base: Method, seed: int) -> Method:
 #: benign changes that calibrate the largest score drop a baseline allows
 #: (``calibrate_drops.py``): none of them is in :data:`MUTANTS`, whose benign
 #: changes then check the calibrated tolerances on changes they never saw
-CALIBRATION_CHANGES: dict[str, Mutant] = {m.name: m for m in (
-    Mutant("cal_ig_20_steps", "IG", CALIBRATION, "IG with 20 steps", builtin("IG", n_steps=20)),
-    Mutant("cal_ig_16_steps", "IG", CALIBRATION, "IG with 16 steps", builtin("IG", n_steps=16)),
-    Mutant("cal_ig_trapezoid", "IG", CALIBRATION, "IG by the trapezoid rule (10 steps)",
-           builtin("IG", method="riemann_trapezoid")),
-    Mutant("cal_ig_batch_7", "IG", CALIBRATION, "IG in internal batches of 7", builtin("IG", internal_batch_size=7)),
-    Mutant("cal_sg_seed_1", "SG", CALIBRATION, "SmoothGrad's noise from seed 1", _reseeded(builtin("SG"), 1)),
-    Mutant("cal_sg_seed_2", "SG", CALIBRATION, "SmoothGrad's noise from seed 2", _reseeded(builtin("SG"), 2)),
-    Mutant("cal_gs_seed_1", "GS", CALIBRATION, "GradientShap's samples from seed 1", _reseeded(builtin("GS"), 1)),
-    Mutant("cal_gs_seed_2", "GS", CALIBRATION, "GradientShap's samples from seed 2", _reseeded(builtin("GS"), 2)),
-    Mutant("cal_dl_float64", "DL", CALIBRATION, "DeepLift in float64", _float64(builtin("DL"))),
-    Mutant("cal_sa_float64", "SA", CALIBRATION, "saliency in float64", _float64(SA)),
-)}
+CALIBRATION_CHANGES: dict[str, Mutant] = {
+    m.name: m
+    for m in (
+        Mutant("cal_ig_20_steps", "IG", CALIBRATION, "IG with 20 steps", builtin("IG", n_steps=20)),
+        Mutant("cal_ig_16_steps", "IG", CALIBRATION, "IG with 16 steps", builtin("IG", n_steps=16)),
+        Mutant(
+            "cal_ig_trapezoid",
+            "IG",
+            CALIBRATION,
+            "IG by the trapezoid rule (10 steps)",
+            builtin("IG", method="riemann_trapezoid"),
+        ),
+        Mutant(
+            "cal_ig_batch_7", "IG", CALIBRATION, "IG in internal batches of 7", builtin("IG", internal_batch_size=7)
+        ),
+        Mutant("cal_sg_seed_1", "SG", CALIBRATION, "SmoothGrad's noise from seed 1", _reseeded(builtin("SG"), 1)),
+        Mutant("cal_sg_seed_2", "SG", CALIBRATION, "SmoothGrad's noise from seed 2", _reseeded(builtin("SG"), 2)),
+        Mutant("cal_gs_seed_1", "GS", CALIBRATION, "GradientShap's samples from seed 1", _reseeded(builtin("GS"), 1)),
+        Mutant("cal_gs_seed_2", "GS", CALIBRATION, "GradientShap's samples from seed 2", _reseeded(builtin("GS"), 2)),
+        Mutant("cal_dl_float64", "DL", CALIBRATION, "DeepLift in float64", _float64(builtin("DL"))),
+        Mutant("cal_sa_float64", "SA", CALIBRATION, "saliency in float64", _float64(SA)),
+    )
+}
 
 #: mutants that do the work of their base and a cheap change of its map: a cost failure of theirs
 #: is a false alarm (the measured false-alarm rate of the cost gate under the load of a -n 2 run)
-SAME_WORK = frozenset({"ig_sign_flip", "ig_feature_off_by_one", "ig_batch_order", "ig_first_sample_map",
-                       "ig_half_batch_zeroed", "ig_transposed", "ig_swapped_halves", "sa_input_magnitude",
-                       "sa_sign_only", "sa_constant", "sa_random_reweighting", "ig_scaled", "ig_per_sample_normalised",
-                       "ig_tiny_noise", "ig_noise", "ig_wrong_target", "sa_blurred"})
+SAME_WORK = frozenset(
+    {
+        "ig_sign_flip",
+        "ig_feature_off_by_one",
+        "ig_batch_order",
+        "ig_first_sample_map",
+        "ig_half_batch_zeroed",
+        "ig_transposed",
+        "ig_swapped_halves",
+        "sa_input_magnitude",
+        "sa_sign_only",
+        "sa_constant",
+        "sa_random_reweighting",
+        "ig_scaled",
+        "ig_per_sample_normalised",
+        "ig_tiny_noise",
+        "ig_noise",
+        "ig_wrong_target",
+        "sa_blurred",
+    }
+)
 
 #: the unmutated methods the baselines are made from
-BASES: dict[str, Method] = {name: builtin(name) for name in sorted(
-    {m.base for m in (*MUTANTS.values(), *CALIBRATION_CHANGES.values())})}
+BASES: dict[str, Method] = {
+    name: builtin(name) for name in sorted({m.base for m in (*MUTANTS.values(), *CALIBRATION_CHANGES.values())})
+}
 
 
 def explainer(name: str) -> Explainer:

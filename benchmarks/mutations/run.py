@@ -46,34 +46,53 @@ def code_key() -> str:
     return h.hexdigest()[:16]
 
 
-def run_one(name: str, out: Path, baseline: Path | None, workers: int, key: str, fresh: bool,
-            tag: str = "") -> dict[str, object]:
+def run_one(
+    name: str, out: Path, baseline: Path | None, workers: int, key: str, fresh: bool, tag: str = ""
+) -> dict[str, object]:
     """One default run of ``candidate`` = ``name`` (reused when done under ``key``)."""
     folder = out / (name.replace(":", "-") + tag)
     done = folder / "run.json"
     if not fresh and done.exists() and json.loads(done.read_text()).get("key") == key:
         return json.loads(done.read_text())
     folder.mkdir(parents=True, exist_ok=True)
-    argv = [sys.executable, "-m", "pytest", "--chaosmining", "--chaosmining-explainers", CANDIDATE,
-            "--chaosmining-report", str(folder / "report"), "-q", "-rN", "--no-header"]
+    argv = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "--chaosmining",
+        "--chaosmining-explainers",
+        CANDIDATE,
+        "--chaosmining-report",
+        str(folder / "report"),
+        "-q",
+        "-rN",
+        "--no-header",
+    ]
     if workers > 1:
         argv += ["-n", str(workers), "--dist", "loadgroup"]
     if baseline is not None:
         argv += ["--chaosmining-baseline", str(baseline)]
     start = time.perf_counter()
-    proc = subprocess.run(argv, cwd=HERE, env={**os.environ, "CHAOSMINING_MUTANT": name}, capture_output=True,
-                          text=True, timeout=1800)
+    proc = subprocess.run(
+        argv, cwd=HERE, env={**os.environ, "CHAOSMINING_MUTANT": name}, capture_output=True, text=True, timeout=1800
+    )
     seconds = time.perf_counter() - start
     (folder / "pytest.log").write_text(proc.stdout[-20000:] + proc.stderr[-5000:])
     results = folder / "report" / "results.json"
     if not results.exists():
         raise RuntimeError(f"{name}: pytest wrote no results (exit {proc.returncode}); see {folder / 'pytest.log'}")
     payload = json.loads(results.read_text())
-    summary = {"key": key, "name": name, "exit": proc.returncode, "seconds": round(seconds, 1),
-               "outcomes": {k: v for k, v in payload["outcomes"].items() if k.split("|")[1] == CANDIDATE},
-               "failures": [f for f in payload["failures"] if f["explainer"] == CANDIDATE],
-               "timed": len({r["nodeid"] for r in payload["records"]
-                             if r["explainer"] == CANDIDATE and r["metric"] == "cpu_ms"})}
+    summary = {
+        "key": key,
+        "name": name,
+        "exit": proc.returncode,
+        "seconds": round(seconds, 1),
+        "outcomes": {k: v for k, v in payload["outcomes"].items() if k.split("|")[1] == CANDIDATE},
+        "failures": [f for f in payload["failures"] if f["explainer"] == CANDIDATE],
+        "timed": len(
+            {r["nodeid"] for r in payload["records"] if r["explainer"] == CANDIDATE and r["metric"] == "cpu_ms"}
+        ),
+    }
     done.write_text(json.dumps(summary, indent=1))
     return summary
 
@@ -89,10 +108,21 @@ def kinds_of(message: str, nodeid: str) -> set[str]:
         found.add("bar")
     if "cpu_ms regressed" in message or "peak_mem_mb regressed" in message:
         found.add("cost")
-    if any(f"{m} regressed" in message for m in ("fprec", "iou", "channel_share", "top1_hit", "training_gain",
-                                                  "drop_gain", "mcs_gain", "idr_gain", "fresh_share",
-                                                  "fprec_over_linear")) or (
-            "regressed:" in message and not found & {"cost"}):
+    if any(
+        f"{m} regressed" in message
+        for m in (
+            "fprec",
+            "iou",
+            "channel_share",
+            "top1_hit",
+            "training_gain",
+            "drop_gain",
+            "mcs_gain",
+            "idr_gain",
+            "fresh_share",
+            "fprec_over_linear",
+        )
+    ) or ("regressed:" in message and not found & {"cost"}):
         found.add("drop")
     if f"explainer '{CANDIDATE}'" in message and not found:
         found.add("contract")
@@ -102,14 +132,19 @@ def kinds_of(message: str, nodeid: str) -> set[str]:
 def _failing(summary: dict[str, object], base: dict[str, object]) -> list[dict[str, str]]:
     """The failures of a run, less the tests its unmutated base fails too (no evidence)."""
     failing_base = {str(f["nodeid"]) for f in base["failures"]}  # type: ignore[attr-defined]
-    return [f for f in summary["failures"]  # type: ignore[attr-defined]
-            if str(f["nodeid"]).removeprefix(MISSING_PREFIX) not in failing_base]
+    return [
+        f
+        for f in summary["failures"]  # type: ignore[attr-defined]
+        if str(f["nodeid"]).removeprefix(MISSING_PREFIX) not in failing_base
+    ]
 
 
-def verdict(bars_run: dict[str, object], baseline_run: dict[str, object], kind: str,
-            base: dict[str, object]) -> dict[str, object]:
+def verdict(
+    bars_run: dict[str, object], baseline_run: dict[str, object], kind: str, base: dict[str, object]
+) -> dict[str, object]:
     """The table row of one mutant: its run without a baseline (the bars alone) and
     its run against its base's baseline."""
+
     def judged(f: dict[str, str]) -> bool:  # failed on a score, a bar, the contract or a missing result
         return kinds_of(str(f["message"]), str(f["nodeid"])) != {"cost"}
 
@@ -117,8 +152,11 @@ def verdict(bars_run: dict[str, object], baseline_run: dict[str, object], kind: 
     bars = len({f["nodeid"] for f in bars_failures})
     scores = len({f["nodeid"] for f in _failing(baseline_run, base) if judged(f)})
     cost = len({f["nodeid"] for f in _failing(baseline_run, base) if not judged(f)})
-    caught = {str(f["nodeid"]): str(f["suite"]) for f in _failing(baseline_run, base) + bars_failures
-              if kinds_of(str(f["message"]), str(f["nodeid"])) != {"cost"}}
+    caught = {
+        str(f["nodeid"]): str(f["suite"])
+        for f in _failing(baseline_run, base) + bars_failures
+        if kinds_of(str(f["message"]), str(f["nodeid"])) != {"cost"}
+    }
     per_suite = {s: sum(1 for v in caught.values() if v == s) for s in sorted(set(caught.values()))}
     suites = [f"{s} {n}" for s, n in per_suite.items()]
     outcomes = baseline_run["outcomes"]
@@ -126,12 +164,23 @@ def verdict(bars_run: dict[str, object], baseline_run: dict[str, object], kind: 
     judged = sum(n for k, n in outcomes.items() if k.split("|")[2] in ("passed", "failed"))
     timed = baseline_run.get("timed", 0)
     if kind == HARMFUL:
-        text = "caught by the bars" if bars else ("caught with the baseline only" if scores else
-                                                  ("cost only" if cost else "MISSED"))
+        text = (
+            "caught by the bars"
+            if bars
+            else ("caught with the baseline only" if scores else ("cost only" if cost else "MISSED"))
+        )
     else:
         text = "false alarm on a score" if scores or bars else ("fails on cost (labelled)" if cost else "passes")
-    return {"bars": bars, "with_baseline": scores, "cost": cost, "suites": suites, "judged": judged, "timed": timed,
-            "verdict": text, "seconds": round(float(bars_run["seconds"]) + float(baseline_run["seconds"]), 1)}
+    return {
+        "bars": bars,
+        "with_baseline": scores,
+        "cost": cost,
+        "suites": suites,
+        "judged": judged,
+        "timed": timed,
+        "verdict": text,
+        "seconds": round(float(bars_run["seconds"]) + float(baseline_run["seconds"]), 1),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -154,11 +203,19 @@ def main(argv: list[str] | None = None) -> int:
         path, base = baselines[mutant.base]
         bars_run = run_one(mutant.name, args.out, None, args.workers, key, args.fresh, tag="-bars")
         baseline_run = run_one(mutant.name, args.out, path, args.workers, key, args.fresh)
-        row = {"mutant": mutant.name, "base": mutant.base, "kind": mutant.kind, "what": mutant.what,
-               **verdict(bars_run, baseline_run, mutant.kind, base)}
+        row = {
+            "mutant": mutant.name,
+            "base": mutant.base,
+            "kind": mutant.kind,
+            "what": mutant.what,
+            **verdict(bars_run, baseline_run, mutant.kind, base),
+        }
         rows.append(row)
-        print(f"{mutant.name}: {row['verdict']} (bars {row['bars']}, with baseline {row['with_baseline']}, "
-              f"cost {row['cost']}; {row['seconds']} s)", flush=True)
+        print(
+            f"{mutant.name}: {row['verdict']} (bars {row['bars']}, with baseline {row['with_baseline']}, "
+            f"cost {row['cost']}; {row['seconds']} s)",
+            flush=True,
+        )
     write_table(rows, {b: s for b, (_, s) in baselines.items()}, key)
     return 0
 
@@ -171,8 +228,9 @@ def gate_alarms(out: Path, names: list[str], bases: dict[str, str], factor: floa
 
     def values(folder: Path, metric: str) -> dict[str, float]:
         payload = json.loads((folder / "report" / "results.json").read_text())
-        return {r["nodeid"]: r["value"] for r in payload["records"]
-                if r["explainer"] == CANDIDATE and r["metric"] == metric}
+        return {
+            r["nodeid"]: r["value"] for r in payload["records"] if r["explainer"] == CANDIDATE and r["metric"] == metric
+        }
 
     for name in names:
         base = out / f"base-{bases[name]}"
@@ -192,32 +250,47 @@ def write_table(rows: list[dict[str, object]], bases: dict[str, dict[str, object
     with_baseline = sum(1 for r in harmful if r["with_baseline"])
     false_alarms = sum(1 for r in benign if r["with_baseline"])
     same = [r for r in rows if r["mutant"] in SAME_WORK]
-    alarms = gate_alarms(HERE / "runs", [str(r["mutant"]) for r in same], {str(r["mutant"]): str(r["base"]) for r in same})
-    lines = ["# Mutation benchmark", "",
-             "Each mutant runs as the registered explainer `candidate` through the default run (`pytest --chaosmining`,"
-             " smoke tier, all suites, `-n 2 --dist loadgroup`) against a baseline from its unmutated method.",
-             "*bars*: tests failed in the run without a baseline (a bar or the explainer contract); *suites*: the failing tests per suite; "
-             "*with baseline*: tests failed on a score, a bar or a missing result; *cost*: tests failed on CPU time "
-             "or memory growth only.", "",
-             f"**Harmful mutants caught: {by_bars} of {len(harmful)} by the bars alone, {with_baseline} of "
-             f"{len(harmful)} with the baseline. Benign mutants failing on a score: {false_alarms} of {len(benign)}.**",
-             "", f"Cost gate under the load of a `-n 2` run (the other worker on the second core), on the "
-             f"{len(same)} mutants that do their base's work (a cheap change of its map): of {alarms['tests']} "
-             f"timed tests, a gate on wall time (2 x baseline + 20 ms, before) would fail {alarms['wall']}, the "
-             f"gate on CPU time (after) fails {alarms['cpu']}.",
-             "", "| mutant | of | kind | what | bars | with baseline | cost | suites | verdict | runs (s) |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    alarms = gate_alarms(
+        HERE / "runs", [str(r["mutant"]) for r in same], {str(r["mutant"]): str(r["base"]) for r in same}
+    )
+    lines = [
+        "# Mutation benchmark",
+        "",
+        "Each mutant runs as the registered explainer `candidate` through the default run (`pytest --chaosmining`,"
+        " smoke tier, all suites, `-n 2 --dist loadgroup`) against a baseline from its unmutated method.",
+        "*bars*: tests failed in the run without a baseline (a bar or the explainer contract); "
+        "*suites*: the failing tests per suite; "
+        "*with baseline*: tests failed on a score, a bar or a missing result; *cost*: tests failed on CPU time "
+        "or memory growth only.",
+        "",
+        f"**Harmful mutants caught: {by_bars} of {len(harmful)} by the bars alone, {with_baseline} of "
+        f"{len(harmful)} with the baseline. Benign mutants failing on a score: {false_alarms} of {len(benign)}.**",
+        "",
+        f"Cost gate under the load of a `-n 2` run (the other worker on the second core), on the "
+        f"{len(same)} mutants that do their base's work (a cheap change of its map): of {alarms['tests']} "
+        f"timed tests, a gate on wall time (2 x baseline + 20 ms, before) would fail {alarms['wall']}, the "
+        f"gate on CPU time (after) fails {alarms['cpu']}.",
+        "",
+        "| mutant | of | kind | what | bars | with baseline | cost | suites | verdict | runs (s) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         suites = ", ".join(r["suites"]) or "—"  # type: ignore[arg-type]
         what = str(r["what"]).replace("|", "\\|")
-        lines.append(f"| {r['mutant']} | {r['base']} | {r['kind']} | {what} | {r['bars']} | "
-                     f"{r['with_baseline']} | {r['cost']} | {suites} | {r['verdict']} | {r['seconds']} |")
-    lines += ["", "Baselines (unmutated methods; a test the unmutated method fails is not counted against its "
-              "mutants): " + ", ".join(
-        f"{b} {s['seconds']} s, {len(s['failures'])} failing tests" for b, s in sorted(bases.items())),  # type: ignore[arg-type]
-        "", f"Code key `{key}` (the plugin's source, captum's files, torch and numpy versions, the mutants); "
+        lines.append(
+            f"| {r['mutant']} | {r['base']} | {r['kind']} | {what} | {r['bars']} | "
+            f"{r['with_baseline']} | {r['cost']} | {suites} | {r['verdict']} | {r['seconds']} |"
+        )
+    lines += [
+        "",
+        "Baselines (unmutated methods; a test the unmutated method fails is not counted against its "
+        "mutants): "
+        + ", ".join(f"{b} {s['seconds']} s, {len(s['failures'])} failing tests" for b, s in sorted(bases.items())),  # type: ignore[arg-type]
+        "",
+        f"Code key `{key}` (the plugin's source, captum's files, torch and numpy versions, the mutants); "
         f"machine: {os.cpu_count()} cores; {sum(float(r['seconds']) for r in rows) / 60:.0f} min of runs "
-        f"for the mutants."]
+        f"for the mutants.",
+    ]
     (HERE / "results.md").write_text("\n".join(lines) + "\n")
     (HERE / "results.json").write_text(json.dumps({"key": key, "rows": rows, "bases": bases}, indent=1))
 

@@ -32,8 +32,9 @@ if TYPE_CHECKING:
     import torch
 
 #: an explainer callable that takes the suite's context; its map a tensor, or a numpy array the plugin converts
-ContextExplainer = Callable[["torch.nn.Module", "torch.Tensor", "int | torch.Tensor | None", AttributionContext],
-                            object]
+ContextExplainer = Callable[
+    ["torch.nn.Module", "torch.Tensor", "int | torch.Tensor | None", AttributionContext], object
+]
 
 
 def _one_hot(output: torch.Tensor, target: int | torch.Tensor | None) -> torch.Tensor:
@@ -47,8 +48,11 @@ def _one_hot(output: torch.Tensor, target: int | torch.Tensor | None) -> torch.T
     return seed.scatter_(1, index.expand(output.shape[0], 1), 1.0)
 
 
-def zennit_method(composite: Callable[..., object], attributor: Callable[..., object] | None = None,
-                  canonizers: Callable[[], list[object]] | None = None) -> ContextExplainer:
+def zennit_method(
+    composite: Callable[..., object],
+    attributor: Callable[..., object] | None = None,
+    canonizers: Callable[[], list[object]] | None = None,
+) -> ContextExplainer:
     """An explainer from a zennit composite class (``EpsilonPlus``, ``EpsilonGammaBox``
     with its bounds bound by ``functools.partial``, ...) and an attributor class
     (default ``zennit.attribution.Gradient``): LRP-style relevance of each
@@ -56,8 +60,9 @@ def zennit_method(composite: Callable[..., object], attributor: Callable[..., ob
     default a model with batch norm gets zennit's ``SequentialMergeBatchNorm``
     (LRP's rules assume batch norm merged into the layer before it)."""
 
-    def explain(model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None,
-                context: AttributionContext) -> torch.Tensor:
+    def explain(
+        model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None, context: AttributionContext
+    ) -> torch.Tensor:
         import torch
         from zennit.attribution import Gradient
         from zennit.canonizers import SequentialMergeBatchNorm
@@ -81,8 +86,9 @@ def torchcam_method(method: Callable[..., object]) -> ContextExplainer:
     suite's suggested layer (the last 2-D convolution), its map upsampled to the
     input; not applicable (skipped) on models without one."""
 
-    def explain(model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None,
-                context: AttributionContext) -> torch.Tensor:
+    def explain(
+        model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None, context: AttributionContext
+    ) -> torch.Tensor:
         import torch
 
         from pytest_chaosmining.binding import upsampled
@@ -92,7 +98,10 @@ def torchcam_method(method: Callable[..., object]) -> ContextExplainer:
             raise NotApplicable(f"{getattr(method, '__name__', method)} needs an image model with a 2-D convolution")
         classes = [int(t) for t in torch.as_tensor(target).reshape(-1).expand(inputs.shape[0])]
         make: Any = method  # a torchcam CAM class
-        with torch.enable_grad(), make(model, target_layer=context.layer_name, input_shape=tuple(inputs.shape[1:])) as cam:
+        with (
+            torch.enable_grad(),
+            make(model, target_layer=context.layer_name, input_shape=tuple(inputs.shape[1:])) as cam,
+        ):
             scores = model(inputs)
             maps = cam(classes, scores, normalized=False)[0]
         return upsampled(maps.unsqueeze(1), inputs)
@@ -116,8 +125,9 @@ def shap_method(explainer: Callable[..., object], **kwargs: object) -> ContextEx
     model with the suite's background sample, each sample's map that of its target
     output (numpy, converted by the plugin); ``kwargs`` go to ``shap_values``."""
 
-    def explain(model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None,
-                context: AttributionContext) -> object:
+    def explain(
+        model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None, context: AttributionContext
+    ) -> object:
         import numpy as np
 
         from pytest_chaosmining.explainers import NotApplicable
@@ -143,8 +153,9 @@ def grad_cam_method(cam: Callable[..., object], **kwargs: object) -> ContextExpl
     image) repeated over the input channels.  Not applicable (skipped) on models
     without a 2-D convolution; ``kwargs`` go to the CAM class."""
 
-    def explain(model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None,
-                context: AttributionContext) -> torch.Tensor:
+    def explain(
+        model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None, context: AttributionContext
+    ) -> torch.Tensor:
         import torch
         from pytorch_grad_cam.utils.model_targets import ClassifierOutputTarget
 
@@ -168,13 +179,17 @@ def quantus_method(explain_func: Callable[..., object], **kwargs: object) -> Con
     the model, the inputs and one target per sample as numpy; a map whose
     channels Quantus reduced (one channel, or none) is repeated over the channels."""
 
-    def explain(model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None,
-                context: AttributionContext) -> object:
+    def explain(
+        model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None, context: AttributionContext
+    ) -> object:
         import numpy as np
 
         targets = np.asarray(_classes(target, inputs.shape[0]))
-        out = np.asarray(explain_func(model=model, inputs=inputs.detach().cpu().numpy(), targets=targets,
-                                      device=str(inputs.device), **kwargs))
+        out = np.asarray(
+            explain_func(
+                model=model, inputs=inputs.detach().cpu().numpy(), targets=targets, device=str(inputs.device), **kwargs
+            )
+        )
         shape = tuple(inputs.shape)
         if out.ndim == inputs.dim() - 1 and out.shape[1:] == shape[2:]:  # the channel axis dropped
             out = out[:, None]

@@ -41,8 +41,11 @@ SUITE_SHAPES: dict[str, tuple[tuple[str, str, str, int], ...]] = {
     "iteroar": (("image", "classification", "cnn", 4),),
     "bam": (("image", "classification", "cnn", 4),),
     "audio": (("audio", "classification", "sequence", 3),),
-    "saliency": (("tabular", "regression", "mlp", 2), ("image", "classification", "cnn", 4),
-                 ("audio", "classification", "sequence", 3)),
+    "saliency": (
+        ("tabular", "regression", "mlp", 2),
+        ("image", "classification", "cnn", 4),
+        ("audio", "classification", "sequence", 3),
+    ),
 }
 
 
@@ -61,8 +64,12 @@ class Applicability:
     needs_layer: bool = False
 
     def __post_init__(self) -> None:
-        for name, known in (("domains", DOMAINS), ("tasks", TASKS), ("model_kinds", MODEL_KINDS),
-                            ("input_ranks", INPUT_RANKS)):
+        for name, known in (
+            ("domains", DOMAINS),
+            ("tasks", TASKS),
+            ("model_kinds", MODEL_KINDS),
+            ("input_ranks", INPUT_RANKS),
+        ):
             value = getattr(self, name)
             object.__setattr__(self, name, frozenset(value))
             unknown = sorted(str(v) for v in value if v not in known)
@@ -71,16 +78,23 @@ class Applicability:
 
     def admits(self, domain: str, task: str, model_kind: str, rank: int) -> bool:
         """Whether a call of this shape is in scope (the layer is checked at call time)."""
-        return ((not self.domains or domain in self.domains) and (not self.tasks or task in self.tasks)
-                and (not self.model_kinds or model_kind in self.model_kinds)
-                and (not self.input_ranks or rank in self.input_ranks)
-                and (not self.needs_layer or model_kind == "cnn"))
+        return (
+            (not self.domains or domain in self.domains)
+            and (not self.tasks or task in self.tasks)
+            and (not self.model_kinds or model_kind in self.model_kinds)
+            and (not self.input_ranks or rank in self.input_ranks)
+            and (not self.needs_layer or model_kind == "cnn")
+        )
 
-    def reason(self, context: "AttributionContext", model: "torch.nn.Module", rank: int) -> str | None:
+    def reason(self, context: AttributionContext, model: torch.nn.Module, rank: int) -> str | None:
         """Why the explainer does not apply to ``model`` and inputs of ``rank`` in
         ``context`` (None: it applies)."""
-        for name, value in (("domains", context.domain), ("tasks", context.task),
-                            ("model_kinds", context.model_kind), ("input_ranks", rank)):
+        for name, value in (
+            ("domains", context.domain),
+            ("tasks", context.task),
+            ("model_kinds", context.model_kind),
+            ("input_ranks", rank),
+        ):
             allowed = getattr(self, name)
             if allowed and value not in allowed:
                 return f"declared for {name} {sorted(allowed)}, this is {value!r}"
@@ -117,18 +131,18 @@ class AttributionContext:
     domain: str
     task: str
     model_kind: str
-    device: "torch.device"
-    target: "int | torch.Tensor | None" = None
-    baseline: "torch.Tensor | None" = None
-    feature_mask: "torch.Tensor | None" = None
+    device: torch.device
+    target: int | torch.Tensor | None = None
+    baseline: torch.Tensor | None = None
+    feature_mask: torch.Tensor | None = None
     window: tuple[int, ...] | None = None
-    layer: "torch.nn.Module | None" = None
+    layer: torch.nn.Module | None = None
     layer_name: str | None = None
     settings: Mapping[str, int] = field(default_factory=dict)
-    background_source: Callable[[], "torch.Tensor"] | None = field(default=None, repr=False, compare=False)
+    background_source: Callable[[], torch.Tensor] | None = field(default=None, repr=False, compare=False)
 
     @functools.cached_property
-    def background(self) -> "torch.Tensor | None":
+    def background(self) -> torch.Tensor | None:
         """A sample of the training data on :attr:`device` (None where the suite offers none)."""
         if self.background_source is None:
             return None
@@ -142,23 +156,30 @@ class AttributionContext:
         assert self.baseline is not None
         return int(self.baseline[0].numel())
 
-    def for_call(self, model: "torch.nn.Module", inputs: "torch.Tensor",
-                 target: "int | torch.Tensor | None") -> "AttributionContext":
+    def for_call(
+        self, model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None
+    ) -> AttributionContext:
         """This context completed for one call: the target, the zero baseline and
         the suggested layer resolved on ``model`` (the explainer's private copy)."""
         import torch
 
         name = last_conv2d(model)
         mask = None if self.feature_mask is None else self.feature_mask.clone()  # the call's own copy
-        completed = dataclasses.replace(self, target=target, baseline=torch.zeros_like(inputs), feature_mask=mask,
-                                        layer_name=name, layer=model.get_submodule(name) if name else None)
+        completed = dataclasses.replace(
+            self,
+            target=target,
+            baseline=torch.zeros_like(inputs),
+            feature_mask=mask,
+            layer_name=name,
+            layer=model.get_submodule(name) if name else None,
+        )
         if "background" in self.__dict__:  # already made: not made again, but each call gets its own copy
             made = self.__dict__["background"]
             completed.__dict__["background"] = None if made is None else made.clone()
         return completed
 
 
-def last_conv2d(model: "torch.nn.Module") -> str | None:
+def last_conv2d(model: torch.nn.Module) -> str | None:
     """Qualified name of the last ``Conv2d`` module of ``model`` in registration order."""
     import torch
 
@@ -166,18 +187,26 @@ def last_conv2d(model: "torch.nn.Module") -> str | None:
     return names[-1] if names else None
 
 
-def memoised_background(make: Callable[[], "torch.Tensor"]) -> Callable[[], "torch.Tensor"]:
+def memoised_background(make: Callable[[], torch.Tensor]) -> Callable[[], torch.Tensor]:
     """``make`` called once, its tensor kept (a background shared by a case's calls)."""
     return functools.cache(make)
 
 
-def tabular_context(suite: str, x_train: "np.ndarray", device: "torch.device",
-                    task: str = "regression") -> AttributionContext:
+def tabular_context(
+    suite: str, x_train: np.ndarray, device: torch.device, task: str = "regression"
+) -> AttributionContext:
     """A tabular suite's context: every column a feature (window: one column), a
     background of the first :data:`BACKGROUND_SIZE` training rows."""
     import numpy as np
     import torch
 
     rows = np.ascontiguousarray(x_train[:BACKGROUND_SIZE])
-    return AttributionContext(suite=suite, domain="tabular", task=task, model_kind="mlp", device=device,
-                              window=(1,), background_source=lambda: torch.from_numpy(rows))
+    return AttributionContext(
+        suite=suite,
+        domain="tabular",
+        task=task,
+        model_kind="mlp",
+        device=device,
+        window=(1,),
+        background_source=lambda: torch.from_numpy(rows),
+    )

@@ -40,8 +40,11 @@ class MissingInput(Exception):
 
 
 def _required(params: dict[str, inspect.Parameter]) -> set[str]:
-    return {name for name, p in params.items()
-            if p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    return {
+        name
+        for name, p in params.items()
+        if p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    }
 
 
 def _takes_distribution(method: type) -> bool:
@@ -109,8 +112,13 @@ def upsampled(layer_map: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
     return up.expand_as(inputs).contiguous()
 
 
-def call_explainer(explainer: Explainer, model: torch.nn.Module, inputs: torch.Tensor,
-                   target: int | torch.Tensor | None, context: AttributionContext) -> object:
+def call_explainer(
+    explainer: Explainer,
+    model: torch.nn.Module,
+    inputs: torch.Tensor,
+    target: int | torch.Tensor | None,
+    context: AttributionContext,
+) -> object:
     """Call ``explainer`` on ``model`` and ``inputs`` with what ``context`` offers (see the module)."""
     if explainer.is_captum:
         construct: Callable[..., Any] = explainer.method  # the class, or a partial binding its arguments
@@ -118,8 +126,9 @@ def call_explainer(explainer: Explainer, model: torch.nn.Module, inputs: torch.T
         is_layer_method = "layer" in inspect.signature(construct).parameters and "layer" not in bound
         if is_layer_method:
             if context.layer is None:
-                raise MissingInput(f"{_name(explainer.method)} is a layer method and needs a 2-D convolution "
-                                   "layer; the model has none")
+                raise MissingInput(
+                    f"{_name(explainer.method)} is a layer method and needs a 2-D convolution layer; the model has none"
+                )
             attribution = construct(model, layer=context.layer)
         else:
             attribution = construct(model)

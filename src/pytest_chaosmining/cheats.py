@@ -22,7 +22,7 @@ Misbehaving (for the isolation checks; each also returns a random map):
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 
@@ -64,7 +64,7 @@ def centre(model: torch.nn.Module, inputs: torch.Tensor, target: object) -> torc
     for axis in dims:
         n = inputs.shape[axis]
         r = torch.arange(n, dtype=inputs.dtype, device=inputs.device) - (n - 1) / 2
-        g = torch.exp(-r ** 2 / (2 * max(n / 14, 0.5) ** 2))
+        g = torch.exp(-(r**2) / (2 * max(n / 14, 0.5) ** 2))
         bump = bump.unsqueeze(-1) * g if bump.dim() else g
     return bump.expand_as(inputs).clone()
 
@@ -107,8 +107,12 @@ def train_mode(model: torch.nn.Module, inputs: torch.Tensor, target: object) -> 
 
 #: model-free maps and priors: every suite's bars must reject each of them
 CHEATS: dict[str, Explain] = {
-    "input_magnitude": input_magnitude, "edges": edges, "fixed_gradient": fixed_gradient,
-    "centre": centre, "first": first, "constant": constant,
+    "input_magnitude": input_magnitude,
+    "edges": edges,
+    "fixed_gradient": fixed_gradient,
+    "centre": centre,
+    "first": first,
+    "constant": constant,
 }
 #: explainers that change what they are given: each fails its own tests, naming the change
 MISBEHAVING: dict[str, Explain] = {"zero_weights": zero_weights, "leave_hook": leave_hook, "train_mode": train_mode}

@@ -17,8 +17,11 @@ if TYPE_CHECKING:
 
 def describe(attributions: torch.Tensor) -> str | None:
     """What is degenerate about a batch of maps (one row per sample), or None."""
-    flat = attributions.detach().reshape(attributions.shape[0], -1) if attributions.dim() > 1 \
+    flat = (
+        attributions.detach().reshape(attributions.shape[0], -1)
+        if attributions.dim() > 1
         else attributions.detach().reshape(1, -1)
+    )
     if flat.numel() == 0:
         return None
     if not bool(flat.any()):

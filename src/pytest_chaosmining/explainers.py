@@ -19,15 +19,14 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import inspect
 import warnings
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from collections.abc import Iterator
 from types import FrameType
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from pytest_chaosmining import ChaosminingWarning
-from pytest_chaosmining.attribution_context import Applicability, AttributionContext, SUITE_SHAPES
+from pytest_chaosmining.attribution_context import SUITE_SHAPES, Applicability, AttributionContext
 
 if TYPE_CHECKING:
     import torch
@@ -164,9 +163,15 @@ def _smoothgrad(model: Any, inputs: Any, target: Any, context: AttributionContex
     from captum.attr import NoiseTunnel, Saliency
 
     sigma = float(0.15 * inputs.detach().float().std())
-    return NoiseTunnel(Saliency(model)).attribute(inputs, nt_type="smoothgrad", nt_samples=NOISE_SAMPLES,
-                                                  nt_samples_batch_size=NOISE_SAMPLES, stdevs=sigma,
-                                                  target=target, abs=False)
+    return NoiseTunnel(Saliency(model)).attribute(
+        inputs,
+        nt_type="smoothgrad",
+        nt_samples=NOISE_SAMPLES,
+        nt_samples_batch_size=NOISE_SAMPLES,
+        stdevs=sigma,
+        target=target,
+        abs=False,
+    )
 
 
 def _occlusion(model: Any, inputs: Any, target: Any, context: AttributionContext) -> Any:
@@ -176,8 +181,13 @@ def _occlusion(model: Any, inputs: Any, target: Any, context: AttributionContext
 
     window = context.window or (1,) * (inputs.dim() - 1)
     strides = tuple(max(1, w // 2) if i > 0 or len(window) == 1 else w for i, w in enumerate(window))
-    return Occlusion(model).attribute(inputs, sliding_window_shapes=window, strides=strides, target=target,
-                                      perturbations_per_eval=int(context.settings.get("perturbations_per_eval", 8)))
+    return Occlusion(model).attribute(
+        inputs,
+        sliding_window_shapes=window,
+        strides=strides,
+        target=target,
+        perturbations_per_eval=int(context.settings.get("perturbations_per_eval", 8)),
+    )
 
 
 def builtin_explainers() -> dict[str, Explainer]:
@@ -192,15 +202,26 @@ def builtin_explainers() -> dict[str, Explainer]:
       over the features; tabular only);
     - ``random``: the control (seeded uniform noise, independent of the model).
     """
-    from captum.attr import (DeepLift, FeatureAblation, GradientShap, GuidedBackprop, InputXGradient,
-                             IntegratedGradients, KernelShap, LayerGradCam, Saliency)
+    from captum.attr import (
+        DeepLift,
+        FeatureAblation,
+        GradientShap,
+        GuidedBackprop,
+        InputXGradient,
+        IntegratedGradients,
+        KernelShap,
+        LayerGradCam,
+        Saliency,
+    )
 
     image = Applicability(domains=frozenset({"image"}), needs_layer=True)
     tabular = Applicability(domains=frozenset({"tabular"}))
     return {
         "SA": Explainer("SA", Saliency, {"abs": False}, "gradient", "builtin"),
         "DL": Explainer("DL", DeepLift, {}, "path", "builtin"),
-        "IG": Explainer("IG", IntegratedGradients, {"n_steps": IG_STEPS, "internal_batch_size": 4096}, "path", "builtin"),
+        "IG": Explainer(
+            "IG", IntegratedGradients, {"n_steps": IG_STEPS, "internal_batch_size": 4096}, "path", "builtin"
+        ),
         "FA": Explainer("FA", FeatureAblation, {"perturbations_per_eval": 8}, "ablation", "builtin"),
         "IxG": Explainer("IxG", InputXGradient, {}, None, "builtin"),
         "GBP": Explainer("GBP", GuidedBackprop, {}, None, "builtin"),
@@ -208,8 +229,9 @@ def builtin_explainers() -> dict[str, Explainer]:
         "GS": Explainer("GS", GradientShap, {"n_samples": NOISE_SAMPLES, "stdevs": 0.0}, None, "builtin"),
         "OCC": Explainer("OCC", _occlusion, {}, None, "builtin"),
         "GradCAM": Explainer("GradCAM", LayerGradCam, {"relu_attributions": True}, None, "builtin", applies_to=image),
-        "KS": Explainer("KS", KernelShap, {"perturbations_per_eval": 64}, None, "builtin", applies_to=tabular,
-                      in_default_run=False),
+        "KS": Explainer(
+            "KS", KernelShap, {"perturbations_per_eval": 64}, None, "builtin", applies_to=tabular, in_default_run=False
+        ),
         CONTROL_NAME: Explainer(CONTROL_NAME, _random_attribution, {}, None, "builtin", control=True),
     }
 
@@ -249,8 +271,11 @@ def collect_explainers(hook_results: list[dict[str, Any]]) -> dict[str, Explaine
 
     def add(name: str, obj: Any, source: str) -> None:
         if name in registry:
-            warnings.warn(f"chaosmining: explainer {name!r} from {source} replaces the one from {registry[name].source}",
-                          ChaosminingWarning, stacklevel=2)
+            warnings.warn(
+                f"chaosmining: explainer {name!r} from {source} replaces the one from {registry[name].source}",
+                ChaosminingWarning,
+                stacklevel=2,
+            )
         registry[name] = as_explainer(name, obj, source)
 
     for ep in entry_points(group=ENTRY_POINT_GROUP):
@@ -267,15 +292,19 @@ def collect_explainers(hook_results: list[dict[str, Any]]) -> dict[str, Explaine
     return registry
 
 
-def select(registry: dict[str, Explainer], names: list[str] | None,
-           suites: list[str] | None = None) -> dict[str, Explainer]:
+def select(
+    registry: dict[str, Explainer], names: list[str] | None, suites: list[str] | None = None
+) -> dict[str, Explainer]:
     """Keep only ``names`` (when None: those ``in_default_run``, less the
     built-ins that apply in none of ``suites``); unknown names raise
     ``KeyError`` listing the known ones, and a named or registered explainer
     that applies in none of ``suites`` (when given) raises ``ValueError``."""
     if not names:
-        chosen = {n: e for n, e in registry.items() if e.in_default_run
-                  and not (e.source == "builtin" and suites is not None and applies_nowhere(e, suites))}
+        chosen = {
+            n: e
+            for n, e in registry.items()
+            if e.in_default_run and not (e.source == "builtin" and suites is not None and applies_nowhere(e, suites))
+        }
     else:
         unknown = [n for n in names if n not in registry]
         if unknown:
@@ -284,8 +313,10 @@ def select(registry: dict[str, Explainer], names: list[str] | None,
     if suites is not None:
         nowhere = [n for n, e in chosen.items() if applies_nowhere(e, suites)]
         if nowhere:
-            raise ValueError(f"explainer(s) {nowhere} apply in none of the selected suites {suites} "
-                             f"(declared: {[chosen[n].applies_to for n in nowhere]})")
+            raise ValueError(
+                f"explainer(s) {nowhere} apply in none of the selected suites {suites} "
+                f"(declared: {[chosen[n].applies_to for n in nowhere]})"
+            )
     return chosen
 
 
@@ -301,10 +332,15 @@ def explainer_frames(exc: BaseException) -> str:
     from pathlib import Path
 
     package = str(Path(__file__).resolve().parent)
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not str(Path(f.filename).resolve()).startswith(package)]
+    frames = [
+        f for f in traceback.extract_tb(exc.__traceback__) if not str(Path(f.filename).resolve()).startswith(package)
+    ]
     if not frames:
         return ""
-    return "\nTraceback of the explainer (most recent call last):\n" + "".join(traceback.format_list(frames[-SHOWN_FRAMES:])).rstrip()
+    return (
+        "\nTraceback of the explainer (most recent call last):\n"
+        + "".join(traceback.format_list(frames[-SHOWN_FRAMES:])).rstrip()
+    )
 
 
 def plain_context(model: torch.nn.Module, inputs: torch.Tensor) -> AttributionContext:
@@ -314,8 +350,9 @@ def plain_context(model: torch.nn.Module, inputs: torch.Tensor) -> AttributionCo
     domain = {2: "tabular", 3: "audio", 4: "image"}.get(inputs.dim(), "tabular")
     _, task, kind, _ = next(shape for shape in SUITE_SHAPES["saliency"] if shape[0] == domain)
     background = inputs.detach().clone()
-    return AttributionContext(suite="", domain=domain, task=task, model_kind=kind, device=inputs.device,
-                              background_source=lambda: background)
+    return AttributionContext(
+        suite="", domain=domain, task=task, model_kind=kind, device=inputs.device, background_source=lambda: background
+    )
 
 
 def applies_nowhere(explainer: Explainer, suites: list[str]) -> bool:
@@ -362,8 +399,13 @@ def attribute(
         random.seed(0)
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", module="captum")
-            return call_explainer(explainer, private_model, private_inputs, private_target,
-                                  base.for_call(private_model, private_inputs, private_target))
+            return call_explainer(
+                explainer,
+                private_model,
+                private_inputs,
+                private_target,
+                base.for_call(private_model, private_inputs, private_target),
+            )
 
     start = time.perf_counter()
     try:
@@ -372,14 +414,18 @@ def attribute(
     except IsolationViolation as exc:
         raise ExplainerError(f"explainer {explainer.name!r} changed what it was given: {exc}") from exc
     except CallTimeout:
-        raise ExplainerError(f"explainer {explainer.name!r} was stopped after {time.perf_counter() - start:.1f} s: "
-                             f"one call may take at most {explainer.call_timeout_s:g} s (--chaosmining-call-timeout)") from None
+        raise ExplainerError(
+            f"explainer {explainer.name!r} was stopped after {time.perf_counter() - start:.1f} s: "
+            f"one call may take at most {explainer.call_timeout_s:g} s (--chaosmining-call-timeout)"
+        ) from None
     except (NotApplicable, NotImplementedError, MissingInput) as exc:
-        raise ExplainerNotApplicable(f"explainer {explainer.name!r} does not apply here "
-                                     f"({type(exc).__name__}: {exc})") from exc
+        raise ExplainerNotApplicable(
+            f"explainer {explainer.name!r} does not apply here ({type(exc).__name__}: {exc})"
+        ) from exc
     except Exception as exc:
-        raise ExplainerError(f"explainer {explainer.name!r} raised {type(exc).__name__}: {exc}"
-                             f"{explainer_frames(exc)}") from exc
+        raise ExplainerError(
+            f"explainer {explainer.name!r} raised {type(exc).__name__}: {exc}{explainer_frames(exc)}"
+        ) from exc
     if isinstance(out, tuple) and len(out) == 1:
         out = out[0]
     if isinstance(out, np.ndarray):  # shap, pytorch-grad-cam, Quantus explain_funcs return numpy
@@ -391,10 +437,13 @@ def attribute(
         raise ExplainerError(f"explainer {explainer.name!r} returned {type(out).__name__}, expected a torch.Tensor")
     if out.shape != inputs.shape:
         raise ExplainerError(
-            f"explainer {explainer.name!r} returned shape {tuple(out.shape)}, expected the inputs' shape {tuple(inputs.shape)}"
+            f"explainer {explainer.name!r} returned shape {tuple(out.shape)}, "
+            f"expected the inputs' shape {tuple(inputs.shape)}"
         )
     if out.device != inputs.device:
-        raise ExplainerError(f"explainer {explainer.name!r} returned a tensor on {out.device}, inputs are on {inputs.device}")
+        raise ExplainerError(
+            f"explainer {explainer.name!r} returned a tensor on {out.device}, inputs are on {inputs.device}"
+        )
     if not torch.is_floating_point(out):
         out = out.to(torch.float32)
     finite = torch.isfinite(out)

@@ -41,9 +41,15 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 _MODULE_HOOK_DICTS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
-_GLOBAL_HOOK_DICTS = ("_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks",
-                      "_global_backward_pre_hooks", "_global_module_registration_hooks",
-                      "_global_parameter_registration_hooks", "_global_buffer_registration_hooks")
+_GLOBAL_HOOK_DICTS = (
+    "_global_forward_hooks",
+    "_global_forward_pre_hooks",
+    "_global_backward_hooks",
+    "_global_backward_pre_hooks",
+    "_global_module_registration_hooks",
+    "_global_parameter_registration_hooks",
+    "_global_buffer_registration_hooks",
+)
 _MAX_NAMED = 4
 
 
@@ -55,7 +61,7 @@ class IsolationViolation(Exception):
         self.changes = changes
 
 
-def pristine_copy(model: "torch.nn.Module") -> "torch.nn.Module":
+def pristine_copy(model: torch.nn.Module) -> torch.nn.Module:
     """A private copy of ``model`` for one explainer call: same weights and
     ``requires_grad`` flags, eval mode, no hooks."""
     clone = copy.deepcopy(model).eval()
@@ -70,7 +76,7 @@ def _names(items: list[str]) -> str:
     return shown + (f" and {len(items) - _MAX_NAMED} more" if len(items) > _MAX_NAMED else "")
 
 
-def model_changes(reference: "torch.nn.Module", used: "torch.nn.Module") -> list[str]:
+def model_changes(reference: torch.nn.Module, used: torch.nn.Module) -> list[str]:
     """What differs between the model as trained (``reference``) and the copy an
     explainer used, in words; empty when nothing does."""
     import torch
@@ -83,9 +89,16 @@ def model_changes(reference: "torch.nn.Module", used: "torch.nn.Module") -> list
         changes.append(f"removed parameters/buffers {_names(missing)}")
     if added:
         changes.append(f"added parameters/buffers {_names(added)}")
-    altered = [k for k in ref_state if k in used_state and (
-        ref_state[k].shape != used_state[k].shape or ref_state[k].dtype != used_state[k].dtype
-        or not torch.equal(ref_state[k].detach(), used_state[k].detach().to(ref_state[k].device)))]
+    altered = [
+        k
+        for k in ref_state
+        if k in used_state
+        and (
+            ref_state[k].shape != used_state[k].shape
+            or ref_state[k].dtype != used_state[k].dtype
+            or not torch.equal(ref_state[k].detach(), used_state[k].detach().to(ref_state[k].device))
+        )
+    ]
     if altered:
         changes.append(f"modified the values of {_names(altered)}")
     ref_params, used_params = dict(reference.named_parameters()), dict(used.named_parameters())
@@ -95,14 +108,18 @@ def model_changes(reference: "torch.nn.Module", used: "torch.nn.Module") -> list
     modes = [name or "<model>" for name, m in used.named_modules() if m.training]
     if modes:
         changes.append(f"switched {_names(modes)} to train mode (the model is given in eval mode)")
-    hooks = [f"{name or '<model>'} ({kind.strip('_').replace('_', ' ')[:-1]})"
-             for name, m in used.named_modules() for kind in _MODULE_HOOK_DICTS if len(getattr(m, kind))]
+    hooks = [
+        f"{name or '<model>'} ({kind.strip('_').replace('_', ' ')[:-1]})"
+        for name, m in used.named_modules()
+        for kind in _MODULE_HOOK_DICTS
+        if len(getattr(m, kind))
+    ]
     if hooks:
         changes.append(f"left hooks registered on {_names(hooks)}")
     return changes
 
 
-def _inputs_changed(original: "torch.Tensor", given: "torch.Tensor") -> bool:
+def _inputs_changed(original: torch.Tensor, given: torch.Tensor) -> bool:
     import torch
 
     return given.shape != original.shape or not torch.equal(given.detach(), original)
@@ -114,8 +131,8 @@ class _ProcessState:
 
     settings: dict[str, object] = field(default_factory=dict)
     global_hooks: dict[str, set[int]] = field(default_factory=dict)
-    torch_rng: "torch.Tensor | None" = None
-    cuda_rng: "list[torch.Tensor] | None" = None
+    torch_rng: torch.Tensor | None = None
+    cuda_rng: list[torch.Tensor] | None = None
     numpy_rng: object = None
     python_rng: object = None
 
@@ -191,8 +208,9 @@ def _process_guard(changes: list[str]) -> Iterator[None]:
         changes.extend(_restore(before))
 
 
-def isolated_call(model: "torch.nn.Module", inputs: "torch.Tensor",
-                  call: Callable[["torch.nn.Module", "torch.Tensor"], T]) -> T:
+def isolated_call(
+    model: torch.nn.Module, inputs: torch.Tensor, call: Callable[[torch.nn.Module, torch.Tensor], T]
+) -> T:
     """Run ``call(model_copy, inputs_copy)`` in isolation and return its result.
 
     Raises :class:`IsolationViolation` naming every change the call made (to the

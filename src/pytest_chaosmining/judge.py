@@ -48,9 +48,15 @@ class Judge:
     is how far a judged result may fall below the baseline's; ``map_notes``: what
     the session's explainers noted about their maps."""
 
-    def __init__(self, explainers: Mapping[str, Explainer], baseline: Baseline | None,
-                 max_drop: Callable[[str, str], float], max_slowdown: float = 2.0,
-                 catalog: MetricCatalog | None = None, map_notes: MapNotes | None = None):
+    def __init__(
+        self,
+        explainers: Mapping[str, Explainer],
+        baseline: Baseline | None,
+        max_drop: Callable[[str, str], float],
+        max_slowdown: float = 2.0,
+        catalog: MetricCatalog | None = None,
+        map_notes: MapNotes | None = None,
+    ):
         self.explainers = explainers
         self.catalog = catalog if catalog is not None else MetricCatalog({})
         self.baseline = baseline
@@ -63,8 +69,13 @@ class Judge:
         """The random control must fail: its tests are strict xfails, so a
         threshold loose enough to let it pass turns the run red (XPASS)."""
         if self.is_control(explainer):
-            return [pytest.mark.xfail(raises=ConformanceFailure, strict=True,
-                                      reason="control: random attributions must fail every threshold")]
+            return [
+                pytest.mark.xfail(
+                    raises=ConformanceFailure,
+                    strict=True,
+                    reason="control: random attributions must fail every threshold",
+                )
+            ]
         return []
 
     def is_control(self, explainer: str) -> bool:
@@ -87,8 +98,11 @@ class Judge:
         node.user_properties.append((USER_PROPERTY, json.dumps(record.to_dict(), sort_keys=True)))
         if record.threshold is not None:
             name = f"{PROPERTY_PREFIX}{record.metric}"
-            node.user_properties += [(name, record.value), (f"{name}_threshold", record.threshold),
-                                     (f"{name}_margin", record.value - record.threshold)]
+            node.user_properties += [
+                (name, record.value),
+                (f"{name}_threshold", record.threshold),
+                (f"{name}_margin", record.value - record.threshold),
+            ]
         return record
 
     def record_costs(self, node: pytest.Item, cost: Cost, make: Callable[[str, float], Record]) -> None:
@@ -105,7 +119,9 @@ class Judge:
         regression = self.baseline.cost_regression(record, self.max_slowdown) if self.baseline else None
         if regression:
             record.passed = False
-            self._cost_failures.setdefault(node.nodeid, []).append(f"{record.explainer} on {record.model}: {regression}")
+            self._cost_failures.setdefault(node.nodeid, []).append(
+                f"{record.explainer} on {record.model}: {regression}"
+            )
         return self.record(node, record)
 
     def cost_recheck(self, make: Callable[[str, float], Record]) -> Callable[[Cost], bool] | None:
@@ -116,8 +132,10 @@ class Judge:
             return None
 
         def exceeds(cost: Cost) -> bool:
-            return any(baseline.cost_regression(make(metric, getattr(cost, metric)), self.max_slowdown)
-                       for metric in COST_FIELDS)
+            return any(
+                baseline.cost_regression(make(metric, getattr(cost, metric)), self.max_slowdown)
+                for metric in COST_FIELDS
+            )
 
         return exceeds
 
@@ -134,8 +152,11 @@ class Judge:
         metric = self.catalog.judged(record.suite, record.metric)
         record.threshold = threshold
         record.passed = record.value >= threshold
-        regression = (self.baseline.regression(record, metric, self.max_drop(record.suite, record.metric))
-                      if self.baseline else None)
+        regression = (
+            self.baseline.regression(record, metric, self.max_drop(record.suite, record.metric))
+            if self.baseline
+            else None
+        )
         if regression:
             record.passed = False
         self.record(node, record)
@@ -159,24 +180,34 @@ class Judge:
                 self.record(node, record)
         if not judged:
             self.raise_cost_regressions(node)
-            pytest.skip("not judged: no calibrated bar for " + ", ".join(
-                f"{r.metric}" for r, _, _ in checks) + f" here ({checks[0][2]}); the values are recorded")
+            pytest.skip(
+                "not judged: no calibrated bar for "
+                + ", ".join(f"{r.metric}" for r, _, _ in checks)
+                + f" here ({checks[0][2]}); the values are recorded"
+            )
         failures = self._cost_failures.pop(node.nodeid, [])
         for record, threshold, what in judged:
             try:
                 self.require(node, record, threshold, what)
             except ConformanceFailure as exc:
                 failures.append(str(exc))
-        passed_by_control = [f"{what}: {record.metric} {record.value:.4f} >= threshold {threshold:.4f}"
-                             for record, threshold, what in judged
-                             if record.passed and self.is_control(record.explainer)]
+        passed_by_control = [
+            f"{what}: {record.metric} {record.value:.4f} >= threshold {threshold:.4f}"
+            for record, threshold, what in judged
+            if record.passed and self.is_control(record.explainer)
+        ]
         if passed_by_control:
-            raise ControlPassedBar("the random control passed a bar on its own, so that bar cannot tell an "
-                                   "explainer from noise: " + "; ".join(passed_by_control))
+            raise ControlPassedBar(
+                "the random control passed a bar on its own, so that bar cannot tell an "
+                "explainer from noise: " + "; ".join(passed_by_control)
+            )
         if failures:
             explainers = dict.fromkeys(record.explainer for record, _, _ in judged)
-            found = [f"{name}'s maps were {', '.join(self.map_notes.notes(name))}" for name in explainers
-                     if self.map_notes.notes(name)]
+            found = [
+                f"{name}'s maps were {', '.join(self.map_notes.notes(name))}"
+                for name in explainers
+                if self.map_notes.notes(name)
+            ]
             raise ConformanceFailure("; ".join(failures) + (" -- " + "; ".join(found) if found else ""))
 
 

@@ -47,7 +47,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
     session = ChaosminingSession(config, settings)
     try:
-        session.device
+        _ = session.device
     except RuntimeError as exc:
         raise pytest.UsageError(f"--chaosmining-device: {exc}") from None
     config.stash[SESSION_KEY] = session
@@ -64,8 +64,10 @@ def pytest_configure(config: pytest.Config) -> None:
                 raise pytest.UsageError(f"--chaosmining-baseline: {exc}") from None
             assert baseline is not None
             if baseline.tier is not None and baseline.tier != settings.tier:
-                raise pytest.UsageError(f"--chaosmining-baseline: {baseline.source} is a {baseline.tier} run; this run "
-                                        f"is {settings.tier} (their results cannot be compared)")
+                raise pytest.UsageError(
+                    f"--chaosmining-baseline: {baseline.source} is a {baseline.tier} run; this run "
+                    f"is {settings.tier} (their results cannot be compared)"
+                )
             collector.baseline_check = BaselineCheck(baseline, session.in_baseline_scope, lambda: collector.records)
             config.pluginmanager.register(collector.baseline_check, "chaosmining-baseline")
 
@@ -79,8 +81,9 @@ def _register_markers(config: pytest.Config) -> None:
     for name in REGISTRY:
         config.addinivalue_line("markers", f"{name}: a test of the chaosmining {name} suite (set by the plugin)")
     for name in BUILTIN_NAMES:
-        config.addinivalue_line("markers", f"{name}: a chaosmining test of the built-in explainer {name} "
-                                           "(set by the plugin)")
+        config.addinivalue_line(
+            "markers", f"{name}: a chaosmining test of the built-in explainer {name} (set by the plugin)"
+        )
 
 
 def _add_suite_paths(config: pytest.Config) -> None:
@@ -102,8 +105,10 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     settings = session.settings
     cache = settings.cache_dir or "the user cache directory"
     baseline = f", baseline {settings.baseline_file}" if settings.baseline_file else ""
-    return [f"chaosmining: tier {settings.tier}, suites {','.join(settings.suites)}, device {session.device}, "
-            f"cache {cache}{baseline}"]
+    return [
+        f"chaosmining: tier {settings.tier}, suites {','.join(settings.suites)}, device {session.device}, "
+        f"cache {cache}{baseline}"
+    ]
 
 
 @pytest.hookimpl(wrapper=True)
@@ -149,7 +154,6 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     from pytest_chaosmining.suites import get_suite
 
     get_suite(name).parametrize(metafunc, metafunc.config.stash.get(SESSION_KEY, None))
-
 
 
 #: pytest-benchmark's warning for a test that timed nothing (its built-in result was reused)
@@ -198,6 +202,7 @@ def _unskip_benchmark(item: pytest.Item) -> None:
     """Take back the skip pytest-benchmark put on a shipped test (``--benchmark-only``
     skips tests without ``benchmark``): a conformance test always judges, timed by
     hand where pytest-benchmark does not time it."""
+
     def benchmark_skip(mark: pytest.Mark) -> bool:
         reason = str(mark.kwargs.get("reason", mark.args[0] if mark.args else ""))
         return mark.name == "skip" and reason.startswith(BENCHMARK_SKIPS)

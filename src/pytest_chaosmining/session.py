@@ -23,6 +23,7 @@ from pytest_chaosmining.settings import Settings
 
 if TYPE_CHECKING:
     import torch
+    from pytest_benchmark.fixture import BenchmarkFixture
 
     from pytest_chaosmining.core.baseline import Baseline
     from pytest_chaosmining.core.cache import ModelCache
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.judge import Judge
     from pytest_chaosmining.timing import AttributionTimer
-    from pytest_benchmark.fixture import BenchmarkFixture
 
 #: models kept in memory per process (tests of one model run together; older ones reload from disk)
 MODELS_IN_MEMORY = 8
@@ -143,8 +143,10 @@ class ChaosminingSession:
             chosen = select(self.all_explainers, list(self.settings.explainers), list(self.settings.suites))
         except ValueError as exc:
             raise pytest.UsageError(f"--chaosmining-explainers: {exc}") from None
-        return {name: dataclasses.replace(e, call_timeout_s=self.settings.call_timeout_s, map_notes=self.map_notes)
-                for name, e in chosen.items()}
+        return {
+            name: dataclasses.replace(e, call_timeout_s=self.settings.call_timeout_s, map_notes=self.map_notes)
+            for name, e in chosen.items()
+        }
 
     @functools.cached_property
     def map_notes(self) -> MapNotes:
@@ -163,8 +165,11 @@ class ChaosminingSession:
 
         def runs(name: str) -> bool:
             declared = self.explainers[name].applies_to
-            return (name in named or not self.thresholds.lacks_own_bars(suite, self.tier, name)
-                    or (declared is not None and not declared.applies_in([suite])))
+            return (
+                name in named
+                or not self.thresholds.lacks_own_bars(suite, self.tier, name)
+                or (declared is not None and not declared.applies_in([suite]))
+            )
 
         return [name for name in self.explainers if runs(name)]
 
@@ -187,8 +192,11 @@ class ChaosminingSession:
         from pytest_chaosmining.core.thresholds import Thresholds
         from pytest_chaosmining.explainers import CONTROL_NAME, PAPER_NAMES
 
-        own_only = frozenset(name for name, e in self.all_explainers.items()
-                             if e.source == "builtin" and name not in PAPER_NAMES and name != CONTROL_NAME)
+        own_only = frozenset(
+            name
+            for name, e in self.all_explainers.items()
+            if e.source == "builtin" and name not in PAPER_NAMES and name != CONTROL_NAME
+        )
         return Thresholds.load(self.settings.thresholds_file, own_only)
 
     @functools.cached_property
@@ -267,18 +275,24 @@ class ChaosminingSession:
 
         return DerivedCache(self.cache.root)
 
-    def evaluated(self, suite: str, parts: dict[str, object], explainer: Explainer, compute: Callable[[], T],
-                  types: tuple[type, ...] = ()) -> T:
+    def evaluated(
+        self,
+        suite: str,
+        parts: dict[str, object],
+        explainer: Explainer,
+        compute: Callable[[], T],
+        types: tuple[type, ...] = (),
+    ) -> T:
         """``compute()``: for a built-in explainer through the derived-results cache
         (``parts`` names the case, the weights and the evaluation sizes; ``types``
         the dataclasses in the result), for any other explainer always computed."""
         if explainer.source != "builtin" or not self.reuses_builtin_results:
             return compute()
-        return self.reused(suite, {**parts, "explainer": explainer.name, "kwargs": explainer.attribute_kwargs},
-                           compute, types)
+        return self.reused(
+            suite, {**parts, "explainer": explainer.name, "kwargs": explainer.attribute_kwargs}, compute, types
+        )
 
-    def reused(self, suite: str, key: dict[str, object], compute: Callable[[], T],
-               types: tuple[type, ...] = ()) -> T:
+    def reused(self, suite: str, key: dict[str, object], compute: Callable[[], T], types: tuple[type, ...] = ()) -> T:
         """``compute()`` of the plugin's own (a built-in's, a reference's) through the
         derived-results cache under ``key`` and the device type, unless
         ``--chaosmining-builtin-results recompute``."""
@@ -304,8 +318,15 @@ class ChaosminingSession:
             return False
         return any(bool(getattr(options, name, None)) for name in wanted)
 
-    def timer(self, benchmark: BenchmarkFixture | None, suite: str, case: str, explainer: str,
-              rounds: int = 1, record: Callable[[str, float], Record] | None = None) -> AttributionTimer:
+    def timer(
+        self,
+        benchmark: BenchmarkFixture | None,
+        suite: str,
+        case: str,
+        explainer: str,
+        rounds: int = 1,
+        record: Callable[[str, float], Record] | None = None,
+    ) -> AttributionTimer:
         """Times the test's attribution calls through ``benchmark`` (see :mod:`pytest_chaosmining.timing`);
         with ``record`` (how the test makes its cost records) a first call that would fail the
         baseline's cost gate is measured again first."""
@@ -324,8 +345,9 @@ class ChaosminingSession:
         def max_drop(suite: str, metric: str) -> float:
             return fixed if fixed is not None else thresholds.max_drop(suite, tier, metric)
 
-        return Judge(self.explainers, self.baseline, max_drop, self.settings.max_slowdown, self.metric_catalog,
-                     self.map_notes)
+        return Judge(
+            self.explainers, self.baseline, max_drop, self.settings.max_slowdown, self.metric_catalog, self.map_notes
+        )
 
     @property
     def tier(self) -> str:
@@ -340,8 +362,11 @@ class ChaosminingSession:
     # -- shared helpers for suites ------------------------------------------
     def per_training(self, cases: Sequence[C]) -> list[C]:
         """``cases`` once per selected training mode (``--chaosmining-training``)."""
-        return [dataclasses.replace(case, guide=guide)  # type: ignore[type-var]
-                for guide in self.guides() for case in cases]
+        return [
+            dataclasses.replace(case, guide=guide)  # type: ignore[type-var]
+            for guide in self.guides()
+            for case in cases
+        ]
 
     def guides(self) -> list[SaliencyGuided | None]:
         """The selected training modes (None: standard training)."""

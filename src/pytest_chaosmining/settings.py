@@ -16,7 +16,6 @@ import pytest
 
 from pytest_chaosmining.core.tiers import TIERS
 from pytest_chaosmining.core.training_modes import PRECISIONS, TRAINING_MODES, SaliencyGuided
-
 from pytest_chaosmining.suites import REGISTRY
 
 #: every registered suite, in report order (the default of ``--chaosmining-suites``)
@@ -29,34 +28,84 @@ _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
     ("device", {"metavar": "DEVICE"}, "torch device (default: cuda if available, else cpu)"),
     ("explainers", {"metavar": "NAMES"}, "comma list of explainers to run (default: all registered)"),
     ("suites", {"metavar": "NAMES"}, f"comma list of suites to run (default: all: {', '.join(SUITE_NAMES)})"),
-    ("seeds", {"metavar": "N|A-B"}, "number of seeds N (seeds 0..N-1) or an inclusive range A-B "
-     "(default: the tier's)"),
-    ("data", {"metavar": "DIR"}, "real datasets on disk (CIFAR-10, Flowers102 as torchvision stores them; Speech Commands, Rainforest Connection, Santander); never downloaded"),
+    ("seeds", {"metavar": "N|A-B"}, "number of seeds N (seeds 0..N-1) or an inclusive range A-B (default: the tier's)"),
+    (
+        "data",
+        {"metavar": "DIR"},
+        "real datasets on disk (CIFAR-10, Flowers102 as torchvision stores them; Speech Commands, "
+        "Rainforest Connection, Santander); never downloaded",
+    ),
     ("sweep", {"metavar": "FACTORS"}, "comma list of one-factor sweeps to add (ChaosMining Figure 4)"),
-    ("training", {"metavar": "MODES"}, "comma list of training modes of the symbolic, vision and audio models: "
-     "standard (default), saliency-guided"),
-    ("sg-k", {"metavar": "K", "type": float}, "saliency guided training: fraction of inputs masked per sample (default 0.1)"),
-    ("sg-lambda", {"metavar": "X", "type": float}, "saliency guided training: weight of the consistency term (default 1.0)"),
-    ("sg-gradient", {"choices": ("signed", "absolute")},
-     "saliency guided training: mask the lowest signed (default, as the reference) or absolute gradients"),
-    ("ensemble", {"choices": ("auto", "on", "off")}, "train same-shape networks as one batched ensemble (the "
-     "symbolic MLPs, standard and saliency guided, and the networks of RFEwNA rounds side by side): on, off, or "
-     "auto (default: on for CUDA, off on CPU, where it measured no faster)"),
-    ("precision", {"choices": PRECISIONS}, "arithmetic of the vision and audio classifiers' standard training: "
-     "fp32 (default) or bf16 (autocast, channels_last image batches; models keyed and named apart, weights kept fp32)"),
-    ("pack", {"metavar": "DIR|none"}, "models shipped ready-trained: a pack folder, or 'none' to train every model "
-     "(default: the pack shipped with the plugin)"),
-    ("builtin-results", {"choices": ("reuse", "recompute")}, "the built-in explainers' scores: reuse those an "
-     "earlier run cached (default) or recompute them"),
-    ("call-timeout", {"metavar": "SECONDS", "type": float}, "longest an explainer call may take before it is "
-     "stopped and its test fails (default 600)"),
-    ("shard", {"metavar": "I/N"}, "run the I-th of N shards of the cases (a case's shard follows from its id, "
-     "the same in every run); merge the shards' results.json with python -m pytest_chaosmining.reports.rebuild"),
+    (
+        "training",
+        {"metavar": "MODES"},
+        "comma list of training modes of the symbolic, vision and audio models: standard (default), saliency-guided",
+    ),
+    (
+        "sg-k",
+        {"metavar": "K", "type": float},
+        "saliency guided training: fraction of inputs masked per sample (default 0.1)",
+    ),
+    (
+        "sg-lambda",
+        {"metavar": "X", "type": float},
+        "saliency guided training: weight of the consistency term (default 1.0)",
+    ),
+    (
+        "sg-gradient",
+        {"choices": ("signed", "absolute")},
+        "saliency guided training: mask the lowest signed (default, as the reference) or absolute gradients",
+    ),
+    (
+        "ensemble",
+        {"choices": ("auto", "on", "off")},
+        "train same-shape networks as one batched ensemble (the "
+        "symbolic MLPs, standard and saliency guided, and the networks of RFEwNA rounds side by side): on, off, or "
+        "auto (default: on for CUDA, off on CPU, where it measured no faster)",
+    ),
+    (
+        "precision",
+        {"choices": PRECISIONS},
+        "arithmetic of the vision and audio classifiers' standard training: "
+        "fp32 (default) or bf16 (autocast, channels_last image batches; models keyed and named apart, "
+        "weights kept fp32)",
+    ),
+    (
+        "pack",
+        {"metavar": "DIR|none"},
+        "models shipped ready-trained: a pack folder, or 'none' to train every model "
+        "(default: the pack shipped with the plugin)",
+    ),
+    (
+        "builtin-results",
+        {"choices": ("reuse", "recompute")},
+        "the built-in explainers' scores: reuse those an earlier run cached (default) or recompute them",
+    ),
+    (
+        "call-timeout",
+        {"metavar": "SECONDS", "type": float},
+        "longest an explainer call may take before it is stopped and its test fails (default 600)",
+    ),
+    (
+        "shard",
+        {"metavar": "I/N"},
+        "run the I-th of N shards of the cases (a case's shard follows from its id, "
+        "the same in every run); merge the shards' results.json with python -m pytest_chaosmining.reports.rebuild",
+    ),
     ("thresholds", {"metavar": "FILE"}, "TOML file of thresholds overriding the shipped ones"),
     ("baseline", {"metavar": "FILE"}, "results.json of an earlier run; fail results that dropped"),
-    ("max-drop", {"metavar": "X", "type": float}, "largest allowed drop below the baseline, for every metric (default: each metric's calibrated drop, docs/ci.md)"),
-    ("max-slowdown", {"metavar": "FACTOR", "type": float}, "largest allowed growth of an explainer's time and peak "
-     "memory over the baseline's, as a factor (default 2.0; plus 20 ms / 16 MiB of slack)"),
+    (
+        "max-drop",
+        {"metavar": "X", "type": float},
+        "largest allowed drop below the baseline, for every metric "
+        "(default: each metric's calibrated drop, docs/ci.md)",
+    ),
+    (
+        "max-slowdown",
+        {"metavar": "FACTOR", "type": float},
+        "largest allowed growth of an explainer's time and peak "
+        "memory over the baseline's, as a factor (default 2.0; plus 20 ms / 16 MiB of slack)",
+    ),
 ]
 
 
@@ -70,8 +119,13 @@ def add_options(parser: Any) -> None:
     group.addoption("--chaosmining", action="store_true", default=None, help="run the ChaosMining conformance suites")
     parser.addini("chaosmining", "run the ChaosMining suites (like --chaosmining)", type="bool", default=False)
     for name, kwargs, help_text in _OPTIONS:
-        group.addoption(f"--chaosmining-{name}", dest=f"chaosmining_{name.replace('-', '_')}", default=None,
-                        help=help_text, **kwargs)
+        group.addoption(
+            f"--chaosmining-{name}",
+            dest=f"chaosmining_{name.replace('-', '_')}",
+            default=None,
+            help=help_text,
+            **kwargs,
+        )
         parser.addini(f"chaosmining_{name.replace('-', '_')}", help_text, default="")
 
 

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import contextvars
 import statistics
+from collections.abc import Callable
 from types import TracebackType
-from typing import TYPE_CHECKING, Callable, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from pytest_chaosmining.core.cost import Cost, PeakMemory, clocked_cpu, measure, synchronised
 
@@ -31,7 +32,7 @@ RECHECKS = 2
 #: pytest-benchmark group of every explainer timing of a suite
 GROUP_PREFIX = "chaosmining"
 
-_ACTIVE: contextvars.ContextVar["AttributionTimer | None"] = contextvars.ContextVar("chaosmining_timer", default=None)
+_ACTIVE: contextvars.ContextVar[AttributionTimer | None] = contextvars.ContextVar("chaosmining_timer", default=None)
 
 
 class AttributionTimer:
@@ -45,8 +46,16 @@ class AttributionTimer:
     built-in's result reused from the cache makes none); ``calls`` and
     ``total_ms``: every call measured in the test."""
 
-    def __init__(self, benchmark: "BenchmarkFixture | None", device: "torch.device", suite: str, case: str,
-                 explainer: str, rounds: int = 1, recheck: Callable[[Cost], bool] | None = None):
+    def __init__(
+        self,
+        benchmark: BenchmarkFixture | None,
+        device: torch.device,
+        suite: str,
+        case: str,
+        explainer: str,
+        rounds: int = 1,
+        recheck: Callable[[Cost], bool] | None = None,
+    ):
         self.benchmark = benchmark
         self.recheck = recheck
         self.device = device
@@ -60,12 +69,13 @@ class AttributionTimer:
             benchmark.group = f"{GROUP_PREFIX} {suite}"
         self.extra_info.update(suite=suite, case=case, explainer=explainer, device=str(device))
 
-    def __enter__(self) -> "AttributionTimer":
+    def __enter__(self) -> AttributionTimer:
         self._token = _ACTIVE.set(self)
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
-                 traceback: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
+    ) -> None:
         _ACTIVE.reset(self._token)
 
     def measure(self, fn: Callable[[], T]) -> tuple[T, Cost]:
@@ -136,7 +146,7 @@ class AttributionTimer:
         return self.cost if self.cost is not None else earlier
 
 
-def timed(fn: Callable[[], T], device: "torch.device") -> tuple[T, Cost]:
+def timed(fn: Callable[[], T], device: torch.device) -> tuple[T, Cost]:
     """Call ``fn`` and return its result and :class:`Cost`, through the test's
     :class:`AttributionTimer` when one is active."""
     timer = _ACTIVE.get()

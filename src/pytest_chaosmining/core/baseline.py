@@ -34,8 +34,10 @@ class Comparison:
 
     def summary(self, source: str) -> str:
         """One line: compared / new / missing."""
-        return (f"baseline {source}: compared {len(self.compared)}, new {len(self.new)}, "
-                f"missing {len(self.missing)} judged results")
+        return (
+            f"baseline {source}: compared {len(self.compared)}, new {len(self.new)}, "
+            f"missing {len(self.missing)} judged results"
+        )
 
 
 class Baseline:
@@ -52,7 +54,7 @@ class Baseline:
         self.explainers = {r.explainer for r in self.judged.values()}
 
     @classmethod
-    def load(cls, path: Path, catalog: MetricCatalog) -> "Baseline":
+    def load(cls, path: Path, catalog: MetricCatalog) -> Baseline:
         """Read a results.json written by this plugin."""
         try:
             payload: dict[str, Any] = json.loads(Path(path).read_text())
@@ -98,6 +100,8 @@ class Baseline:
         if record.value <= allowed:
             return None
         unit = metric.unit
-        return (f"{record.metric} regressed: {record.value:.1f} {unit} > {max_factor:g} × baseline {old:.1f} {unit} + "
-                f"{metric.slack:g} {unit} ({record.value / old if old else float('inf'):.2f}× the "
-                f"baseline; baseline {self.source})")
+        return (
+            f"{record.metric} regressed: {record.value:.1f} {unit} > {max_factor:g} × baseline {old:.1f} {unit} + "
+            f"{metric.slack:g} {unit} ({record.value / old if old else float('inf'):.2f}× the "
+            f"baseline; baseline {self.source})"
+        )

@@ -16,10 +16,10 @@ import json
 import os
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 import torch
 from filelock import FileLock
@@ -91,8 +91,11 @@ class ModelCache:
                     state, meta = self._load(path, key)
                     return state, meta, False
                 except CorruptEntry as exc:
-                    warnings.warn(f"chaosmining: discarding corrupt cache entry {path}: {exc}",
-                                  stacklevel=2, category=ChaosminingWarning)
+                    warnings.warn(
+                        f"chaosmining: discarding corrupt cache entry {path}: {exc}",
+                        stacklevel=2,
+                        category=ChaosminingWarning,
+                    )
                     path.unlink(missing_ok=True)
             state, meta = train()
             meta = {**meta, "key": key, "config": json.dumps(config, sort_keys=True)}

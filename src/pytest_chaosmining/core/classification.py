@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
@@ -97,9 +98,18 @@ def train_classifier(
         model.eval()
 
 
-def _train(model: nn.Module, inputs: torch.Tensor, labels: torch.Tensor, settings: ClassifierTraining, seed: int,
-           progress: ProgressFn | None, prepare: PrepareFn, guide: SaliencyGuided | None, precision: str,
-           images: bool) -> float:
+def _train(
+    model: nn.Module,
+    inputs: torch.Tensor,
+    labels: torch.Tensor,
+    settings: ClassifierTraining,
+    seed: int,
+    progress: ProgressFn | None,
+    prepare: PrepareFn,
+    guide: SaliencyGuided | None,
+    precision: str,
+    images: bool,
+) -> float:
     """The epochs of :func:`train_classifier`; returns the last epoch's mean loss."""
     device = next(model.parameters()).device
     inputs, labels = resident(inputs, device), resident(labels, device)
@@ -136,15 +146,18 @@ def _train(model: nn.Module, inputs: torch.Tensor, labels: torch.Tensor, setting
 
 
 @torch.no_grad()
-def predict(model: nn.Module, images: torch.Tensor, batch_size: int = 256,
-            prepare: PrepareFn = to_float) -> torch.Tensor:
+def predict(
+    model: nn.Module, images: torch.Tensor, batch_size: int = 256, prepare: PrepareFn = to_float
+) -> torch.Tensor:
     """Predicted classes of ``prepare(images)``."""
     device = next(model.parameters()).device
     model.eval()
-    out = [model(prepare(images[i : i + batch_size].to(device))).argmax(1).cpu() for i in range(0, len(images), batch_size)]
+    out = [
+        model(prepare(images[i : i + batch_size].to(device))).argmax(1).cpu() for i in range(0, len(images), batch_size)
+    ]
     return torch.cat(out)
 
 
-def predict_array(model: nn.Module, inputs: "np.ndarray", prepare: PrepareFn = to_float) -> "np.ndarray":
+def predict_array(model: nn.Module, inputs: np.ndarray, prepare: PrepareFn = to_float) -> np.ndarray:
     """:func:`predict` on a NumPy array of compact inputs; returns the classes as a NumPy array."""
     return predict(model, torch.from_numpy(inputs), prepare=prepare).numpy()

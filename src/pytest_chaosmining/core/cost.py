@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Callable, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     import torch
@@ -51,12 +52,12 @@ def _trim_heap() -> None:
         pass
 
 
-def is_cuda(device: "torch.device | str") -> bool:
+def is_cuda(device: torch.device | str) -> bool:
     """Whether ``device`` (a torch device or its name) is a CUDA device."""
     return getattr(device, "type", str(device)) == "cuda"
 
 
-def synchronised(fn: Callable[[], T], device: "torch.device | str") -> Callable[[], T]:
+def synchronised(fn: Callable[[], T], device: torch.device | str) -> Callable[[], T]:
     """``fn``, returning only once the device's queued work is done (CUDA; else ``fn``)."""
     if not is_cuda(device):
         return fn
@@ -75,12 +76,12 @@ class PeakMemory:
     """Context manager measuring the peak memory growth inside it on ``device``
     (see the module docstring); :attr:`mb` after the block."""
 
-    def __init__(self, device: "torch.device | str"):
+    def __init__(self, device: torch.device | str):
         self.cuda = is_cuda(device)
         self.device = device
         self.mb = 0.0
 
-    def __enter__(self) -> "PeakMemory":
+    def __enter__(self) -> PeakMemory:
         if self.cuda:
             import torch
 
@@ -102,8 +103,9 @@ class PeakMemory:
         while not self._halt.wait(SAMPLE_PERIOD_S):
             self._peak = max(self._peak, self._process.memory_info().rss)
 
-    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
-                 traceback: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
+    ) -> None:
         if self.cuda:
             import torch
 
@@ -116,7 +118,7 @@ class PeakMemory:
         self.mb = max(0, self._peak - self._base) / 2**20
 
 
-def measure(fn: Callable[[], T], device: "torch.device | str") -> tuple[T, Cost]:
+def measure(fn: Callable[[], T], device: torch.device | str) -> tuple[T, Cost]:
     """Call ``fn`` once and return its result with its :class:`Cost`."""
     with PeakMemory(device) as memory:
         result, elapsed_ms, cpu_ms = clocked_cpu(synchronised(fn, device))

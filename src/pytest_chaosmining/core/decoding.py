@@ -66,6 +66,7 @@ def decode_all(read: Callable[[Item], Out], items: Sequence[Item], workers: int 
     from torch.utils.data import DataLoader
 
     dataset = cast("Dataset[Out]", _Mapped(items, read))
-    loader: DataLoader[Out] = DataLoader(dataset, batch_size=None, num_workers=min(workers, len(items)),
-                                         collate_fn=_as_is)
+    loader: DataLoader[Out] = DataLoader(
+        dataset, batch_size=None, num_workers=min(workers, len(items)), collate_fn=_as_is
+    )
     return list(loader)

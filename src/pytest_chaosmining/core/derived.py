@@ -96,8 +96,10 @@ def weights_digest(*models: torch.nn.Module) -> str:
 def encode(value: object) -> object:
     """JSON for evaluation results: dicts (any scalar keys), lists, numbers, dataclasses."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {"__dataclass__": type(value).__qualname__,
-                "fields": {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)}}
+        return {
+            "__dataclass__": type(value).__qualname__,
+            "fields": {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)},
+        }
     if isinstance(value, dict):
         return {"__items__": [[encode(k), encode(v)] for k, v in value.items()]}
     if isinstance(value, list | tuple):
@@ -131,12 +133,14 @@ class DerivedCache:
 
     def key(self, suite: str, parts: dict[str, object]) -> str:
         """The entry key of ``parts`` (JSON-serialisable) in ``suite``."""
-        payload = json.dumps({"suite": suite, "parts": parts, "code": package_fingerprint()}, sort_keys=True,
-                             default=str)
+        payload = json.dumps(
+            {"suite": suite, "parts": parts, "code": package_fingerprint()}, sort_keys=True, default=str
+        )
         return hashlib.sha256(payload.encode()).hexdigest()[:24]
 
-    def get_or_compute(self, suite: str, parts: dict[str, object], compute: Callable[[], T],
-                       types: tuple[type, ...] = ()) -> T:
+    def get_or_compute(
+        self, suite: str, parts: dict[str, object], compute: Callable[[], T], types: tuple[type, ...] = ()
+    ) -> T:
         """The cached result of ``parts``, or ``compute()`` stored for next time."""
         key = self.key(suite, parts)
         path = self.root / suite / f"{key}.json"
@@ -147,8 +151,11 @@ class DerivedCache:
                 try:
                     return decode(json.loads(path.read_text())["result"], names)  # type: ignore[return-value]
                 except (ValueError, KeyError, TypeError, AssertionError) as exc:
-                    warnings.warn(f"chaosmining: discarding corrupt derived result {path}: {exc}",
-                                  stacklevel=2, category=ChaosminingWarning)
+                    warnings.warn(
+                        f"chaosmining: discarding corrupt derived result {path}: {exc}",
+                        stacklevel=2,
+                        category=ChaosminingWarning,
+                    )
             result = compute()
             atomic_write_text(path, json.dumps({"key": key, "parts": parts, "result": encode(result)}, default=str))
             return result

@@ -93,21 +93,29 @@ class StackedModels:
                 model.eval()
 
 
-def _guided_inputs(stacked: StackedModels, xs: torch.Tensor, guide: SaliencyGuided,
-                   generators: Sequence[torch.Generator]) -> torch.Tensor:
+def _guided_inputs(
+    stacked: StackedModels, xs: torch.Tensor, guide: SaliencyGuided, generators: Sequence[torch.Generator]
+) -> torch.Tensor:
     """Each member's batch with its ``guide.k`` lowest-gradient inputs masked, as
     :func:`~pytest_chaosmining.core.saliency_training.guided_loss` masks it alone
     (input gradients of the prediction; the member's own generator for the noise)."""
     x = xs.detach().requires_grad_(True)
     with torch.enable_grad():
         (grads,) = torch.autograd.grad(stacked(x).sum(), x)
-    return torch.stack([mask_lowest(xs[i], grads[i], guide.k, guide.absolute, generators[i])
-                        for i in range(len(generators))])
+    return torch.stack(
+        [mask_lowest(xs[i], grads[i], guide.k, guide.absolute, generators[i]) for i in range(len(generators))]
+    )
 
 
-def train_regressors_together(models: Sequence[nn.Module], xs: torch.Tensor, ys: torch.Tensor,
-                              settings: RegressionTraining, progress: ProgressFn | None = None,
-                              guide: SaliencyGuided | None = None, seeds: Sequence[int] | None = None) -> list[float]:
+def train_regressors_together(
+    models: Sequence[nn.Module],
+    xs: torch.Tensor,
+    ys: torch.Tensor,
+    settings: RegressionTraining,
+    progress: ProgressFn | None = None,
+    guide: SaliencyGuided | None = None,
+    seeds: Sequence[int] | None = None,
+) -> list[float]:
     """Train ``models`` (same class and shapes) in place on ``xs[i]`` / ``ys[i]``
     (``(members, rows, features)`` / ``(members, rows)``) with MSE, full batch, as
     :func:`~pytest_chaosmining.core.training.train_regressor` trains each alone —
@@ -138,8 +146,16 @@ def train_regressors_together(models: Sequence[nn.Module], xs: torch.Tensor, ys:
     return [float(v) for v in losses.detach()]
 
 
-def train_on_shared_batches(models: Sequence[nn.Module], xs: torch.Tensor, target: torch.Tensor, loss: str,
-                            epochs: int, lr: float, batch_size: int | None, seed: int) -> None:
+def train_on_shared_batches(
+    models: Sequence[nn.Module],
+    xs: torch.Tensor,
+    target: torch.Tensor,
+    loss: str,
+    epochs: int,
+    lr: float,
+    batch_size: int | None,
+    seed: int,
+) -> None:
     """Train ``models`` (same class and shapes) in place with Adam, member ``i`` on
     ``xs[i]`` (``(members, rows, features)``), all on the same ``target`` rows in the
     same batch order (``torch.randperm`` from a generator seeded ``seed``, one draw

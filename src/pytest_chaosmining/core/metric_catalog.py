@@ -101,9 +101,11 @@ class MetricCatalog:
         ``suite`` does not declare it judged: it would escape the baseline)."""
         metric = self.get(suite, name)
         if metric is None or not metric.judged:
-            raise UndeclaredMetric(f"metric {name!r} of suite {suite!r} is judged but not declared judged in the "
-                                   "suite's metrics: declare it (pytest_chaosmining.core.metric_catalog.judged) so "
-                                   "that a baseline compares it")
+            raise UndeclaredMetric(
+                f"metric {name!r} of suite {suite!r} is judged but not declared judged in the "
+                "suite's metrics: declare it (pytest_chaosmining.core.metric_catalog.judged) so "
+                "that a baseline compares it"
+            )
         return metric
 
     def gated_cost(self, suite: str, name: str) -> Metric | None:

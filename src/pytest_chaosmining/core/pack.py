@@ -17,13 +17,14 @@ Regenerate: run the smoke tier into an empty cache, then
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import shutil
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import torch
 
@@ -33,6 +34,10 @@ from pytest_chaosmining.core.pack_location import SHIPPED
 
 #: largest accepted change of a shipped model's check score (accuracy, UScore) when re-measured here
 TOLERANCE = 0.02
+
+
+def _save(payload: dict[str, object], fh: IO[bytes]) -> None:
+    torch.save(payload, fh)
 
 
 def spec_key(config: dict[str, Any]) -> str:
@@ -50,8 +55,14 @@ class ModelPack:
         """Where the entry of ``config`` would be."""
         return self.root / suite / f"{spec_key(config)}.pt"
 
-    def load(self, suite: str, config: dict[str, Any], build: Callable[[], torch.nn.Module], device: torch.device,
-             check: Callable[[torch.nn.Module], float]) -> tuple[dict[str, torch.Tensor], dict[str, Any]] | None:
+    def load(
+        self,
+        suite: str,
+        config: dict[str, Any],
+        build: Callable[[], torch.nn.Module],
+        device: torch.device,
+        check: Callable[[torch.nn.Module], float],
+    ) -> tuple[dict[str, torch.Tensor], dict[str, Any]] | None:
         """The shipped weights and metadata of ``config`` if the pack has them and
         they reproduce their check score here (within :data:`TOLERANCE`); else None."""
         path = self.path(suite, config)
@@ -65,14 +76,21 @@ class ModelPack:
             model = build()
             model.load_state_dict(state)
         except Exception as exc:  # noqa: BLE001 - a broken pack entry costs a training, not the run
-            warnings.warn(f"chaosmining: unusable shipped model {path.name} ({type(exc).__name__}: {exc}); training it",
-                          stacklevel=3, category=ChaosminingWarning)
+            warnings.warn(
+                f"chaosmining: unusable shipped model {path.name} ({type(exc).__name__}: {exc}); training it",
+                stacklevel=3,
+                category=ChaosminingWarning,
+            )
             return None
         score = check(model.to(device).eval())
         if abs(score - float(meta["check"])) > TOLERANCE:
-            warnings.warn(f"chaosmining: shipped {suite} model {path.stem} scores {score:.4f} on the data generated "
-                          f"here against {float(meta['check']):.4f} when it was shipped (tolerance {TOLERANCE}); "
-                          "retraining it", stacklevel=3, category=ChaosminingWarning)
+            warnings.warn(
+                f"chaosmining: shipped {suite} model {path.stem} scores {score:.4f} on the data generated "
+                f"here against {float(meta['check']):.4f} when it was shipped (tolerance {TOLERANCE}); "
+                "retraining it",
+                stacklevel=3,
+                category=ChaosminingWarning,
+            )
             return None
         return state, {**meta, "check": score, "shipped": True}
 
@@ -94,7 +112,7 @@ def build_pack(cache_dir: Path, out: Path = SHIPPED) -> dict[str, int]:
         kept["torch"] = str(torch.__version__)
         target = staging / suite / f"{spec_key(config)}.pt"
         target.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(target, lambda fh: torch.save({"state_dict": payload["state_dict"], "meta": kept}, fh))
+        atomic_write(target, functools.partial(_save, {"state_dict": payload["state_dict"], "meta": kept}))
         counts[suite] = counts.get(suite, 0) + 1
     shutil.rmtree(out, ignore_errors=True)
     if staging.exists():
@@ -110,8 +128,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     counts = build_pack(args.cache_dir, args.out)
     size = sum(p.stat().st_size for p in args.out.rglob("*.pt")) if args.out.exists() else 0
-    print(f"{sum(counts.values())} models ({', '.join(f'{s} {n}' for s, n in sorted(counts.items()))}), "
-          f"{size / 2**20:.1f} MiB in {args.out}")
+    print(
+        f"{sum(counts.values())} models ({', '.join(f'{s} {n}' for s, n in sorted(counts.items()))}), "
+        f"{size / 2**20:.1f} MiB in {args.out}"
+    )
     return 0
 
 

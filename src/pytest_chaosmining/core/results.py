@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
 from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
 
 #: a condition field's value (JSON scalars)
 ConditionValue = str | int | float | bool | None
@@ -31,14 +31,21 @@ class Record:
 
     def key(self) -> tuple[str | int, ...]:
         """Identity of a result across runs (for baselines and sorting)."""
-        return (self.suite, self.model, self.explainer, json.dumps(self.condition, sort_keys=True), self.seed, self.metric)
+        return (
+            self.suite,
+            self.model,
+            self.explainer,
+            json.dumps(self.condition, sort_keys=True),
+            self.seed,
+            self.metric,
+        )
 
     def to_dict(self) -> dict[str, object]:
         """The record as JSON-serialisable fields."""
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, object]) -> "Record":
+    def from_dict(cls, data: Mapping[str, object]) -> Record:
         """The record :meth:`to_dict` wrote (unknown fields ignored)."""
         return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})  # type: ignore[arg-type]
 
@@ -51,4 +58,4 @@ def sort_records(records: list[Record]) -> list[Record]:
 def parameter_id(nodeid: str) -> str | None:
     """The parameter id of a test's node id (between its first ``[`` and last ``]``), if any."""
     start, end = nodeid.find("["), nodeid.rfind("]")
-    return nodeid[start + 1:end] if 0 <= start < end else None
+    return nodeid[start + 1 : end] if 0 <= start < end else None

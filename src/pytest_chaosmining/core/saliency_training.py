@@ -26,6 +26,7 @@ from torch import nn
 
 from pytest_chaosmining.core.training_modes import SaliencyGuided
 
+
 def input_gradients(model: nn.Module, x: torch.Tensor, target: torch.Tensor | None) -> torch.Tensor:
     """Gradients of the ``target`` output (regression: the output) w.r.t. ``x``, in eval mode."""
     was_training = model.training
@@ -41,8 +42,9 @@ def input_gradients(model: nn.Module, x: torch.Tensor, target: torch.Tensor | No
     return grads
 
 
-def mask_lowest(x: torch.Tensor, grads: torch.Tensor, k: float, absolute: bool,
-                generator: torch.Generator | None = None) -> torch.Tensor:
+def mask_lowest(
+    x: torch.Tensor, grads: torch.Tensor, k: float, absolute: bool, generator: torch.Generator | None = None
+) -> torch.Tensor:
     """``x`` with each sample's ``k`` fraction of lowest-gradient elements replaced by
     uniform random values in that sample's ``[min, max]``."""
     n = x.shape[0]
@@ -63,13 +65,20 @@ def mask_lowest(x: torch.Tensor, grads: torch.Tensor, k: float, absolute: bool,
 def consistency(out: torch.Tensor, out_masked: torch.Tensor, classification: bool) -> torch.Tensor:
     """KL(p(x) ‖ p(x̃)) for classifiers, mean squared difference for regressors."""
     if classification:
-        return nn.functional.kl_div(out_masked.log_softmax(1), out.log_softmax(1), reduction="batchmean",
-                                    log_target=True)
+        return nn.functional.kl_div(
+            out_masked.log_softmax(1), out.log_softmax(1), reduction="batchmean", log_target=True
+        )
     return (out - out_masked).pow(2).mean()
 
 
-def guided_loss(model: nn.Module, x: torch.Tensor, y: torch.Tensor, guide: SaliencyGuided, classification: bool,
-                generator: torch.Generator | None = None) -> torch.Tensor:
+def guided_loss(
+    model: nn.Module,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    guide: SaliencyGuided,
+    classification: bool,
+    generator: torch.Generator | None = None,
+) -> torch.Tensor:
     """The saliency guided loss of one batch (the model is left in train mode)."""
     grads = input_gradients(model, x, y if classification else None)
     x_masked = mask_lowest(x, grads, guide.k, guide.absolute, generator)

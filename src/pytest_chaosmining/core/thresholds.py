@@ -54,7 +54,7 @@ class Thresholds:
         self.own_bars_only = own_bars_only
 
     @classmethod
-    def load(cls, user_file: Path | None = None, own_bars_only: frozenset[str] = frozenset()) -> "Thresholds":
+    def load(cls, user_file: Path | None = None, own_bars_only: frozenset[str] = frozenset()) -> Thresholds:
         table: dict[str, Any] = {}
         for path in shipped_files():
             table = _merge(table, tomllib.loads(path.read_text()))

@@ -14,7 +14,7 @@ TIERS = ("smoke", "ci", "paper")
 Seeds = int | range
 
 
-def seed_range(tier_seeds: int, seeds: "Seeds | None") -> range:
+def seed_range(tier_seeds: int, seeds: Seeds | None) -> range:
     """The seeds to run: the tier's count, a count ``N`` (0..N-1) or an explicit range."""
     if seeds is None:
         return range(tier_seeds)

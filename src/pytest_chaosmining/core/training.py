@@ -4,8 +4,8 @@ reference's shuffling DataLoader cost ~75% of its training time."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 from torch import nn

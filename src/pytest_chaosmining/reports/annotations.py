@@ -23,8 +23,11 @@ def error_lines(payload: dict[str, object]) -> list[str]:
     """The ``::error`` lines of the failed tests in a results.json payload."""
     failures = payload.get("failures", [])
     assert isinstance(failures, list)
-    return [f"::error title={_escape('chaosmining: ' + f['explainer'] + ' failed ' + f['suite'])}::"
-            f"{_escape(f['nodeid'] + ': ' + f['message'])}" for f in failures]
+    return [
+        f"::error title={_escape('chaosmining: ' + f['explainer'] + ' failed ' + f['suite'])}::"
+        f"{_escape(f['nodeid'] + ': ' + f['message'])}"
+        for f in failures
+    ]
 
 
 def summary(payload: dict[str, object]) -> str:
@@ -33,10 +36,19 @@ def summary(payload: dict[str, object]) -> str:
     assert isinstance(failures, list)
     if not failures:
         return "**chaosmining: no conformance test failed**\n"
-    rows = [f"| {f['suite']} | {f['explainer']} | `{f['nodeid']}` | {f['message'].replace('|', '/')} |"
-            for f in failures]
-    return "\n".join([f"**chaosmining: {len(failures)} conformance test(s) failed**", "",
-                      "| suite | explainer | test | why |", "|---|---|---|---|", *rows, ""])
+    rows = [
+        f"| {f['suite']} | {f['explainer']} | `{f['nodeid']}` | {f['message'].replace('|', '/')} |" for f in failures
+    ]
+    return "\n".join(
+        [
+            f"**chaosmining: {len(failures)} conformance test(s) failed**",
+            "",
+            "| suite | explainer | test | why |",
+            "|---|---|---|---|",
+            *rows,
+            "",
+        ]
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

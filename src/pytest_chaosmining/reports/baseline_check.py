@@ -60,8 +60,11 @@ class BaselineCheck:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        if session.config.option.collectonly or exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED,
-                                                                   pytest.ExitCode.NO_TESTS_COLLECTED):
+        if session.config.option.collectonly or exitstatus not in (
+            pytest.ExitCode.OK,
+            pytest.ExitCode.TESTS_FAILED,
+            pytest.ExitCode.NO_TESTS_COLLECTED,
+        ):
             return  # nothing was meant to run, or the run broke off: no verdict on what is missing
         comparison = self.baseline.compare(self.records(), self.in_scope)
         self.comparison = comparison
@@ -70,7 +73,8 @@ class BaselineCheck:
         if judged and not comparison.compared:
             self.lines.append(
                 f"ERROR: the baseline {self.baseline.source} matches none of this run's {judged} judged results "
-                "(another tier, other seeds or explainers, renamed models?): nothing was compared against it")
+                "(another tier, other seeds or explainers, renamed models?): nothing was compared against it"
+            )
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         by_test: dict[str, list[Record]] = {}
         for record in comparison.missing:
@@ -78,24 +82,36 @@ class BaselineCheck:
         for nodeid, records in sorted(by_test.items()):
             self._fail_missing(session, nodeid, records)
         if by_test:
-            self.lines.append(f"FAILED: {len(by_test)} test(s) judged in the baseline were not judged in this run "
-                              f"({MISSING_PREFIX}<node id>)")
+            self.lines.append(
+                f"FAILED: {len(by_test)} test(s) judged in the baseline were not judged in this run "
+                f"({MISSING_PREFIX}<node id>)"
+            )
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def _fail_missing(self, session: pytest.Session, nodeid: str, records: list[Record]) -> None:
         values = ", ".join(f"{r.metric} {r.value:.4f}" for r in records)
         now = self.outcome.get(nodeid)
         if now is None:
-            state = ("it did not run (deselected, no longer collected, or its explainer is no longer registered; "
-                     "narrow the comparison with --chaosmining-suites / --chaosmining-explainers)")
+            state = (
+                "it did not run (deselected, no longer collected, or its explainer is no longer registered; "
+                "narrow the comparison with --chaosmining-suites / --chaosmining-explainers)"
+            )
         else:
             state = f"it {now}" if now.startswith("skipped") else f"it {now} without judging them"
-        message = (f"judged in the baseline {self.baseline.source} ({values}) but not in this run: {state}. "
-                   "A result that disappears is a regression.")
+        message = (
+            f"judged in the baseline {self.baseline.source} ({values}) but not in this run: {state}. "
+            "A result that disappears is a regression."
+        )
         report = pytest.TestReport(
-            nodeid=MISSING_PREFIX + nodeid, location=(MISSING_PREFIX.rstrip(":"), None, nodeid), keywords={},
-            outcome="failed", longrepr=message, when="call", duration=0.0,
-            user_properties=[("chaosmining_missing", json.dumps([r.to_dict() for r in records]))])
+            nodeid=MISSING_PREFIX + nodeid,
+            location=(MISSING_PREFIX.rstrip(":"), None, nodeid),
+            keywords={},
+            outcome="failed",
+            longrepr=message,
+            when="call",
+            duration=0.0,
+            user_properties=[("chaosmining_missing", json.dumps([r.to_dict() for r in records]))],
+        )
         session.config.hook.pytest_runtest_logreport(report=report)  # pytest counts it in testsfailed
 
     def table(self) -> dict[str, object]:
@@ -105,9 +121,26 @@ class BaselineCheck:
         comparison = self.comparison or Comparison()
 
         def row(r: Record, value: float | None, old: float | None) -> list[object]:
-            return [r.suite, r.model, r.explainer, r.metric, json.dumps(r.condition, sort_keys=True), r.seed, value, old]
+            return [
+                r.suite,
+                r.model,
+                r.explainer,
+                r.metric,
+                json.dumps(r.condition, sort_keys=True),
+                r.seed,
+                value,
+                old,
+            ]
 
-        rows = ([row(r, r.value, old) for r, old in comparison.compared] + [row(r, r.value, None) for r in comparison.new]
-                + [row(r, None, r.value) for r in comparison.missing])
-        return {"source": self.baseline.source, "compared": len(comparison.compared), "new": len(comparison.new),
-                "missing": sorted({r.nodeid for r in comparison.missing}), "rows": sorted(rows, key=str)}
+        rows = (
+            [row(r, r.value, old) for r, old in comparison.compared]
+            + [row(r, r.value, None) for r in comparison.new]
+            + [row(r, None, r.value) for r in comparison.missing]
+        )
+        return {
+            "source": self.baseline.source,
+            "compared": len(comparison.compared),
+            "new": len(comparison.new),
+            "missing": sorted({r.nodeid for r in comparison.missing}),
+            "rows": sorted(rows, key=str),
+        }

@@ -11,7 +11,8 @@ Procedure (the one the shipped smoke bars were made with; ``benchmarks/calibrati
 
        benchmarks/calibration/run.sh smoke symbolic 200-209 SA,...,random,input_magnitude,... held.json
 
-3. ``python -m pytest_chaosmining.reports.calibration cal.json --held-out held.json --merge thresholds.toml --report cal.md``
+3. ``python -m pytest_chaosmining.reports.calibration cal.json --held-out held.json \\
+   --merge thresholds.toml --report cal.md``
    (``benchmarks/calibration/merge.py`` runs it for every suite as ``plan.toml`` there says the
    shipped bars were made: each round's held-out seeds joined the calibration seeds of the next,
    checked on seeds never used before).  ``--cross-validate`` adds a leave-one-seed-out check of
@@ -25,7 +26,8 @@ one-sided normal tolerance bound x̄ − k·s that covers a proportion p (0.995 
 ``--coverage`` says otherwise) of future seeds with confidence γ = 0.90 (``../shared/CALIBRATION.md``), rounded
 down to 0.01.  The predicted false-fail rate of a bar b is Φ((b − x̄)/s).  The
 shared bar of a key (for explainers without their own: user explainers) is the
-weakest of the paper's four built-ins (SA, DL, IG, FA), none where any of theirs was refused.  Where the random control's upper tolerance bound
+weakest of the paper's four built-ins (SA, DL, IG, FA), none where any of theirs was refused.
+Where the random control's upper tolerance bound
 x̄_r + k·s_r reaches x̄ − k·s, the bar is raised to just above the control's
 bound if its predicted false-fail rate stays at most ``TARGET_RATE`` (1 in
 200), and refused otherwise (written ``-inf``: reported, not judged; the
@@ -45,12 +47,12 @@ import math
 import statistics
 import sys
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_chaosmining.explainers import BUILTIN_NAMES, CONTROL_NAME, PAPER_NAMES
 from pytest_chaosmining.core.results import MODEL_LEVEL
+from pytest_chaosmining.explainers import BUILTIN_NAMES, CONTROL_NAME, PAPER_NAMES
 from pytest_chaosmining.suites import REGISTRY, Calibration, get_suite
 
 #: proportion of future seeds a bar covers, and the confidence of that claim
@@ -71,7 +73,6 @@ MIN_SEEDS = 5
 BUILT_INS = tuple(n for n in BUILTIN_NAMES if n != CONTROL_NAME)
 
 
-
 def _calibration(suite: str) -> Calibration:
     """What suite ``suite`` judges (empty for a name no longer registered)."""
     return get_suite(suite).calibration if suite in REGISTRY else Calibration()
@@ -90,9 +91,9 @@ def tolerance_factor(m: int, coverage: float = COVERAGE, confidence: float = CON
     if m < 3:
         raise ValueError(f"a tolerance bound needs at least 3 calibration seeds, got {m}")
     zp, zg = _norm_ppf(coverage), _norm_ppf(confidence)
-    a = 1 - zg ** 2 / (2 * (m - 1))
-    b = zp ** 2 - zg ** 2 / m
-    return (zp + math.sqrt(zp ** 2 - a * b)) / a
+    a = 1 - zg**2 / (2 * (m - 1))
+    b = zp**2 - zg**2 / m
+    return (zp + math.sqrt(zp**2 - a * b)) / a
 
 
 def _floor(x: float) -> float:
@@ -192,8 +193,11 @@ def calibrate(records: list[dict], rule: Rule = Rule()) -> list[Bar]:
             cheats[(suite, metric, key)].append(float(r["value"]))
     bars = []
     for (suite, metric, key, explainer), vals in sorted(values.items()):
-        ctrl, others, step = control.get((suite, metric, key), []), cheats.get((suite, metric, key), []), \
-            steps.get((suite, metric, key))
+        ctrl, others, step = (
+            control.get((suite, metric, key), []),
+            cheats.get((suite, metric, key), []),
+            steps.get((suite, metric, key)),
+        )
         bar: float | None = None
         refused = ""
         if len(vals) < MIN_SEEDS:
@@ -256,8 +260,9 @@ def to_toml(bars: list[Bar], tier: str) -> str:
             lines.append(f"default = {min(judged):.2f}")
         for k, v in keys.items():
             if v is None:
-                reasons = sorted({b.refused for b in bars
-                                  if (b.suite, b.metric, b.key) == (suite, metric, k) and b.refused})
+                reasons = sorted(
+                    {b.refused for b in bars if (b.suite, b.metric, b.key) == (suite, metric, k) and b.refused}
+                )
                 lines.append(f"{k} = -inf  # not judged: {'; '.join(reasons)}")
             else:
                 lines.append(f"{k} = {v:.2f}")
@@ -266,8 +271,10 @@ def to_toml(bars: list[Bar], tier: str) -> str:
             own = [b for b in bars if (b.suite, b.metric, b.explainer) == (suite, metric, explainer)]
             if own:
                 lines.append(f"[{suite}.{tier}.{metric}.explainer.{explainer}]")
-                lines += [f"{b.key} = {b.bar:.2f}" if b.bar is not None else f"{b.key} = -inf  # not judged: {b.refused}"
-                          for b in own]
+                lines += [
+                    f"{b.key} = {b.bar:.2f}" if b.bar is not None else f"{b.key} = -inf  # not judged: {b.refused}"
+                    for b in own
+                ]
                 lines.append("")
     return "\n".join(lines)
 
@@ -313,8 +320,9 @@ def leave_one_seed_out(records: list[dict], rule: Rule = Rule()) -> HeldOut:
     tests: dict[tuple[str, str], int] = defaultdict(int)
     failed: dict[tuple[str, str], list[str]] = defaultdict(list)
     for seed in sorted({r["seed"] for r in records}):
-        check = held_out_check([r for r in records if r["seed"] == seed],
-                               calibrate([r for r in records if r["seed"] != seed], rule))
+        check = held_out_check(
+            [r for r in records if r["seed"] == seed], calibrate([r for r in records if r["seed"] != seed], rule)
+        )
         for key, n in check.tests.items():
             tests[key] += n
             failed[key] += check.failed.get(key, [])
@@ -329,8 +337,11 @@ def gate_rows(records: list[dict]) -> list[str]:
     for r in records:
         if r["explainer"] == "-" and r.get("threshold") is not None and r["metric"] in ("uscore", "accuracy"):
             grouped[(r["suite"], r["metric"], float(r["threshold"]))].append(float(r["value"]))
-    return [f"| {suite} | {metric} | {gate:.2f} | {len(v)} | {min(v):.3f} | {statistics.fmean(v):.3f} | "
-            f"{sum(x < gate for x in v)} |" for (suite, metric, gate), v in sorted(grouped.items())]
+    return [
+        f"| {suite} | {metric} | {gate:.2f} | {len(v)} | {min(v):.3f} | {statistics.fmean(v):.3f} | "
+        f"{sum(x < gate for x in v)} |"
+        for (suite, metric, gate), v in sorted(grouped.items())
+    ]
 
 
 def failure_rate_bound(failures: int, tests: int, confidence: float = 0.95) -> float:
@@ -354,7 +365,7 @@ def _check_rows(check: HeldOut) -> list[str]:
     """Markdown table of a check: its tests and failures per (suite, explainer)."""
     lines = ["| suite | explainer | kind | tests | failed |", "|---|---|---|---|---|"]
     for (suite, explainer), n in sorted(check.tests.items()):
-        kind = ("built-in" if explainer in BUILT_INS else "control" if explainer == CONTROL_NAME else "cheat")
+        kind = "built-in" if explainer in BUILT_INS else "control" if explainer == CONTROL_NAME else "cheat"
         lines.append(f"| {suite} | {explainer} | {kind} | {n} | {len(check.failed.get((suite, explainer), []))} |")
     return lines
 
@@ -367,59 +378,102 @@ def _totals(check: HeldOut) -> tuple[int, int, int]:
     return tests, failed, passing
 
 
-def report(bars: list[Bar], held: HeldOut | None, tier: str, cal_seeds: str, held_seeds: str,
-           models: list[dict] | None = None, held_records: list[dict] | None = None,
-           rule: Rule = Rule(), cross: HeldOut | None = None) -> str:
+def report(
+    bars: list[Bar],
+    held: HeldOut | None,
+    tier: str,
+    cal_seeds: str,
+    held_seeds: str,
+    models: list[dict] | None = None,
+    held_records: list[dict] | None = None,
+    rule: Rule = Rule(),
+    cross: HeldOut | None = None,
+) -> str:
     """Markdown calibration report: every bar with its evidence, the model gates, the
     leave-one-seed-out check where one was made, then the held-out count."""
-    lines = [f"# Calibration report: tier {tier}", "",
-             f"Calibration seeds {cal_seeds}; held-out seeds {held_seeds} (the tier judges seeds from 0). "
-             f"Bar = x̄ − k·s over the calibration seeds (s floored at {rule.sd_floor}), k for coverage "
-             f"{rule.coverage} at confidence {rule.confidence}; predicted false-fail rate Φ((bar − x̄)/s).  "
-             "Control max: the highest value of the random control (and of the cheats, where the calibration runs "
-             "had them) over the same seeds.  Discrete values (RFE FPrec, steps of 1/k) take the bar half a step "
-             "below the lowest calibration value instead, with the order-statistic rate 1/(m+1).", "",
-             "Cheats: the highest value any cheat of `pytest_chaosmining.cheats` reached on the held-out seeds.", "",
-             "| suite | metric | key | explainer | m | mean | sd | k | bar | predicted false-fail | control max "
-             "| cheats max |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"# Calibration report: tier {tier}",
+        "",
+        f"Calibration seeds {cal_seeds}; held-out seeds {held_seeds} (the tier judges seeds from 0). "
+        f"Bar = x̄ − k·s over the calibration seeds (s floored at {rule.sd_floor}), k for coverage "
+        f"{rule.coverage} at confidence {rule.confidence}; predicted false-fail rate Φ((bar − x̄)/s).  "
+        "Control max: the highest value of the random control (and of the cheats, where the calibration runs "
+        "had them) over the same seeds.  Discrete values (RFE FPrec, steps of 1/k) take the bar half a step "
+        "below the lowest calibration value instead, with the order-statistic rate 1/(m+1).",
+        "",
+        "Cheats: the highest value any cheat of `pytest_chaosmining.cheats` reached on the held-out seeds.",
+        "",
+        "| suite | metric | key | explainer | m | mean | sd | k | bar | predicted false-fail | control max "
+        "| cheats max |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     cheats = _cheat_maxima(held_records or [])
     for b in bars:
         rate = b.false_fail_rate()
         cheat = cheats.get((b.suite, b.metric, b.key))
         k = f"{rule.k(len(b.values)):.2f}" if len(b.values) >= 3 else "—"
-        lines.append(f"| {b.suite} | {b.metric} | {b.key} | {b.explainer} | {len(b.values)} | {b.mean:.3f} | "
-                     f"{b.sd:.3f} | {k} | "
-                     f"{f'not judged: {b.refused}' if b.bar is None else f'{b.bar:.2f}'} | "
-                     f"{'—' if rate is None else f'{rate:.4f}'} | "
-                     f"{max(b.control + b.others) if b.control or b.others else float('nan'):.3f} | "
-                     f"{'—' if cheat is None else f'{cheat[0]:.3f} ({cheat[1]})'} |")
+        lines.append(
+            f"| {b.suite} | {b.metric} | {b.key} | {b.explainer} | {len(b.values)} | {b.mean:.3f} | "
+            f"{b.sd:.3f} | {k} | "
+            f"{f'not judged: {b.refused}' if b.bar is None else f'{b.bar:.2f}'} | "
+            f"{'—' if rate is None else f'{rate:.4f}'} | "
+            f"{max(b.control + b.others) if b.control or b.others else float('nan'):.3f} | "
+            f"{'—' if cheat is None else f'{cheat[0]:.3f} ({cheat[1]})'} |"
+        )
     gates = gate_rows(models or [])
     if gates:
-        lines += ["", "## Model gates", "", "Models of the calibration and held-out runs against the tier's quality "
-                  "gate (`quality_gate`, not recalibrated).", "",
-                  "| suite | quality | gate | models | lowest | mean | below the gate |", "|---|---|---|---|---|---|---|",
-                  *gates]
+        lines += [
+            "",
+            "## Model gates",
+            "",
+            "Models of the calibration and held-out runs against the tier's quality "
+            "gate (`quality_gate`, not recalibrated).",
+            "",
+            "| suite | quality | gate | models | lowest | mean | below the gate |",
+            "|---|---|---|---|---|---|---|",
+            *gates,
+        ]
     if cross is not None:
         tests, failed, passing = _totals(cross)
-        lines += ["", "## Leave-one-seed-out check", "",
-                  "Each calibration seed's tests judged against bars set from the other calibration seeds.", "",
-                  *_check_rows(cross), "",
-                  f"Built-in tests: {tests}, failed: {failed}, a rate of {failed / max(tests, 1):.4f} (95% upper "
-                  f"bound {failure_rate_bound(failed, tests):.4f}); control and cheat tests passing: {passing}.", ""]
-        lines += [f"- {suite} {explainer}: {m}" for (suite, explainer), misses in sorted(cross.failed.items())
-                  if explainer in BUILT_INS for m in misses]
+        lines += [
+            "",
+            "## Leave-one-seed-out check",
+            "",
+            "Each calibration seed's tests judged against bars set from the other calibration seeds.",
+            "",
+            *_check_rows(cross),
+            "",
+            f"Built-in tests: {tests}, failed: {failed}, a rate of {failed / max(tests, 1):.4f} (95% upper "
+            f"bound {failure_rate_bound(failed, tests):.4f}); control and cheat tests passing: {passing}.",
+            "",
+        ]
+        lines += [
+            f"- {suite} {explainer}: {m}"
+            for (suite, explainer), misses in sorted(cross.failed.items())
+            if explainer in BUILT_INS
+            for m in misses
+        ]
     if held is not None:
-        lines += ["", "## Held-out check", "",
-                  "Every judged test of the held-out runs, re-judged against the bars above.", "",
-                  *_check_rows(held)]
+        lines += [
+            "",
+            "## Held-out check",
+            "",
+            "Every judged test of the held-out runs, re-judged against the bars above.",
+            "",
+            *_check_rows(held),
+        ]
         builtin_tests, builtin_failed, bad_passes = _totals(held)
         predicted = sum(r for r in (b.false_fail_rate() for b in bars) if r is not None) / max(
-            sum(1 for b in bars if b.bar is not None), 1)
-        lines += ["", f"Built-in tests: {builtin_tests}, failed: {builtin_failed}, a rate of "
-                      f"{builtin_failed / max(builtin_tests, 1):.4f} (95% upper bound "
-                      f"{failure_rate_bound(builtin_failed, builtin_tests):.4f}; mean predicted false-fail rate per "
-                      f"check {predicted:.4f}); control and cheat tests passing: {bad_passes}.", ""]
+            sum(1 for b in bars if b.bar is not None), 1
+        )
+        lines += [
+            "",
+            f"Built-in tests: {builtin_tests}, failed: {builtin_failed}, a rate of "
+            f"{builtin_failed / max(builtin_tests, 1):.4f} (95% upper bound "
+            f"{failure_rate_bound(builtin_failed, builtin_tests):.4f}; mean predicted false-fail rate per "
+            f"check {predicted:.4f}); control and cheat tests passing: {bad_passes}.",
+            "",
+        ]
         for (suite, explainer), misses in sorted(held.failed.items()):
             if explainer in BUILT_INS:
                 lines += [f"- {suite} {explainer}: {m}" for m in misses]
@@ -471,10 +525,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--report", type=Path, help="write the Markdown calibration report here")
     parser.add_argument("--merge", type=Path, help="replace the calibrated tables in this thresholds.toml")
     parser.add_argument("--sd-floor", type=float, default=SD_FLOOR, help="smallest standard deviation assumed")
-    parser.add_argument("--coverage", type=float, default=COVERAGE,
-                        help="proportion of future seeds a bar covers (at confidence 0.90)")
-    parser.add_argument("--cross-validate", action="store_true",
-                        help="add a leave-one-seed-out check of the rule on the calibration runs to the report")
+    parser.add_argument(
+        "--coverage", type=float, default=COVERAGE, help="proportion of future seeds a bar covers (at confidence 0.90)"
+    )
+    parser.add_argument(
+        "--cross-validate",
+        action="store_true",
+        help="add a leave-one-seed-out check of the rule on the calibration runs to the report",
+    )
     args = parser.parse_args(argv)
     records, tiers, cal_seeds = load_runs(args.results)
     held_records, held_tiers, held_seeds = load_runs(args.held_out) if args.held_out else ([], set(), "none")
@@ -491,11 +549,13 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(text)
     if args.report:
         cross = leave_one_seed_out(records, rule) if args.cross_validate else None
-        args.report.write_text(report(bars, held, tier, cal_seeds, held_seeds, records + held_records, held_records,
-                                      rule, cross))
+        args.report.write_text(
+            report(bars, held, tier, cal_seeds, held_seeds, records + held_records, held_records, rule, cross)
+        )
     if args.merge:
         note = f"calibration seeds {cal_seeds}; held-out check on seeds {held_seeds}" + (
-            f"; coverage {rule.coverage}" if rule.coverage != COVERAGE else "")
+            f"; coverage {rule.coverage}" if rule.coverage != COVERAGE else ""
+        )
         args.merge.write_text(merge_into(args.merge.read_text(), text, bars, tier, note))
     return 0
 

@@ -10,9 +10,9 @@ import json
 import os
 import platform
 import time
-from pathlib import Path
 from collections import Counter
 from importlib import metadata
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -58,22 +58,36 @@ class ResultCollector:
         missing = next((str(v) for k, v in report.user_properties if k == "chaosmining_missing"), None)
         if missing is not None:
             records = json.loads(missing)
-            self.failures.append({"nodeid": report.nodeid, "suite": records[0]["suite"],
-                                  "explainer": records[0]["explainer"], "message": str(report.longrepr)})
+            self.failures.append(
+                {
+                    "nodeid": report.nodeid,
+                    "suite": records[0]["suite"],
+                    "explainer": records[0]["explainer"],
+                    "message": str(report.longrepr),
+                }
+            )
             return
-        tag: dict[str, str] | None = next((json.loads(str(value)) for key, value in report.user_properties
-                                            if key == OUTCOME_PROPERTY), None)
+        tag: dict[str, str] | None = next(
+            (json.loads(str(value)) for key, value in report.user_properties if key == OUTCOME_PROPERTY), None
+        )
         if tag and (report.when == "call" or (report.when == "setup" and not report.passed)):
             self.outcomes[(tag["suite"], tag["explainer"], _outcome(report))] += 1
             if report.failed and not hasattr(report, "wasxfail"):
                 crash = getattr(report.longrepr, "reprcrash", None)
                 lines = str(report.longrepr).strip().splitlines() or [""]
                 message = crash.message if crash is not None else lines[-1]
-                self.failures.append({"nodeid": report.nodeid, "suite": tag["suite"], "explainer": tag["explainer"],
-                                      "message": str(message)})
+                self.failures.append(
+                    {
+                        "nodeid": report.nodeid,
+                        "suite": tag["suite"],
+                        "explainer": tag["explainer"],
+                        "message": str(message),
+                    }
+                )
         if report.when == "teardown":
-            self.records += [Record.from_dict(json.loads(str(v))) for k, v in report.user_properties
-                             if k == USER_PROPERTY]
+            self.records += [
+                Record.from_dict(json.loads(str(v))) for k, v in report.user_properties if k == USER_PROPERTY
+            ]
 
     def metadata(self) -> dict[str, Any]:
         from pytest_chaosmining.suites import all_suites
@@ -88,8 +102,11 @@ class ResultCollector:
         tier, seeds = self.settings.tier, self.settings.seeds
         return {
             "tier": tier,
-            "seeds": {suite.name: _seed_text(seeds_run) for suite in all_suites()
-                      if (seeds_run := suite.seeds(tier, seeds)) is not None},
+            "seeds": {
+                suite.name: _seed_text(seeds_run)
+                for suite in all_suites()
+                if (seeds_run := suite.seeds(tier, seeds)) is not None
+            },
             "suites": list(self.settings.suites),
             "explainers": list(self.session.explainers),
             "sweeps": list(self.settings.sweeps),
@@ -109,8 +126,7 @@ class ResultCollector:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if not self.records and not self.outcomes and self.baseline_check is None:
             return
-        from pytest_chaosmining.reports.markdown import (build_markdown, terminal_table, uncalibrated_note,
-                                                         left_out_note)
+        from pytest_chaosmining.reports.markdown import build_markdown, left_out_note, terminal_table, uncalibrated_note
         from pytest_chaosmining.reports.render import render
 
         records = sort_records(self.records)
@@ -118,8 +134,9 @@ class ResultCollector:
         outcomes = {f"{s}|{e}|{o}": n for (s, e, o), n in sorted(self.outcomes.items())}
         failures = sorted(self.failures, key=lambda f: f["nodeid"])
         if self.settings.report_dir is not None:
-            markdown, self.written = render(Path(self.settings.report_dir), records, meta, outcomes, failures,
-                                            self.session)
+            markdown, self.written = render(
+                Path(self.settings.report_dir), records, meta, outcomes, failures, self.session
+            )
         else:
             markdown = build_markdown(records, meta, outcomes, failures)
         summary = os.environ.get("GITHUB_STEP_SUMMARY")
@@ -142,4 +159,3 @@ class ResultCollector:
             terminalreporter.write_line(line)
         for path in self.written:
             terminalreporter.write_line(f"chaosmining report: {path}")
-

@@ -19,7 +19,8 @@ body{font-family:system-ui,sans-serif;margin:1.5rem;color:#222}
 table{border-collapse:collapse;margin:.5rem 0 1.5rem;font-size:.85rem}
 th,td{border:1px solid #ccc;padding:.2rem .45rem;text-align:left}
 th{background:#f2f2f2;position:sticky;top:0}
-tr.fail td{background:#fde2e1} tr.pass td.verdict{color:#17692b} tr.reported td.verdict,tr.expected td.verdict{color:#777}
+tr.fail td{background:#fde2e1} tr.pass td.verdict{color:#17692b}
+tr.reported td.verdict,tr.expected td.verdict{color:#777}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 .filters{position:sticky;top:0;background:#fff;padding:.4rem 0;border-bottom:1px solid #ddd;z-index:2}
 figure{display:inline-block;margin:.5rem 1rem .5rem 0} figure img{max-width:720px;border:1px solid #ddd}
@@ -82,14 +83,17 @@ def _rows(records: Iterable[Record]) -> list[str]:
             f'<tr class="{verdict}" data-explainer="{_e(r.explainer)}"><td>{_e(r.explainer)}</td><td>{_e(r.model)}</td>'
             f"<td>{_e(_condition(r))}</td><td class=num>{r.seed}</td><td>{_e(r.metric)}</td>"
             f"<td class=num>{r.value:.4f}</td><td class=num>{threshold}</td><td class=num>{margin}</td>"
-            f'<td class="verdict">{verdict}</td><td><code>{_e(r.nodeid or "")}</code></td></tr>')
+            f'<td class="verdict">{verdict}</td><td><code>{_e(r.nodeid or "")}</code></td></tr>'
+        )
     return rows
 
 
 def _figure(path: Path) -> str:
     data = base64.b64encode(path.read_bytes()).decode("ascii")
-    return (f'<figure><img alt="{_e(path.name)}" src="data:image/png;base64,{data}">'
-            f"<figcaption>{_e(path.name)}</figcaption></figure>")
+    return (
+        f'<figure><img alt="{_e(path.name)}" src="data:image/png;base64,{data}">'
+        f"<figcaption>{_e(path.name)}</figcaption></figure>"
+    )
 
 
 def _outcome_table(outcomes: dict[str, int]) -> str:
@@ -97,9 +101,15 @@ def _outcome_table(outcomes: dict[str, int]) -> str:
     rows = "".join(
         f'<tr class="{"fail" if c["failed"] or c["xpassed"] else "pass"}" data-suite="{_e(s)}" '
         f'data-explainer="{_e(e)}"><td>{_e(s)}</td><td>{_e(e)}</td>'
-        + "".join(f"<td class=num>{c[k]}</td>" for k in OUTCOME_KINDS) + "</tr>" for s, e, c in outcome_rows(outcomes))
-    return ("<h2>Conformance tests</h2><table id=outcomes><tr><th>suite</th><th>explainer</th>"
-            + "".join(f"<th>{k}</th>" for k in OUTCOME_KINDS) + f"</tr>{rows}</table>")
+        + "".join(f"<td class=num>{c[k]}</td>" for k in OUTCOME_KINDS)
+        + "</tr>"
+        for s, e, c in outcome_rows(outcomes)
+    )
+    return (
+        "<h2>Conformance tests</h2><table id=outcomes><tr><th>suite</th><th>explainer</th>"
+        + "".join(f"<th>{k}</th>" for k in OUTCOME_KINDS)
+        + f"</tr>{rows}</table>"
+    )
 
 
 def _baseline_table(baseline: object) -> str:
@@ -110,28 +120,42 @@ def _baseline_table(baseline: object) -> str:
     for suite, model, explainer, metric, condition, seed, value, old in baseline.get("rows", []):
         change = baseline_change(value, old)
         kind = "fail" if change == "missing" else "pass"
-        rows.append((change != "missing",
-                     f'<tr class="{kind}" data-suite="{_e(suite)}" data-explainer="{_e(explainer)}">'
-                     f"<td>{_e(suite)}</td>"
-                     f"<td>{_e(explainer)}</td><td>{_e(model)}</td><td>{_e(condition)}</td><td class=num>{seed}</td>"
-                     f"<td>{_e(metric)}</td><td class=num>{'' if value is None else f'{value:.4f}'}</td>"
-                     f"<td class=num>{'' if old is None else f'{old:.4f}'}</td><td class=num>{change}</td></tr>"))
+        rows.append(
+            (
+                change != "missing",
+                f'<tr class="{kind}" data-suite="{_e(suite)}" data-explainer="{_e(explainer)}">'
+                f"<td>{_e(suite)}</td>"
+                f"<td>{_e(explainer)}</td><td>{_e(model)}</td><td>{_e(condition)}</td><td class=num>{seed}</td>"
+                f"<td>{_e(metric)}</td><td class=num>{'' if value is None else f'{value:.4f}'}</td>"
+                f"<td class=num>{'' if old is None else f'{old:.4f}'}</td><td class=num>{change}</td></tr>",
+            )
+        )
     body = "".join(row for _, row in sorted(rows, key=lambda r: r[0]))
-    return (f"<h2>Against the baseline</h2><p>Baseline <code>{_e(baseline.get('source'))}</code>: compared "
-            f"{_e(baseline.get('compared', 0))}, new {_e(baseline.get('new', 0))}, missing "
-            f"{len(baseline.get('missing', []))} judged results.</p><table id=baseline><tr><th>suite</th>"
-            "<th>explainer</th><th>model</th><th>condition</th><th>seed</th><th>metric</th><th>value</th>"
-            f"<th>baseline</th><th>change</th></tr>{body}</table>")
+    return (
+        f"<h2>Against the baseline</h2><p>Baseline <code>{_e(baseline.get('source'))}</code>: compared "
+        f"{_e(baseline.get('compared', 0))}, new {_e(baseline.get('new', 0))}, missing "
+        f"{len(baseline.get('missing', []))} judged results.</p><table id=baseline><tr><th>suite</th>"
+        "<th>explainer</th><th>model</th><th>condition</th><th>seed</th><th>metric</th><th>value</th>"
+        f"<th>baseline</th><th>change</th></tr>{body}</table>"
+    )
 
 
-def build_html(records: list[Record], meta: dict[str, object], outcomes: dict[str, int],
-               failures: list[dict[str, str]], figures: list[Path]) -> str:
+def build_html(
+    records: list[Record],
+    meta: dict[str, object],
+    outcomes: dict[str, int],
+    failures: list[dict[str, str]],
+    figures: list[Path],
+) -> str:
     """The whole page as a string (figures read from ``figures`` and embedded)."""
     scored = [r for r in records if r.explainer != MODEL_LEVEL]
     suites = list(dict.fromkeys(r.suite for r in scored))
     explainers = sorted({r.explainer for r in scored})
-    meta_rows = "".join(f"<dt>{_e(k)}</dt><dd>{_e(json.dumps(v) if isinstance(v, (dict, list)) else v)}</dd>"
-                        for k, v in meta.items() if k != "baseline")
+    meta_rows = "".join(
+        f"<dt>{_e(k)}</dt><dd>{_e(json.dumps(v) if isinstance(v, (dict, list)) else v)}</dd>"
+        for k, v in meta.items()
+        if k != "baseline"
+    )
     parts = [
         "<!DOCTYPE html><html lang=en><head><meta charset=utf-8>",
         "<title>ChaosMining conformance report</title>",
@@ -145,18 +169,28 @@ def build_html(records: list[Record], meta: dict[str, object], outcomes: dict[st
         + "</select> <span id=shown></span></div>",
     ]
     if failures:
-        parts.append(f"<h2>Failures ({len(failures)})</h2><table id=failures><tr><th>test</th><th>explainer</th>"
-                     "<th>why</th></tr>" + "".join(
-                         f"<tr class=fail><td><code>{_e(f['nodeid'])}</code></td><td>{_e(f['explainer'])}</td>"
-                         f"<td>{_e(f['message'])}</td></tr>" for f in failures) + "</table>")
+        parts.append(
+            f"<h2>Failures ({len(failures)})</h2><table id=failures><tr><th>test</th><th>explainer</th>"
+            "<th>why</th></tr>"
+            + "".join(
+                f"<tr class=fail><td><code>{_e(f['nodeid'])}</code></td><td>{_e(f['explainer'])}</td>"
+                f"<td>{_e(f['message'])}</td></tr>"
+                for f in failures
+            )
+            + "</table>"
+        )
     if outcomes:
         parts.append(_outcome_table(outcomes))
-    header = ("<tr><th>explainer</th><th>model</th><th>condition</th><th>seed</th><th>metric</th><th>value</th>"
-              "<th>threshold</th><th>margin</th><th>verdict</th><th>test</th></tr>")
+    header = (
+        "<tr><th>explainer</th><th>model</th><th>condition</th><th>seed</th><th>metric</th><th>value</th>"
+        "<th>threshold</th><th>margin</th><th>verdict</th><th>test</th></tr>"
+    )
     for suite in suites:
         rows = _rows(r for r in scored if r.suite == suite)
-        parts.append(f'<section class=suite data-suite="{_e(suite)}"><h2>{_e(suite)}</h2>'
-                     f'<table class=results>{header}{"".join(rows)}</table></section>')
+        parts.append(
+            f'<section class=suite data-suite="{_e(suite)}"><h2>{_e(suite)}</h2>'
+            f"<table class=results>{header}{''.join(rows)}</table></section>"
+        )
     parts.append(_baseline_table(meta.get("baseline")))
     if figures:
         parts.append("<h2>Figures</h2><div id=figures>" + "".join(_figure(p) for p in figures) + "</div>")

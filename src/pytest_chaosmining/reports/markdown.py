@@ -15,9 +15,14 @@ from typing import Any
 from pytest_chaosmining import ChaosminingWarning
 from pytest_chaosmining.core.atomic import atomic_write_text
 from pytest_chaosmining.core.results import MODEL_LEVEL, Record
-from pytest_chaosmining.reports.tables import (OUTCOME_KINDS, baseline_change, markdown_table, mean_sd, outcome_rows,
-                                              records_frame)
-
+from pytest_chaosmining.reports.tables import (
+    OUTCOME_KINDS,
+    baseline_change,
+    markdown_table,
+    mean_sd,
+    outcome_rows,
+    records_frame,
+)
 
 
 def _cost_sections(df: Any) -> list[str]:
@@ -28,7 +33,8 @@ def _cost_sections(df: Any) -> list[str]:
         "## Attribution cost",
         "",
         "Time and peak memory of one attribution call over the whole test set "
-        "(CPU memory: peak growth of the resident set, read by psutil every millisecond after the heap is trimmed; CUDA: growth of max_memory_allocated).",
+        "(CPU memory: peak growth of the resident set, read by psutil every millisecond after the heap is "
+        "trimmed; CUDA: growth of max_memory_allocated).",
         "",
     ]
     rows = []
@@ -44,8 +50,10 @@ def _failure_section(failures: list[dict[str, str]]) -> list[str]:
     """The failed conformance tests, each with its message (first line), before anything else."""
     if not failures:
         return []
-    rows = [[f"`{f['nodeid']}`", f["explainer"], f["message"].splitlines()[0].replace("|", "\\|") if f["message"] else ""]
-            for f in failures]
+    rows = [
+        [f"`{f['nodeid']}`", f["explainer"], f["message"].splitlines()[0].replace("|", "\\|") if f["message"] else ""]
+        for f in failures
+    ]
     return [f"## Failures ({len(failures)})", ""] + markdown_table(["test", "explainer", "why"], rows) + [""]
 
 
@@ -54,9 +62,13 @@ def _baseline_section(baseline: object) -> list[str]:
     (new results have no baseline value, missing ones no value)."""
     if not isinstance(baseline, dict):
         return []
-    lines = [f"## Against the baseline", "",
-             f"Baseline `{baseline.get('source')}`: compared {baseline.get('compared', 0)}, new {baseline.get('new', 0)}, "
-             f"missing {len(baseline.get('missing', []))} judged results.", ""]
+    lines = [
+        "## Against the baseline",
+        "",
+        f"Baseline `{baseline.get('source')}`: compared {baseline.get('compared', 0)}, new {baseline.get('new', 0)}, "
+        f"missing {len(baseline.get('missing', []))} judged results.",
+        "",
+    ]
     missing = baseline.get("missing") or []
     if missing:
         lines += ["Judged in the baseline, not in this run (each fails the run):", ""]
@@ -71,8 +83,9 @@ def _baseline_section(baseline: object) -> list[str]:
         where = ", ".join(f"{k}={v}" for k, v in json.loads(condition).items())
         rows.append([suite, model, explainer, where, str(seed), metric, number(value), number(old), change])
     if rows:
-        lines += markdown_table(["suite", "model", "explainer", "condition", "seed", "metric", "value", "baseline",
-                                 "change"], rows) + [""]
+        lines += markdown_table(
+            ["suite", "model", "explainer", "condition", "seed", "metric", "value", "baseline", "change"], rows
+        ) + [""]
     return lines
 
 
@@ -100,13 +113,18 @@ def _outcome_section(outcomes: dict[str, int]) -> list[str]:
     if not outcomes:
         return []
     rows = [[s, e] + [str(c[k]) for k in OUTCOME_KINDS] for s, e, c in outcome_rows(outcomes)]
-    return [
-        "## Conformance tests",
-        "",
-        "`random` is the control: its tests are expected to fail (xfailed); an xpassed control means a threshold is too low.  "
-        "Rows with failures first.",
-        "",
-    ] + markdown_table(["suite", "explainer", *OUTCOME_KINDS], rows) + [""]
+    return (
+        [
+            "## Conformance tests",
+            "",
+            "`random` is the control: its tests are expected to fail (xfailed); "
+            "an xpassed control means a threshold is too low.  "
+            "Rows with failures first.",
+            "",
+        ]
+        + markdown_table(["suite", "explainer", *OUTCOME_KINDS], rows)
+        + [""]
+    )
 
 
 def _glance_section(df: Any) -> list[str]:
@@ -114,8 +132,11 @@ def _glance_section(df: Any) -> list[str]:
     from pytest_chaosmining.reports.tables import explainer_order
     from pytest_chaosmining.suites import all_suites
 
-    columns = [(s.name, s.score_metric) for s in all_suites()
-               if s.score_metric and not df[(df.suite == s.name) & (df.metric == s.score_metric)].empty]
+    columns = [
+        (s.name, s.score_metric)
+        for s in all_suites()
+        if s.score_metric and not df[(df.suite == s.name) & (df.metric == s.score_metric)].empty
+    ]
     if not columns:
         return []
     rows = []
@@ -126,10 +147,17 @@ def _glance_section(df: Any) -> list[str]:
             cells.append(f"{values.mean():.3f}" if len(values) else "—")
         if any(cell != "—" for cell in cells):  # a reference with no headline score (random-pixels) has no row
             rows.append([explainer] + cells)
-    return ["## Explainers at a glance", "",
+    return (
+        [
+            "## Explainers at a glance",
+            "",
             "Mean headline score per suite (higher is better; — : not run or not applicable there). "
-            "Verdicts are in the suites' sections and the conformance table.", ""] + markdown_table(
-        ["explainer"] + [f"{suite} {metric}" for suite, metric in columns], rows) + [""]
+            "Verdicts are in the suites' sections and the conformance table.",
+            "",
+        ]
+        + markdown_table(["explainer"] + [f"{suite} {metric}" for suite, metric in columns], rows)
+        + [""]
+    )
 
 
 def _seeds_text(seeds: object) -> str:
@@ -142,18 +170,23 @@ def _seeds_text(seeds: object) -> str:
 def left_out_note(left_out: dict[str, list[str]], tier: str) -> str:
     """The note that some built-ins did not run in some suites (no bars of their own there)."""
     where = "; ".join(f"{suite}: {', '.join(names)}" for suite, names in left_out.items())
-    return (f"not run (no bars of their own at tier {tier}, so nothing to judge): {where}; "
-            "name them in --chaosmining-explainers to measure them there")
+    return (
+        f"not run (no bars of their own at tier {tier}, so nothing to judge): {where}; "
+        "name them in --chaosmining-explainers to measure them there"
+    )
 
 
 def uncalibrated_note(suites: list[str], tier: str) -> str:
     """The warning that a run judged some suites with bars never checked on held-out seeds."""
-    return (f"bars not calibrated on held-out seeds at tier {tier}: {', '.join(suites)} "
-            "(their verdicts carry no stated false-fail rate)")
+    return (
+        f"bars not calibrated on held-out seeds at tier {tier}: {', '.join(suites)} "
+        "(their verdicts carry no stated false-fail rate)"
+    )
 
 
-def build_markdown(records: list[Record], meta: dict[str, Any], outcomes: dict[str, int],
-                   failures: list[dict[str, str]] | None = None) -> str:
+def build_markdown(
+    records: list[Record], meta: dict[str, Any], outcomes: dict[str, int], failures: list[dict[str, str]] | None = None
+) -> str:
     """The Markdown report: run metadata, failures first, outcomes, every
     explainer's headline scores, the suites' sections, cost."""
     lines = ["# ChaosMining conformance report", ""]
@@ -179,8 +212,11 @@ def build_markdown(records: list[Record], meta: dict[str, Any], outcomes: dict[s
             try:
                 lines += suite.sections(df)
             except Exception as exc:  # noqa: BLE001 - a failure costs that suite's section, not the report
-                warnings.warn(f"chaosmining: {suite.name} section not written: {type(exc).__name__}: {exc}",
-                              stacklevel=2, category=ChaosminingWarning)
+                warnings.warn(
+                    f"chaosmining: {suite.name} section not written: {type(exc).__name__}: {exc}",
+                    stacklevel=2,
+                    category=ChaosminingWarning,
+                )
                 lines += [f"*The {suite.name} section could not be written ({type(exc).__name__}: {exc}).*", ""]
         lines += _cost_sections(df)
     lines += _baseline_section(meta.get("baseline"))
@@ -188,7 +224,11 @@ def build_markdown(records: list[Record], meta: dict[str, Any], outcomes: dict[s
 
 
 def write_reports(
-    out_dir: Path, records: list[Record], meta: dict[str, Any], outcomes: dict[str, int], markdown: str,
+    out_dir: Path,
+    records: list[Record],
+    meta: dict[str, Any],
+    outcomes: dict[str, int],
+    markdown: str,
     failures: list[dict[str, str]] | None = None,
 ) -> list[str]:
     """Write results.json, results.csv and report.md into ``out_dir`` (the suites
@@ -196,7 +236,12 @@ def write_reports(
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    payload = {"meta": meta, "outcomes": outcomes, "failures": failures or [], "records": [r.to_dict() for r in records]}
+    payload = {
+        "meta": meta,
+        "outcomes": outcomes,
+        "failures": failures or [],
+        "records": [r.to_dict() for r in records],
+    }
     atomic_write_text(out_dir / "results.json", json.dumps(payload, indent=1, sort_keys=True))
     written.append(str(out_dir / "results.json"))
     cond_keys = sorted({k for r in records for k in r.condition})
@@ -226,7 +271,10 @@ def terminal_table(records: list[Record], outcomes: Counter[tuple[str, str, str]
         stats.setdefault((r.suite, r.explainer), {}).setdefault(r.metric, []).append(r.value)
     keys = sorted(set(stats) | {(s, e) for s, e, _ in outcomes})
     w = max([14] + [len(e) for _, e in keys])  # the explainer column fits the longest name
-    lines = [f"{'suite':<10} {'explainer':<{w}} {'passed':>6} {'failed':>6} {'skipped':>7} {'xfailed':>7} {'score':>20} {'time ms':>8}"]
+    lines = [
+        f"{'suite':<10} {'explainer':<{w}} {'passed':>6} {'failed':>6} {'skipped':>7} {'xfailed':>7} "
+        f"{'score':>20} {'time ms':>8}"
+    ]
     for suite, e in keys:
         counts = {o: n for (s, x, o), n in outcomes.items() if s == suite and x == e}
         st = stats.get((suite, e), {})

@@ -18,8 +18,9 @@ from typing import Any
 from pytest_chaosmining.core.results import Record, sort_records
 
 
-def merge(payloads: list[dict[str, Any]], sources: list[str]) -> tuple[list[Record], dict[str, Any], dict[str, int],
-                                                                       list[dict[str, str]]]:
+def merge(
+    payloads: list[dict[str, Any]], sources: list[str]
+) -> tuple[list[Record], dict[str, Any], dict[str, int], list[dict[str, str]]]:
     """Records (exact duplicates once), metadata, outcome counts and failures of
     ``payloads`` (each a results.json) as one run's."""
     tiers = {p["meta"].get("tier") for p in payloads}
@@ -49,10 +50,13 @@ def merged_baseline(tables: list[object]) -> dict[str, object] | None:
     if not found:
         return None
     rows = {json.dumps(row): row for table in found for row in table.get("rows", [])}
-    return {"source": found[0].get("source"), "compared": sum(int(t.get("compared", 0)) for t in found),
-            "new": sum(int(t.get("new", 0)) for t in found),
-            "missing": sorted({m for t in found for m in t.get("missing", [])}),
-            "rows": sorted(rows.values(), key=str)}
+    return {
+        "source": found[0].get("source"),
+        "compared": sum(int(t.get("compared", 0)) for t in found),
+        "new": sum(int(t.get("new", 0)) for t in found),
+        "missing": sorted({m for t in found for m in t.get("missing", [])}),
+        "rows": sorted(rows.values(), key=str),
+    }
 
 
 def rebuild(out_dir: Path, paths: list[Path]) -> list[str]:
@@ -69,8 +73,11 @@ def rebuild(out_dir: Path, paths: list[Path]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
-    parser = argparse.ArgumentParser(prog="python -m pytest_chaosmining.reports.rebuild", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m pytest_chaosmining.reports.rebuild",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("out_dir", type=Path, help="folder to write the report into")
     parser.add_argument("results", type=Path, nargs="+", help="results.json files of one run (or its shards)")
     args = parser.parse_args(argv)

@@ -28,13 +28,22 @@ def figures(records: list[Record], out_dir: Path, session: ChaosminingSession | 
         try:
             written += [str(path) for path in suite.figures(records, out_dir, session)]
         except Exception as exc:  # noqa: BLE001 - the report must survive
-            warnings.warn(f"chaosmining: {suite.name} figures not drawn: {type(exc).__name__}: {exc}",
-                          stacklevel=2, category=ChaosminingWarning)
+            warnings.warn(
+                f"chaosmining: {suite.name} figures not drawn: {type(exc).__name__}: {exc}",
+                stacklevel=2,
+                category=ChaosminingWarning,
+            )
     return written
 
 
-def render(out_dir: Path, records: list[Record], meta: dict[str, Any], outcomes: dict[str, int],
-           failures: list[dict[str, str]], session: ChaosminingSession | None) -> tuple[str, list[str]]:
+def render(
+    out_dir: Path,
+    records: list[Record],
+    meta: dict[str, Any],
+    outcomes: dict[str, int],
+    failures: list[dict[str, str]],
+    session: ChaosminingSession | None,
+) -> tuple[str, list[str]]:
     """Write the whole report folder; report.md's text and the paths written."""
     from pytest_chaosmining.core.atomic import atomic_write_text
     from pytest_chaosmining.reports.html import build_html

@@ -49,8 +49,10 @@ def explainer_order(names: Any) -> list[str]:
 
     fixed = [n for n in BUILTIN_NAMES if n != CONTROL_NAME]
     names = [n for n in dict.fromkeys(names) if n != MODEL_LEVEL]
-    return [n for n in fixed if n in names] + sorted(n for n in names if n not in fixed and n != "random") + (
-        ["random"] if "random" in names else []
+    return (
+        [n for n in fixed if n in names]
+        + sorted(n for n in names if n not in fixed and n != "random")
+        + (["random"] if "random" in names else [])
     )
 
 
@@ -68,8 +70,10 @@ def condition_cells(group: Any, conditions: list[str], metric: str, explainers: 
 
 def per_condition_table(frame: Any, explainers: list[str]) -> list[str]:
     """One row per (model, condition): each explainer's mean ± std of ``frame``'s values."""
-    rows = [[model, cond] + [mean_sd(group[group.explainer == e]["value"]) for e in explainers]
-            for (model, cond), group in frame.groupby(["model", "condition"], sort=True)]
+    rows = [
+        [model, cond] + [mean_sd(group[group.explainer == e]["value"]) for e in explainers]
+        for (model, cond), group in frame.groupby(["model", "condition"], sort=True)
+    ]
     return markdown_table(["model", "condition"] + explainers, rows) + [""]
 
 

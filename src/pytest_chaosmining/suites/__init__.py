@@ -2,7 +2,8 @@
 
 A suite folder holds its data, models, tier settings, cases, evaluation, report
 section and figures, thresholds (``thresholds.toml``) and its shipped tests
-(``test_chaosmining_<name>.py``: the prefix keeps their node ids apart from a user's own test files).  Adding a suite is one new folder plus one line in
+(``test_chaosmining_<name>.py``: the prefix keeps their node ids apart from a
+user's own test files).  Adding a suite is one new folder plus one line in
 :data:`REGISTRY`.  This module stays light: the entry module imports it.
 """
 
@@ -278,13 +279,20 @@ def parametrize_cases(metafunc: pytest.Metafunc, session: ChaosminingSession | N
     if "explainer_name" in metafunc.fixturenames:
         explainers = session.explainers_in(suite.name) if session is not None else []
         if case_arg is not None:
-            params = [pytest.param(case, name, id=case.explainer_id(name),
-                                   marks=[*session.judge.marks_for(name), group(case)])
-                      for case in cases for name in explainers if session is not None]
+            params = [
+                pytest.param(
+                    case, name, id=case.explainer_id(name), marks=[*session.judge.marks_for(name), group(case)]
+                )
+                for case in cases
+                for name in explainers
+                if session is not None
+            ]
             metafunc.parametrize((case_arg, "explainer_name"), params)
         else:  # the tests of the suite's one case, measured, never judged: no control mark
-            metafunc.parametrize("explainer_name", [pytest.param(name, marks=[group(case) for case in cases[:1]])
-                                                    for name in explainers] if cases else [])
+            metafunc.parametrize(
+                "explainer_name",
+                [pytest.param(name, marks=[group(case) for case in cases[:1]]) for name in explainers] if cases else [],
+            )
     elif case_arg is not None:
         metafunc.parametrize(case_arg, [pytest.param(c, id=c.id, marks=group(c)) for c in cases])
 

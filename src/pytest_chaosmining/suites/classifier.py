@@ -65,16 +65,21 @@ class ClassifierSuite(SuiteDefaults):
         return (self.disk_source, data_dir) if data_dir else ("embedded", None)
 
     def plan(self, session: ChaosminingSession) -> list[Any]:
-        cases = session.per_training(self.plan_cases(self.tiers[session.tier], session.settings.seeds,
-                                                      *self.source(session.data_dir)))
+        cases = session.per_training(
+            self.plan_cases(self.tiers[session.tier], session.settings.seeds, *self.source(session.data_dir))
+        )
         precision = session.settings.precision  # standard training only: saliency guided models stay fp32
-        return [c if precision == "fp32" or c.guide is not None else dataclasses.replace(c, precision=precision)
-                for c in cases]
+        return [
+            c if precision == "fp32" or c.guide is not None else dataclasses.replace(c, precision=precision)
+            for c in cases
+        ]
 
     def model(self, session: ChaosminingSession, case: Any) -> Any:
         """The trained classifier of ``case``, trained at most once (and cached on disk)."""
-        return session.memo(case, lambda: self.trained_model(case, session.cache, session.device,
-                                                             session.progress(f"{self.name} {case.id}")))
+        return session.memo(
+            case,
+            lambda: self.trained_model(case, session.cache, session.device, session.progress(f"{self.name} {case.id}")),
+        )
 
     def quality(self, model: Any) -> float:
         """Prediction quality: validation accuracy."""
@@ -91,9 +96,13 @@ class ClassifierSuite(SuiteDefaults):
 
         tier = self.tiers[session.tier]
         sizes = {"n_explain": tier.n_explain, "internal_batch_size": tier.internal_batch_size, "n_check": tier.n_check}
-        return session.evaluated(self.name, {"model": model.case.training_config(session.device.type),
-                                             "weights": weights_digest(model.model), **sizes}, explainer,
-                                 lambda: self.evaluate(model, explainer, session.device, **sizes), (Cost,))
+        return session.evaluated(
+            self.name,
+            {"model": model.case.training_config(session.device.type), "weights": weights_digest(model.model), **sizes},
+            explainer,
+            lambda: self.evaluate(model, explainer, session.device, **sizes),
+            (Cost,),
+        )
 
     def model_checks(self, session: ChaosminingSession) -> tuple[str, ...]:
         """Metrics of :meth:`score` judged on every model beside the primary score."""

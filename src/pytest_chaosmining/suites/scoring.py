@@ -17,22 +17,33 @@ if TYPE_CHECKING:
     from pytest_chaosmining.suites import Case, ModelSuite
 
 
-def scored(chaosmining: ChaosminingSession, suite: ModelSuite, case: Case, explainer: str,
-           benchmark: BenchmarkFixture | None, node: pytest.Item,
-           record: Callable[[str, float], Record]) -> dict[str, object]:
+def scored(
+    chaosmining: ChaosminingSession,
+    suite: ModelSuite,
+    case: Case,
+    explainer: str,
+    benchmark: BenchmarkFixture | None,
+    node: pytest.Item,
+    record: Callable[[str, float], Record],
+) -> dict[str, object]:
     """Tag the test as ``explainer``'s, skip it when ``case``'s model is below the
     tier's quality gate, score the explainer (its first attribution call timed
-    through ``benchmark`` where pytest-benchmark times, else by hand) and record its time and peak memory (``record(metric,
-    value)`` makes the records; gated against a baseline).  The suite's scores."""
+    through ``benchmark`` where pytest-benchmark times, else by hand) and record
+    its time and peak memory (``record(metric, value)`` makes the records; gated
+    against a baseline).  The suite's scores."""
     chaosmining.judge.tag_test(node, suite.name, explainer)
     trained = suite.model(chaosmining, case)
     gate = chaosmining.thresholds.quality_gate(suite.name, chaosmining.settings.tier)
     quality = suite.quality(trained)
     if quality < gate:
-        pytest.skip(f"model {case.id} is below its quality gate ({suite.quality_metric} {quality:.3f} < {gate:.3f}); "
-                    "its explainers are not judged on it")
-    with chaosmining.timer(benchmark, suite.name, case.id, explainer, record=record) as timer, \
-            explainer_failures(node.config):
+        pytest.skip(
+            f"model {case.id} is below its quality gate ({suite.quality_metric} {quality:.3f} < {gate:.3f}); "
+            "its explainers are not judged on it"
+        )
+    with (
+        chaosmining.timer(benchmark, suite.name, case.id, explainer, record=record) as timer,
+        explainer_failures(node.config),
+    ):
         result = suite.score(chaosmining, trained, chaosmining.explainers[explainer])
     chaosmining.judge.record_costs(node, timer.cost_or(result["cost"]), record)  # type: ignore[arg-type]
     return result

@@ -35,7 +35,6 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -78,8 +77,15 @@ class AudioSpec:
         return int(round(self.rate * self.duration))
 
     def rng(self, stream: str) -> np.random.Generator:
-        parts = [CONDITIONS.index(self.condition), self.channels, self.rate, self.length, self.n,
-                 SPLITS.index(self.split), self.seed]
+        parts = [
+            CONDITIONS.index(self.condition),
+            self.channels,
+            self.rate,
+            self.length,
+            self.n,
+            SPLITS.index(self.split),
+            self.seed,
+        ]
         return np.random.default_rng(np.random.SeedSequence(parts + [sum(map(ord, stream)), len(stream)]))
 
 
@@ -103,19 +109,40 @@ def to_int16(x: np.ndarray) -> np.ndarray:
 # -- embedded speech-like foregrounds -------------------------------------------
 # A segment: (kind, relative duration, (F1, F2) at start, (F1, F2) at end, pitch at start, pitch at end).
 # kinds: v voiced vowel/glide, n nasal, s strong fricative, f weak fricative, p plosive (closure + burst).
-_A, _AE, _E, _I, _U, _O, _UH, _AW = (730, 1090), (660, 1720), (530, 1840), (270, 2290), (300, 870), (570, 840), (640, 1190), (600, 1000)
+_A, _AE, _E, _I, _U, _O, _UH, _AW = (
+    (730, 1090),
+    (660, 1720),
+    (530, 1840),
+    (270, 2290),
+    (300, 870),
+    (570, 840),
+    (640, 1190),
+    (600, 1000),
+)
 WORDS: dict[str, list[tuple]] = {
     "yes": [("v", 0.25, _I, _E, 1.0, 1.1), ("v", 0.35, _E, _E, 1.1, 0.95), ("s", 0.4, None, None, 0, 0)],
     "no": [("n", 0.25, (250, 1000), (250, 1000), 1.05, 1.0), ("v", 0.75, _O, _U, 1.0, 0.8)],
     "up": [("v", 0.7, _UH, _UH, 1.15, 1.0), ("p", 0.3, None, None, 0, 0)],
-    "down": [("p", 0.15, None, None, 0, 0), ("v", 0.6, _A, _U, 1.2, 0.85), ("n", 0.25, (250, 1400), (250, 1400), 0.85, 0.8)],
-    "left": [("v", 0.2, (360, 1300), _E, 1.0, 1.05), ("v", 0.35, _E, _E, 1.05, 1.0), ("f", 0.25, None, None, 0, 0),
-             ("p", 0.2, None, None, 0, 0)],
+    "down": [
+        ("p", 0.15, None, None, 0, 0),
+        ("v", 0.6, _A, _U, 1.2, 0.85),
+        ("n", 0.25, (250, 1400), (250, 1400), 0.85, 0.8),
+    ],
+    "left": [
+        ("v", 0.2, (360, 1300), _E, 1.0, 1.05),
+        ("v", 0.35, _E, _E, 1.05, 1.0),
+        ("f", 0.25, None, None, 0, 0),
+        ("p", 0.2, None, None, 0, 0),
+    ],
     "right": [("v", 0.2, (350, 1100), _A, 0.9, 1.0), ("v", 0.55, _A, _I, 1.0, 1.2), ("p", 0.25, None, None, 0, 0)],
     "on": [("v", 0.6, _O, _O, 0.9, 1.05), ("n", 0.4, (250, 1400), (250, 1400), 1.05, 1.1)],
     "off": [("v", 0.55, _O, _AW, 1.1, 0.9), ("f", 0.45, None, None, 0, 0)],
-    "stop": [("s", 0.3, None, None, 0, 0), ("p", 0.1, None, None, 0, 0), ("v", 0.4, _AW, _O, 1.0, 1.0),
-             ("p", 0.2, None, None, 0, 0)],
+    "stop": [
+        ("s", 0.3, None, None, 0, 0),
+        ("p", 0.1, None, None, 0, 0),
+        ("v", 0.4, _AW, _O, 1.0, 1.0),
+        ("p", 0.2, None, None, 0, 0),
+    ],
     "go": [("p", 0.12, None, None, 0, 0), ("v", 0.88, _AE, _U, 0.95, 1.25)],
 }
 CLASSES = tuple(WORDS)
@@ -127,7 +154,7 @@ def _ramp(n: int, rate: int, ms: float = 8.0) -> np.ndarray:
     m = max(1, min(n // 2, int(rate * ms / 1000)))
     env = np.ones(n)
     edge = 0.5 - 0.5 * np.cos(np.linspace(0, np.pi, m))
-    env[:m], env[n - m:] = edge, edge[::-1]
+    env[:m], env[n - m :] = edge, edge[::-1]
     return env
 
 
@@ -161,8 +188,11 @@ def synthesise_word(word: str, rng: np.random.Generator, rate: int, seconds: flo
             seg = np.zeros(n)
             for h in range(1, int(min(4000, 0.95 * nyq) / (f0 * min(pa, pb))) + 1):
                 fh = h * pitch
-                gain = (1 / (1 + ((fh - f1) / 90) ** 2) + 0.7 / (1 + ((fh - f2) / 110) ** 2)
-                        + 0.3 / (1 + ((fh - f3) / 150) ** 2)) / h ** 0.5
+                gain = (
+                    1 / (1 + ((fh - f1) / 90) ** 2)
+                    + 0.7 / (1 + ((fh - f2) / 110) ** 2)
+                    + 0.3 / (1 + ((fh - f3) / 150) ** 2)
+                ) / h**0.5
                 seg += np.where(fh < 0.95 * nyq, gain, 0.0) * np.sin(h * phase)
             seg *= 0.35 if kind == "n" else 1.0
         elif kind == "s":
@@ -172,7 +202,7 @@ def synthesise_word(word: str, rng: np.random.Generator, rate: int, seconds: flo
         else:  # plosive: a closure, then a short broadband burst
             seg = np.zeros(n)
             burst = min(n, int(rate * 0.012))
-            seg[n - burst:] = 0.6 * _noise_band(rng, burst, rate, 0.1 * nyq, 0.9 * nyq)
+            seg[n - burst :] = 0.6 * _noise_band(rng, burst, rate, 0.1 * nyq, 0.9 * nyq)
         pieces.append(seg * _ramp(n, rate) / (np.abs(seg).max() + 1e-9) * (np.abs(seg).max() > 0))
     wave = np.concatenate(pieces)
     return wave / (np.abs(wave).max() + 1e-9)
@@ -210,7 +240,7 @@ def synthesise_rainforest(rng: np.random.Generator, seconds: float, rate: int) -
     for _ in range(rng.integers(1, 4)):  # insects
         carrier = rng.uniform(0.25, 0.85) * nyq
         am = 0.5 + 0.5 * np.sign(np.sin(2 * np.pi * rng.uniform(15, 60) * t))
-        on = (np.sin(2 * np.pi * rng.uniform(0.1, 0.5) * t + rng.uniform(0, 6.3)) > rng.uniform(-0.5, 0.5))
+        on = np.sin(2 * np.pi * rng.uniform(0.1, 0.5) * t + rng.uniform(0, 6.3)) > rng.uniform(-0.5, 0.5)
         buzz = np.sin(2 * np.pi * carrier * t) + 0.3 * np.sin(2 * np.pi * min(2 * carrier, 0.95 * nyq) * t)
         out += rng.uniform(0.1, 0.4) * buzz * am * on
     for _ in range(int(rng.poisson(2.5 * seconds))):  # birds
@@ -280,23 +310,34 @@ def find_speech_commands(root: str | Path) -> Path:
     ``SpeechCommands/speech_commands_v0.0{2,1}`` (torchaudio's layout),
     ``speech_commands_v0.0{2,1}`` or ``speech_commands``."""
     root = Path(root)
-    names = ["", "SpeechCommands/speech_commands_v0.02", "SpeechCommands/speech_commands_v0.01",
-             "speech_commands_v0.02", "speech_commands_v0.01", "speech_commands"]
+    names = [
+        "",
+        "SpeechCommands/speech_commands_v0.02",
+        "SpeechCommands/speech_commands_v0.01",
+        "speech_commands_v0.02",
+        "speech_commands_v0.01",
+        "speech_commands",
+    ]
     for name in names:
         folder = root / name
         if (folder / "validation_list.txt").is_file():
             return folder
     raise FileNotFoundError(
         f"no Speech Commands folder (one with validation_list.txt) in {root} or its subfolders "
-        f"{', '.join(n for n in names if n)}; select other suites with --chaosmining-suites")
+        f"{', '.join(n for n in names if n)}; select other suites with --chaosmining-suites"
+    )
 
 
 def speech_commands_files(folder: Path, split: str) -> tuple[list[Path], tuple[str, ...]]:
     """Sorted files of a split and the sorted class names.  ``val`` is
     ``validation_list.txt``; ``train`` is every clip in neither list."""
     classes = tuple(sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith("_")))
-    listed = {name: set((folder / f"{name}_list.txt").read_text().split()) if (folder / f"{name}_list.txt").is_file()
-              else set() for name in ("validation", "testing")}
+    listed = {
+        name: set((folder / f"{name}_list.txt").read_text().split())
+        if (folder / f"{name}_list.txt").is_file()
+        else set()
+        for name in ("validation", "testing")
+    }
     files = []
     for cls in classes:
         for path in sorted((folder / cls).glob("*.wav")):
@@ -334,8 +375,10 @@ def find_rainforest(root: str | Path) -> Path:
         folder = root / name
         if (folder / "train").is_dir() and (folder / "test").is_dir():
             return folder
-    raise FileNotFoundError(f"no Rainforest Connection folder (with train/ and test/) in {root}: expected "
-                            f"{root / 'rfcx-species-audio-detection'} or {root / 'rainforest'}")
+    raise FileNotFoundError(
+        f"no Rainforest Connection folder (with train/ and test/) in {root}: expected "
+        f"{root / 'rfcx-species-audio-detection'} or {root / 'rainforest'}"
+    )
 
 
 def rainforest_recordings(spec: AudioSpec, max_files: int = 256) -> list[np.ndarray]:

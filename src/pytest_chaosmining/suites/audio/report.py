@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from pytest_chaosmining.reports.figures import Draw
-from pytest_chaosmining.core.results import Record
-from pytest_chaosmining.reports.tables import markdown_table, explainer_order, condition_cells, per_condition_table
+from pytest_chaosmining.reports.tables import condition_cells, explainer_order, markdown_table, per_condition_table
 
 
 def sections(df: Any) -> list[str]:
@@ -22,7 +20,7 @@ def sections(df: Any) -> list[str]:
         "## Audio",
         "",
         "Shaped like ChaosMining Table 4: validation accuracy (%) and the speech channel's share of "
-        f"Σ|attribution| (the paper's audio \"FPrec\") per explainer, mean ± std over seeds.  Chance share: {chance}.",
+        f'Σ|attribution| (the paper\'s audio "FPrec") per explainer, mean ± std over seeds.  Chance share: {chance}.',
         "",
     ]
     for position, title in (("FP", "speech at a fixed channel (FP)"), ("RP", "speech at a random channel (RP)")):
@@ -33,7 +31,7 @@ def sections(df: Any) -> list[str]:
         for c in conds:
             header += [f"{c} Pred (ACC%)"] + [f"{c} {e} (share)" for e in explainers]
         rows = []
-        for (model, arch), group in aud.groupby(["model", "arch"], sort=False):
+        for (model, _arch), group in aud.groupby(["model", "arch"], sort=False):
             params = group[group.metric == "params_m"]["value"]
             first = group.iloc[0]
             shape = f"{int(first['channels'])} ch × {first['duration']:g} s @ {int(first['rate'])} Hz"
@@ -42,8 +40,10 @@ def sections(df: Any) -> list[str]:
         lines += [f"### {title}", ""] + markdown_table(header, rows) + [""]
     hits = aud[aud.metric == "top1_hit"]
     if not hits.empty:
-        lines += ["### Top-1 channel hit rate (the speech channel holds strictly the largest mass; "
-                  f"chance: {chance})", ""]
+        lines += [
+            f"### Top-1 channel hit rate (the speech channel holds strictly the largest mass; chance: {chance})",
+            "",
+        ]
         lines += per_condition_table(hits, explainers)
     return lines
 

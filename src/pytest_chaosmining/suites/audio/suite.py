@@ -26,21 +26,22 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pytest_chaosmining.attribution_context import BACKGROUND_SIZE, AttributionContext
+from pytest_chaosmining.core.metric_catalog import calibrated, judged, reported
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training_modes import SaliencyGuided, guided_model_id, training_key
-from pytest_chaosmining.core.metric_catalog import calibrated, judged, reported
 from pytest_chaosmining.suites import Calibration, Condition
-from pytest_chaosmining.suites.classifier import ClassifierSuite
 from pytest_chaosmining.suites.audio import report
 from pytest_chaosmining.suites.audio.tiers import AUDIO, AudioTier
+from pytest_chaosmining.suites.classifier import ClassifierSuite
 
 if TYPE_CHECKING:
     from pytest_chaosmining.session import ChaosminingSession
@@ -49,13 +50,13 @@ SUITE = "audio"
 TIME_SEGMENTS = 5
 
 
-
 def audio_code() -> tuple[ModuleType, ...]:
     """The modules whose source enters the cache key of an audio model."""
     from pytest_chaosmining.core import classification, decoding
     from pytest_chaosmining.suites.audio import data, models
 
     return (data, models, classification, decoding)
+
 
 @dataclass(frozen=True)
 class AudioCase:
@@ -99,20 +100,42 @@ class AudioCase:
         return f"{self.model}-{self.condition}"
 
     def condition_fields(self) -> dict[str, Any]:
-        return {"condition": self.condition, "arch": self.model, "channels": self.channels, "rate": self.rate,
-                "duration": self.duration, "n_train": self.n_train, "source": self.source}
+        return {
+            "condition": self.condition,
+            "arch": self.model,
+            "channels": self.channels,
+            "rate": self.rate,
+            "duration": self.duration,
+            "n_train": self.n_train,
+            "source": self.source,
+        }
 
     def training_config(self, device_type: str) -> dict[str, Any]:
         return training_key(SUITE, self, device_type)
 
 
-def plan_cases(tier: AudioTier, seeds: Seeds | None = None, source: str = "embedded",
-               data_dir: str | None = None) -> list[AudioCase]:
+def plan_cases(
+    tier: AudioTier, seeds: Seeds | None = None, source: str = "embedded", data_dir: str | None = None
+) -> list[AudioCase]:
     """Every condition × model × seed of the tier."""
     n_seeds = seed_range(tier.seeds, seeds)
     return [
-        AudioCase(condition, model, tier.channels, tier.rate, tier.duration, tier.n_train, tier.n_val, tier.epochs,
-                  tier.batch_size, tier.lr_for(model), tier.stride, seed, source, data_dir)
+        AudioCase(
+            condition,
+            model,
+            tier.channels,
+            tier.rate,
+            tier.duration,
+            tier.n_train,
+            tier.n_val,
+            tier.epochs,
+            tier.batch_size,
+            tier.lr_for(model),
+            tier.stride,
+            seed,
+            source,
+            data_dir,
+        )
         for condition in tier.conditions
         for model in tier.models
         for seed in n_seeds
@@ -136,8 +159,9 @@ def data_split(case: AudioCase, split: str) -> Any:
     from pytest_chaosmining.suites.audio.data import AudioSpec, generate
 
     n = case.n_train if split == "train" else case.n_val
-    spec = AudioSpec(case.condition, case.channels, case.rate, case.duration, n, split, case.seed, case.source,
-                     case.data_dir)
+    spec = AudioSpec(
+        case.condition, case.channels, case.rate, case.duration, n, split, case.seed, case.source, case.data_dir
+    )
     return _validation_data(spec) if split == "val" else generate(spec)
 
 
@@ -158,12 +182,12 @@ def n_classes(case: AudioCase) -> int:
     return len(speech_commands_files(find_speech_commands(case.data_dir or "."), "val")[1])
 
 
-def trained_model(case: AudioCase, cache: Any, device: Any,
-                  progress: Callable[..., None] | None = None) -> TrainedAudioModel:
+def trained_model(
+    case: AudioCase, cache: Any, device: Any, progress: Callable[..., None] | None = None
+) -> TrainedAudioModel:
     """Load ``case``'s classifier from the cache or train it; score it on validation data."""
     import torch
 
-    from pytest_chaosmining.suites.audio.models import build_audio_model
     from pytest_chaosmining.core.classification import ClassifierTraining, pcm_to_float, predict_array, train_classifier
 
     def build() -> torch.nn.Module:
@@ -172,8 +196,17 @@ def trained_model(case: AudioCase, cache: Any, device: Any,
     def fit(model: torch.nn.Module) -> float:
         data = data_split(case, "train")
         settings = ClassifierTraining(case.epochs, case.batch_size, case.lr, t0=case.epochs)
-        return train_classifier(model, torch.from_numpy(data.waves), torch.from_numpy(data.labels), settings,
-                                case.seed, progress, pcm_to_float, case.guide, case.precision)
+        return train_classifier(
+            model,
+            torch.from_numpy(data.waves),
+            torch.from_numpy(data.labels),
+            settings,
+            case.seed,
+            progress,
+            pcm_to_float,
+            case.guide,
+            case.precision,
+        )
 
     val = data_split(case, "val")
 
@@ -182,8 +215,7 @@ def trained_model(case: AudioCase, cache: Any, device: Any,
 
     model, meta = cache.model(SUITE, case.training_config(device.type), build, fit, device, audio_code(), check)
     pred = predict_array(model, val.waves, pcm_to_float)
-    return TrainedAudioModel(case, model, val, pred, float((pred == val.labels).mean()),
-                             float(meta["train_seconds"]))
+    return TrainedAudioModel(case, model, val, pred, float((pred == val.labels).mean()), float(meta["train_seconds"]))
 
 
 def untrained_model(case: AudioCase) -> Any:
@@ -210,12 +242,17 @@ def attribution_context(case: AudioCase, device: Any, internal_batch_size: int) 
     one channel, one segment), one channel's segments per forward pass, the IG
     batch size, and a background of training clips."""
     length = int(round(case.rate * case.duration))
-    return AttributionContext(suite=SUITE, domain="audio", task="classification", model_kind="sequence",
-                              device=device, feature_mask=segment_mask(case).to(device),
-                              window=(1, -(-length // TIME_SEGMENTS)),
-                              settings={"internal_batch_size": internal_batch_size,
-                                        "perturbations_per_eval": TIME_SEGMENTS},
-                              background_source=functools.partial(_background, case))
+    return AttributionContext(
+        suite=SUITE,
+        domain="audio",
+        task="classification",
+        model_kind="sequence",
+        device=device,
+        feature_mask=segment_mask(case).to(device),
+        window=(1, -(-length // TIME_SEGMENTS)),
+        settings={"internal_batch_size": internal_batch_size, "perturbations_per_eval": TIME_SEGMENTS},
+        background_source=functools.partial(_background, case),
+    )
 
 
 @functools.lru_cache(maxsize=4)
@@ -229,17 +266,18 @@ def _background(case: AudioCase) -> Any:
     return pcm_to_float(torch.from_numpy(waves[:BACKGROUND_SIZE]))
 
 
-def attribution_call(trained: TrainedAudioModel, explainer: Any, device: Any, internal_batch_size: int,
-                     rows: slice, model: Any = None) -> Callable[[], Any]:
+def attribution_call(
+    trained: TrainedAudioModel, explainer: Any, device: Any, internal_batch_size: int, rows: slice, model: Any = None
+) -> Callable[[], Any]:
     """A zero-argument call attributing validation clips ``rows`` (target: the
     trained model's predicted class) on ``model`` (default: the trained model),
     inputs prepared beforehand so that timing covers the call only.  Recurrent
     models run with cuDNN disabled: eval-mode attribution on CUDA."""
     import torch
 
-    from pytest_chaosmining.suites.audio.models import is_recurrent
     from pytest_chaosmining.core.classification import pcm_to_float
     from pytest_chaosmining.explainers import attribute
+    from pytest_chaosmining.suites.audio.models import is_recurrent
 
     inputs = pcm_to_float(torch.from_numpy(trained.val.waves[rows])).to(device)
     target = torch.from_numpy(trained.predictions[rows]).to(device)
@@ -254,14 +292,20 @@ def attribution_call(trained: TrainedAudioModel, explainer: Any, device: Any, in
     return call
 
 
-def evaluate(trained: TrainedAudioModel, explainer: Any, device: Any, n_explain: int,
-             internal_batch_size: int, n_check: int | None = None) -> dict[str, Any]:
+def evaluate(
+    trained: TrainedAudioModel,
+    explainer: Any,
+    device: Any,
+    n_explain: int,
+    internal_batch_size: int,
+    n_check: int | None = None,
+) -> dict[str, Any]:
     """Attribute the first ``n_explain`` validation clips; return the mean true-channel
     share, the top-1 channel hit rate, the cost, both scores on the untrained model
     and the gain in top-1 hit rate from training, both measured on the first
     ``n_check`` clips (default: all)."""
-    from pytest_chaosmining.timing import timed
     from pytest_chaosmining.core.metrics import channel_scores
+    from pytest_chaosmining.timing import timed
 
     n = min(n_explain, len(trained.val))
     rows, truth = slice(0, n), trained.val.channels[:n]
@@ -271,9 +315,15 @@ def evaluate(trained: TrainedAudioModel, explainer: Any, device: Any, n_explain:
     untrained = untrained_model(trained.case).to(device)
     before, _ = timed(attribution_call(trained, explainer, device, internal_batch_size, slice(0, m), untrained), device)
     before_shares, before_hits = channel_scores(before.detach().cpu().numpy(), truth[:m])
-    return {"channel_share": float(shares.mean()), "top1_hit": float(hits.mean()),
-            "untrained_share": float(before_shares.mean()), "untrained_top1_hit": float(before_hits.mean()),
-            "training_gain": float(hits[:m].mean() - before_hits.mean()), "cost": cost, "n": n}
+    return {
+        "channel_share": float(shares.mean()),
+        "top1_hit": float(hits.mean()),
+        "untrained_share": float(before_shares.mean()),
+        "untrained_top1_hit": float(before_hits.mean()),
+        "training_gain": float(hits[:m].mean() - before_hits.mean()),
+        "cost": cost,
+        "n": n,
+    }
 
 
 def example_figure(session: ChaosminingSession, path: Path) -> bool:
@@ -286,12 +336,15 @@ def example_figure(session: ChaosminingSession, path: Path) -> bool:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from pytest_chaosmining.explainers import ExplainerError
     from pytest_chaosmining.core.metrics import channel_mass
+    from pytest_chaosmining.explainers import ExplainerError
 
     order = {"SBFP": 0, "RBFP": 1, "SBRP": 2, "RBRP": 3}
-    cached = [c for c in AudioSuite().plan(session)
-              if session.cache.has(SUITE, c.training_config(session.device.type), audio_code())]
+    cached = [
+        c
+        for c in AudioSuite().plan(session)
+        if session.cache.has(SUITE, c.training_config(session.device.type), audio_code())
+    ]
     if not cached:
         return False
     case = min(cached, key=lambda c: order.get(c.condition, 9))
@@ -304,8 +357,13 @@ def example_figure(session: ChaosminingSession, path: Path) -> bool:
     shares = {}
     for name in names:
         try:
-            call = attribution_call(trained, session.explainers[name], session.device,
-                                    AUDIO[session.tier].internal_batch_size, slice(i, i + 1))
+            call = attribution_call(
+                trained,
+                session.explainers[name],
+                session.device,
+                AUDIO[session.tier].internal_batch_size,
+                slice(i, i + 1),
+            )
             mass = channel_mass(call().detach().cpu().numpy())[0]
         except ExplainerError:
             continue
@@ -345,8 +403,11 @@ class AudioSuite(ClassifierSuite):
     name = SUITE
     case_arg = "audio_case"
     score_metric = "channel_share"
-    metrics = (*judged("channel_share", "top1_hit", "training_gain", key=_arch_key), *judged("accuracy"),
-               *reported("untrained_share", "untrained_top1_hit"))
+    metrics = (
+        *judged("channel_share", "top1_hit", "training_gain", key=_arch_key),
+        *judged("accuracy"),
+        *reported("untrained_share", "untrained_top1_hit"),
+    )
     calibration = Calibration(judged=calibrated(metrics), optional=frozenset({"channel_share"}))
     #: for the saliency suite: the scores compared (the first is judged)
     compared = ("channel_share", "top1_hit")

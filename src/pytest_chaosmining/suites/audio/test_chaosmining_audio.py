@@ -15,15 +15,14 @@ from pytest_chaosmining.suites.scoring import scored
 AUDIO = AudioSuite()
 
 
-
-
 def _record(case, explainer: str, metric: str, value: float) -> Record:
     return Record(SUITE, case.model_id, explainer, case.seed, metric, float(value), case.condition_fields())
 
 
 def _unlearned(chaosmining, case) -> str | None:
-    return chaosmining.thresholds.unlearned(SUITE, chaosmining.settings.tier, case.threshold_key, case.model,
-                                            case.condition)
+    return chaosmining.thresholds.unlearned(
+        SUITE, chaosmining.settings.tier, case.threshold_key, case.model, case.condition
+    )
 
 
 def test_accuracy(chaosmining, audio_case, request):
@@ -38,8 +37,9 @@ def test_accuracy(chaosmining, audio_case, request):
     if reason and trained.accuracy < gate:
         chaosmining.judge.record(node, _record(audio_case, MODEL_LEVEL, "accuracy", trained.accuracy))
         pytest.xfail(f"{reason} (accuracy {trained.accuracy:.3f} < gate {gate:.3f})")
-    chaosmining.judge.require(node, _record(audio_case, MODEL_LEVEL, "accuracy", trained.accuracy), gate,
-                        f"model {audio_case.id}")
+    chaosmining.judge.require(
+        node, _record(audio_case, MODEL_LEVEL, "accuracy", trained.accuracy), gate, f"model {audio_case.id}"
+    )
 
 
 def test_channel_attribution(chaosmining, audio_case, explainer_name, chaosmining_benchmark, request):
@@ -48,8 +48,15 @@ def test_channel_attribution(chaosmining, audio_case, explainer_name, chaosminin
     thresholds, and the hit rate at least ``training_gain`` above the same
     explainer's on the untrained model (it follows what the model learned)."""
     node = request.node
-    result = scored(chaosmining, AUDIO, audio_case, explainer_name, chaosmining_benchmark, node,
-                    lambda metric, value: _record(audio_case, explainer_name, metric, value))
+    result = scored(
+        chaosmining,
+        AUDIO,
+        audio_case,
+        explainer_name,
+        chaosmining_benchmark,
+        node,
+        lambda metric, value: _record(audio_case, explainer_name, metric, value),
+    )
     for metric in ("untrained_share", "untrained_top1_hit"):
         chaosmining.judge.record(node, _record(audio_case, explainer_name, metric, result[metric]))
     thresholds, tier_name, key = chaosmining.thresholds, chaosmining.settings.tier, audio_case.threshold_key
@@ -61,10 +68,20 @@ def test_channel_attribution(chaosmining, audio_case, explainer_name, chaosminin
         chaosmining.judge.record(node, share)  # not judged here: calibration found it too close to chance
     else:
         checks.append((share, share_bar, what))
-    checks.append((_record(audio_case, explainer_name, "top1_hit", result["top1_hit"]),
-                   thresholds.optional_metric(SUITE, tier_name, "top1_hit", key, explainer_name), what))
+    checks.append(
+        (
+            _record(audio_case, explainer_name, "top1_hit", result["top1_hit"]),
+            thresholds.optional_metric(SUITE, tier_name, "top1_hit", key, explainer_name),
+            what,
+        )
+    )
     min_gain = thresholds.optional_metric(SUITE, tier_name, "training_gain", key, explainer_name)
-    checks.append((_record(audio_case, explainer_name, "training_gain", result["training_gain"]), min_gain,
-                   f"{what} (top-1 hit rate on the untrained model {result['untrained_top1_hit']:.3f}: "
-                   "does the explainer depend on the model?)"))
+    checks.append(
+        (
+            _record(audio_case, explainer_name, "training_gain", result["training_gain"]),
+            min_gain,
+            f"{what} (top-1 hit rate on the untrained model {result['untrained_top1_hit']:.3f}: "
+            "does the explainer depend on the model?)",
+        )
+    )
     chaosmining.judge.require_all(node, checks)

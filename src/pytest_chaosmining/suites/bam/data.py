@@ -63,8 +63,15 @@ class BamSpec:
             raise ValueError("canvas must be at least 12 px")
 
     def rng(self, stream: str) -> np.random.Generator:
-        parts = [KINDS.index(self.kind), self.canvas, self.n, int(self.split == "val"), self.seed, int(round(self.k * 100)),
-                 0 if self.scene_class is None else self.scene_class + 1]
+        parts = [
+            KINDS.index(self.kind),
+            self.canvas,
+            self.n,
+            int(self.split == "val"),
+            self.seed,
+            int(round(self.k * 100)),
+            0 if self.scene_class is None else self.scene_class + 1,
+        ]
         return np.random.default_rng(np.random.SeedSequence(parts + [sum(map(ord, stream))]))
 
 
@@ -131,7 +138,7 @@ def flowers_scenes(spec: BamSpec, classes: np.ndarray) -> np.ndarray:
         h, w = img.shape[:2]
         side = int(rng.integers(min(h, w) * 2 // 3, min(h, w) + 1))
         y0, x0 = int(rng.integers(0, h - side + 1)), int(rng.integers(0, w - side + 1))
-        crop = img[y0:y0 + side, x0:x0 + side]
+        crop = img[y0 : y0 + side, x0 : x0 + side]
         out[i] = resize(crop[None], spec.canvas)[0]
         if rng.random() < 0.5:
             out[i] = out[i, :, ::-1]
@@ -183,8 +190,9 @@ def generate(spec: BamSpec) -> BamData:
     """Build one split (see the module docstring)."""
     rng = spec.rng("labels")
     n, size = spec.n, spec.canvas
-    scenes = (np.full(n, spec.scene_class) if spec.scene_class is not None
-              else rng.integers(0, N_CLASSES, n)).astype(np.int64)
+    scenes = (np.full(n, spec.scene_class) if spec.scene_class is not None else rng.integers(0, N_CLASSES, n)).astype(
+        np.int64
+    )
     if spec.kind == "objects":
         objects = rng.integers(0, N_CLASSES, n).astype(np.int64)
         has_object = np.ones(n, dtype=bool)
@@ -206,7 +214,7 @@ def generate(spec: BamSpec) -> BamData:
     regions = np.zeros((n, size, size), dtype=bool)
     for i, ((patch, alpha), (x, y)) in enumerate(zip(pasted, corners)):
         s = len(alpha)
-        regions[i, y:y + s, x:x + s] = alpha
+        regions[i, y : y + s, x : x + s] = alpha
         gray[i][regions[i]] = patch[alpha]
         if has_object[i]:
             images[i][regions[i]] = patch[alpha]

@@ -78,8 +78,16 @@ def input_independence(g_x: np.ndarray, g_delta: np.ndarray, keep: np.ndarray, t
     return float((rel[keep] < t).mean())
 
 
-def neutral_patch(model: torch.nn.Module, x: torch.Tensor, init: torch.Tensor, region: torch.Tensor, steps: int = 100,
-                  lr: float = 0.01, eta1: float = 0.01, radius: float = 0.15) -> torch.Tensor:
+def neutral_patch(
+    model: torch.nn.Module,
+    x: torch.Tensor,
+    init: torch.Tensor,
+    region: torch.Tensor,
+    steps: int = 100,
+    lr: float = 0.01,
+    eta1: float = 0.01,
+    radius: float = 0.15,
+) -> torch.Tensor:
     """BAM's δ: starting from ``init`` (the object's pixels pasted into the
     region, as a difference to ``x``), gradient steps on
     ``‖f(x+δ) − f(x)‖₂ − η₁‖δ‖₂`` that keep δ inside the region (the paper's

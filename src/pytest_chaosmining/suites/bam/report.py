@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pytest_chaosmining.reports.figures import Draw, pyplot, save
 from pytest_chaosmining.core.results import MODEL_LEVEL, Record
-from pytest_chaosmining.reports.tables import records_frame, mean_sd, markdown_table, explainer_order, values_of
+from pytest_chaosmining.reports.figures import Draw, pyplot, save
+from pytest_chaosmining.reports.tables import explainer_order, markdown_table, mean_sd, records_frame, values_of
 
 
 def sections(df: Any) -> list[str]:
@@ -29,31 +29,51 @@ def sections(df: Any) -> list[str]:
     model_level = bam[bam.explainer == MODEL_LEVEL]
     rows = []
     for role in ("f_o", "f_s"):
-        rows.append([role] + [mean_sd(values_of(model_level, "accuracy", MODEL_LEVEL, role=role, version=v))
-                              for v in ("images", "no_object", "gray")])
+        rows.append(
+            [role]
+            + [
+                mean_sd(values_of(model_level, "accuracy", MODEL_LEVEL, role=role, version=v))
+                for v in ("images", "no_object", "gray")
+            ]
+        )
     lines += markdown_table(["model", "X_{o,s}", "X_{∅,s} (object removed)", "X_{o,g} (scene removed)"], rows) + [""]
     drops = model_level[model_level.metric == "cf_drop"]
     if not drops.empty:
         ks = sorted(drops["k"].unique())
-        lines += ["Accuracy f_k loses on scene-0 images when the common feature is removed: "
-                  + ", ".join(f"k={k:g}: {mean_sd(drops[drops.k == k]['value'])}" for k in ks), ""]
+        lines += [
+            "Accuracy f_k loses on scene-0 images when the common feature is removed: "
+            + ", ".join(f"k={k:g}: {mean_sd(drops[drops.k == k]['value'])}" for k in ks),
+            "",
+        ]
     scores = bam[bam.explainer != MODEL_LEVEL]
     explainers = explainer_order(scores["explainer"])
-    lines += ["### Scores", "",
-              "MCS, IDR: higher is better; their gains over the baselines are asserted (IDR only where listed). "
-              "IIR (t = 10%, δ found by gradient steps from the object's pixels) is reported, not asserted: an "
-              "explainer that ignores its input scores 1.0.  `ρ(MCS_k, drop)`: Pearson correlation of MCS_k "
-              "with the accuracy lost without the CF.", ""]
+    lines += [
+        "### Scores",
+        "",
+        "MCS, IDR: higher is better; their gains over the baselines are asserted (IDR only where listed). "
+        "IIR (t = 10%, δ found by gradient steps from the object's pixels) is reported, not asserted: an "
+        "explainer that ignores its input scores 1.0.  `ρ(MCS_k, drop)`: Pearson correlation of MCS_k "
+        "with the accuracy lost without the CF.",
+        "",
+    ]
     rows = []
     for e in explainers:
-        rows.append([e] + [mean_sd(values_of(scores, m, e)) for m in
-                           ("mcs", "mcs_baseline", "idr", "idr_baseline", "iir", "mcs_k_corr")])
-    lines += markdown_table(["explainer", "MCS", "MCS baseline", "IDR", "IDR baseline", "IIR", "ρ(MCS_k, drop)"], rows) + [""]
+        rows.append(
+            [e]
+            + [
+                mean_sd(values_of(scores, m, e))
+                for m in ("mcs", "mcs_baseline", "idr", "idr_baseline", "iir", "mcs_k_corr")
+            ]
+        )
+    lines += markdown_table(
+        ["explainer", "MCS", "MCS baseline", "IDR", "IDR baseline", "IIR", "ρ(MCS_k, drop)"], rows
+    ) + [""]
     series = scores[scores.metric == "mcs_k"]
     if not series.empty:
         ks = sorted(series["k"].unique())
-        rows = [[e] + [mean_sd(series[(series.explainer == e) & (series.k == k)]["value"]) for k in ks]
-                for e in explainers]
+        rows = [
+            [e] + [mean_sd(series[(series.explainer == e) & (series.k == k)]["value"]) for k in ks] for e in explainers
+        ]
         lines += ["### MCS_k = G_CF(f_k) − G_CF(f_1.0)", ""]
         lines += markdown_table(["explainer"] + [f"k={k:g}" for k in ks], rows) + [""]
     lines += ["Scores against baselines: `bam_scores.png`.", ""]

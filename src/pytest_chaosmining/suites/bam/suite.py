@@ -24,32 +24,27 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pytest_chaosmining.attribution_context import BACKGROUND_SIZE
-from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.metric_catalog import calibrated, judged, reported
-from pytest_chaosmining.suites import Calibration, SuiteDefaults, Condition, parametrize_cases
+from pytest_chaosmining.core.tiers import Seeds, seed_range
+from pytest_chaosmining.suites import Calibration, Condition, SuiteDefaults
 from pytest_chaosmining.suites.bam import report
 from pytest_chaosmining.suites.bam.tiers import BAM, BamTier
 
 if TYPE_CHECKING:
-    import pandas as pd
-    import pytest
-
-    from pytest_chaosmining.core.results import Record
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.session import ChaosminingSession
 
 SUITE = "bam"
 #: training images a shipped model is re-scored on before use
 CHECK_IMAGES = 500
-
 
 
 def bam_code() -> tuple[ModuleType, ...]:
@@ -60,6 +55,7 @@ def bam_code() -> tuple[ModuleType, ...]:
     from pytest_chaosmining.suites.vision import models
 
     return (bam_data, vision_data, models, classification)
+
 
 @dataclass(frozen=True)
 class BamCase:
@@ -102,15 +98,37 @@ class BamCase:
         return BamSpec(kind, self.canvas, n, split, self.seed, k, self.source, self.data_dir, scene_class)
 
 
-def plan_cases(tier: BamTier, seeds: Seeds | None = None, source: str = "embedded",
-               data_dir: str | None = None) -> list[BamCase]:
+def plan_cases(
+    tier: BamTier, seeds: Seeds | None = None, source: str = "embedded", data_dir: str | None = None
+) -> list[BamCase]:
     n_seeds = seed_range(tier.seeds, seeds)
-    return [BamCase(tier.canvas, tier.n_train, tier.n_val, tier.model, tier.epochs, tier.batch_size, tier.lr, seed,
-                    tier.ks, source, data_dir) for seed in n_seeds]
+    return [
+        BamCase(
+            tier.canvas,
+            tier.n_train,
+            tier.n_val,
+            tier.model,
+            tier.epochs,
+            tier.batch_size,
+            tier.lr,
+            seed,
+            tier.ks,
+            source,
+            data_dir,
+        )
+        for seed in n_seeds
+    ]
 
 
-def _train(case: BamCase, role: str, images: np.ndarray, labels: np.ndarray, cache: Any, device: Any,
-           progress: Callable[..., None] | None) -> tuple[Any, float]:
+def _train(
+    case: BamCase,
+    role: str,
+    images: np.ndarray,
+    labels: np.ndarray,
+    cache: Any,
+    device: Any,
+    progress: Callable[..., None] | None,
+) -> tuple[Any, float]:
     import dataclasses
 
     import torch
@@ -123,12 +141,14 @@ def _train(case: BamCase, role: str, images: np.ndarray, labels: np.ndarray, cac
 
     def fit(model: torch.nn.Module) -> float:
         settings = ClassifierTraining(case.epochs, case.batch_size, case.lr, t0=case.epochs)
-        return train_classifier(model, torch.from_numpy(images), torch.from_numpy(labels), settings, case.seed,
-                                progress)
+        return train_classifier(
+            model, torch.from_numpy(images), torch.from_numpy(labels), settings, case.seed, progress
+        )
 
     fields = dataclasses.asdict(case)
     fields.pop("ks")
     config = {"suite": SUITE, **fields, "role": role, "device": device.type}
+
     def check(model: torch.nn.Module) -> float:
         """Accuracy on the first training images (the pack's reproduction check)."""
         from pytest_chaosmining.core.classification import predict_array
@@ -155,11 +175,12 @@ class BamModels:
     delta: Any = None  # ((n, steps), x + δ, neutral) of the first n no-object images (computed lazily)
 
 
-def trained_models(case: BamCase, cache: Any, device: Any, progress: Callable[[str], Any] = lambda label: None
-                   ) -> BamModels:
+def trained_models(
+    case: BamCase, cache: Any, device: Any, progress: Callable[[str], Any] = lambda label: None
+) -> BamModels:
     """Train (or load) f_o, f_s and every f_k; measure their accuracies."""
-    from pytest_chaosmining.suites.bam.data import generate
     from pytest_chaosmining.core.classification import predict_array
+    from pytest_chaosmining.suites.bam.data import generate
 
     train = generate(case.spec("objects", "train"))
     f_o, t_o = _train(case, "object", train.images, train.objects, cache, device, progress("object model"))
@@ -169,8 +190,9 @@ def trained_models(case: BamCase, cache: Any, device: Any, progress: Callable[[s
     f_k = {}
     for k in case.ks:
         data = generate(case.spec("common", "train", k))
-        f_k[k], seconds[f"k{k:g}"] = _train(case, f"k{k:g}", data.images, data.scenes, cache, device,
-                                            progress(f"scene model k={k:g}"))
+        f_k[k], seconds[f"k{k:g}"] = _train(
+            case, f"k{k:g}", data.images, data.scenes, cache, device, progress(f"scene model k={k:g}")
+        )
     val = generate(case.spec("objects", "val"))
     cf_val = generate(case.spec("common", "val", 1.0, scene_class=0))
     accuracy = {}
@@ -192,30 +214,38 @@ def relative_importance(models: BamModels, chance_margin: float, keep_margin: fl
     f_s keeps its accuracy (within ``keep_margin``); without the scene f_s is
     near chance and f_o keeps its accuracy."""
     a, chance, out = models.accuracy, 1.0 / 10, []
-    for model, removed, kept, other in (("f_o", "no_object", "gray", "f_s"), ("f_s", "gray", "no_object", "f_o")):
+    for model, removed, _kept, other in (("f_o", "no_object", "gray", "f_s"), ("f_s", "gray", "no_object", "f_o")):
         if a[f"{model}/{removed}"] > chance + chance_margin:
-            out.append(f"{model} keeps {a[f'{model}/{removed}']:.3f} accuracy without its feature "
-                       f"({removed}; chance 0.100 + {chance_margin})")
+            out.append(
+                f"{model} keeps {a[f'{model}/{removed}']:.3f} accuracy without its feature "
+                f"({removed}; chance 0.100 + {chance_margin})"
+            )
         if a[f"{other}/{removed}"] < a[f"{other}/images"] - keep_margin:
             out.append(f"{other} drops from {a[f'{other}/images']:.3f} to {a[f'{other}/{removed}']:.3f} on {removed}")
     return out
 
 
-def _attribute(case: BamCase, explainer: Any, model: Any, images: np.ndarray, device: Any,
-               internal_batch_size: int) -> tuple[np.ndarray, np.ndarray]:
+def _attribute(
+    case: BamCase, explainer: Any, model: Any, images: np.ndarray, device: Any, internal_batch_size: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Normalised maps of ``images`` for the predicted class, and the predictions."""
     import torch
 
-    from pytest_chaosmining.suites.bam.metrics import normalised_maps
     from pytest_chaosmining.core.classification import predict_array, to_float
     from pytest_chaosmining.explainers import attribute
+    from pytest_chaosmining.suites.bam.metrics import normalised_maps
     from pytest_chaosmining.suites.vision.suite import grid_mask, image_context
 
     preds = predict_array(model, images)
     cell = max(1, case.canvas // 8)
-    context = image_context("bam", grid_mask(case.canvas, cell).to(device), cell, device,
-                            {"internal_batch_size": internal_batch_size, "perturbations_per_eval": 8},
-                            functools.partial(_background, case))
+    context = image_context(
+        "bam",
+        grid_mask(case.canvas, cell).to(device),
+        cell,
+        device,
+        {"internal_batch_size": internal_batch_size, "perturbations_per_eval": 8},
+        functools.partial(_background, case),
+    )
     from pytest_chaosmining.timing import timed
 
     x, target = to_float(torch.from_numpy(images)).to(device), torch.from_numpy(preds).to(device)
@@ -243,8 +273,8 @@ def neutral_patches(models: BamModels, n: int, device: Any, steps: int) -> tuple
     f(x) ≈ f(x + δ) over all classes."""
     import torch
 
-    from pytest_chaosmining.suites.bam.metrics import NEUTRAL_TOLERANCE, neutral_patch
     from pytest_chaosmining.core.classification import predict_array, to_float
+    from pytest_chaosmining.suites.bam.metrics import NEUTRAL_TOLERANCE, neutral_patch
 
     if models.delta is None or models.delta[0] != (n, steps):
         val = models.val
@@ -262,11 +292,17 @@ def neutral_patches(models: BamModels, n: int, device: Any, steps: int) -> tuple
     return models.delta[1], models.delta[2]
 
 
-def evaluate(models: BamModels, explainer: Any, device: Any, n_explain: int, internal_batch_size: int,
-             delta_steps: int) -> dict[str, Any]:
+def evaluate(
+    models: BamModels, explainer: Any, device: Any, n_explain: int, internal_batch_size: int, delta_steps: int
+) -> dict[str, Any]:
     """Every BAM score of ``explainer`` with its random-region baselines."""
-    from pytest_chaosmining.suites.bam.metrics import (input_dependence, input_independence, model_contrast, random_regions,
-                      region_attribution)
+    from pytest_chaosmining.suites.bam.metrics import (
+        input_dependence,
+        input_independence,
+        model_contrast,
+        random_regions,
+        region_attribution,
+    )
     from pytest_chaosmining.timing import timed
 
     case, val = models.case, models.val
@@ -275,8 +311,9 @@ def evaluate(models: BamModels, explainer: Any, device: Any, n_explain: int, int
     shuffled = random_regions(regions, np.random.default_rng(np.random.SeedSequence([case.seed, 7])))
     obj, scene = val.objects[:n], val.scenes[:n]
 
-    (maps_o, pred_o), cost = timed(lambda: _attribute(case, explainer, models.f_o, val.images[:n], device,
-                                                         internal_batch_size), device)
+    (maps_o, pred_o), cost = timed(
+        lambda: _attribute(case, explainer, models.f_o, val.images[:n], device, internal_batch_size), device
+    )
     maps_s, pred_s = _attribute(case, explainer, models.f_s, val.images[:n], device, internal_batch_size)
     maps_x, pred_x = _attribute(case, explainer, models.f_s, val.no_object[:n], device, internal_batch_size)
     correct_o, correct_s = pred_o == obj, pred_s == scene
@@ -301,8 +338,9 @@ def evaluate(models: BamModels, explainer: Any, device: Any, n_explain: int, int
     out["mcs_k"] = {k: g_cf[k] - g_cf[top] for k in models.f_k if k != top}
     xs = [out["mcs_k"][k] for k in sorted(out["mcs_k"])]
     ys = [models.cf_drop[k] for k in sorted(out["mcs_k"])]
-    out["mcs_k_corr"] = (float(np.corrcoef(xs, ys)[0, 1]) if len(xs) > 2 and np.std(xs) > 0 and np.std(ys) > 0
-                         else float("nan"))
+    out["mcs_k_corr"] = (
+        float(np.corrcoef(xs, ys)[0, 1]) if len(xs) > 2 and np.std(xs) > 0 and np.std(ys) > 0 else float("nan")
+    )
     return out
 
 
@@ -319,9 +357,22 @@ class BamSuite(SuiteDefaults):
     name = SUITE
     case_arg = "bam_case"
     score_metric = "mcs"
-    metrics = (*judged("mcs_gain", "idr_gain", key=_canvas_key),
-               *reported("accuracy", "cf_drop", "idr", "idr_baseline", "iir", "iir_pairs", "mcs", "mcs_baseline",
-                         "mcs_k", "mcs_k_corr", "premise_holds"))
+    metrics = (
+        *judged("mcs_gain", "idr_gain", key=_canvas_key),
+        *reported(
+            "accuracy",
+            "cf_drop",
+            "idr",
+            "idr_baseline",
+            "iir",
+            "iir_pairs",
+            "mcs",
+            "mcs_baseline",
+            "mcs_k",
+            "mcs_k_corr",
+            "premise_holds",
+        ),
+    )
     calibration = Calibration(judged=calibrated(metrics), optional=frozenset({"idr_gain"}))
 
     def seeds(self, tier: str, seeds: Seeds | None) -> range:
@@ -337,13 +388,25 @@ class BamSuite(SuiteDefaults):
         from pytest_chaosmining.core.derived import weights_digest
 
         tier = BAM[session.tier]
-        sizes = {"n_explain": tier.n_explain, "internal_batch_size": tier.internal_batch_size,
-                 "delta_steps": tier.delta_steps}
+        sizes = {
+            "n_explain": tier.n_explain,
+            "internal_batch_size": tier.internal_batch_size,
+            "delta_steps": tier.delta_steps,
+        }
         weights = weights_digest(models.f_o, models.f_s, *models.f_k.values())
-        return session.evaluated(SUITE, {"case": dataclasses.asdict(models.case), "weights": weights, **sizes},
-                                 explainer, lambda: evaluate(models, explainer, session.device, **sizes), (Cost,))
+        return session.evaluated(
+            SUITE,
+            {"case": dataclasses.asdict(models.case), "weights": weights, **sizes},
+            explainer,
+            lambda: evaluate(models, explainer, session.device, **sizes),
+            (Cost,),
+        )
 
     def models(self, session: ChaosminingSession, case: BamCase) -> BamModels:
         """The BAM models of ``case`` (f_o, f_s, every f_k), trained at most once (and cached on disk)."""
-        return session.memo(("bam", case), lambda: trained_models(
-            case, session.cache, session.device, lambda label: session.progress(f"bam {case.id} {label}")))
+        return session.memo(
+            ("bam", case),
+            lambda: trained_models(
+                case, session.cache, session.device, lambda label: session.progress(f"bam {case.id} {label}")
+            ),
+        )

@@ -9,18 +9,17 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_chaosmining.core.results import MODEL_LEVEL, Record
+from pytest_chaosmining.judge import explainer_failures
 from pytest_chaosmining.suites.bam.suite import SUITE, BamSuite, relative_importance
 
 BAM = BamSuite()
-from pytest_chaosmining.judge import explainer_failures
-from pytest_chaosmining.core.results import MODEL_LEVEL, Record
-
-
 
 
 def _record(case, explainer: str, metric: str, value: float, **condition) -> Record:
-    return Record(SUITE, case.model_id, explainer, case.seed, metric, float(value),
-                  {**case.condition_fields(), **condition})
+    return Record(
+        SUITE, case.model_id, explainer, case.seed, metric, float(value), {**case.condition_fields(), **condition}
+    )
 
 
 def _section(chaosmining) -> dict:
@@ -30,8 +29,11 @@ def _section(chaosmining) -> dict:
 def _premise(chaosmining, models) -> list[str]:
     section = _section(chaosmining)
     gate = float(section["quality_gate"])
-    low = [f"{name} accuracy {models.accuracy[f'{name}/images']:.3f} < gate {gate:.3f}"
-           for name in ("f_o", "f_s") if models.accuracy[f"{name}/images"] < gate]
+    low = [
+        f"{name} accuracy {models.accuracy[f'{name}/images']:.3f} < gate {gate:.3f}"
+        for name in ("f_o", "f_s")
+        if models.accuracy[f"{name}/images"] < gate
+    ]
     return low + relative_importance(models, float(section["chance_margin"]), float(section["keep_margin"]))
 
 
@@ -62,11 +64,14 @@ def test_bam_scores(chaosmining, bam_case, explainer_name, chaosmining_benchmark
     violations = _premise(chaosmining, models)
     if violations:
         pytest.skip(f"BAM premise does not hold on {bam_case.id}; nothing to score ({'; '.join(violations)})")
+
     def cost_record(metric: str, value: float) -> Record:
         return _record(bam_case, explainer_name, metric, value)
 
-    with chaosmining.timer(chaosmining_benchmark, SUITE, bam_case.id, explainer_name, record=cost_record) as timer, \
-            explainer_failures(request.config):
+    with (
+        chaosmining.timer(chaosmining_benchmark, SUITE, bam_case.id, explainer_name, record=cost_record) as timer,
+        explainer_failures(request.config),
+    ):
         out = BAM.score(chaosmining, models, chaosmining.explainers[explainer_name])
     chaosmining.judge.record_costs(node, timer.cost_or(out["cost"]), cost_record)
     for metric in ("mcs", "mcs_baseline", "idr", "idr_baseline", "iir", "iir_pairs", "mcs_k_corr"):
@@ -75,13 +80,22 @@ def test_bam_scores(chaosmining, bam_case, explainer_name, chaosmining_benchmark
         chaosmining.judge.record(node, _record(bam_case, explainer_name, "mcs_k", value, k=k))
     what = f"{explainer_name} on {bam_case.id}"
     name, key = chaosmining.settings.tier, bam_case.key
-    checks = [(_record(bam_case, explainer_name, "mcs_gain", out["mcs"] - out["mcs_baseline"]),
-               chaosmining.thresholds.optional_metric(SUITE, name, "mcs_gain", key, explainer_name),
-               f"{what}: MCS {out['mcs']:.3f} against the random-region baseline {out['mcs_baseline']:.3f}")]
+    checks = [
+        (
+            _record(bam_case, explainer_name, "mcs_gain", out["mcs"] - out["mcs_baseline"]),
+            chaosmining.thresholds.optional_metric(SUITE, name, "mcs_gain", key, explainer_name),
+            f"{what}: MCS {out['mcs']:.3f} against the random-region baseline {out['mcs_baseline']:.3f}",
+        )
+    ]
     idr_bar = chaosmining.thresholds.optional_metric(SUITE, name, "idr_gain", key, explainer_name)
     if idr_bar is not None:
-        checks.append((_record(bam_case, explainer_name, "idr_gain", out["idr"] - out["idr_baseline"]), idr_bar,
-                       f"{what}: IDR {out['idr']:.3f} against the random-region baseline {out['idr_baseline']:.3f}"))
+        checks.append(
+            (
+                _record(bam_case, explainer_name, "idr_gain", out["idr"] - out["idr_baseline"]),
+                idr_bar,
+                f"{what}: IDR {out['idr']:.3f} against the random-region baseline {out['idr_baseline']:.3f}",
+            )
+        )
     else:
         chaosmining.judge.record(node, _record(bam_case, explainer_name, "idr_gain", out["idr"] - out["idr_baseline"]))
     chaosmining.judge.require_all(node, checks)

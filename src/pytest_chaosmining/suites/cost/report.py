@@ -14,11 +14,17 @@ from pytest_chaosmining.reports.tables import explainer_order, markdown_table, r
 #: the explainer both relative scores are normalised to, as in the paper
 REFERENCE = "SA"
 #: the paper's finding this figure checks (ChaosMining §3.1, Figure 5)
-PAPER_FINDING = ("all four methods converge alike; SA is markedly more consistent than the other three; "
-                 "IG costs the most memory and time, SA the least")
+PAPER_FINDING = (
+    "all four methods converge alike; SA is markedly more consistent than the other three; "
+    "IG costs the most memory and time, SA the least"
+)
 #: the figure's panels: metric and title (the relative ones get "(rel. SA)", or "(raw)" without SA)
-METRICS = (("convergence", "convergence"), ("consistency", "consistency"),
-           ("peak_mem_mb", "peak memory (MiB)"), ("time_ms", "time (ms)"))
+METRICS = (
+    ("convergence", "convergence"),
+    ("consistency", "consistency"),
+    ("peak_mem_mb", "peak memory (MiB)"),
+    ("time_ms", "time (ms)"),
+)
 RELATIVE = ("convergence", "consistency")
 
 
@@ -44,28 +50,37 @@ def sections(df: Any) -> list[str]:
         return []
     explainers = explainer_order(list(values))
     normalised = REFERENCE in values
-    lines = ["## Convergence, consistency and cost (ChaosMining Figure 5)", "",
-             "On the cost suite's model (formula 2, one predictive feature). *Convergence*: the area under the "
-             "FPrec curve over snapshots of the model taken while it trains (epoch 0 and ten more up to 300), "
-             "per epoch. *Consistency*: the mean share of the dataset's top-k features (by mean |attribution|) "
-             "among each sample's top-k, ties counted against the explainer. "
-             + ("Both are shown relative to SA (SA = 1) and raw. " if normalised else
-                "SA did not run, so both are raw. ")
-             + f"The paper found: {PAPER_FINDING}. The figure is `figure5.png`.", ""]
+    lines = [
+        "## Convergence, consistency and cost (ChaosMining Figure 5)",
+        "",
+        "On the cost suite's model (formula 2, one predictive feature). *Convergence*: the area under the "
+        "FPrec curve over snapshots of the model taken while it trains (epoch 0 and ten more up to 300), "
+        "per epoch. *Consistency*: the mean share of the dataset's top-k features (by mean |attribution|) "
+        "among each sample's top-k, ties counted against the explainer. "
+        + ("Both are shown relative to SA (SA = 1) and raw. " if normalised else "SA did not run, so both are raw. ")
+        + f"The paper found: {PAPER_FINDING}. The figure is `figure5.png`.",
+        "",
+    ]
     header = ["explainer", "convergence", "consistency", "time (ms)", "peak memory (MiB)"]
     rows = []
     for name in explainers:
         row = values[name]
 
-        def cell(metric: str) -> str:
+        def cell(metric: str, row: dict[str, float] = row) -> str:
             if metric not in row:
                 return "-"
             rel = row.get(f"{metric}_rel")
             return f"{rel:.3f} ({row[metric]:.3f})" if rel is not None else f"{row[metric]:.3f}"
 
-        rows.append([name, cell("convergence"), cell("consistency"),
-                     f"{row['time_ms']:.1f}" if "time_ms" in row else "-",
-                     f"{row['peak_mem_mb']:.1f}" if "peak_mem_mb" in row else "-"])
+        rows.append(
+            [
+                name,
+                cell("convergence"),
+                cell("consistency"),
+                f"{row['time_ms']:.1f}" if "time_ms" in row else "-",
+                f"{row['peak_mem_mb']:.1f}" if "peak_mem_mb" in row else "-",
+            ]
+        )
     return lines + markdown_table(header, rows) + [""]
 
 

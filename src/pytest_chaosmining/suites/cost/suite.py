@@ -10,24 +10,19 @@ as the mean FPrec over the curve.  The report normalises both to SA."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_chaosmining.core.tiers import Seeds
 from pytest_chaosmining.core.metric_catalog import reported
-from pytest_chaosmining.suites import Calibration, SuiteDefaults, parametrize_cases
+from pytest_chaosmining.core.tiers import Seeds
+from pytest_chaosmining.suites import Calibration, SuiteDefaults
 from pytest_chaosmining.suites.cost import report
 from pytest_chaosmining.suites.symbolic.suite import SymbolicCase, SymbolicSuite, TrainedSymbolicModel, cost_case
 from pytest_chaosmining.suites.symbolic.tiers import SYMBOLIC
 
 if TYPE_CHECKING:
-    import pandas as pd
-    import pytest
     import torch
 
     from pytest_chaosmining.explainers import Explainer
-
-    from pytest_chaosmining.core.results import Record
     from pytest_chaosmining.session import ChaosminingSession
 
 SUITE = "cost"
@@ -105,11 +100,16 @@ class CostSuite(SuiteDefaults):
             data = trained.data
             inputs = torch.from_numpy(data.x_test).to(session.device)
             context = tabular_context(SUITE, data.x_train, session.device)
-            scores = [fprec(attribute(explainer, model, inputs, 0, context).cpu().numpy(), data.truth)
-                      for _, model in snapshots]
+            scores = [
+                fprec(attribute(explainer, model, inputs, 0, context).cpu().numpy(), data.truth)
+                for _, model in snapshots
+            ]
             return Convergence(tuple(epoch for epoch, _ in snapshots), tuple(scores))
 
-        parts: dict[str, object] = {"case": self.case(session).id, "weights": weights_digest(*(m for _, m in snapshots))}
+        parts: dict[str, object] = {
+            "case": self.case(session).id,
+            "weights": weights_digest(*(m for _, m in snapshots)),
+        }
         return session.evaluated(SUITE, parts, explainer, compute, (Convergence,))
 
 

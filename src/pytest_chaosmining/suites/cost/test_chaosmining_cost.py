@@ -34,7 +34,10 @@ def test_attribution_cost(chaosmining, explainer_name, chaosmining_benchmark, re
     explainer = chaosmining.explainers[explainer_name]
     inputs = torch.from_numpy(trained.data.x_test).to(chaosmining.device)
     context = tabular_context(SUITE, trained.data.x_train, chaosmining.device)
-    with chaosmining.timer(chaosmining_benchmark, SUITE, case.id, explainer_name, rounds=ROUNDS), explainer_failures(request.config):
+    with (
+        chaosmining.timer(chaosmining_benchmark, SUITE, case.id, explainer_name, rounds=ROUNDS),
+        explainer_failures(request.config),
+    ):
         attr, cost = timed(lambda: attribute(explainer, trained.model, inputs, 0, context), chaosmining.device)
     condition = {**case.condition(), "rows": int(inputs.shape[0]), "features": int(inputs.shape[1])}
     node, judge = request.node, chaosmining.judge
@@ -55,7 +58,27 @@ def test_convergence(chaosmining, explainer_name, request):
         curve = COST.convergence(chaosmining, chaosmining.explainers[explainer_name])
     node = request.node
     for epoch, value in zip(curve.epochs, curve.fprec):
-        chaosmining.judge.record(node, Record(SUITE, case.model_id, explainer_name, case.seed, "fprec_epoch", value,
-                                              {**case.condition(), "epoch": epoch}))
-    chaosmining.judge.record(node, Record(SUITE, case.model_id, explainer_name, case.seed, "convergence", curve.auc,
-                                          {**case.condition(), "epochs": curve.epochs[-1]}))
+        chaosmining.judge.record(
+            node,
+            Record(
+                SUITE,
+                case.model_id,
+                explainer_name,
+                case.seed,
+                "fprec_epoch",
+                value,
+                {**case.condition(), "epoch": epoch},
+            ),
+        )
+    chaosmining.judge.record(
+        node,
+        Record(
+            SUITE,
+            case.model_id,
+            explainer_name,
+            case.seed,
+            "convergence",
+            curve.auc,
+            {**case.condition(), "epochs": curve.epochs[-1]},
+        ),
+    )

@@ -85,9 +85,11 @@ def mask_metrics(masks: list[np.ndarray]) -> dict[str, float]:
         mmo.append(overlap(new, prev).mean())
         mamo.append(overlap(new, accumulated).mean())
         accumulated |= new
-    return {"mmo": float(np.mean(mmo)) if mmo else float("nan"),
-            "mamo": float(np.mean(mamo)) if mamo else float("nan"),
-            "cma": cumulative_area(masks)}
+    return {
+        "mmo": float(np.mean(mmo)) if mmo else float("nan"),
+        "mamo": float(np.mean(mamo)) if mamo else float("nan"),
+        "cma": cumulative_area(masks),
+    }
 
 
 def box_shares(masks: np.ndarray, boxes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -95,15 +97,22 @@ def box_shares(masks: np.ndarray, boxes: np.ndarray) -> tuple[np.ndarray, np.nda
     the share of the box that the mask covers."""
     on_box, covered = np.empty(len(masks)), np.empty(len(masks))
     for i, (m, (x, y, w, h)) in enumerate(zip(masks, boxes)):
-        inside = m[int(y):int(y) + int(h), int(x):int(x) + int(w)].sum()
+        inside = m[int(y) : int(y) + int(h), int(x) : int(x) + int(w)].sum()
         on_box[i] = inside / max(int(m.sum()), 1)
         covered[i] = inside / (int(w) * int(h))
     return on_box, covered
 
 
-def leakage_accuracy(train_masks: np.ndarray, train_labels: np.ndarray, test_masks: np.ndarray,
-                     test_labels: np.ndarray, seed: int, shuffle_labels: bool = False, pool: int = 3,
-                     steps: int = 300) -> float:
+def leakage_accuracy(
+    train_masks: np.ndarray,
+    train_labels: np.ndarray,
+    test_masks: np.ndarray,
+    test_labels: np.ndarray,
+    seed: int,
+    shuffle_labels: bool = False,
+    pool: int = 3,
+    steps: int = 300,
+) -> float:
     """IteROAR §4.7: test accuracy of a classifier trained on the masks alone
     (labels kept, or shuffled for the random-label baseline).  The masks are
     average-pooled ``pool``×``pool`` (position, size and coarse shape survive)

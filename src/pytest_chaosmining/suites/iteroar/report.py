@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pytest_chaosmining.reports.figures import Draw, pyplot, save
 from pytest_chaosmining.core.results import MODEL_LEVEL, Record
-from pytest_chaosmining.reports.tables import records_frame, mean_sd, markdown_table, explainer_order, values_of
-
+from pytest_chaosmining.reports.figures import Draw, pyplot, save
+from pytest_chaosmining.reports.tables import explainer_order, markdown_table, mean_sd, records_frame, values_of
 
 ITEROAR_REFERENCE = "random-pixels"
 LEAK_MARGIN = 0.10  # masks "leak" where they predict the class this much better than shuffled labels
@@ -30,7 +29,8 @@ def sections(df: Any) -> list[str]:
         "never overlap).  `on box`: share of the removed mask on the true foreground box (at most box area / mask "
         "area); `box removed`: share of the box removed.  Leakage: test accuracy of a classifier trained on the "
         "first masks alone, with true and with shuffled labels (chance 0.10); **leaks** where the true labels win by "
-        f"more than {LEAK_MARGIN}: the accuracy drop of that chain may then be partly the mask's own signal.  With zero fill and a zero baseline, "
+        f"more than {LEAK_MARGIN}: the accuracy drop of that chain may then be partly the mask's own signal.  "
+        "With zero fill and a zero baseline, "
         "DL and IG attribute exactly 0 to removed pixels, so their MAMO of 0 comes with the fill.",
         "",
     ]
@@ -43,20 +43,45 @@ def sections(df: Any) -> list[str]:
         for name in names:
             if values_of(group, "accuracy", name).empty:
                 continue
-            curve = " → ".join(f"{values_of(group, 'accuracy', name, iteration=i).mean():.3f}" for i in iterations
-                               if not values_of(group, "accuracy", name, iteration=i).empty)
+            curve = " → ".join(
+                f"{values_of(group, 'accuracy', name, iteration=i).mean():.3f}"
+                for i in iterations
+                if not values_of(group, "accuracy", name, iteration=i).empty
+            )
             on_box = values_of(group, "mask_on_box", name)
-            rows.append([name, curve, mean_sd(values_of(group, "accuracy_drop", name)),
-                         mean_sd(values_of(group, "drop_gain", name)) if name != ITEROAR_REFERENCE else "",
-                         mean_sd(values_of(group, "mmo", name)), mean_sd(values_of(group, "mamo", name)),
-                         mean_sd(values_of(group, "cma", name)),
-                         mean_sd(values_of(group, "mask_on_box", name, iteration=0)) + (
-                             f" (mean {on_box.mean():.3f})" if len(iterations) > 2 else ""),
-                         mean_sd(values_of(group, "box_removed", name, iteration=0)),
-                         _leakage(values_of(group, "leak_accuracy", name).mean(),
-                                  values_of(group, "leak_random_accuracy", name).mean())])
-        lines += markdown_table(["chain", "accuracy per iteration", "drop", "gain", "MMO", "MAMO", "CMA", "on box (first mask)",
-                         "box removed (first)", "leakage true / shuffled"], rows) + [""]
+            rows.append(
+                [
+                    name,
+                    curve,
+                    mean_sd(values_of(group, "accuracy_drop", name)),
+                    mean_sd(values_of(group, "drop_gain", name)) if name != ITEROAR_REFERENCE else "",
+                    mean_sd(values_of(group, "mmo", name)),
+                    mean_sd(values_of(group, "mamo", name)),
+                    mean_sd(values_of(group, "cma", name)),
+                    mean_sd(values_of(group, "mask_on_box", name, iteration=0))
+                    + (f" (mean {on_box.mean():.3f})" if len(iterations) > 2 else ""),
+                    mean_sd(values_of(group, "box_removed", name, iteration=0)),
+                    _leakage(
+                        values_of(group, "leak_accuracy", name).mean(),
+                        values_of(group, "leak_random_accuracy", name).mean(),
+                    ),
+                ]
+            )
+        lines += markdown_table(
+            [
+                "chain",
+                "accuracy per iteration",
+                "drop",
+                "gain",
+                "MMO",
+                "MAMO",
+                "CMA",
+                "on box (first mask)",
+                "box removed (first)",
+                "leakage true / shuffled",
+            ],
+            rows,
+        ) + [""]
     lines += ["Accuracy per iteration: `iteroar_accuracy.png`.", ""]
     return lines
 
@@ -69,7 +94,9 @@ def _leakage(true: float, shuffled: float) -> str:
 
 def plot_iteroar(records: list[Record], path: Path) -> bool:
     """Test accuracy against iteration, one panel per condition and fill, one line per chain."""
-    df = records_frame([r for r in records if r.suite == "iteroar" and r.metric == "accuracy" and r.explainer != MODEL_LEVEL])
+    df = records_frame(
+        [r for r in records if r.suite == "iteroar" and r.metric == "accuracy" and r.explainer != MODEL_LEVEL]
+    )
     if df.empty or "iteration" not in df:
         return False
     plt = pyplot()

@@ -29,30 +29,26 @@ training images, so it changes exactly when the explainer's masks change.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.metric_catalog import calibrated, judged, reported
-from pytest_chaosmining.suites import Calibration, SuiteDefaults, Condition, parametrize_cases
+from pytest_chaosmining.core.tiers import Seeds, seed_range
+from pytest_chaosmining.suites import Calibration, Condition, SuiteDefaults
 from pytest_chaosmining.suites.iteroar import report
 from pytest_chaosmining.suites.iteroar.tiers import ITEROAR, IteroarTier
 
 if TYPE_CHECKING:
-    import pandas as pd
-    import pytest
-
-    from pytest_chaosmining.core.results import Record
     from pytest_chaosmining.session import ChaosminingSession
 
 SUITE = "iteroar"
 REFERENCE = "random-pixels"  # name of the reference chain (uniformly random removal)
-
 
 
 def iteroar_code() -> tuple[ModuleType, ...]:
@@ -62,6 +58,7 @@ def iteroar_code() -> tuple[ModuleType, ...]:
     from pytest_chaosmining.suites.vision import data, models
 
     return (data, models, classification, masks)
+
 
 @dataclass(frozen=True)
 class IteroarCase:
@@ -100,12 +97,22 @@ class IteroarCase:
         return f"{self.id}-{explainer}"
 
     def condition_fields(self) -> dict[str, Any]:
-        return {"condition": self.base.condition, "canvas": self.base.canvas, "fill": self.fill,
-                "tau": self.tau, "rho": self.rho}
+        return {
+            "condition": self.base.condition,
+            "canvas": self.base.canvas,
+            "fill": self.fill,
+            "tau": self.tau,
+            "rho": self.rho,
+        }
 
 
-def plan_cases(tier: IteroarTier, vision_tier: Any, seeds: Seeds | None = None, source: str = "embedded",
-               data_dir: str | None = None) -> list[IteroarCase]:
+def plan_cases(
+    tier: IteroarTier,
+    vision_tier: Any,
+    seeds: Seeds | None = None,
+    source: str = "embedded",
+    data_dir: str | None = None,
+) -> list[IteroarCase]:
     """The tier's chains: each condition × fill × seed on the vision tier's model
     (resized where the IteROAR tier says so)."""
     import dataclasses
@@ -113,8 +120,11 @@ def plan_cases(tier: IteroarTier, vision_tier: Any, seeds: Seeds | None = None, 
     from pytest_chaosmining.suites.vision.suite import plan_cases as vision_cases
 
     sized = dataclasses.replace(vision_tier, models=(tier.model,), conditions=tier.conditions, **tier.vision_sizes)
-    return [IteroarCase(base, tier.iterations, tier.tau, fill, tier.n_retrain, tier.retrain_epochs, tier.n_explain)
-            for base in vision_cases(sized, seeds, source, data_dir) for fill in tier.fills]
+    return [
+        IteroarCase(base, tier.iterations, tier.tau, fill, tier.n_retrain, tier.retrain_epochs, tier.n_explain)
+        for base in vision_cases(sized, seeds, source, data_dir)
+        for fill in tier.fills
+    ]
 
 
 @dataclass
@@ -144,8 +154,15 @@ def _rng(case: IteroarCase, stream: str, iteration: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence([case.base.seed, iteration, h]))
 
 
-def _explainer_masks(case: IteroarCase, model: Any, images: np.ndarray, explainer: Any, device: Any,
-                     internal_batch_size: int, rng: np.random.Generator) -> np.ndarray:
+def _explainer_masks(
+    case: IteroarCase,
+    model: Any,
+    images: np.ndarray,
+    explainer: Any,
+    device: Any,
+    internal_batch_size: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
     """Masks of ``images`` from ``explainer``'s maps of ``model`` (target: the
     predicted class); ``explainer`` None draws uniformly random maps."""
     import torch
@@ -162,15 +179,23 @@ def _explainer_masks(case: IteroarCase, model: Any, images: np.ndarray, explaine
     context = attribution_context(case.base, device, internal_batch_size)
     out = []
     for start in range(0, len(images), case.batch):
-        x = to_float(torch.from_numpy(images[start:start + case.batch])).to(device)
-        target = torch.from_numpy(preds[start:start + case.batch]).to(device)
-        attr, _ = timed(lambda: attribute(explainer, model, x, target, context), device)
+        x = to_float(torch.from_numpy(images[start : start + case.batch])).to(device)
+        target = torch.from_numpy(preds[start : start + case.batch]).to(device)
+        attr, _ = timed(functools.partial(attribute, explainer, model, x, target, context), device)
         out.append(maps(attr.cpu().numpy()))
     return top_fraction_masks(np.concatenate(out), case.fraction, rng)
 
 
-def _retrain(case: IteroarCase, previous: Any, images: np.ndarray, labels: np.ndarray, iteration: int,
-             cache: Any, device: Any, progress: Callable[..., None] | None) -> tuple[Any, float]:
+def _retrain(
+    case: IteroarCase,
+    previous: Any,
+    images: np.ndarray,
+    labels: np.ndarray,
+    iteration: int,
+    cache: Any,
+    device: Any,
+    progress: Callable[..., None] | None,
+) -> tuple[Any, float]:
     """f_{i+1}: ``previous`` retrained on the masked ``images`` (cached by their digest)."""
     import copy
 
@@ -182,20 +207,27 @@ def _retrain(case: IteroarCase, previous: Any, images: np.ndarray, labels: np.nd
     base = case.base
     scratch = case.retrain_epochs is None
     epochs = base.epochs if case.retrain_epochs is None else case.retrain_epochs
-    config = {**base.training_config(device.type), "iteroar_iteration": iteration, "retrain_epochs": epochs,
-              "from_scratch": scratch, "data_sha256": hashlib.sha256(images.tobytes()).hexdigest(),
-              "n_retrain": len(images)}
+    config = {
+        **base.training_config(device.type),
+        "iteroar_iteration": iteration,
+        "retrain_epochs": epochs,
+        "from_scratch": scratch,
+        "data_sha256": hashlib.sha256(images.tobytes()).hexdigest(),
+        "n_retrain": len(images),
+    }
     if not scratch:
-        config["previous"] = hashlib.sha256(b"".join(v.cpu().numpy().tobytes()
-                                                     for v in previous.state_dict().values())).hexdigest()
+        config["previous"] = hashlib.sha256(
+            b"".join(v.cpu().numpy().tobytes() for v in previous.state_dict().values())
+        ).hexdigest()
 
     def build() -> torch.nn.Module:
         return untrained_model(base) if scratch else copy.deepcopy(previous).cpu()
 
     def fit(model: torch.nn.Module) -> float:
         settings = ClassifierTraining(epochs, base.batch_size, base.lr, t0=epochs)
-        return train_classifier(model, torch.from_numpy(images), torch.from_numpy(labels), settings,
-                                base.seed + iteration, progress)
+        return train_classifier(
+            model, torch.from_numpy(images), torch.from_numpy(labels), settings, base.seed + iteration, progress
+        )
 
     def check(model: torch.nn.Module) -> float:
         """Accuracy on the masked training images (the pack's reproduction check)."""
@@ -207,35 +239,53 @@ def _retrain(case: IteroarCase, previous: Any, images: np.ndarray, labels: np.nd
     return model, float(meta["train_seconds"])
 
 
-def run_chain(case: IteroarCase, f0: Any, train: Any, explainer: Any, cache: Any, device: Any,
-              internal_batch_size: int, progress: Callable[..., None] | None = None,
-              stream: str = REFERENCE) -> ChainResult:
+def run_chain(
+    case: IteroarCase,
+    f0: Any,
+    train: Any,
+    explainer: Any,
+    cache: Any,
+    device: Any,
+    internal_batch_size: int,
+    progress: Callable[..., None] | None = None,
+    stream: str = REFERENCE,
+) -> ChainResult:
     """Run one chain from the trained vision model ``f0`` (with its validation
     data) and its training data ``train``; ``explainer`` None is the reference
     chain.  ``stream`` names the chain in the tie-breaking random draws."""
     from pytest_chaosmining.core.classification import predict_array
-    from pytest_chaosmining.suites.iteroar.masks import apply_masks, box_shares, cumulative_area, leakage_accuracy, mask_metrics
+    from pytest_chaosmining.suites.iteroar.masks import (
+        apply_masks,
+        box_shares,
+        cumulative_area,
+        leakage_accuracy,
+        mask_metrics,
+    )
 
     n = min(case.n_explain, len(f0.val))
     test_x, test_y, boxes = f0.val.images[:n], f0.val.labels[:n], f0.val.boxes[:n]
-    train_x, train_y = train.images[:case.n_retrain], train.labels[:case.n_retrain]
+    train_x, train_y = train.images[: case.n_retrain], train.labels[: case.n_retrain]
     model, accuracy, seconds = f0.model, [float((f0.predictions[:n] == test_y).mean())], []
     masks, box_share, box_covered, leak = [], [], [], (float("nan"), float("nan"))
     untrained_share = float("nan")
     for i in range(case.iterations + 1):
-        m_test = _explainer_masks(case, model, test_x, explainer, device, internal_batch_size,
-                                  _rng(case, f"{stream}-test", i))
+        m_test = _explainer_masks(
+            case, model, test_x, explainer, device, internal_batch_size, _rng(case, f"{stream}-test", i)
+        )
         masks.append(m_test)
         if i == case.iterations:
             break
-        m_train = _explainer_masks(case, model, train_x, explainer, device, internal_batch_size,
-                                   _rng(case, f"{stream}-train", i))
+        m_train = _explainer_masks(
+            case, model, train_x, explainer, device, internal_batch_size, _rng(case, f"{stream}-train", i)
+        )
         on_box, covered = box_shares(m_test, boxes)
         box_share.append(float(on_box.mean()))
         box_covered.append(float(covered.mean()))
         if i == 0:
-            leak = (leakage_accuracy(m_train, train_y, m_test, test_y, case.base.seed),
-                    leakage_accuracy(m_train, train_y, m_test, test_y, case.base.seed, shuffle_labels=True))
+            leak = (
+                leakage_accuracy(m_train, train_y, m_test, test_y, case.base.seed),
+                leakage_accuracy(m_train, train_y, m_test, test_y, case.base.seed, shuffle_labels=True),
+            )
             untrained_share = _untrained_box_share(case, test_x, boxes, explainer, device, internal_batch_size, stream)
         train_x = apply_masks(train_x, m_train, case.fill)
         test_x = apply_masks(test_x, m_test, case.fill)
@@ -243,20 +293,38 @@ def run_chain(case: IteroarCase, f0: Any, train: Any, explainer: Any, cache: Any
         seconds.append(secs)
         accuracy.append(float((predict_array(model, test_x) == test_y).mean()))
     metrics = mask_metrics(masks)  # the probe m_I included
-    return ChainResult(accuracy, metrics["mmo"], metrics["mamo"], cumulative_area(masks[:-1]), box_share,
-                       box_covered, leak[0], leak[1], seconds, untrained_share)
+    return ChainResult(
+        accuracy,
+        metrics["mmo"],
+        metrics["mamo"],
+        cumulative_area(masks[:-1]),
+        box_share,
+        box_covered,
+        leak[0],
+        leak[1],
+        seconds,
+        untrained_share,
+    )
 
 
-def _untrained_box_share(case: IteroarCase, images: np.ndarray, boxes: np.ndarray, explainer: Any, device: Any,
-                         internal_batch_size: int, stream: str) -> float:
+def _untrained_box_share(
+    case: IteroarCase,
+    images: np.ndarray,
+    boxes: np.ndarray,
+    explainer: Any,
+    device: Any,
+    internal_batch_size: int,
+    stream: str,
+) -> float:
     """The first test mask's share on the true box when the maps come from the
     untrained f_0 (same architecture and seed): the model-randomisation check."""
     from pytest_chaosmining.suites.iteroar.masks import box_shares
     from pytest_chaosmining.suites.vision.suite import untrained_model
 
     untrained = untrained_model(case.base).to(device)
-    masks = _explainer_masks(case, untrained, images, explainer, device, internal_batch_size,
-                             _rng(case, f"{stream}-untrained", 0))
+    masks = _explainer_masks(
+        case, untrained, images, explainer, device, internal_batch_size, _rng(case, f"{stream}-untrained", 0)
+    )
     return float(box_shares(masks, boxes)[0].mean())
 
 
@@ -278,9 +346,13 @@ class IteroarSuite(SuiteDefaults):
     name = SUITE
     case_arg = "iteroar_case"
     score_metric = "drop_gain"
-    metrics = (*judged("drop_gain", "training_gain", key=_chain_key), *judged("accuracy", "fresh_share"),
-               *reported("accuracy_drop", "box_removed", "cma", "leak_accuracy", "leak_random_accuracy", "mamo",
-                         "mask_on_box", "mmo"))
+    metrics = (
+        *judged("drop_gain", "training_gain", key=_chain_key),
+        *judged("accuracy", "fresh_share"),
+        *reported(
+            "accuracy_drop", "box_removed", "cma", "leak_accuracy", "leak_random_accuracy", "mamo", "mask_on_box", "mmo"
+        ),
+    )
     calibration = Calibration(judged=calibrated(metrics))
 
     def seeds(self, tier: str, seeds: Seeds | None) -> range:
@@ -290,8 +362,9 @@ class IteroarSuite(SuiteDefaults):
         from pytest_chaosmining.suites.vision.suite import VisionSuite
         from pytest_chaosmining.suites.vision.tiers import VISION
 
-        return plan_cases(ITEROAR[session.tier], VISION[session.tier], session.settings.seeds,
-                          *VisionSuite().source(session.data_dir))
+        return plan_cases(
+            ITEROAR[session.tier], VISION[session.tier], session.settings.seeds, *VisionSuite().source(session.data_dir)
+        )
 
     def f0(self, session: ChaosminingSession, case: IteroarCase) -> Any:
         """The trained vision model the chains of ``case`` start from."""
@@ -315,10 +388,23 @@ class IteroarSuite(SuiteDefaults):
             def compute() -> ChainResult:
                 train = session.memo(("vision-train", case.base), lambda: data_split(case.base, "train"))
                 name = explainer or REFERENCE
-                return run_chain(case, f0, train, session.explainers[explainer] if explainer else None, session.cache,
-                                 session.device, batch, session.progress(f"iteroar {case.id} {name}"), stream=name)
+                return run_chain(
+                    case,
+                    f0,
+                    train,
+                    session.explainers[explainer] if explainer else None,
+                    session.cache,
+                    session.device,
+                    batch,
+                    session.progress(f"iteroar {case.id} {name}"),
+                    stream=name,
+                )
 
-            parts = {"case": dataclasses.asdict(case), "weights": weights_digest(f0.model), "internal_batch_size": batch}
+            parts = {
+                "case": dataclasses.asdict(case),
+                "weights": weights_digest(f0.model),
+                "internal_batch_size": batch,
+            }
             if explainer is not None:
                 return session.evaluated(SUITE, parts, session.explainers[explainer], compute, (ChainResult,))
             return session.reused(SUITE, {**parts, "explainer": REFERENCE}, compute, (ChainResult,))

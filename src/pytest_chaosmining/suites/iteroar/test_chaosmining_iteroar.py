@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_chaosmining.core.results import MODEL_LEVEL, Record
 from pytest_chaosmining.judge import explainer_failures
 from pytest_chaosmining.suites.iteroar.suite import REFERENCE, SUITE, IteroarSuite, accuracy_drop
 
 ITEROAR = IteroarSuite()
-from pytest_chaosmining.core.results import MODEL_LEVEL, Record
-
-
 
 
 def _record(case, explainer: str, metric: str, value: float, iteration: int | None = None) -> Record:
@@ -41,8 +39,10 @@ def _gate(chaosmining, case) -> None:
     trained = ITEROAR.f0(chaosmining, case)
     gate = chaosmining.thresholds.quality_gate(SUITE, chaosmining.settings.tier)
     if trained.accuracy < gate:
-        pytest.skip(f"f_0 of {case.id} is below the IteROAR accuracy gate ({trained.accuracy:.3f} < {gate:.3f}): "
-                    "removing features from a model that has not learned measures nothing")
+        pytest.skip(
+            f"f_0 of {case.id} is below the IteROAR accuracy gate ({trained.accuracy:.3f} < {gate:.3f}): "
+            "removing features from a model that has not learned measures nothing"
+        )
 
 
 def test_reference_chain(chaosmining, iteroar_case, request):
@@ -51,8 +51,12 @@ def test_reference_chain(chaosmining, iteroar_case, request):
     result = ITEROAR.chain(chaosmining, iteroar_case, None)
     _record_chain(chaosmining, request.node, iteroar_case, REFERENCE, result)
     gate = chaosmining.thresholds.quality_gate(SUITE, chaosmining.settings.tier)
-    chaosmining.judge.require(request.node, _record(iteroar_case, MODEL_LEVEL, "accuracy", result.accuracy[0], 0), gate,
-                        f"f_0 of {iteroar_case.id}")
+    chaosmining.judge.require(
+        request.node,
+        _record(iteroar_case, MODEL_LEVEL, "accuracy", result.accuracy[0], 0),
+        gate,
+        f"f_0 of {iteroar_case.id}",
+    )
 
 
 def test_salient_removal(chaosmining, iteroar_case, explainer_name, chaosmining_benchmark, request):
@@ -66,7 +70,10 @@ def test_salient_removal(chaosmining, iteroar_case, explainer_name, chaosmining_
     node = request.node
     _gate(chaosmining, iteroar_case)
     reference = ITEROAR.chain(chaosmining, iteroar_case, None)
-    with chaosmining.timer(chaosmining_benchmark, SUITE, iteroar_case.id, explainer_name), explainer_failures(request.config):
+    with (
+        chaosmining.timer(chaosmining_benchmark, SUITE, iteroar_case.id, explainer_name),
+        explainer_failures(request.config),
+    ):
         result = ITEROAR.chain(chaosmining, iteroar_case, explainer_name)
     _record_chain(chaosmining, node, iteroar_case, explainer_name, result)
     tier, bars = chaosmining.settings.tier, chaosmining.thresholds
@@ -74,11 +81,17 @@ def test_salient_removal(chaosmining, iteroar_case, explainer_name, chaosmining_
     gain = accuracy_drop(result) - accuracy_drop(reference)
     curve = " → ".join(f"{a:.3f}" for a in result.accuracy)
     ref_curve = " → ".join(f"{a:.3f}" for a in reference.accuracy)
-    checks = [(_record(iteroar_case, explainer_name, "drop_gain", gain),
-               bars.optional_metric(SUITE, tier, "drop_gain", iteroar_case.key, explainer_name),
-               f"{what}: accuracy {curve} against random removal {ref_curve}"),
-              (_record(iteroar_case, explainer_name, "training_gain", result.training_gain),
-               bars.optional_metric(SUITE, tier, "training_gain", iteroar_case.key, explainer_name),
-               f"{what}: first mask on the true box {result.box_share[0]:.3f} with f_0's maps against "
-               f"{result.untrained_box_share:.3f} with the untrained model's")]
+    checks = [
+        (
+            _record(iteroar_case, explainer_name, "drop_gain", gain),
+            bars.optional_metric(SUITE, tier, "drop_gain", iteroar_case.key, explainer_name),
+            f"{what}: accuracy {curve} against random removal {ref_curve}",
+        ),
+        (
+            _record(iteroar_case, explainer_name, "training_gain", result.training_gain),
+            bars.optional_metric(SUITE, tier, "training_gain", iteroar_case.key, explainer_name),
+            f"{what}: first mask on the true box {result.box_share[0]:.3f} with f_0's maps against "
+            f"{result.untrained_box_share:.3f} with the untrained model's",
+        ),
+    ]
     chaosmining.judge.require_all(node, checks)

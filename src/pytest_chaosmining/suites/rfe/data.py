@@ -54,9 +54,18 @@ def generated_classification(n_samples: int, n_features: int, n_informative: int
     ``n_features`` (the rest i.i.d. noise), columns permuted by ``seed``."""
     from sklearn.datasets import make_classification
 
-    x, y = make_classification(n_samples=n_samples, n_features=n_features, n_informative=n_informative,
-                               n_redundant=0, n_repeated=0, n_clusters_per_class=2, class_sep=1.0, flip_y=0.02,
-                               shuffle=False, random_state=seed)
+    x, y = make_classification(
+        n_samples=n_samples,
+        n_features=n_features,
+        n_informative=n_informative,
+        n_redundant=0,
+        n_repeated=0,
+        n_clusters_per_class=2,
+        class_sep=1.0,
+        flip_y=0.02,
+        shuffle=False,
+        random_state=seed,
+    )
     rng = np.random.default_rng(np.random.SeedSequence([n_samples, n_features, n_informative, seed]))
     columns = rng.permutation(n_features)  # new column j holds old column columns[j]
     x = x[:, columns]
@@ -89,8 +98,10 @@ def find_santander(root: str | Path) -> Path:
         path = root / name / "train.csv"
         if path.is_file() and "TARGET" in path.open().readline():
             return path
-    raise FileNotFoundError(f"no Santander Customer Satisfaction train.csv (with a TARGET column) in {root}, "
-                            f"{root / 'santander-customer-satisfaction'} or {root / 'santander'}")
+    raise FileNotFoundError(
+        f"no Santander Customer Satisfaction train.csv (with a TARGET column) in {root}, "
+        f"{root / 'santander-customer-satisfaction'} or {root / 'santander'}"
+    )
 
 
 def santander(path: str | Path, seed: int, max_rows: int | None = None) -> SelectionData:

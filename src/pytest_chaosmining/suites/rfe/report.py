@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pytest_chaosmining.reports.figures import Draw, pyplot, save
 from pytest_chaosmining.core.results import Record
-from pytest_chaosmining.reports.tables import records_frame, mean_sd, markdown_table
+from pytest_chaosmining.reports.figures import Draw, pyplot, save
+from pytest_chaosmining.reports.tables import markdown_table, mean_sd, records_frame
 
 
 def _rfe_method(row: Any) -> str:
@@ -31,11 +31,27 @@ def sections(df: Any) -> list[str]:
     ]
     for dataset, group in rfe.groupby("dataset", sort=True):
         first = group.iloc[0]
-        metrics = [m for m in ("fprec", "r2", "mae", "uscore", "accuracy", "bi_r2", "bi_mae", "bi_uscore",
-                               "bi_accuracy", "fit_seconds") if (group.metric == m).any()]
+        metrics = [
+            m
+            for m in (
+                "fprec",
+                "r2",
+                "mae",
+                "uscore",
+                "accuracy",
+                "bi_r2",
+                "bi_mae",
+                "bi_uscore",
+                "bi_accuracy",
+                "fit_seconds",
+            )
+            if (group.metric == m).any()
+        ]
         rows = []
         for method, mg in group.groupby("method", sort=False):
-            rows.append([method] + [mean_sd(mg[mg.metric == m]["value"], 2 if m == "fit_seconds" else 3) for m in metrics])
+            rows.append(
+                [method] + [mean_sd(mg[mg.metric == m]["value"], 2 if m == "fit_seconds" else 3) for m in metrics]
+            )
         chance = f"{int(first['k'])} / {int(first['total_features'])} = {first['k'] / first['total_features']:.3f}"
         lines += [f"### {dataset} ({first['task']}, k = {int(first['k'])}, chance FPrec {chance})", ""]
         lines += markdown_table(["method"] + [m.replace("fit_seconds", "time (s)") for m in metrics], rows) + [""]
@@ -64,18 +80,28 @@ def _plot_rfe(records: list[Record], path: Path) -> bool:
         sub = curves[curves.dataset == dataset]
         for method, g in sub.groupby("method", sort=False):
             mean = g.groupby("n_remaining")["value"].mean()
-            ax.plot(mean.index, mean.values, marker="o", ms=3, lw=1.4 if method.startswith("RFEwNA") else 1.0,
-                    ls="-" if method.startswith("RFEwNA") else "--", color=colours[method], label=method)
+            ax.plot(
+                mean.index,
+                mean.values,
+                marker="o",
+                ms=3,
+                lw=1.4 if method.startswith("RFEwNA") else 1.0,
+                ls="-" if method.startswith("RFEwNA") else "--",
+                color=colours[method],
+                label=method,
+            )
         ax.set_xscale("log")
         ax.set_xlabel("features remaining")
         ax.set_title(f"{dataset} ({sub.iloc[0]['task']})", fontsize=9)
         ax.set_ylabel("validation R² / accuracy")
         lo = max(-0.5, float(sub["value"].min()))
         ax.set_ylim(lo - 0.05, 1.02)
-    for ax in axes.ravel()[len(datasets):]:
+    for ax in axes.ravel()[len(datasets) :]:
         ax.axis("off")
-    handles = [plt.Line2D([], [], color=colours[m], marker="o", ms=3, ls="-" if m.startswith("RFEwNA") else "--",
-                          label=m) for m in methods]
+    handles = [
+        plt.Line2D([], [], color=colours[m], marker="o", ms=3, ls="-" if m.startswith("RFEwNA") else "--", label=m)
+        for m in methods
+    ]
     ncol = min(5, len(methods))
     fig.legend(handles=handles, loc="lower center", ncol=ncol, fontsize=8, frameon=False)
     legend_rows = -(-len(methods) // ncol)

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import numbers
 import time
-from collections.abc import Generator, Sequence
-from typing import Any, Callable
+from collections.abc import Callable, Generator, Sequence
+from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -53,8 +53,10 @@ def resolve_explainer(explainer: Any) -> Any:
     if isinstance(explainer, str):
         builtins = builtin_explainers()
         if explainer not in builtins:
-            raise ValueError(f"unknown explainer {explainer!r}; built-ins: {sorted(builtins)} "
-                             "(or pass an Explainer, a captum class or a callable)")
+            raise ValueError(
+                f"unknown explainer {explainer!r}; built-ins: {sorted(builtins)} "
+                "(or pass an Explainer, a captum class or a callable)"
+            )
         return builtins[explainer]
     return as_explainer(getattr(explainer, "__name__", type(explainer).__name__), explainer, "argument")
 
@@ -86,10 +88,20 @@ class RFEwNA(SelectorMixin, BaseEstimator):
     classes_: class labels (classification).
     """
 
-    def __init__(self, explainer: Any = "SA", task: str = "regression", n_features_to_select: int | float | None = None,
-                 step: int | float = 0.5, network: Callable[[int, int], Any] | None = None, epochs: int = 300,
-                 lr: float = 3e-3, batch_size: int | None = None, validation_fraction: float = 0.2,
-                 random_state: int = 0, device: str = "cpu"):
+    def __init__(
+        self,
+        explainer: Any = "SA",
+        task: str = "regression",
+        n_features_to_select: int | float | None = None,
+        step: int | float = 0.5,
+        network: Callable[[int, int], Any] | None = None,
+        epochs: int = 300,
+        lr: float = 3e-3,
+        batch_size: int | None = None,
+        validation_fraction: float = 0.2,
+        random_state: int = 0,
+        device: str = "cpu",
+    ):
         self.explainer = explainer
         self.task = task
         self.n_features_to_select = n_features_to_select
@@ -130,7 +142,7 @@ class RFEwNA(SelectorMixin, BaseEstimator):
         return min(max(1, n), remaining - k)
 
     # -- fitting ---------------------------------------------------------------------
-    def fit(self, X: Any, y: Any, networks: RoundNetworks | None = None) -> "RFEwNA":
+    def fit(self, X: Any, y: Any, networks: RoundNetworks | None = None) -> RFEwNA:
         """Eliminate features until ``n_features_to_select`` remain.  ``networks``:
         round networks to share with other runs on the same data (each distinct one
         is trained once; see :mod:`pytest_chaosmining.suites.rfe.rounds`)."""
@@ -140,8 +152,16 @@ class RFEwNA(SelectorMixin, BaseEstimator):
         return self
 
     def _round_training(self, n_outputs: int) -> RoundTraining:
-        return RoundTraining(self.task, n_outputs, self.epochs, self.lr, self.batch_size, self.random_state,
-                             str(self.device), self.network)
+        return RoundTraining(
+            self.task,
+            n_outputs,
+            self.epochs,
+            self.lr,
+            self.batch_size,
+            self.random_state,
+            str(self.device),
+            self.network,
+        )
 
     def _eliminate(self, X: Any, y: Any) -> Generator[RoundRequest, TrainedRound, None]:
         """The rounds of :meth:`fit`: yields each round's network request and is sent the trained network."""
@@ -176,9 +196,15 @@ class RFEwNA(SelectorMixin, BaseEstimator):
             net = trained.network
             score = self._score_net(net, X[np.ix_(val, cols)], y[val], device)
             importances = self._importances(net, explainer, X[np.ix_(val, cols)], X[np.ix_(train, cols)], device)
-            self.history_.append({"n_features": int(len(cols)), "support": support.copy(), "score": score,
-                                  "importances": importances,
-                                  "seconds": trained.seconds + time.perf_counter() - start})
+            self.history_.append(
+                {
+                    "n_features": int(len(cols)),
+                    "support": support.copy(),
+                    "score": score,
+                    "importances": importances,
+                    "seconds": trained.seconds + time.perf_counter() - start,
+                }
+            )
             if len(cols) <= k:
                 break
             drop = cols[np.argsort(importances, kind="stable")[: self._drop_count(len(cols), k)]]
@@ -244,8 +270,9 @@ class RFEwNA(SelectorMixin, BaseEstimator):
         return float(accuracy_score(y, pred) if self.task == "classification" else r2_score(y, pred))
 
 
-def fit_side_by_side(selectors: Sequence[RFEwNA], X: Any, y: Any,
-                     networks: RoundNetworks | None = None) -> list[Exception | None]:
+def fit_side_by_side(
+    selectors: Sequence[RFEwNA], X: Any, y: Any, networks: RoundNetworks | None = None
+) -> list[Exception | None]:
     """Fit ``selectors`` (RFEwNA runs that may differ in explainer, target count
     and step) on the same ``X``, ``y`` round by round: each round's networks are
     requested together from ``networks``, which trains each distinct one once

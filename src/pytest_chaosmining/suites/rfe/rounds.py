@@ -110,8 +110,9 @@ def train_network(training: RoundTraining, x: np.ndarray, y: np.ndarray) -> nn.M
     generator = torch.Generator().manual_seed(training.seed)
     net.train()
     for _ in range(training.epochs):
-        batches = ([slice(None)] if batch >= len(inputs)
-                   else torch.randperm(len(inputs), generator=generator).split(batch))
+        batches = (
+            [slice(None)] if batch >= len(inputs) else torch.randperm(len(inputs), generator=generator).split(batch)
+        )
         for idx in batches:
             optimizer.zero_grad(set_to_none=True)
             loss_fn(net(inputs[idx]), target[idx]).backward()  # type: ignore[index]
@@ -119,8 +120,9 @@ def train_network(training: RoundTraining, x: np.ndarray, y: np.ndarray) -> nn.M
     return net.eval()
 
 
-def _train_ensemble(training: RoundTraining, x: np.ndarray, y: np.ndarray,
-                    column_sets: Sequence[tuple[int, ...]]) -> list[nn.Module] | None:
+def _train_ensemble(
+    training: RoundTraining, x: np.ndarray, y: np.ndarray, column_sets: Sequence[tuple[int, ...]]
+) -> list[nn.Module] | None:
     """The networks of ``column_sets`` (as many columns each) trained as one ensemble;
     None where the architecture cannot be stacked."""
     import torch
@@ -132,8 +134,16 @@ def _train_ensemble(training: RoundTraining, x: np.ndarray, y: np.ndarray,
         return None
     xs = torch.stack([torch.from_numpy(np.ascontiguousarray(x[:, list(cols)])) for cols in column_sets])
     target, loss = _targets(training, y)
-    train_on_shared_batches(nets, xs.to(training.device), target, loss, training.epochs,  # type: ignore[arg-type]
-                            training.lr, training.batch_size, training.seed)
+    train_on_shared_batches(
+        nets,
+        xs.to(training.device),
+        target,  # type: ignore[arg-type]
+        loss,
+        training.epochs,
+        training.lr,
+        training.batch_size,
+        training.seed,
+    )
     return nets
 
 
@@ -175,8 +185,9 @@ class RoundNetworks:
         for members in groups.values():
             first = todo[members[0]]
             start = time.perf_counter()
-            nets = (_train_ensemble(first.training, first.x, first.y, [m[2] for m in members])
-                    if len(members) > 1 else None)
+            nets = (
+                _train_ensemble(first.training, first.x, first.y, [m[2] for m in members]) if len(members) > 1 else None
+            )
             if nets is None:
                 for m in members:
                     begun = time.perf_counter()

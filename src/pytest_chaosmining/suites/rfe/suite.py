@@ -25,23 +25,20 @@ import dataclasses
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.metric_catalog import calibrated, judged, reported
-from pytest_chaosmining.suites import Calibration, SuiteDefaults, Condition, parametrize_cases, sharded
+from pytest_chaosmining.core.tiers import Seeds, seed_range
+from pytest_chaosmining.suites import Calibration, Condition, SuiteDefaults, parametrize_cases, sharded
 from pytest_chaosmining.suites.rfe import report
 from pytest_chaosmining.suites.rfe.tiers import RFE_TIERS
 
 if TYPE_CHECKING:
-    import pandas as pd
     import pytest
 
-    from pytest_chaosmining.core.results import Record
     from pytest_chaosmining.session import ChaosminingSession
     from pytest_chaosmining.suites.rfe.rounds import RoundNetworks
 
@@ -54,7 +51,6 @@ STATISTICAL = {
 LINEAR = {"regression": "linear", "classification": "logistic"}
 
 
-
 def rfe_code() -> tuple[ModuleType, ...]:
     """The modules whose source enters the cache key of an RFE selection."""
     from pytest_chaosmining.core import ensemble
@@ -64,6 +60,7 @@ def rfe_code() -> tuple[ModuleType, ...]:
     from pytest_chaosmining.suites.symbolic import formulas
 
     return (rfewna, rounds, ensemble, rfe_data, symbolic_data, formulas)
+
 
 @dataclass(frozen=True)
 class RFECase:
@@ -94,8 +91,7 @@ class RFECase:
         return f"{self.dataset}-{self.size_id}-{explainer}-s{self.seed}"
 
     def condition_fields(self) -> dict[str, Any]:
-        return {"dataset": self.dataset, "task": self.task, "n_samples": self.n_samples,
-                "n_features": self.n_features}
+        return {"dataset": self.dataset, "task": self.task, "n_samples": self.n_samples, "n_features": self.n_features}
 
     def config(self) -> dict[str, Any]:
         return {"suite": SUITE, **dataclasses.asdict(self)}
@@ -108,10 +104,34 @@ def plan_cases(tier: Any, seeds: Seeds | None = None, data_dir: str | None = Non
     cases = []
     for seed in n_seeds:
         for formula in tier.formulas:
-            cases.append(RFECase(f"f{formula:02d}", "regression", tier.n_samples, tier.noise_features, 0,
-                                 tier.epochs, tier.lr, None, tier.step, seed))
-        cases.append(RFECase("generated", "classification", tier.clf_samples, tier.clf_features,
-                             tier.clf_informative, tier.clf_epochs, tier.lr, tier.clf_batch_size, tier.step, seed))
+            cases.append(
+                RFECase(
+                    f"f{formula:02d}",
+                    "regression",
+                    tier.n_samples,
+                    tier.noise_features,
+                    0,
+                    tier.epochs,
+                    tier.lr,
+                    None,
+                    tier.step,
+                    seed,
+                )
+            )
+        cases.append(
+            RFECase(
+                "generated",
+                "classification",
+                tier.clf_samples,
+                tier.clf_features,
+                tier.clf_informative,
+                tier.clf_epochs,
+                tier.lr,
+                tier.clf_batch_size,
+                tier.step,
+                seed,
+            )
+        )
         if data_dir is not None:
             from pytest_chaosmining.suites.rfe.data import find_santander
 
@@ -119,8 +139,22 @@ def plan_cases(tier: Any, seeds: Seeds | None = None, data_dir: str | None = Non
                 find_santander(data_dir)
             except FileNotFoundError:
                 continue
-            cases.append(RFECase("santander", "classification", tier.santander_rows, 369, 0, tier.clf_epochs,
-                                 tier.lr, tier.clf_batch_size, tier.step, seed, data_dir, tier.santander_select))
+            cases.append(
+                RFECase(
+                    "santander",
+                    "classification",
+                    tier.santander_rows,
+                    369,
+                    0,
+                    tier.clf_epochs,
+                    tier.lr,
+                    tier.clf_batch_size,
+                    tier.step,
+                    seed,
+                    data_dir,
+                    tier.santander_select,
+                )
+            )
     return cases
 
 
@@ -166,15 +200,27 @@ def _test_scores(task: str, y_true: np.ndarray, pred: np.ndarray, prefix: str) -
 
     if task == "classification":
         return {f"{prefix}accuracy": float(accuracy_score(y_true, pred))}
-    return {f"{prefix}r2": float(r2_score(y_true, pred)), f"{prefix}mae": float(mean_absolute_error(y_true, pred)),
-            f"{prefix}uscore": uscore(pred, y_true)}
+    return {
+        f"{prefix}r2": float(r2_score(y_true, pred)),
+        f"{prefix}mae": float(mean_absolute_error(y_true, pred)),
+        f"{prefix}uscore": uscore(pred, y_true),
+    }
 
 
 def selector(case: RFECase, explainer: Any, k: int, device: Any) -> Any:
     from pytest_chaosmining.suites.rfe.rfewna import RFEwNA
 
-    return RFEwNA(explainer, case.task, n_features_to_select=k, step=case.step, epochs=case.epochs, lr=case.lr,
-                  batch_size=case.batch_size, random_state=case.seed, device=str(device))
+    return RFEwNA(
+        explainer,
+        case.task,
+        n_features_to_select=k,
+        step=case.step,
+        epochs=case.epochs,
+        lr=case.lr,
+        batch_size=case.batch_size,
+        random_state=case.seed,
+        device=str(device),
+    )
 
 
 def rfewna_config(case: RFECase, explainer: str, device: Any, ensemble: bool) -> dict[str, Any]:
@@ -192,14 +238,17 @@ def _selection_meta(case: RFECase, data: Any, fitted: Any) -> dict[str, Any]:
     """What is stored of a fitted RFEwNA selector: its selection, its test scores,
     its curve and its seconds (its rounds' training and attribution: the same
     whichever run trained a shared network first)."""
-    return {"support": np.flatnonzero(fitted.support_).tolist(),
-            "scores": _test_scores(case.task, data.y_test, fitted.predict(data.x_test), ""),
-            "seconds": float(sum(h["seconds"] for h in fitted.history_)),
-            "curve": [[h["n_features"], h["score"]] for h in fitted.history_]}
+    return {
+        "support": np.flatnonzero(fitted.support_).tolist(),
+        "scores": _test_scores(case.task, data.y_test, fitted.predict(data.x_test), ""),
+        "seconds": float(sum(h["seconds"] for h in fitted.history_)),
+        "curve": [[h["n_features"], h["score"]] for h in fitted.history_],
+    }
 
 
-def run_rfewna(case: RFECase, explainer: Any, cache: Any, device: Any, reuse: bool = True,
-               networks: RoundNetworks | None = None) -> SelectionResult:
+def run_rfewna(
+    case: RFECase, explainer: Any, cache: Any, device: Any, reuse: bool = True, networks: RoundNetworks | None = None
+) -> SelectionResult:
     """RFEwNA with ``explainer`` on ``case`` (cached for built-in explainers, unless
     not ``reuse``); ``networks``: round networks shared with the case's other runs."""
     data = load(case)
@@ -215,8 +264,9 @@ def run_rfewna(case: RFECase, explainer: Any, cache: Any, device: Any, reuse: bo
     return _selection(f"RFEwNA-{explainer.name}", data, run, cache, config)
 
 
-def run_side_by_side(case: RFECase, explainers: Sequence[Any], cache: Any, device: Any,
-                     networks: RoundNetworks) -> list[str]:
+def run_side_by_side(
+    case: RFECase, explainers: Sequence[Any], cache: Any, device: Any, networks: RoundNetworks
+) -> list[str]:
     """RFEwNA with each of the built-in ``explainers`` not yet cached on ``case``, all
     side by side (their rounds' networks requested together: each distinct one
     trained once, in batched ensembles where ``networks.ensemble``), each selection
@@ -243,8 +293,14 @@ def run_side_by_side(case: RFECase, explainers: Sequence[Any], cache: Any, devic
         return _side_by_side(case, todo, cache, device, networks, configs)
 
 
-def _side_by_side(case: RFECase, todo: Sequence[Any], cache: Any, device: Any, networks: RoundNetworks,
-                  configs: dict[str, dict[str, Any]]) -> list[str]:
+def _side_by_side(
+    case: RFECase,
+    todo: Sequence[Any],
+    cache: Any,
+    device: Any,
+    networks: RoundNetworks,
+    configs: dict[str, dict[str, Any]],
+) -> list[str]:
     from pytest_chaosmining.suites.rfe.rfewna import fit_side_by_side
 
     data = load(case)
@@ -274,7 +330,8 @@ def statistical_estimator(name: str, task: str, seed: int) -> Any:
         "logistic": lambda: LogisticRegression(C=np.inf, max_iter=2000),  # unpenalised (the paper: penalty=None)
         "svc": lambda: SVC(kernel="linear"),
         "tree": lambda: (DecisionTreeClassifier if task == "classification" else DecisionTreeRegressor)(
-            random_state=seed),
+            random_state=seed
+        ),
     }
     return factories[name]()
 
@@ -288,8 +345,12 @@ def run_statistical(case: RFECase, method: str, device: Any, cache: Any = None) 
 
     def run() -> tuple[dict[str, Any], dict[str, Any]]:
         support, scores, curve, seconds = _statistical_selection(case, method, data, device)
-        return {}, {"support": np.flatnonzero(support).tolist(), "scores": scores, "seconds": seconds,
-                    "curve": [list(p) for p in curve]}
+        return {}, {
+            "support": np.flatnonzero(support).tolist(),
+            "scores": scores,
+            "seconds": seconds,
+            "curve": [list(p) for p in curve],
+        }
 
     config = None
     if cache is not None:
@@ -307,8 +368,14 @@ def _selection(name: str, data: Any, run: Any, cache: Any, config: dict[str, Any
         _, meta = run()
     support = np.zeros(data.n_features, dtype=bool)
     support[meta["support"]] = True
-    return SelectionResult(name, support, _fprec(support, data.truth), dict(meta["scores"]),
-                           [(int(n), float(s)) for n, s in meta["curve"]], float(meta["seconds"]))
+    return SelectionResult(
+        name,
+        support,
+        _fprec(support, data.truth),
+        dict(meta["scores"]),
+        [(int(n), float(s)) for n, s in meta["curve"]],
+        float(meta["seconds"]),
+    )
 
 
 def _statistical_selection(case: RFECase, method: str, data: Any, device: Any) -> tuple[Any, dict, list, float]:
@@ -358,9 +425,12 @@ class RfeSuite(SuiteDefaults):
     case_arg = "rfe_case"
     score_metric = "fprec"
     #: FPrec of k selected features moves in steps of 1/k and is skewed against a floor: judged by order statistics
-    metrics = (*judged("fprec", key=_dataset_key), *judged("fprec_over_linear", "accuracy"),
-               *reported("uscore", "r2", "bi_accuracy", "bi_uscore", "bi_r2", "val_score"),
-               *reported("mae", "bi_mae", higher_is_better=False))
+    metrics = (
+        *judged("fprec", key=_dataset_key),
+        *judged("fprec_over_linear", "accuracy"),
+        *reported("uscore", "r2", "bi_accuracy", "bi_uscore", "bi_r2", "val_score"),
+        *reported("mae", "bi_mae", higher_is_better=False),
+    )
     calibration = Calibration(judged=calibrated(metrics), steps={"fprec": _fprec_step})
 
     def seeds(self, tier: str, seeds: Seeds | None) -> range:
@@ -377,19 +447,29 @@ class RfeSuite(SuiteDefaults):
         import pytest
 
         cases = sharded(session, self.name, self.plan(session)) if session is not None else []
-        metafunc.parametrize((self.case_arg, "method"), [
-            pytest.param(case, f"RFE-{m}", id=f"{case.id}-RFE-{m}") for case in cases for m in STATISTICAL[case.task]
-        ])
+        metafunc.parametrize(
+            (self.case_arg, "method"),
+            [pytest.param(case, f"RFE-{m}", id=f"{case.id}-RFE-{m}") for case in cases for m in STATISTICAL[case.task]],
+        )
 
     def selection(self, session: ChaosminingSession, case: RFECase, method: str) -> SelectionResult:
         """The selection of ``method`` (a registered explainer driving RFEwNA, or
         ``RFE-<estimator>``) on ``case``, computed at most once per process."""
         if method.startswith("RFE-"):
-            return session.memo(("rfe", case, method),
-                                lambda: run_statistical(case, method[4:], session.device, session.cache))
-        return session.memo(("rfe", case, method),
-                            lambda: run_rfewna(case, session.explainers[method], session.cache, session.device,
-                                               session.reuses_builtin_results, self.networks(session, case)))
+            return session.memo(
+                ("rfe", case, method), lambda: run_statistical(case, method[4:], session.device, session.cache)
+            )
+        return session.memo(
+            ("rfe", case, method),
+            lambda: run_rfewna(
+                case,
+                session.explainers[method],
+                session.cache,
+                session.device,
+                session.reuses_builtin_results,
+                self.networks(session, case),
+            ),
+        )
 
     def networks(self, session: ChaosminingSession, case: RFECase) -> RoundNetworks | None:
         """The round networks the case's RFEwNA runs share (None where each explainer
@@ -408,5 +488,7 @@ class RfeSuite(SuiteDefaults):
             return
         names = session.selected_explainers(SUITE, case.id)
         explainers = [session.explainers[name] for name in names]
-        session.memo(("rfe-side-by-side", case),
-                     lambda: run_side_by_side(case, explainers, session.cache, session.device, networks))
+        session.memo(
+            ("rfe-side-by-side", case),
+            lambda: run_side_by_side(case, explainers, session.cache, session.device, networks),
+        )

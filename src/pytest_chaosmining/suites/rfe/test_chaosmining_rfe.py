@@ -9,15 +9,11 @@ from __future__ import annotations
 
 import math
 
-import pytest
-
-from pytest_chaosmining.judge import explainer_failures
 from pytest_chaosmining.core.results import MODEL_LEVEL, Record
+from pytest_chaosmining.judge import explainer_failures
 from pytest_chaosmining.suites.rfe.suite import LINEAR, SUITE, RfeSuite, load, n_select
 
 RFE = RfeSuite()
-
-
 
 
 def _records(chaosmining, node, case, method: str, explainer: str, result) -> dict:
@@ -43,25 +39,35 @@ def test_rfewna(chaosmining, rfe_case, explainer_name, chaosmining_benchmark, re
     node = request.node
     chaosmining.judge.tag_test(node, SUITE, explainer_name)
     RFE.run_side_by_side(chaosmining, rfe_case)  # the case's built-ins, once: shared round networks
-    with chaosmining.timer(chaosmining_benchmark, SUITE, rfe_case.id, explainer_name), explainer_failures(request.config):
+    with (
+        chaosmining.timer(chaosmining_benchmark, SUITE, rfe_case.id, explainer_name),
+        explainer_failures(request.config),
+    ):
         result = RFE.selection(chaosmining, rfe_case, explainer_name)
     cond = _records(chaosmining, node, rfe_case, "RFEwNA", explainer_name, result)
     tier = chaosmining.settings.tier
     what = f"RFEwNA-{explainer_name} on {rfe_case.id}"
     if result.fprec is None:
         gate = chaosmining.thresholds.quality_gate(SUITE, tier)
-        chaosmining.judge.require(node, Record(SUITE, "RFEwNA", explainer_name, rfe_case.seed, "accuracy",
-                                         result.scores["accuracy"], cond), gate, what)
+        chaosmining.judge.require(
+            node,
+            Record(SUITE, "RFEwNA", explainer_name, rfe_case.seed, "accuracy", result.scores["accuracy"], cond),
+            gate,
+            what,
+        )
         return
     threshold = chaosmining.thresholds.optional_metric(SUITE, tier, "fprec", rfe_case.dataset, explainer_name)
     fprec = Record(SUITE, "RFEwNA", explainer_name, rfe_case.seed, "fprec", result.fprec, cond)
     linear = RFE.selection(chaosmining, rfe_case, f"RFE-{LINEAR[rfe_case.task]}")
-    margin = Record(SUITE, "RFEwNA", explainer_name, rfe_case.seed, "fprec_over_linear", result.fprec - linear.fprec,
-                    cond)
-    over_linear = chaosmining.thresholds.optional_metric(SUITE, tier, "fprec_over_linear", rfe_case.dataset,
-                                                         explainer_name)
-    chaosmining.judge.require_all(node, [(fprec, threshold, what),
-                                   (margin, over_linear, f"{what} (linear RFE: FPrec {linear.fprec:.3f})")])
+    margin = Record(
+        SUITE, "RFEwNA", explainer_name, rfe_case.seed, "fprec_over_linear", result.fprec - linear.fprec, cond
+    )
+    over_linear = chaosmining.thresholds.optional_metric(
+        SUITE, tier, "fprec_over_linear", rfe_case.dataset, explainer_name
+    )
+    chaosmining.judge.require_all(
+        node, [(fprec, threshold, what), (margin, over_linear, f"{what} (linear RFE: FPrec {linear.fprec:.3f})")]
+    )
 
 
 def test_statistical_rfe(chaosmining, rfe_case, method, request):

@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pytest_chaosmining.reports.figures import Draw, pyplot, save
 from pytest_chaosmining.core.results import MODEL_LEVEL, Record
-from pytest_chaosmining.reports.tables import records_frame, mean_sd, markdown_table, explainer_order
-
+from pytest_chaosmining.reports.figures import Draw, pyplot, save
+from pytest_chaosmining.reports.tables import explainer_order, markdown_table, mean_sd, records_frame
 
 SALIENCY_TOLERANCE = 0.05  # |Δ| within this reads "unchanged" in the saliency report
 
@@ -46,11 +45,35 @@ def sections(df: Any) -> list[str]:
         t_std = std[std.metric == "train_seconds"]["value"]
         t_guided = guided[guided.metric == "train_seconds"]["value"]
         ratio = f"{t_guided.mean() / t_std.mean():.1f}×" if len(t_std) and t_std.mean() > 0 else ""
-        rows.append([key, group["model"].iloc[0].split("-sg")[0], metric, mean_sd(std[std.metric == metric]["value"]),
-                     mean_sd(guided[guided.metric == metric]["value"]), mean_sd(changes), _verdict(changes),
-                     mean_sd(t_std, 1), mean_sd(t_guided, 1), ratio])
-    lines += markdown_table(["comparison", "model", "quality", "standard", "guided", "Δ", "verdict", "train s standard",
-                     "train s guided", "cost"], rows) + [""]
+        rows.append(
+            [
+                key,
+                group["model"].iloc[0].split("-sg")[0],
+                metric,
+                mean_sd(std[std.metric == metric]["value"]),
+                mean_sd(guided[guided.metric == metric]["value"]),
+                mean_sd(changes),
+                _verdict(changes),
+                mean_sd(t_std, 1),
+                mean_sd(t_guided, 1),
+                ratio,
+            ]
+        )
+    lines += markdown_table(
+        [
+            "comparison",
+            "model",
+            "quality",
+            "standard",
+            "guided",
+            "Δ",
+            "verdict",
+            "train s standard",
+            "train s guided",
+            "cost",
+        ],
+        rows,
+    ) + [""]
     lines += ["### Explainers' scores", ""]
     rows = []
     attr = sal[sal.explainer != MODEL_LEVEL]
@@ -63,7 +86,9 @@ def sections(df: Any) -> list[str]:
                     continue
                 std = eg[(eg.metric == metric) & (eg.arm == "standard")]["value"]
                 guided = eg[(eg.metric == metric) & (eg.arm == "guided")]["value"]
-                rows.append([key, explainer, metric, mean_sd(std), mean_sd(guided), mean_sd(changes), _verdict(changes)])
+                rows.append(
+                    [key, explainer, metric, mean_sd(std), mean_sd(guided), mean_sd(changes), _verdict(changes)]
+                )
     lines += markdown_table(["comparison", "explainer", "score", "standard", "guided", "Δ", "verdict"], rows) + [""]
     lines += ["Paired differences per explainer: `saliency_changes.png`.", ""]
     return lines
@@ -87,8 +112,13 @@ def _plot_saliency(records: list[Record], path: Path) -> bool:
     for i, e in enumerate(explainers):
         g = df[df.explainer == e].groupby("comparison")["value"]
         mean, std = g.mean(), g.std().fillna(0.0)
-        ax.bar(np.arange(len(keys)) + i * width, [mean.get(k, np.nan) for k in keys], width,
-               yerr=[std.get(k, 0.0) for k in keys], label=e)
+        ax.bar(
+            np.arange(len(keys)) + i * width,
+            [mean.get(k, np.nan) for k in keys],
+            width,
+            yerr=[std.get(k, 0.0) for k in keys],
+            label=e,
+        )
     ax.axhline(0, color="0.3", lw=0.8)
     ax.set_xticks(np.arange(len(keys)) + 0.4 - width / 2)
     ax.set_xticklabels(keys, rotation=30, ha="right", fontsize=7)

@@ -23,22 +23,22 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_chaosmining.core.metric_catalog import judged, reported
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training_modes import SaliencyGuided
-from pytest_chaosmining.core.metric_catalog import judged, reported
-from pytest_chaosmining.suites import (Calibration, SuiteDefaults, TrainedModel, get_model_suite, parametrize_cases,
-                                      sharded)
+from pytest_chaosmining.suites import (
+    Calibration,
+    SuiteDefaults,
+    TrainedModel,
+    get_model_suite,
+    sharded,
+)
 from pytest_chaosmining.suites.saliency import report
 from pytest_chaosmining.suites.saliency.tiers import SALIENCY, SaliencyTier
 
 if TYPE_CHECKING:
-    import pandas as pd
-    import pytest
-
-    from pytest_chaosmining.core.results import Record
     from pytest_chaosmining.session import ChaosminingSession
 
 SUITE = "saliency"
@@ -82,8 +82,9 @@ class SaliencyComparison:
         return {"domain": self.domain, "comparison": self.key, "training": self.guide.id}
 
 
-def plan_cases(tier_name: str, tier: SaliencyTier, guide: SaliencyGuided, seeds: Seeds | None = None,
-               data_dir: str | None = None) -> list[SaliencyComparison]:
+def plan_cases(
+    tier_name: str, tier: SaliencyTier, guide: SaliencyGuided, seeds: Seeds | None = None, data_dir: str | None = None
+) -> list[SaliencyComparison]:
     """The tier's comparisons of standard against ``guide``-d training, built on
     the same tier's cases of each domain suite (resized where the saliency tier says so)."""
     n_seeds = seed_range(tier.seeds, seeds)
@@ -120,19 +121,41 @@ class SaliencySuite(SuiteDefaults):
     case_arg = "comparison"
     score_metric = "fprec"  # the symbolic comparisons' FPrec, in the terminal summary
     #: the scores of the three domains, each judged per model and as a mean change over seeds
-    metrics = (*judged("fprec", "iou", "channel_share", "training_gain", "fprec_change_mean", "iou_change_mean",
-                       "channel_share_change_mean", "uscore_change_mean", "accuracy_change_mean"),
-               *reported("uscore", "accuracy", "box_share", "top1_hit", "fprec_change", "iou_change",
-                         "box_share_change", "channel_share_change", "top1_hit_change", "uscore_change",
-                         "accuracy_change"))
+    metrics = (
+        *judged(
+            "fprec",
+            "iou",
+            "channel_share",
+            "training_gain",
+            "fprec_change_mean",
+            "iou_change_mean",
+            "channel_share_change_mean",
+            "uscore_change_mean",
+            "accuracy_change_mean",
+        ),
+        *reported(
+            "uscore",
+            "accuracy",
+            "box_share",
+            "top1_hit",
+            "fprec_change",
+            "iou_change",
+            "box_share_change",
+            "channel_share_change",
+            "top1_hit_change",
+            "uscore_change",
+            "accuracy_change",
+        ),
+    )
     calibration = Calibration()
 
     def seeds(self, tier: str, seeds: Seeds | None) -> range:
         return seed_range(SALIENCY[tier].seeds, seeds)
 
     def plan(self, session: ChaosminingSession) -> list[SaliencyComparison]:
-        return plan_cases(session.tier, SALIENCY[session.tier], session.settings.guide(), session.settings.seeds,
-                          session.data_dir)
+        return plan_cases(
+            session.tier, SALIENCY[session.tier], session.settings.guide(), session.settings.seeds, session.data_dir
+        )
 
     def prepare_models(self, session: ChaosminingSession, comparison: SaliencyComparison) -> None:
         """Before ``comparison``'s models are first needed: with ensembles on, the

@@ -12,8 +12,8 @@ import statistics
 
 import pytest
 
-from pytest_chaosmining.judge import explainer_failures
 from pytest_chaosmining.core.results import MODEL_LEVEL, Record
+from pytest_chaosmining.judge import explainer_failures
 from pytest_chaosmining.suites import get_model_suite
 from pytest_chaosmining.suites.saliency.suite import SUITE, SaliencySuite, guided_bars
 
@@ -23,12 +23,9 @@ SALIENCY = SaliencySuite()
 ALL_SEEDS = -1
 
 
-
-
 def _record(comparison, case, explainer: str, metric: str, value: float, seed: int | None = None) -> Record:
     condition = {**comparison.condition_fields(), "arm": "standard" if case.guide is None else "guided"}
-    return Record(SUITE, case.model_id, explainer, case.seed if seed is None else seed, metric, float(value),
-                  condition)
+    return Record(SUITE, case.model_id, explainer, case.seed if seed is None else seed, metric, float(value), condition)
 
 
 def _section(chaosmining) -> dict:
@@ -55,21 +52,26 @@ def test_prediction_quality(chaosmining, comparison, request):
         changes.append(change)
     section = _section(chaosmining)
     margin = float(section["quality_margin"])
-    mean = _record(comparison, comparison.base, MODEL_LEVEL, f"{metric}_change_mean", statistics.fmean(changes),
-                   ALL_SEEDS)
+    mean = _record(
+        comparison, comparison.base, MODEL_LEVEL, f"{metric}_change_mean", statistics.fmean(changes), ALL_SEEDS
+    )
     per_seed = ", ".join(f"{c:+.3f}" for c in changes)
     if not section.get("quality_kept", {}).get(comparison.key, False):
         chaosmining.judge.record(node, mean)
-        pytest.xfail(f"not asserted: our calibration runs found saliency guided training does not keep {metric} "
-                     f"within {margin:.3f} on {comparison.key} (this run: mean change {mean.value:+.3f}; per seed "
-                     f"{per_seed})")
-    chaosmining.judge.require(node, mean, -margin, f"saliency guided training on {comparison.id} ({metric} per seed: "
-                        f"{per_seed})")
+        pytest.xfail(
+            f"not asserted: our calibration runs found saliency guided training does not keep {metric} "
+            f"within {margin:.3f} on {comparison.key} (this run: mean change {mean.value:+.3f}; per seed "
+            f"{per_seed})"
+        )
+    chaosmining.judge.require(
+        node, mean, -margin, f"saliency guided training on {comparison.id} ({metric} per seed: {per_seed})"
+    )
 
 
 def test_attribution(chaosmining, comparison, explainer_name, chaosmining_benchmark, request):
     """On every seed the explainer's score on the guided model clears chance by
-    ``min_above_chance`` and (vision, audio) gains from training; where ``score_kept`` lists the explainer for this comparison (our
+    ``min_above_chance`` and (vision, audio) gains from training; where
+    ``score_kept`` lists the explainer for this comparison (our
     measurements found the claim holds), the mean paired change of the domain's
     score is at least ``−claim_tolerance``."""
     chaosmining.judge.tag_test(request.node, SUITE, explainer_name)
@@ -91,7 +93,9 @@ def test_attribution(chaosmining, comparison, explainer_name, chaosmining_benchm
                 results[case] = suite.score(chaosmining, model, explainer)
         bars = guided_bars(chaosmining, domain, models[guided])
         for metric in suite.compared:
-            chaosmining.judge.record(node, _record(comparison, standard, explainer_name, metric, results[standard][metric]))
+            chaosmining.judge.record(
+                node, _record(comparison, standard, explainer_name, metric, results[standard][metric])
+            )
             change = results[guided][metric] - results[standard][metric]
             changes[metric].append(change)
             chaosmining.judge.record(node, _record(comparison, standard, explainer_name, f"{metric}_change", change))
@@ -103,12 +107,23 @@ def test_attribution(chaosmining, comparison, explainer_name, chaosmining_benchm
                 chaosmining.judge.record(node, record)
     primary = suite.compared[0]
     section = _section(chaosmining)
-    mean = _record(comparison, comparison.base, explainer_name, f"{primary}_change_mean",
-                   statistics.fmean(changes[primary]), ALL_SEEDS)
+    mean = _record(
+        comparison,
+        comparison.base,
+        explainer_name,
+        f"{primary}_change_mean",
+        statistics.fmean(changes[primary]),
+        ALL_SEEDS,
+    )
     if explainer_name in section.get("score_kept", {}).get(comparison.key, []):
-        checks.append((mean, -float(section["claim_tolerance"]),
-                       f"{explainer_name} on {comparison.id}: {primary} change guided − standard per seed "
-                       + ", ".join(f"{c:+.3f}" for c in changes[primary])))
+        checks.append(
+            (
+                mean,
+                -float(section["claim_tolerance"]),
+                f"{explainer_name} on {comparison.id}: {primary} change guided − standard per seed "
+                + ", ".join(f"{c:+.3f}" for c in changes[primary]),
+            )
+        )
     else:
         chaosmining.judge.record(node, mean)  # the claim is not asserted here: our measurements do not support it
     chaosmining.judge.require_all(node, checks)

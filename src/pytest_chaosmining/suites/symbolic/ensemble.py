@@ -45,9 +45,14 @@ def _shape_key(case: SymbolicCase, n_features: int) -> tuple[object, ...]:
     return (n_features, case.n_samples, case.width, case.depth, case.epochs, case.lr, case.optimizer, case.guide)
 
 
-def train_groups(cases: Sequence[SymbolicCase], cache: ModelCache, device: torch.device,
-                 build: Callable[[SymbolicCase, int], torch.nn.Module], code: Code,
-                 progress: Callable[[int, int, float, Any], None] | None = None) -> int:
+def train_groups(
+    cases: Sequence[SymbolicCase],
+    cache: ModelCache,
+    device: torch.device,
+    build: Callable[[SymbolicCase, int], torch.nn.Module],
+    code: Code,
+    progress: Callable[[int, int, float, Any], None] | None = None,
+) -> int:
     """Train every eligible case of ``cases`` without a cache entry, one ensemble per
     shape group, and store each member; the number of models trained.  ``build``
     makes a case's initialised model for a number of inputs; ``code``: the modules
@@ -59,8 +64,9 @@ def train_groups(cases: Sequence[SymbolicCase], cache: ModelCache, device: torch
     from pytest_chaosmining.suites.symbolic.data import SymbolicDataSpec, generate
 
     todo = [c for c in cases if eligible(c) and not cache.has(SUITE, ensemble_config(c, device.type), code)]
-    data = {c: generate(SymbolicDataSpec(c.formula, c.noise_features, c.label_noise, c.n_samples, c.seed))
-            for c in todo}
+    data = {
+        c: generate(SymbolicDataSpec(c.formula, c.noise_features, c.label_noise, c.n_samples, c.seed)) for c in todo
+    }
     groups: dict[tuple[object, ...], list[SymbolicCase]] = defaultdict(list)
     for case in todo:
         groups[_shape_key(case, data[case].n_features)].append(case)
@@ -79,12 +85,17 @@ def train_groups(cases: Sequence[SymbolicCase], cache: ModelCache, device: torch
             first = members[0]
             settings = RegressionTraining(first.epochs, first.lr, first.optimizer)
             began = time.perf_counter()
-            losses = train_regressors_together(models, xs, ys, settings, progress, first.guide,
-                                               [c.seed for c in members])
+            losses = train_regressors_together(
+                models, xs, ys, settings, progress, first.guide, [c.seed for c in members]
+            )
             seconds = (time.perf_counter() - began) / len(members)
             for case, model, loss in zip(members, models, losses):
                 meta = {"train_seconds": seconds, "final_loss": loss, "ensemble_size": len(members)}
-                cache.get_or_train(SUITE, ensemble_config(case, device.type),
-                                   lambda m=model, meta=meta: (m.state_dict(), meta), code)  # type: ignore[misc]
+                cache.get_or_train(
+                    SUITE,
+                    ensemble_config(case, device.type),
+                    lambda m=model, meta=meta: (m.state_dict(), meta),  # type: ignore[misc]
+                    code,
+                )
             trained += len(members)
     return trained

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import functools
 import string
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -108,7 +108,7 @@ def _broadcast(value: np.ndarray | float, n: int) -> np.ndarray:
     return np.broadcast_to(np.asarray(value, dtype=np.float64), (n,)).copy()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def get_formula(formula_id: int) -> Formula:
     """The formula with this id (1..15)."""
     if formula_id not in FORMULA_TABLE:

@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pytest_chaosmining.reports.figures import Draw, pyplot, save
 from pytest_chaosmining.core.results import MODEL_LEVEL, Record
-from pytest_chaosmining.reports.tables import records_frame, mean_sd, markdown_table, explainer_order
-
+from pytest_chaosmining.reports.figures import Draw, pyplot, save
+from pytest_chaosmining.reports.tables import explainer_order, markdown_table, mean_sd, records_frame
 
 VARIANT_FIELDS = ("noise_features", "label_noise", "n_samples")
 
@@ -65,7 +64,9 @@ def sections(df: Any) -> list[str]:
         gexpl = explainer_order(gt["explainer"])
         rows = []
         for variant, group in gt.groupby("variant", sort=False):
-            rows.append([variant] + [mean_sd(group[group.explainer == e].groupby("seed")["value"].mean()) for e in gexpl])
+            rows.append(
+                [variant] + [mean_sd(group[group.explainer == e].groupby("seed")["value"].mean()) for e in gexpl]
+            )
         lines += markdown_table(["condition"] + gexpl, rows) + [""]
     return lines
 
@@ -91,8 +92,14 @@ def _plot(records: list[Record], path: Path) -> bool:
         g = rows.groupby("formula")["value"]
         mean, std = g.mean(), g.std().fillna(0.0)
         xs = np.arange(len(formulas)) + i * width
-        ax.bar(xs, [mean.get(f, np.nan) for f in formulas], width, yerr=[std.get(f, 0) for f in formulas], label=e,
-               color=colours[e])
+        ax.bar(
+            xs,
+            [mean.get(f, np.nan) for f in formulas],
+            width,
+            yerr=[std.get(f, 0) for f in formulas],
+            label=e,
+            color=colours[e],
+        )
         bars = rows.dropna(subset=["threshold"]).groupby("formula")["threshold"].mean()
         for x, f in zip(xs, formulas):
             if f in bars.index and e != "random":
@@ -100,8 +107,14 @@ def _plot(records: list[Record], path: Path) -> bool:
     ax.hlines([], 0, 0, color="black", lw=1.2, label="bar (each explainer's)")
     control = sym[sym.explainer == "random"].groupby("formula")["value"].mean()
     if not control.empty:
-        ax.plot(np.arange(len(formulas)) + 0.4 - width / 2, [control.get(f, np.nan) for f in formulas], ls=":",
-                color="0.3", marker="_", label="chance (random control)")
+        ax.plot(
+            np.arange(len(formulas)) + 0.4 - width / 2,
+            [control.get(f, np.nan) for f in formulas],
+            ls=":",
+            color="0.3",
+            marker="_",
+            label="chance (random control)",
+        )
     ax.set_xticks(np.arange(len(formulas)) + 0.4 - width / 2)
     ax.set_xticklabels([f"f{int(f)}" for f in formulas])
     ax.set_ylim(0, 1.3)

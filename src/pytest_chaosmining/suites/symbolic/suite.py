@@ -8,33 +8,27 @@ calls :func:`trained_model` and :func:`evaluate` here.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pytest_chaosmining.attribution_context import tabular_context
+from pytest_chaosmining.core.metric_catalog import calibrated, judged, reported
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training_modes import SaliencyGuided, guided_model_id, training_key
-from pytest_chaosmining.core.metric_catalog import calibrated, judged, reported
-from pytest_chaosmining.suites import Calibration, SuiteDefaults, Condition, parametrize_cases, sharded
+from pytest_chaosmining.suites import Calibration, Condition, SuiteDefaults, sharded
 from pytest_chaosmining.suites.symbolic import report
 from pytest_chaosmining.suites.symbolic.tiers import SYMBOLIC, SymbolicTier
 
 if TYPE_CHECKING:
-    import pandas as pd
-    import pytest
-
-    from pytest_chaosmining.core.results import Record
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.session import ChaosminingSession
     from pytest_chaosmining.suites.saliency.tiers import DomainPick
 
 SUITE = "symbolic"
-
 
 
 def symbolic_code(together: bool = False) -> tuple[ModuleType, ...]:
@@ -44,6 +38,7 @@ def symbolic_code(together: bool = False) -> tuple[ModuleType, ...]:
     from pytest_chaosmining.suites.symbolic import data, formulas, models
 
     return (formulas, data, models, training) + ((ensemble,) if together else ())
+
 
 @dataclass(frozen=True)
 class SymbolicCase:
@@ -110,9 +105,15 @@ class SymbolicCase:
 def plan_cases(tier: SymbolicTier, seeds: Seeds | None = None, sweeps: list[str] | None = None) -> list[SymbolicCase]:
     """Default condition for every formula and seed, plus the selected one-factor sweeps."""
     base: dict[str, Any] = dict(
-        noise_features=tier.noise_features, label_noise=tier.label_noise, n_samples=tier.n_samples,
-        width=tier.width, depth=tier.depth, dropout=tier.dropout, optimizer=tier.optimizer,
-        lr=tier.lr, epochs=tier.epochs,
+        noise_features=tier.noise_features,
+        label_noise=tier.label_noise,
+        n_samples=tier.n_samples,
+        width=tier.width,
+        depth=tier.depth,
+        dropout=tier.dropout,
+        optimizer=tier.optimizer,
+        lr=tier.lr,
+        epochs=tier.epochs,
     )
     variants = [base]
     for factor in sweeps or []:
@@ -123,12 +124,7 @@ def plan_cases(tier: SymbolicTier, seeds: Seeds | None = None, sweeps: list[str]
             if variant not in variants:
                 variants.append(variant)
     n_seeds = seed_range(tier.seeds, seeds)
-    return [
-        SymbolicCase(formula=f, seed=s, **v)
-        for v in variants
-        for f in tier.formulas
-        for s in n_seeds
-    ]
+    return [SymbolicCase(formula=f, seed=s, **v) for v in variants for f in tier.formulas for s in n_seeds]
 
 
 @dataclass
@@ -155,8 +151,8 @@ def trained_model(
     import torch
 
     from pytest_chaosmining.core.metrics import uscore
-    from pytest_chaosmining.suites.symbolic.data import SymbolicDataSpec, generate
     from pytest_chaosmining.core.training import RegressionTraining, train_regressor
+    from pytest_chaosmining.suites.symbolic.data import SymbolicDataSpec, generate
 
     data = generate(SymbolicDataSpec(case.formula, case.noise_features, case.label_noise, case.n_samples, case.seed))
 
@@ -198,9 +194,9 @@ def evaluate(trained: TrainedSymbolicModel, explainer: Any, device: Any) -> dict
     matching exact ground truth (if the explainer declares one) and cost."""
     import torch
 
-    from pytest_chaosmining.timing import timed
-    from pytest_chaosmining.explainers import IG_STEPS, attribute
     from pytest_chaosmining.core.metrics import attribution_uscore, fprec
+    from pytest_chaosmining.explainers import IG_STEPS, attribute
+    from pytest_chaosmining.timing import timed
 
     data = trained.data
     inputs = torch.from_numpy(data.x_test).to(device)
@@ -209,7 +205,9 @@ def evaluate(trained: TrainedSymbolicModel, explainer: Any, device: Any) -> dict
     attr_np = attr.cpu().numpy().astype(np.float64)
     out: dict[str, Any] = {"fprec": fprec(attr_np, data.truth), "cost": cost}
     untrained = untrained_model(trained.case, data.n_features).to(device)
-    before = timed(lambda: attribute(explainer, untrained, inputs, 0, context), device)[0].cpu().numpy().astype(np.float64)
+    before = (
+        timed(lambda: attribute(explainer, untrained, inputs, 0, context), device)[0].cpu().numpy().astype(np.float64)
+    )
     out["untrained_fprec"] = fprec(before, data.truth)
     out["training_gain"] = out["fprec"] - out["untrained_fprec"]
     if explainer.ground_truth:
@@ -238,8 +236,11 @@ class SymbolicSuite(SuiteDefaults):
     name = SUITE
     case_arg = "symbolic_case"
     score_metric = "fprec"
-    metrics = (*judged("fprec", "training_gain", key=_formula_key), *judged("uscore"),
-               *reported("attr_uscore", "untrained_fprec"))
+    metrics = (
+        *judged("fprec", "training_gain", key=_formula_key),
+        *judged("uscore"),
+        *reported("attr_uscore", "untrained_fprec"),
+    )
     calibration = Calibration(judged=calibrated(metrics))
     #: for the saliency suite: prediction quality and the scores compared (the first is judged)
     quality_metric = "uscore"
@@ -249,8 +250,9 @@ class SymbolicSuite(SuiteDefaults):
         return seed_range(SYMBOLIC[tier].seeds, seeds)
 
     def plan(self, session: ChaosminingSession) -> list[SymbolicCase]:
-        return session.per_training(plan_cases(SYMBOLIC[session.tier], session.settings.seeds,
-                                               list(session.settings.sweeps)))
+        return session.per_training(
+            plan_cases(SYMBOLIC[session.tier], session.settings.seeds, list(session.settings.sweeps))
+        )
 
     def model(self, session: ChaosminingSession, case: SymbolicCase) -> TrainedSymbolicModel:
         """The trained model of ``case``, trained at most once (and cached on disk);
@@ -262,8 +264,7 @@ class SymbolicSuite(SuiteDefaults):
             if together:
                 cases = session.selected(SUITE, sharded(session, SUITE, self.plan(session)))
                 self.train_together(session, cases + ([] if case in cases else [case]))  # the cost suite's, say
-            return trained_model(case, session.cache, session.device, session.progress(f"symbolic {case.id}"),
-                                 together)
+            return trained_model(case, session.cache, session.device, session.progress(f"symbolic {case.id}"), together)
 
         return session.memo(case, load)
 
@@ -273,8 +274,14 @@ class SymbolicSuite(SuiteDefaults):
         from pytest_chaosmining.suites.symbolic.ensemble import train_groups
 
         if session.ensemble:
-            train_groups(cases, session.cache, session.device, untrained_model, symbolic_code(together=True),
-                         session.progress(f"symbolic ensembles ({len(cases)} models)"))
+            train_groups(
+                cases,
+                session.cache,
+                session.device,
+                untrained_model,
+                symbolic_code(together=True),
+                session.progress(f"symbolic ensembles ({len(cases)} models)"),
+            )
 
     def quality(self, model: TrainedSymbolicModel) -> float:
         """Prediction quality: UScore of the test predictions."""
@@ -293,9 +300,13 @@ class SymbolicSuite(SuiteDefaults):
         from pytest_chaosmining.core.cost import Cost
         from pytest_chaosmining.core.derived import weights_digest
 
-        return session.evaluated(SUITE, {"model": model.case.training_config(session.device.type),
-                                          "weights": weights_digest(model.model)}, explainer,
-                                 lambda: evaluate(model, explainer, session.device), (Cost,))
+        return session.evaluated(
+            SUITE,
+            {"model": model.case.training_config(session.device.type), "weights": weights_digest(model.model)},
+            explainer,
+            lambda: evaluate(model, explainer, session.device),
+            (Cost,),
+        )
 
     def model_checks(self, session: ChaosminingSession) -> tuple[str, ...]:
         """Metrics of :meth:`score` judged on every model beside the primary score: none."""

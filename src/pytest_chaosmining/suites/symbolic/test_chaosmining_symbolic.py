@@ -14,8 +14,6 @@ from pytest_chaosmining.suites.symbolic.suite import SUITE, SymbolicSuite
 SYMBOLIC = SymbolicSuite()
 
 
-
-
 def _record(case, explainer: str, metric: str, value: float) -> Record:
     return Record(SUITE, case.model_id, explainer, case.seed, metric, float(value), case.condition())
 
@@ -34,18 +32,38 @@ def test_fprec(chaosmining, symbolic_case, explainer_name, chaosmining_benchmark
     threshold, and at least ``training_gain`` above the same explainer's FPrec on
     the untrained model (a ranking that ignores the model gains nothing)."""
     node = request.node
-    result = scored(chaosmining, SYMBOLIC, symbolic_case, explainer_name, chaosmining_benchmark, node,
-                    lambda metric, value: _record(symbolic_case, explainer_name, metric, value))
+    result = scored(
+        chaosmining,
+        SYMBOLIC,
+        symbolic_case,
+        explainer_name,
+        chaosmining_benchmark,
+        node,
+        lambda metric, value: _record(symbolic_case, explainer_name, metric, value),
+    )
     if "attr_uscore" in result:
         chaosmining.judge.record(node, _record(symbolic_case, explainer_name, "attr_uscore", result["attr_uscore"]))
     chaosmining.judge.record(node, _record(symbolic_case, explainer_name, "untrained_fprec", result["untrained_fprec"]))
-    tier, key, what = chaosmining.settings.tier, f"f{symbolic_case.formula:02d}", f"{explainer_name} on {symbolic_case.id}"
+    tier, key, what = (
+        chaosmining.settings.tier,
+        f"f{symbolic_case.formula:02d}",
+        f"{explainer_name} on {symbolic_case.id}",
+    )
     bars = chaosmining.thresholds
-    chaosmining.judge.require_all(node, [
-        (_record(symbolic_case, explainer_name, "fprec", result["fprec"]),
-         bars.optional_metric(SUITE, tier, "fprec", key, explainer_name), what),
-        (_record(symbolic_case, explainer_name, "training_gain", result["training_gain"]),
-         bars.optional_metric(SUITE, tier, "training_gain", key, explainer_name),
-         f"{what} (FPrec on the untrained model {result['untrained_fprec']:.3f}: does the explainer depend on the "
-         "model?)"),
-    ])
+    chaosmining.judge.require_all(
+        node,
+        [
+            (
+                _record(symbolic_case, explainer_name, "fprec", result["fprec"]),
+                bars.optional_metric(SUITE, tier, "fprec", key, explainer_name),
+                what,
+            ),
+            (
+                _record(symbolic_case, explainer_name, "training_gain", result["training_gain"]),
+                bars.optional_metric(SUITE, tier, "training_gain", key, explainer_name),
+                f"{what} (FPrec on the untrained model {result['untrained_fprec']:.3f}: "
+                "does the explainer depend on the "
+                "model?)",
+            ),
+        ],
+    )

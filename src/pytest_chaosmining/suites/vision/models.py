@@ -8,7 +8,7 @@ need the paper's 224 px canvas.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from torch import nn
@@ -23,9 +23,17 @@ class SmallCNN(nn.Module):
         super().__init__()
         c1, c2, c3 = width, 2 * width, 4 * width
         self.features = nn.Sequential(
-            nn.Conv2d(3, c1, 3, padding=1), nn.BatchNorm2d(c1), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Conv2d(c1, c2, 3, padding=1), nn.BatchNorm2d(c2), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Conv2d(c2, c3, 3, padding=1), nn.BatchNorm2d(c3), nn.ReLU(),
+            nn.Conv2d(3, c1, 3, padding=1),
+            nn.BatchNorm2d(c1),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(c1, c2, 3, padding=1),
+            nn.BatchNorm2d(c2),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(c2, c3, 3, padding=1),
+            nn.BatchNorm2d(c3),
+            nn.ReLU(),
             nn.AdaptiveMaxPool2d(1),
         )
         self.head = nn.Linear(c3, n_classes)

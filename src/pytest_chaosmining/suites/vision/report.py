@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from pytest_chaosmining.reports.figures import Draw
-from pytest_chaosmining.core.results import Record
-from pytest_chaosmining.reports.tables import markdown_table, explainer_order, condition_cells, per_condition_table
+from pytest_chaosmining.reports.tables import condition_cells, explainer_order, markdown_table, per_condition_table
 
 
 def sections(df: Any) -> list[str]:

@@ -18,17 +18,18 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from pytest_chaosmining.attribution_context import BACKGROUND_SIZE, AttributionContext
+from pytest_chaosmining.core.metric_catalog import calibrated, judged, reported
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training_modes import SaliencyGuided, guided_model_id, training_key
-from pytest_chaosmining.core.metric_catalog import calibrated, judged, reported
 from pytest_chaosmining.suites import Calibration, Condition
 from pytest_chaosmining.suites.classifier import ClassifierSuite
 from pytest_chaosmining.suites.vision import report
@@ -41,13 +42,13 @@ SUITE = "vision"
 PAPER_SIGMA, PAPER_CANVAS = 6.0, 224
 
 
-
 def vision_code() -> tuple[ModuleType, ...]:
     """The modules whose source enters the cache key of a vision model."""
     from pytest_chaosmining.core import classification, decoding
     from pytest_chaosmining.suites.vision import data, models
 
     return (data, models, classification, decoding)
+
 
 @dataclass(frozen=True)
 class VisionCase:
@@ -84,20 +85,37 @@ class VisionCase:
         return f"{self.condition}-{self.canvas}px-{self.model_id}-{explainer}-s{self.seed}"
 
     def condition_fields(self) -> dict[str, Any]:
-        return {"condition": self.condition, "canvas": self.canvas, "fg": self.fg, "n_train": self.n_train,
-                "source": self.source}
+        return {
+            "condition": self.condition,
+            "canvas": self.canvas,
+            "fg": self.fg,
+            "n_train": self.n_train,
+            "source": self.source,
+        }
 
     def training_config(self, device_type: str) -> dict[str, Any]:
         return training_key(SUITE, self, device_type)
 
 
-def plan_cases(tier: VisionTier, seeds: Seeds | None = None, source: str = "embedded",
-               data_dir: str | None = None) -> list[VisionCase]:
+def plan_cases(
+    tier: VisionTier, seeds: Seeds | None = None, source: str = "embedded", data_dir: str | None = None
+) -> list[VisionCase]:
     """Every condition × model × seed of the tier."""
     n_seeds = seed_range(tier.seeds, seeds)
     return [
-        VisionCase(condition, model, tier.fg, tier.n_train, tier.n_val, tier.epochs, tier.batch_size, tier.lr, seed,
-                   source, data_dir)
+        VisionCase(
+            condition,
+            model,
+            tier.fg,
+            tier.n_train,
+            tier.n_val,
+            tier.epochs,
+            tier.batch_size,
+            tier.lr,
+            seed,
+            source,
+            data_dir,
+        )
         for condition in tier.conditions
         for model in tier.models
         for seed in n_seeds
@@ -124,8 +142,9 @@ def data_split(case: VisionCase, split: str) -> Any:
     return generate(VisionSpec(case.condition, case.fg, n, split, case.seed, case.source, case.data_dir))
 
 
-def trained_model(case: VisionCase, cache: Any, device: Any,
-                  progress: Callable[..., None] | None = None) -> TrainedVisionModel:
+def trained_model(
+    case: VisionCase, cache: Any, device: Any, progress: Callable[..., None] | None = None
+) -> TrainedVisionModel:
     """Load ``case``'s classifier from the cache or train it; score it on validation data."""
     import torch
 
@@ -137,8 +156,16 @@ def trained_model(case: VisionCase, cache: Any, device: Any,
     def fit(model: torch.nn.Module) -> float:
         data = data_split(case, "train")
         settings = ClassifierTraining(case.epochs, case.batch_size, case.lr, t0=case.epochs)
-        return train_classifier(model, torch.from_numpy(data.images), torch.from_numpy(data.labels), settings,
-                                case.seed, progress, guide=case.guide, precision=case.precision)
+        return train_classifier(
+            model,
+            torch.from_numpy(data.images),
+            torch.from_numpy(data.labels),
+            settings,
+            case.seed,
+            progress,
+            guide=case.guide,
+            precision=case.precision,
+        )
 
     val = data_split(case, "val")
 
@@ -147,8 +174,7 @@ def trained_model(case: VisionCase, cache: Any, device: Any,
 
     model, meta = cache.model(SUITE, case.training_config(device.type), build, fit, device, vision_code(), check)
     pred = predict_array(model, val.images)
-    return TrainedVisionModel(case, model, val, pred, float((pred == val.labels).mean()),
-                              float(meta["train_seconds"]))
+    return TrainedVisionModel(case, model, val, pred, float((pred == val.labels).mean()), float(meta["train_seconds"]))
 
 
 def untrained_model(case: Any) -> Any:
@@ -175,8 +201,9 @@ def patch_mask(case: VisionCase) -> Any:
     return grid_mask(case.canvas, case.fg)
 
 
-def _attribution_call(trained: TrainedVisionModel, explainer: Any, device: Any, internal_batch_size: int,
-                      rows: slice, model: Any = None) -> Callable[[], Any]:
+def _attribution_call(
+    trained: TrainedVisionModel, explainer: Any, device: Any, internal_batch_size: int, rows: slice, model: Any = None
+) -> Callable[[], Any]:
     """A zero-argument call attributing validation images ``rows`` (target: the
     trained model's predicted class) on ``model`` (default: the trained model),
     inputs prepared beforehand so that timing covers the call only."""
@@ -192,13 +219,19 @@ def _attribution_call(trained: TrainedVisionModel, explainer: Any, device: Any, 
     return lambda: attribute(explainer, model, inputs, target, context)
 
 
-def evaluate(trained: TrainedVisionModel, explainer: Any, device: Any, n_explain: int,
-             internal_batch_size: int, n_check: int | None = None) -> dict[str, Any]:
+def evaluate(
+    trained: TrainedVisionModel,
+    explainer: Any,
+    device: Any,
+    n_explain: int,
+    internal_batch_size: int,
+    n_check: int | None = None,
+) -> dict[str, Any]:
     """Attribute the first ``n_explain`` validation images (target: the predicted
     class); return mean IoU, mean in-box mass share, cost, and the IoU gained
     from training on the first ``n_check`` images (default: all)."""
-    from pytest_chaosmining.timing import timed
     from pytest_chaosmining.core.metrics import localisation
+    from pytest_chaosmining.timing import timed
 
     case = trained.case
     n = min(n_explain, len(trained.val))
@@ -207,10 +240,18 @@ def evaluate(trained: TrainedVisionModel, explainer: Any, device: Any, n_explain
     ious, shares = localisation(attr.cpu().numpy(), trained.val.boxes[:n], sigma)
     m = n if n_check is None else min(n, n_check)
     untrained = untrained_model(case).to(device)
-    before, _ = timed(_attribution_call(trained, explainer, device, internal_batch_size, slice(0, m), untrained), device)
+    before, _ = timed(
+        _attribution_call(trained, explainer, device, internal_batch_size, slice(0, m), untrained), device
+    )
     before_ious, _ = localisation(before.cpu().numpy(), trained.val.boxes[:m], sigma)
-    return {"iou": float(ious.mean()), "box_share": float(shares.mean()), "cost": cost, "n": n,
-            "untrained_iou": float(before_ious.mean()), "training_gain": float(ious[:m].mean() - before_ious.mean())}
+    return {
+        "iou": float(ious.mean()),
+        "box_share": float(shares.mean()),
+        "cost": cost,
+        "n": n,
+        "untrained_iou": float(before_ious.mean()),
+        "training_gain": float(ious[:m].mean() - before_ious.mean()),
+    }
 
 
 def example_figure(session: ChaosminingSession, path: Path, per_condition: int = 2) -> bool:
@@ -223,12 +264,14 @@ def example_figure(session: ChaosminingSession, path: Path, per_condition: int =
     import matplotlib.pyplot as plt
     from matplotlib.patches import Rectangle
 
-    from pytest_chaosmining.explainers import ExplainerError
     from pytest_chaosmining.core.metrics import saliency_maps, top_k_box
+    from pytest_chaosmining.explainers import ExplainerError
 
     cases, seen = [], set()
     for case in VisionSuite().plan(session):
-        if case.condition not in seen and session.cache.has(SUITE, case.training_config(session.device.type), vision_code()):
+        if case.condition not in seen and session.cache.has(
+            SUITE, case.training_config(session.device.type), vision_code()
+        ):
             cases.append(case)
             seen.add(case.condition)
     if not cases:
@@ -249,8 +292,9 @@ def example_figure(session: ChaosminingSession, path: Path, per_condition: int =
             for k, name in enumerate(names, start=1):
                 ax = ax_row[k]
                 try:
-                    call = _attribution_call(trained, session.explainers[name], session.device,
-                                             tier.internal_batch_size, slice(j, j + 1))
+                    call = _attribution_call(
+                        trained, session.explainers[name], session.device, tier.internal_batch_size, slice(j, j + 1)
+                    )
                     attr = call().cpu().numpy()
                 except ExplainerError:
                     ax.set_title(f"{name}: error", fontsize=7)
@@ -266,8 +310,10 @@ def example_figure(session: ChaosminingSession, path: Path, per_condition: int =
         ax.set_yticks([])
     from matplotlib.lines import Line2D
 
-    key = [Line2D([], [], color="lime", lw=2, label="true foreground box"),
-           Line2D([], [], color="red", lw=2, label="the explainer's top-k box (k = box area)")]
+    key = [
+        Line2D([], [], color="lime", lw=2, label="true foreground box"),
+        Line2D([], [], color="red", lw=2, label="the explainer's top-k box (k = box area)"),
+    ]
     fig.legend(handles=key, loc="lower center", ncol=2, fontsize=8, frameon=False)
     fig.tight_layout(rect=(0, 0.05, 1, 1))
     fig.savefig(path, dpi=90)
@@ -279,17 +325,31 @@ def attribution_context(case: VisionCase, device: Any, internal_batch_size: int)
     """What the vision suite offers explainers: the 7×7 patch grid (one patch
     per feature, all channels), one row of it per forward pass, the IG batch
     size, and a background of training images."""
-    return image_context("vision", patch_mask(case).to(device), case.fg, device,
-                         {"internal_batch_size": internal_batch_size, "perturbations_per_eval": 7},
-                         functools.partial(_background, case))
+    return image_context(
+        "vision",
+        patch_mask(case).to(device),
+        case.fg,
+        device,
+        {"internal_batch_size": internal_batch_size, "perturbations_per_eval": 7},
+        functools.partial(_background, case),
+    )
 
 
-def image_context(suite: str, mask: Any, cell: int, device: Any, settings: dict[str, int],
-                  background: Callable[[], Any]) -> AttributionContext:
+def image_context(
+    suite: str, mask: Any, cell: int, device: Any, settings: dict[str, int], background: Callable[[], Any]
+) -> AttributionContext:
     """An image suite's context: ``mask`` a grid of ``cell``-px patches over 3-channel images."""
-    return AttributionContext(suite=suite, domain="image", task="classification", model_kind="cnn",
-                              device=device, feature_mask=mask, window=(3, cell, cell), settings=settings,
-                              background_source=background)
+    return AttributionContext(
+        suite=suite,
+        domain="image",
+        task="classification",
+        model_kind="cnn",
+        device=device,
+        feature_mask=mask,
+        window=(3, cell, cell),
+        settings=settings,
+        background_source=background,
+    )
 
 
 @functools.lru_cache(maxsize=4)
@@ -315,8 +375,11 @@ class VisionSuite(ClassifierSuite):
     name = SUITE
     case_arg = "vision_case"
     score_metric = "iou"
-    metrics = (*judged("iou", "training_gain", key=_condition_key), *judged("accuracy"),
-               *reported("box_share", "untrained_iou"))
+    metrics = (
+        *judged("iou", "training_gain", key=_condition_key),
+        *judged("accuracy"),
+        *reported("box_share", "untrained_iou"),
+    )
     calibration = Calibration(judged=calibrated(metrics))
     #: for the saliency suite: the scores compared (the first is judged)
     compared = ("iou", "box_share")

@@ -15,8 +15,6 @@ from pytest_chaosmining.suites.vision.suite import SUITE, VisionSuite
 VISION = VisionSuite()
 
 
-
-
 def _record(case, explainer: str, metric: str, value: float) -> Record:
     return Record(SUITE, case.model_id, explainer, case.seed, metric, float(value), case.condition_fields())
 
@@ -33,22 +31,39 @@ def test_accuracy(chaosmining, vision_case, request):
     if reason and trained.accuracy < gate:
         chaosmining.judge.record(request.node, _record(vision_case, MODEL_LEVEL, "accuracy", trained.accuracy))
         pytest.xfail(f"{reason} (accuracy {trained.accuracy:.3f} < gate {gate:.3f})")
-    chaosmining.judge.require(request.node, _record(vision_case, MODEL_LEVEL, "accuracy", trained.accuracy), gate,
-                        f"model {vision_case.id}")
+    chaosmining.judge.require(
+        request.node, _record(vision_case, MODEL_LEVEL, "accuracy", trained.accuracy), gate, f"model {vision_case.id}"
+    )
 
 
 def test_iou(chaosmining, vision_case, explainer_name, chaosmining_benchmark, request):
     """The explainer's top-k pixels outline the foreground: IoU at least its threshold."""
     node = request.node
-    result = scored(chaosmining, VISION, vision_case, explainer_name, chaosmining_benchmark, node,
-                    lambda metric, value: _record(vision_case, explainer_name, metric, value))
+    result = scored(
+        chaosmining,
+        VISION,
+        vision_case,
+        explainer_name,
+        chaosmining_benchmark,
+        node,
+        lambda metric, value: _record(vision_case, explainer_name, metric, value),
+    )
     chaosmining.judge.record(node, _record(vision_case, explainer_name, "box_share", result["box_share"]))
     chaosmining.judge.record(node, _record(vision_case, explainer_name, "untrained_iou", result["untrained_iou"]))
     tier_name, what = chaosmining.settings.tier, f"{explainer_name} on {vision_case.id}"
     threshold = chaosmining.thresholds.optional_metric(SUITE, tier_name, "iou", vision_case.condition, explainer_name)
-    min_gain = chaosmining.thresholds.optional_metric(SUITE, tier_name, "training_gain", vision_case.condition, explainer_name)
-    chaosmining.judge.require_all(node, [
-        (_record(vision_case, explainer_name, "iou", result["iou"]), threshold, what),
-        (_record(vision_case, explainer_name, "training_gain", result["training_gain"]), min_gain,
-         f"{what} (IoU on the untrained model {result['untrained_iou']:.3f}: does the explainer depend on the model?)"),
-    ])
+    min_gain = chaosmining.thresholds.optional_metric(
+        SUITE, tier_name, "training_gain", vision_case.condition, explainer_name
+    )
+    chaosmining.judge.require_all(
+        node,
+        [
+            (_record(vision_case, explainer_name, "iou", result["iou"]), threshold, what),
+            (
+                _record(vision_case, explainer_name, "training_gain", result["training_gain"]),
+                min_gain,
+                f"{what} (IoU on the untrained model {result['untrained_iou']:.3f}: "
+                "does the explainer depend on the model?)",
+            ),
+        ],
+    )
