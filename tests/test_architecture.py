@@ -121,7 +121,7 @@ def test_every_registered_suite_is_one_folder_behind_the_seam(name):
         "figures",
     ):
         assert hasattr(suite, member), f"{name} lacks Suite.{member}"
-        assert member in Suite.__dict__  # the seam declares it
+        assert any(member in seam.__dict__ for seam in Suite.__mro__)  # the seam declares it
     judged = set(suite.calibration.judged)
     assert not judged or (folder / "thresholds.toml").is_file()
 
@@ -138,6 +138,29 @@ def test_nothing_outside_a_suite_folder_names_a_suite_module():
             if (module or "").startswith("pytest_chaosmining.suites."):
                 offenders.append(f"{name} imports {module}")
     assert not offenders
+
+
+def _reaches(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for dep in graph[todo.pop()] - seen:
+            seen.add(dep)
+            todo.append(dep)
+    return seen
+
+
+def test_core_reports_and_settings_never_reach_the_suites():
+    """Every arrow points down: no module of core/, reports/ or settings imports the
+    suites, directly or through other modules, even lazily (the report writers get
+    the suites handed in as ReportedSuite; the tools above the suites hand them in)."""
+    graph = _graph()
+    lower = [m for m in graph if m.startswith(("pytest_chaosmining.core", "pytest_chaosmining.reports"))]
+    offenders = {
+        module: sorted(d for d in _reaches(graph, module) if d.startswith("pytest_chaosmining.suites"))[:3]
+        for module in [*lower, "pytest_chaosmining.settings"]
+    }
+    assert not {m: d for m, d in offenders.items() if d}
 
 
 def test_mypy_is_clean_on_the_package(tmp_path):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_chaosmining.reports.annotations import error_lines, summary
+from pytest_chaosmining.tools.annotate import error_lines, summary
 
 RECIPE = Path(__file__).parents[1] / "examples" / "github"
 SCRIPT = RECIPE / "chaosmining.sh"

@@ -5,6 +5,7 @@ import pytest
 from pytest_chaosmining.core.baseline import Baseline
 from pytest_chaosmining.core.results import Record, sort_records
 from pytest_chaosmining.reports.markdown import build_markdown, write_reports
+from pytest_chaosmining.suites import all_suites
 from pytest_chaosmining.suites.symbolic.suite import cost_case, plan_cases
 from pytest_chaosmining.suites.symbolic.tiers import SYMBOLIC
 
@@ -55,7 +56,9 @@ def _records():
 
 
 def test_markdown_tables_give_mean_and_std_over_seeds():
-    md = build_markdown(_records(), {"tier": "ci", "seeds": 2, "versions": {}}, {"symbolic|SA|passed": 2})
+    md = build_markdown(
+        _records(), {"tier": "ci", "seeds": 2, "versions": {}}, {"symbolic|SA|passed": 2}, [], all_suites()
+    )
     assert "| nf=10, ln=0.01, n=100, mlp | 0.900 ± 0.000 | 0.850 ± 0.050 |" in md
     assert "| symbolic | SA | 2 | 0 | 0 | 0 | 0 |" in md
 
@@ -151,7 +154,7 @@ def test_audio_report_is_shaped_like_table_4():
         records.append(Record("audio", "tcn-e8", "-", 0, "params_m", 0.04, c))
         records.append(Record("audio", "tcn-e8", "SA", 0, "channel_share", 0.7, c, 0.5, True))
         records.append(Record("audio", "tcn-e8", "SA", 0, "top1_hit", 0.9, c))
-    text = build_markdown(records, {"tier": "ci"}, {})
+    text = build_markdown(records, {"tier": "ci"}, {}, [], all_suites())
     assert "## Audio" in text and "### speech at a fixed channel (FP)" in text
     assert "| tcn-e8 | 0.040 | 8 ch × 0.5 s @ 4000 Hz | 80.00 | 0.700 |" in text
     assert "SBRP SA (share)" in text and "Top-1 channel hit rate" in text
@@ -230,7 +233,11 @@ def test_report_lists_failures_first_and_embeds_the_figures_it_names():
         }
     ]
     md = build_markdown(
-        _records(), {"tier": "smoke", "seeds": {"symbolic": "0", "vision": "0-1"}, "versions": {}}, outcomes, failures
+        _records(),
+        {"tier": "smoke", "seeds": {"symbolic": "0", "vision": "0-1"}, "versions": {}},
+        outcomes,
+        failures,
+        all_suites(),
     )
     assert "seeds symbolic 0, vision 0-1" in md
     assert md.index("## Failures (1)") < md.index("## Conformance tests")

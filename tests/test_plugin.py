@@ -1040,7 +1040,7 @@ def test_shards_merge_into_the_report_of_the_unsharded_run(pytester, run_suite):
     """--chaosmining-shard 1/2 and 2/2 split the cases between two runs, stably
     (by case id); their results.json merged by the rebuild command give the
     unsharded run's records (timings aside), outcomes and failures."""
-    from pytest_chaosmining.reports.rebuild import rebuild
+    from pytest_chaosmining.tools.rebuild import rebuild
 
     args = ("--chaosmining-suites", "symbolic,cost", "--chaosmining-explainers", "SA,random")
     subset = "f01 or f02 or f08 or cost"

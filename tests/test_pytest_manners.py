@@ -14,7 +14,7 @@ from pytest_chaosmining import ChaosminingWarning
 from pytest_chaosmining.core.results import Record
 from pytest_chaosmining.explainers import CallTimeout, ExplainerError, collect_explainers, time_limit
 from pytest_chaosmining.reports.markdown import terminal_table
-from pytest_chaosmining.suites import SUITES_DIR
+from pytest_chaosmining.suites import SUITES_DIR, all_suites
 
 
 def test_markers_are_listed_without_a_chaosmining_run(pytester):
@@ -209,7 +209,7 @@ def test_a_partial_that_binds_the_layer_keeps_it():
 
 def test_the_summary_says_dash_where_nothing_was_timed():
     records = [Record("iteroar", "m", "SA", 0, "drop_gain", 0.5, {})]
-    lines = terminal_table(records, Counter({("iteroar", "SA", "passed"): 1}))
+    lines = terminal_table(records, Counter({("iteroar", "SA", "passed"): 1}), all_suites())
     assert "nan" not in "\n".join(lines) and lines[1].rstrip().endswith("-")
 
 

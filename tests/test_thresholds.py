@@ -8,14 +8,13 @@ import numpy as np
 import pytest
 
 from pytest_chaosmining.core.metrics import fprec
-from pytest_chaosmining.core.thresholds import Thresholds
 from pytest_chaosmining.core.tiers import TIERS
-from pytest_chaosmining.suites import SUITES_DIR
+from pytest_chaosmining.suites import SUITES_DIR, shipped_thresholds
 from pytest_chaosmining.suites.symbolic.data import TRAIN_FRACTION
 from pytest_chaosmining.suites.symbolic.formulas import get_formula
 from pytest_chaosmining.suites.symbolic.tiers import SYMBOLIC
 
-THRESHOLDS = Thresholds.load()
+THRESHOLDS = shipped_thresholds()
 EXPLAINERS = ("SA", "DL", "IG", "FA", "some-user-explainer")
 
 
@@ -47,7 +46,7 @@ def test_quality_gate_is_meaningful(tier):
 def test_user_file_overrides_one_entry(tmp_path):
     path = tmp_path / "t.toml"
     path.write_text("[symbolic.ci.fprec]\nf03 = 0.99\n")
-    merged = Thresholds.load(path)
+    merged = shipped_thresholds(path)
     assert merged.metric("symbolic", "ci", "fprec", "f03", "user") == 0.99
     assert merged.metric("symbolic", "ci", "fprec", "f04", "user") == THRESHOLDS.metric(
         "symbolic", "ci", "fprec", "f04", "user"
@@ -58,7 +57,7 @@ def test_unreadable_user_file(tmp_path):
     path = tmp_path / "t.toml"
     path.write_text("not = [toml")
     with pytest.raises(ValueError, match="cannot read chaosmining thresholds"):
-        Thresholds.load(path)
+        shipped_thresholds(path)
 
 
 @pytest.mark.parametrize("tier", TIERS)
@@ -113,7 +112,7 @@ def test_random_maps_fail_every_audio_threshold(tier):
 
 
 def test_tolerance_factor_matches_the_calibration_notes():
-    from pytest_chaosmining.reports.calibration import tolerance_factor
+    from pytest_chaosmining.tools.calibrate import tolerance_factor
 
     assert [round(tolerance_factor(m), 1) for m in (8, 12, 16, 30)] == [4.0, 3.6, 3.4, 3.2]
     with pytest.raises(ValueError):
@@ -135,7 +134,7 @@ def _audio_record(metric, explainer, value, cond, seed, passed=True):
 
 
 def test_calibration_sets_bars_from_the_spread_and_refuses_bars_the_control_reaches():
-    from pytest_chaosmining.reports.calibration import calibrate, held_out_check, to_toml
+    from pytest_chaosmining.tools.calibrate import calibrate, held_out_check, to_toml
 
     rng = np.random.default_rng(0)
     records = []
@@ -193,7 +192,7 @@ def test_protocol_bars_sit_clear_of_what_a_random_explainer_scores(tier):
     from pytest_chaosmining.suites.bam.tiers import BAM
     from pytest_chaosmining.suites.iteroar.tiers import ITEROAR
 
-    t = Thresholds.load()
+    t = shipped_thresholds()
     bam_key = f"{BAM[tier].canvas}px"  # the key the tier's cases look their bars up under
     chains = [f"{condition}-{fill}" for condition in ITEROAR[tier].conditions for fill in ITEROAR[tier].fills]
     for explainer in ("SA", "DL", "IG", "FA", "random", "user-method"):
@@ -215,13 +214,13 @@ def test_a_built_in_beyond_the_papers_four_is_judged_only_against_its_own_bars(t
     """GBP has no bars of its own in the shipped IteROAR tables: it is reported,
     not judged there (the shared bar is the paper's four's), while a user's
     explainer still gets the shared bar; bars of its own judge it."""
-    shipped = Thresholds.load(own_bars_only=frozenset({"GBP"}))
+    shipped = shipped_thresholds(own_bars_only=frozenset({"GBP"}))
     assert shipped.optional_metric("iteroar", "smoke", "drop_gain", "SBFP-zero", "GBP") is None
     assert shipped.optional_metric("iteroar", "smoke", "drop_gain", "SBFP-zero", "mine") == 0.39
     own = tmp_path / "own.toml"
     own.write_text("[iteroar.smoke.drop_gain.explainer.GBP]\nSBFP-zero = 0.41\n")
     assert (
-        Thresholds.load(own, frozenset({"GBP"})).optional_metric("iteroar", "smoke", "drop_gain", "SBFP-zero", "GBP")
+        shipped_thresholds(own, frozenset({"GBP"})).optional_metric("iteroar", "smoke", "drop_gain", "SBFP-zero", "GBP")
         == 0.41
     )
 
@@ -236,7 +235,7 @@ def _calibration_plan(suite, tier="smoke"):
     """The runs benchmarks/calibration/merge.py sets a suite's shipped bars at ``tier`` from, and its rule."""
     import tomllib
 
-    from pytest_chaosmining.reports.calibration import Rule
+    from pytest_chaosmining.tools.calibrate import Rule
 
     plan = tomllib.loads(PLAN.read_text())[tier][suite]
     return [RAW / n for n in plan["calibration"]], Rule(coverage=plan.get("coverage", Rule().coverage))
@@ -264,7 +263,7 @@ def test_shipped_bars_are_what_the_calibration_tool_makes_of_the_committed_runs(
     out of the calibration tool run on the committed raw calibration results."""
     import tomllib
 
-    from pytest_chaosmining.reports.calibration import calibrate, load_runs, to_toml
+    from pytest_chaosmining.tools.calibrate import calibrate, load_runs, to_toml
 
     runs, rule = _calibration_plan(suite, tier)
     records, _, _ = load_runs(runs)
@@ -275,7 +274,7 @@ def test_shipped_bars_are_what_the_calibration_tool_makes_of_the_committed_runs(
 
 
 def test_built_ins_without_bars_of_their_own_in_a_suite_are_left_out_there():
-    t = Thresholds.load(own_bars_only=frozenset({"GBP", "GradCAM"}))
+    t = shipped_thresholds(own_bars_only=frozenset({"GBP", "GradCAM"}))
     assert t.lacks_own_bars("iteroar", "smoke", "GBP") and t.lacks_own_bars("bam", "smoke", "GradCAM")
     assert not t.lacks_own_bars("vision", "smoke", "GradCAM") and not t.lacks_own_bars("symbolic", "smoke", "GBP")
     assert not t.lacks_own_bars("cost", "smoke", "GBP")  # a suite without per-explainer bars lacks nothing
@@ -285,7 +284,7 @@ def test_built_ins_without_bars_of_their_own_in_a_suite_are_left_out_there():
 def test_a_model_randomisation_bar_is_refused_where_the_built_ins_spread_reaches_it():
     """Gains sit just above the control's bound; where a built-in's own spread puts more
     than 1 in 200 of its seeds below that, the check is not judged (audio RBRP at smoke)."""
-    from pytest_chaosmining.reports.calibration import calibrate
+    from pytest_chaosmining.tools.calibrate import calibrate
 
     rng = np.random.default_rng(1)
     records = []
@@ -299,7 +298,7 @@ def test_a_model_randomisation_bar_is_refused_where_the_built_ins_spread_reaches
 
 
 def test_leave_one_seed_out_judges_each_seed_against_the_others_bars():
-    from pytest_chaosmining.reports.calibration import Rule, leave_one_seed_out
+    from pytest_chaosmining.tools.calibrate import Rule, leave_one_seed_out
 
     records = [_audio_record("channel_share", "SA", 0.6 + 0.01 * (seed % 3), "RBFP", seed) for seed in range(12)]
     records.append(_audio_record("channel_share", "SA", 0.2, "RBFP", 12))  # one weak seed
@@ -313,7 +312,7 @@ def test_leave_one_seed_out_judges_each_seed_against_the_others_bars():
 def test_merging_one_tier_keeps_the_other_tiers_calibrated_block():
     """merge.py merges smoke then ci into one thresholds.toml; merging again must keep
     each tier's heading comment and tables (a replaced table ends at the next block)."""
-    from pytest_chaosmining.reports.calibration import calibrate, merge_into, to_toml
+    from pytest_chaosmining.tools.calibrate import calibrate, merge_into, to_toml
 
     records = [_audio_record("channel_share", "SA", 0.6 + 0.01 * (seed % 3), "RBFP", seed) for seed in range(12)]
     bars = calibrate(records)

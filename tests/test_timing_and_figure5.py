@@ -12,8 +12,9 @@ from pytest_chaosmining.core.baseline import Baseline
 from pytest_chaosmining.core.cost import PeakMemory, measure
 from pytest_chaosmining.core.metrics import consistency
 from pytest_chaosmining.core.results import Record
-from pytest_chaosmining.reports.rebuild import merge, rebuild
+from pytest_chaosmining.suites import all_suites
 from pytest_chaosmining.suites.cost.suite import Convergence, snapshot_epochs
+from pytest_chaosmining.tools.rebuild import merge, rebuild
 
 
 def test_cpu_peak_memory_sees_a_buffer_allocated_and_freed_inside_the_call():
@@ -125,7 +126,7 @@ def test_every_section_renders_from_a_run_without_model_level_tests():
     records = [Record.from_dict(r) for r in payload["records"] if r["explainer"] != MODEL_LEVEL]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        markdown = build_markdown(records, payload["meta"], payload["outcomes"], [])
+        markdown = build_markdown(records, payload["meta"], payload["outcomes"], [], all_suites())
     assert "## BAM" in markdown and "could not be written" not in markdown
 
 

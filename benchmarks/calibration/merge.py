@@ -8,7 +8,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-from pytest_chaosmining.reports.calibration import main as calibration
+from pytest_chaosmining.tools.calibrate import main as calibration
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]

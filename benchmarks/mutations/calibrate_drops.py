@@ -41,8 +41,8 @@ sys.path.insert(0, str(HERE))
 from mutants import CALIBRATION_CHANGES  # noqa: E402
 from run import CANDIDATE, code_key, run_one  # noqa: E402
 
-from pytest_chaosmining.reports.calibration import tolerance_factor  # noqa: E402
 from pytest_chaosmining.suites import SUITES_DIR  # noqa: E402
+from pytest_chaosmining.tools.calibrate import tolerance_factor  # noqa: E402
 
 #: proportion of benign changes a tolerance covers (per judged record), and the confidence of that claim
 COVERAGE, CONFIDENCE = 0.999, 0.90

@@ -60,7 +60,7 @@ PY
     ;;
   annotate)
     if [ -f "$report/results.json" ]; then
-      python -m pytest_chaosmining.reports.annotations "$report/results.json"
+      python -m pytest_chaosmining.tools.annotate "$report/results.json"
     else
       echo "::error title=chaosmining::no $report/results.json: the run did not get as far as its report"
     fi

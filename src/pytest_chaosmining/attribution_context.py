@@ -187,11 +187,6 @@ def last_conv2d(model: torch.nn.Module) -> str | None:
     return names[-1] if names else None
 
 
-def memoised_background(make: Callable[[], torch.Tensor]) -> Callable[[], torch.Tensor]:
-    """``make`` called once, its tensor kept (a background shared by a case's calls)."""
-    return functools.cache(make)
-
-
 def tabular_context(
     suite: str, x_train: np.ndarray, device: torch.device, task: str = "regression"
 ) -> AttributionContext:

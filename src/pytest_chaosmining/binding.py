@@ -31,9 +31,6 @@ if TYPE_CHECKING:
 
     from pytest_chaosmining.explainers import Explainer
 
-#: suite settings that define the evaluation and override the explainer's own
-SUITE_SETTINGS = ("feature_mask", "internal_batch_size", "perturbations_per_eval")
-
 
 class MissingInput(Exception):
     """The explainer needs something this suite cannot offer (its test skips)."""

@@ -16,13 +16,13 @@ import pytest
 from pytest_chaosmining import fixtures
 from pytest_chaosmining.fixtures import SESSION_KEY
 from pytest_chaosmining.settings import Settings, add_options, resolve
-from pytest_chaosmining.suites import REGISTRY, SUITES_DIR, suite_of
+from pytest_chaosmining.suites import REGISTRY, SUITES_DIR, all_suites, suite_of
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    add_options(parser)
+    add_options(parser, tuple(REGISTRY))
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -34,7 +34,7 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     try:
-        settings = resolve(config)
+        settings = resolve(config, tuple(REGISTRY))
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[SETTINGS_KEY] = settings
@@ -53,7 +53,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[SESSION_KEY] = session
     _add_suite_paths(config)
     if not hasattr(config, "workerinput"):
-        collector = ResultCollector(config, settings, session)
+        collector = ResultCollector(config, settings, session, all_suites)
         config.pluginmanager.register(collector, "chaosmining-results")
         if settings.baseline_file is not None:
             from pytest_chaosmining.reports.baseline_check import BaselineCheck

@@ -189,15 +189,15 @@ class ChaosminingSession:
     def thresholds(self) -> Thresholds:
         """The shipped bars, with ``--chaosmining-thresholds`` merged over them; the
         built-ins beyond the paper's four are judged only where they have bars of their own."""
-        from pytest_chaosmining.core.thresholds import Thresholds
         from pytest_chaosmining.explainers import CONTROL_NAME, PAPER_NAMES
+        from pytest_chaosmining.suites import shipped_thresholds
 
         own_only = frozenset(
             name
             for name, e in self.all_explainers.items()
             if e.source == "builtin" and name not in PAPER_NAMES and name != CONTROL_NAME
         )
-        return Thresholds.load(self.settings.thresholds_file, own_only)
+        return shipped_thresholds(self.settings.thresholds_file, own_only)
 
     @functools.cached_property
     def baseline(self) -> Baseline | None:

@@ -8,6 +8,7 @@ ini file's directory.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,10 +17,6 @@ import pytest
 
 from pytest_chaosmining.core.tiers import TIERS
 from pytest_chaosmining.core.training_modes import PRECISIONS, TRAINING_MODES, SaliencyGuided
-from pytest_chaosmining.suites import REGISTRY
-
-#: every registered suite, in report order (the default of ``--chaosmining-suites``)
-SUITE_NAMES = tuple(REGISTRY)
 
 _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
     ("tier", {"choices": TIERS}, "suite size: smoke (default: calibrated bars, minutes on a CI runner), ci or paper"),
@@ -27,7 +24,7 @@ _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
     ("cache", {"metavar": "DIR"}, "model cache directory (default: the user cache dir)"),
     ("device", {"metavar": "DEVICE"}, "torch device (default: cuda if available, else cpu)"),
     ("explainers", {"metavar": "NAMES"}, "comma list of explainers to run (default: all registered)"),
-    ("suites", {"metavar": "NAMES"}, f"comma list of suites to run (default: all: {', '.join(SUITE_NAMES)})"),
+    ("suites", {"metavar": "NAMES"}, "comma list of suites to run (default: all: {suites})"),
     ("seeds", {"metavar": "N|A-B"}, "number of seeds N (seeds 0..N-1) or an inclusive range A-B (default: the tier's)"),
     (
         "data",
@@ -90,7 +87,7 @@ _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
         "shard",
         {"metavar": "I/N"},
         "run the I-th of N shards of the cases (a case's shard follows from its id, "
-        "the same in every run); merge the shards' results.json with python -m pytest_chaosmining.reports.rebuild",
+        "the same in every run); merge the shards' results.json with python -m pytest_chaosmining.tools.rebuild",
     ),
     ("thresholds", {"metavar": "FILE"}, "TOML file of thresholds overriding the shipped ones"),
     ("baseline", {"metavar": "FILE"}, "results.json of an earlier run; fail results that dropped"),
@@ -113,12 +110,14 @@ _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
 _CHOICES = {name.replace("-", "_"): kwargs["choices"] for name, kwargs, _ in _OPTIONS if "choices" in kwargs}
 
 
-def add_options(parser: Any) -> None:
-    """Register the ``--chaosmining*`` options and ini keys in one group."""
+def add_options(parser: pytest.Parser, suite_names: Sequence[str]) -> None:
+    """Register the ``--chaosmining*`` options and ini keys in one group
+    (``suite_names``: the registered suites, for the help text)."""
     group = parser.getgroup("chaosmining", "ChaosMining attribution conformance")
     group.addoption("--chaosmining", action="store_true", default=None, help="run the ChaosMining conformance suites")
     parser.addini("chaosmining", "run the ChaosMining suites (like --chaosmining)", type="bool", default=False)
-    for name, kwargs, help_text in _OPTIONS:
+    for name, kwargs, template in _OPTIONS:
+        help_text = template.replace("{suites}", ", ".join(suite_names))
         group.addoption(
             f"--chaosmining-{name}",
             dest=f"chaosmining_{name.replace('-', '_')}",
@@ -142,7 +141,8 @@ class Settings:
     call_timeout_s: float = 600.0
     device: str | None = None
     explainers: tuple[str, ...] = ()
-    suites: tuple[str, ...] = tuple(SUITE_NAMES)
+    #: the suites to run (resolved: every registered suite unless ``--chaosmining-suites`` names some)
+    suites: tuple[str, ...] = ()
     seeds: int | range | None = None
     data_dir: Path | None = None
     sweeps: tuple[str, ...] = ()
@@ -212,8 +212,9 @@ def _pack(value: tuple[Any, Path]) -> Path | None:
     return None if str(text).lower() == "none" else base / Path(str(text)).expanduser()
 
 
-def resolve(config: Any) -> Settings:
-    """Read options (command line first, then ini) into :class:`Settings`."""
+def resolve(config: pytest.Config, suite_names: Sequence[str]) -> Settings:
+    """Read options (command line first, then ini) into :class:`Settings`
+    (``suite_names``: the registered suites, in report order)."""
     ini_dir = Path(config.inipath).parent if config.inipath else Path(config.invocation_params.dir)
     cwd = Path(config.invocation_params.dir)
 
@@ -236,10 +237,10 @@ def resolve(config: Any) -> Settings:
     tier = get("tier")[0] or "smoke"
     if tier not in TIERS:
         raise ValueError(f"chaosmining_tier must be one of {TIERS}, got {tier!r}")
-    suites = _split(get("suites")[0]) or tuple(SUITE_NAMES)
-    unknown = [s for s in suites if s not in SUITE_NAMES]
+    suites = _split(get("suites")[0]) or tuple(suite_names)
+    unknown = [s for s in suites if s not in suite_names]
     if unknown:
-        raise ValueError(f"unknown suite(s) {unknown}; available: {list(SUITE_NAMES)}")
+        raise ValueError(f"unknown suite(s) {unknown}; available: {list(suite_names)}")
     seeds = get("seeds")[0]
     max_drop = get("max_drop")[0]
     max_slowdown = float(get("max_slowdown")[0] or 2.0)

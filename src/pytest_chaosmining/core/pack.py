@@ -11,12 +11,11 @@ changed) the model is retrained with a warning.  Identical shipped models also
 make baselines comparable across machines.
 
 Regenerate: run the smoke tier into an empty cache, then
-``python -m pytest_chaosmining.core.pack CACHE_DIR`` (writes the pack folder).
+``python -m pytest_chaosmining.tools.pack CACHE_DIR`` (writes the pack folder).
 """
 
 from __future__ import annotations
 
-import argparse
 import functools
 import hashlib
 import json
@@ -118,22 +117,3 @@ def build_pack(cache_dir: Path, out: Path = SHIPPED) -> dict[str, int]:
     if staging.exists():
         staging.rename(out)
     return counts
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Command line: build the pack from a model cache."""
-    parser = argparse.ArgumentParser(description="Build the shipped model pack from a model cache.")
-    parser.add_argument("cache_dir", type=Path, help="a --chaosmining-cache directory the smoke tier trained into")
-    parser.add_argument("--out", type=Path, default=SHIPPED, help="pack folder to write (default: the package's)")
-    args = parser.parse_args(argv)
-    counts = build_pack(args.cache_dir, args.out)
-    size = sum(p.stat().st_size for p in args.out.rglob("*.pt")) if args.out.exists() else 0
-    print(
-        f"{sum(counts.values())} models ({', '.join(f'{s} {n}' for s, n in sorted(counts.items()))}), "
-        f"{size / 2**20:.1f} MiB in {args.out}"
-    )
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -11,7 +11,7 @@ Layout::
     [<suite>.<tier>.<metric>.explainer.NAME]  the bars of one built-in explainer
     [<suite>.<tier>.max_drop]               per metric: how far it may fall below a baseline
 
-Smoke bars come from ``python -m pytest_chaosmining.reports.calibration`` on
+Smoke bars come from ``python -m pytest_chaosmining.tools.calibrate`` on
 held-out seeds (docs/thresholds.md).  The ci and paper bars are older: the
 lowest value seen over the calibration seeds minus 0.05, rounded down to 0.01
 (ci: seeds 0-3, paper: seeds 0-4, on CPU); runs at those tiers say so.
@@ -20,6 +20,7 @@ lowest value seen over the calibration seeds minus 0.05, rounded down to 0.01
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -28,13 +29,6 @@ DEFAULT_MAX_DROP = 0.02
 
 #: a bar written as ``-inf``: calibration refused a bar there (too noisy, or the control reaches it)
 NOT_JUDGED = float("-inf")
-
-
-def shipped_files() -> list[Path]:
-    """The registered suites' ``thresholds.toml`` files (a suite without bars has none)."""
-    from pytest_chaosmining.suites import REGISTRY, SUITES_DIR
-
-    return [path for name in REGISTRY if (path := SUITES_DIR / name / "thresholds.toml").exists()]
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
@@ -54,9 +48,12 @@ class Thresholds:
         self.own_bars_only = own_bars_only
 
     @classmethod
-    def load(cls, user_file: Path | None = None, own_bars_only: frozenset[str] = frozenset()) -> Thresholds:
+    def load(
+        cls, files: Iterable[Path], user_file: Path | None = None, own_bars_only: frozenset[str] = frozenset()
+    ) -> Thresholds:
+        """The tables of ``files`` (the suites' ``thresholds.toml``), ``user_file`` merged over them."""
         table: dict[str, Any] = {}
-        for path in shipped_files():
+        for path in files:
             table = _merge(table, tomllib.loads(path.read_text()))
         if user_file is not None:
             try:

@@ -11,6 +11,7 @@ import os
 import platform
 import time
 from collections import Counter
+from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +23,7 @@ from pytest_chaosmining.settings import Settings
 
 if TYPE_CHECKING:
     from pytest_chaosmining.reports.baseline_check import BaselineCheck
+    from pytest_chaosmining.reports.reported_suite import ReportedSuite
     from pytest_chaosmining.session import ChaosminingSession
 
 _PACKAGES = ("pytest-chaosmining", "torch", "captum", "numpy", "sympy", "pytest", "pytest-xdist", "pytest-benchmark")
@@ -41,10 +43,18 @@ def _outcome(report: pytest.TestReport) -> str:
 class ResultCollector:
     """A plugin object registered only on the controller when ``--chaosmining`` is on."""
 
-    def __init__(self, config: pytest.Config, settings: Settings, session: ChaosminingSession):
+    def __init__(
+        self,
+        config: pytest.Config,
+        settings: Settings,
+        session: ChaosminingSession,
+        suites: Callable[[], Sequence[ReportedSuite]],
+    ):
         self.config = config
         self.settings = settings
         self.session = session
+        #: the registered suites (called when the report is written: the suites import late)
+        self.suites = suites
         self.records: list[Record] = []
         self.outcomes: Counter[tuple[str, str, str]] = Counter()
         self.started = time.time()
@@ -90,8 +100,6 @@ class ResultCollector:
             ]
 
     def metadata(self) -> dict[str, Any]:
-        from pytest_chaosmining.suites import all_suites
-
         versions: dict[str, str | None] = {}
         for name in _PACKAGES:
             try:
@@ -104,7 +112,7 @@ class ResultCollector:
             "tier": tier,
             "seeds": {
                 suite.name: _seed_text(seeds_run)
-                for suite in all_suites()
+                for suite in self.suites()
                 if (seeds_run := suite.seeds(tier, seeds)) is not None
             },
             "suites": list(self.settings.suites),
@@ -135,15 +143,15 @@ class ResultCollector:
         failures = sorted(self.failures, key=lambda f: f["nodeid"])
         if self.settings.report_dir is not None:
             markdown, self.written = render(
-                Path(self.settings.report_dir), records, meta, outcomes, failures, self.session
+                Path(self.settings.report_dir), records, meta, outcomes, failures, self.session, self.suites()
             )
         else:
-            markdown = build_markdown(records, meta, outcomes, failures)
+            markdown = build_markdown(records, meta, outcomes, failures, self.suites())
         summary = os.environ.get("GITHUB_STEP_SUMMARY")
         if summary:
             with open(summary, "a", encoding="utf-8") as fh:
                 fh.write(markdown + "\n")
-        self.summary_lines = terminal_table(records, self.outcomes)
+        self.summary_lines = terminal_table(records, self.outcomes, self.suites())
         if meta["uncalibrated_bars"]:
             self.summary_lines.append(uncalibrated_note(meta["uncalibrated_bars"], meta["tier"]))
         if meta["left_out"]:

@@ -1,6 +1,6 @@
 """Report writers: results.json, results.csv, report.md with every suite's
 section, the suites' figures and the terminal summary table.  Suites are
-reached through the registry (:mod:`pytest_chaosmining.suites`), never by name."""
+handed in as :class:`~pytest_chaosmining.reports.reported_suite.ReportedSuite` objects, never imported."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import io
 import json
 import warnings
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_chaosmining import ChaosminingWarning
 from pytest_chaosmining.core.atomic import atomic_write_text
@@ -23,6 +24,9 @@ from pytest_chaosmining.reports.tables import (
     outcome_rows,
     records_frame,
 )
+
+if TYPE_CHECKING:
+    from pytest_chaosmining.reports.reported_suite import ReportedSuite
 
 
 def _cost_sections(df: Any) -> list[str]:
@@ -127,14 +131,13 @@ def _outcome_section(outcomes: dict[str, int]) -> list[str]:
     )
 
 
-def _glance_section(df: Any) -> list[str]:
+def _glance_section(df: Any, suites: Sequence[ReportedSuite]) -> list[str]:
     """Every explainer's mean headline score per suite (each suite's ``score_metric``), a row per explainer."""
     from pytest_chaosmining.reports.tables import explainer_order
-    from pytest_chaosmining.suites import all_suites
 
     columns = [
         (s.name, s.score_metric)
-        for s in all_suites()
+        for s in suites
         if s.score_metric and not df[(df.suite == s.name) & (df.metric == s.score_metric)].empty
     ]
     if not columns:
@@ -185,10 +188,14 @@ def uncalibrated_note(suites: list[str], tier: str) -> str:
 
 
 def build_markdown(
-    records: list[Record], meta: dict[str, Any], outcomes: dict[str, int], failures: list[dict[str, str]] | None = None
+    records: list[Record],
+    meta: dict[str, Any],
+    outcomes: dict[str, int],
+    failures: list[dict[str, str]] | None,
+    suites: Sequence[ReportedSuite],
 ) -> str:
     """The Markdown report: run metadata, failures first, outcomes, every
-    explainer's headline scores, the suites' sections, cost."""
+    explainer's headline scores, the sections of ``suites``, cost."""
     lines = ["# ChaosMining conformance report", ""]
     versions = ", ".join(f"{k} {v}" for k, v in meta.get("versions", {}).items() if v)
     lines += [
@@ -205,10 +212,8 @@ def build_markdown(
     lines += _outcome_section(outcomes)
     if records:
         df = records_frame(records)
-        lines += _glance_section(df)
-        from pytest_chaosmining.suites import all_suites
-
-        for suite in all_suites():
+        lines += _glance_section(df, suites)
+        for suite in suites:
             try:
                 lines += suite.sections(df)
             except Exception as exc:  # noqa: BLE001 - a failure costs that suite's section, not the report
@@ -259,11 +264,11 @@ def write_reports(
     return written
 
 
-def terminal_table(records: list[Record], outcomes: Counter[tuple[str, str, str]]) -> list[str]:
-    """Per suite and explainer: test outcomes, mean FPrec and mean attribution time."""
-    from pytest_chaosmining.suites import REGISTRY, get_suite
-
-    score_metrics = {name: get_suite(name).score_metric for name in REGISTRY}
+def terminal_table(
+    records: list[Record], outcomes: Counter[tuple[str, str, str]], suites: Sequence[ReportedSuite]
+) -> list[str]:
+    """Per suite and explainer: test outcomes, mean headline score and mean attribution time."""
+    score_metrics = {suite.name: suite.score_metric for suite in suites}
     stats: dict[tuple[str, str], dict[str, list[float]]] = {}
     for r in records:
         if r.explainer == MODEL_LEVEL:

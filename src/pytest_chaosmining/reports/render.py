@@ -1,12 +1,13 @@
 """One report folder from a run's records: results.json and results.csv, the
 suites' figures, report.md (figures embedded) and report.html.
 
-The plugin renders it at the end of a run; :mod:`pytest_chaosmining.reports.rebuild`
+The plugin renders it at the end of a run; :mod:`pytest_chaosmining.tools.rebuild`
 renders it again from results files (CI shards merged, or a committed run)."""
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,17 +15,18 @@ from pytest_chaosmining import ChaosminingWarning
 from pytest_chaosmining.core.results import Record
 
 if TYPE_CHECKING:
+    from pytest_chaosmining.reports.reported_suite import ReportedSuite
     from pytest_chaosmining.session import ChaosminingSession
 
 
-def figures(records: list[Record], out_dir: Path, session: ChaosminingSession | None) -> list[str]:
-    """Every suite's figures (without a session, those drawn from models are left
+def figures(
+    records: list[Record], out_dir: Path, session: ChaosminingSession | None, suites: Sequence[ReportedSuite]
+) -> list[str]:
+    """The figures of ``suites`` (without a session, those drawn from models are left
     out); a failure costs that suite's figures, not the report."""
-    from pytest_chaosmining.suites import all_suites
-
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    for suite in all_suites():
+    for suite in suites:
         try:
             written += [str(path) for path in suite.figures(records, out_dir, session)]
         except Exception as exc:  # noqa: BLE001 - the report must survive
@@ -43,6 +45,7 @@ def render(
     outcomes: dict[str, int],
     failures: list[dict[str, str]],
     session: ChaosminingSession | None,
+    suites: Sequence[ReportedSuite],
 ) -> tuple[str, list[str]]:
     """Write the whole report folder; report.md's text and the paths written."""
     from pytest_chaosmining.core.atomic import atomic_write_text
@@ -50,8 +53,8 @@ def render(
     from pytest_chaosmining.reports.markdown import build_markdown, embed_figures, write_reports
 
     out_dir = Path(out_dir)
-    drawn = figures(records, out_dir, session)
-    markdown = embed_figures(build_markdown(records, meta, outcomes, failures), [Path(f).name for f in drawn])
+    drawn = figures(records, out_dir, session, suites)
+    markdown = embed_figures(build_markdown(records, meta, outcomes, failures, suites), [Path(f).name for f in drawn])
     written = write_reports(out_dir, records, meta, outcomes, markdown, failures)
     html = out_dir / "report.html"
     atomic_write_text(html, build_html(records, meta, outcomes, failures, [Path(f) for f in drawn]))

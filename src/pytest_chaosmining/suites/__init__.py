@@ -19,13 +19,14 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from pytest_chaosmining.core.metric_catalog import KeyOf, Metric, MetricCatalog
+from pytest_chaosmining.reports.reported_suite import ReportedSuite
 
 if TYPE_CHECKING:
     import pandas as pd
     import pytest
 
     from pytest_chaosmining.core.results import Record
-    from pytest_chaosmining.core.tiers import Seeds
+    from pytest_chaosmining.core.thresholds import Thresholds
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.session import ChaosminingSession
     from pytest_chaosmining.suites.saliency.tiers import DomainPick
@@ -72,23 +73,14 @@ class Case(Protocol):
     def explainer_id(self, explainer: str) -> str: ...
 
 
-class Suite(Protocol):
-    """The seam every suite implements; the session, the collector, the report
-    writer and the calibration tool use suites only through it."""
-
-    @property
-    def name(self) -> str:
-        """Registry name, and ``Record.suite`` of the suite's records."""
-        ...
+class Suite(ReportedSuite, Protocol):
+    """The seam every suite implements; the session, the calibration tool and
+    (through :class:`ReportedSuite`: name, headline metric, seeds, sections,
+    figures) the report writers use suites only through it."""
 
     @property
     def case_arg(self) -> str | None:
         """Fixture name of the case in the suite's tests (None: the tests take no case)."""
-        ...
-
-    @property
-    def score_metric(self) -> str | None:
-        """The judged metric shown in the terminal summary (None: none)."""
         ...
 
     @property
@@ -102,25 +94,12 @@ class Suite(Protocol):
         """What the calibration tool judges."""
         ...
 
-    def seeds(self, tier: str, seeds: Seeds | None) -> range | None:
-        """The seeds a run at ``tier`` uses (``--chaosmining-seeds`` as ``seeds``); None: not seeded."""
-        ...
-
     def plan(self, session: ChaosminingSession) -> Sequence[Case]:
         """The cases of this run (tier, seeds, data source and training modes from the session)."""
         ...
 
     def parametrize(self, metafunc: pytest.Metafunc, session: ChaosminingSession | None) -> None:
         """Parametrise one of the suite's test functions (usually :func:`parametrize_cases`)."""
-        ...
-
-    def sections(self, frame: pd.DataFrame) -> list[str]:
-        """The suite's sections of report.md, from the run's records as a frame."""
-        ...
-
-    def figures(self, records: list[Record], out_dir: Path, session: ChaosminingSession | None) -> list[Path]:
-        """Write the suite's figures into ``out_dir``; the paths written (``session``
-        None: a report rebuilt from results files, without models)."""
         ...
 
 
@@ -197,6 +176,15 @@ class SuiteDefaults:
         from pytest_chaosmining.reports.figures import drawn
 
         return drawn(records, out_dir, self.report.FIGURES)
+
+
+def shipped_thresholds(user_file: Path | None = None, own_bars_only: frozenset[str] = frozenset()) -> Thresholds:
+    """The registered suites' bars (each folder's ``thresholds.toml``; a suite without
+    bars has none), with ``user_file`` (``--chaosmining-thresholds``) merged over them."""
+    from pytest_chaosmining.core.thresholds import Thresholds
+
+    files = [path for name in REGISTRY if (path := SUITES_DIR / name / "thresholds.toml").exists()]
+    return Thresholds.load(files, user_file, own_bars_only)
 
 
 def metric_catalog() -> MetricCatalog:

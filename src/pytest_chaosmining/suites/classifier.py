@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.suites import SuiteDefaults
@@ -21,7 +21,9 @@ if TYPE_CHECKING:
 
 
 class ClassifierTier(Protocol):
-    """The tier fields a classifier suite reads."""
+    """The tier fields a classifier suite reads (a dataclass: a guided case replaces some)."""
+
+    __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
 
     @property
     def seeds(self) -> int: ...
@@ -46,7 +48,7 @@ class ClassifierSuite(SuiteDefaults):
     #: the registry name (``Record.suite``)
     name: str
     #: the suite's tiers by name
-    tiers: Mapping[str, Any]
+    tiers: Mapping[str, ClassifierTier]
     #: the source name of data read from ``--chaosmining-data`` (``torchvision``, ``files``)
     disk_source: str
     #: file name of the example figure in the report folder

@@ -9,8 +9,6 @@ from pytest_chaosmining.core.results import MODEL_LEVEL, Record
 from pytest_chaosmining.reports.figures import Draw, pyplot, save
 from pytest_chaosmining.reports.tables import explainer_order, markdown_table, mean_sd, records_frame
 
-VARIANT_FIELDS = ("noise_features", "label_noise", "n_samples")
-
 
 def _variant(row: Any) -> str:
     return f"nf={int(row['noise_features'])}, ln={row['label_noise']:g}, n={int(row['n_samples'])}, {row['model']}"

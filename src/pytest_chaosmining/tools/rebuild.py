@@ -1,6 +1,6 @@
 """Rebuild a report folder from one or more results.json files.
 
-``python -m pytest_chaosmining.reports.rebuild OUT_DIR RESULTS.json [RESULTS.json ...]``
+``python -m pytest_chaosmining.tools.rebuild OUT_DIR RESULTS.json [RESULTS.json ...]``
 
 With several files (the shards of one run, ``--chaosmining-shard i/n``) their
 records, outcomes and failures are merged into one report; they must share a
@@ -62,19 +62,20 @@ def merged_baseline(tables: list[object]) -> dict[str, object] | None:
 def rebuild(out_dir: Path, paths: list[Path]) -> list[str]:
     """Write the report of ``paths`` merged into ``out_dir``; the paths written."""
     from pytest_chaosmining.reports.render import render
+    from pytest_chaosmining.suites import all_suites
 
     try:
         payloads = [json.loads(Path(p).read_text()) for p in paths]
     except (OSError, ValueError) as exc:
         raise ValueError(f"cannot read results: {exc}") from exc
     records, meta, outcomes, failures = merge(payloads, [str(p) for p in paths])
-    return render(Path(out_dir), records, meta, outcomes, failures, None)[1]
+    return render(Path(out_dir), records, meta, outcomes, failures, None, all_suites())[1]
 
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     parser = argparse.ArgumentParser(
-        prog="python -m pytest_chaosmining.reports.rebuild",
+        prog="chaosmining-rebuild",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

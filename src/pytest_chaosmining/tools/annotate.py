@@ -2,7 +2,7 @@
 line per failed conformance test, naming the explainer, the suite and the test,
 and a table of them appended to the step summary (``$GITHUB_STEP_SUMMARY``).
 
-``python -m pytest_chaosmining.reports.annotations chaosmining-report/results.json``
+``python -m pytest_chaosmining.tools.annotate chaosmining-report/results.json``
 """
 
 from __future__ import annotations

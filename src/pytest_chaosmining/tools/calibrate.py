@@ -1,4 +1,4 @@
-"""Bars with a stated false-fail rate: ``python -m pytest_chaosmining.reports.calibration``.
+"""Bars with a stated false-fail rate: ``python -m pytest_chaosmining.tools.calibrate``.
 
 Procedure (the one the shipped smoke bars were made with; ``benchmarks/calibration/``):
 
@@ -11,7 +11,7 @@ Procedure (the one the shipped smoke bars were made with; ``benchmarks/calibrati
 
        benchmarks/calibration/run.sh smoke symbolic 200-209 SA,...,random,input_magnitude,... held.json
 
-3. ``python -m pytest_chaosmining.reports.calibration cal.json --held-out held.json \\
+3. ``python -m pytest_chaosmining.tools.calibrate cal.json --held-out held.json \\
    --merge thresholds.toml --report cal.md``
    (``benchmarks/calibration/merge.py`` runs it for every suite as ``plan.toml`` there says the
    shipped bars were made: each round's held-out seeds joined the calibration seeds of the next,
@@ -506,7 +506,7 @@ def merge_into(thresholds_text: str, tables: str, bars: list[Bar], tier: str, no
         out.append(line)
     banner = f"{BANNER}{', '.join(sorted(suites))}, tier {tier}"
     text = "\n".join(line for line in out if not line.startswith(banner)).rstrip("\n")
-    return f"{text}\n\n{banner} ({note}): python -m pytest_chaosmining.reports.calibration\n{tables}"
+    return f"{text}\n\n{banner} ({note}): python -m pytest_chaosmining.tools.calibrate\n{tables}"
 
 
 def load_runs(paths: list[Path]) -> tuple[list[dict], set[str], str]:
