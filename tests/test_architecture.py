@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import json
 from pathlib import Path
 
 import pytest
@@ -111,6 +112,7 @@ def test_every_registered_suite_is_one_folder_behind_the_seam(name):
     assert Path(inspect.getfile(type(suite))).parent == folder  # its implementation lives in its folder
     for member in (
         "name",
+        "shapes",
         "case_arg",
         "score_metric",
         "calibration",
@@ -190,3 +192,123 @@ def test_ruff_lint_and_format_are_clean():
     for command in ([ruff, "check", *paths], [ruff, "format", "--check", *paths]):
         result = subprocess.run(command, cwd=root, capture_output=True, text=True)
         assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-1000:]
+
+
+NINTH_SUITE = """
+from dataclasses import dataclass
+
+from pytest_chaosmining.attribution_context import TABULAR_REGRESSION
+from pytest_chaosmining.core.metric_catalog import judged
+from pytest_chaosmining.suites import Calibration, SuiteDefaults
+
+from ninth_suite import report
+
+
+@dataclass(frozen=True)
+class NinthCase:
+    seed: int
+
+    @property
+    def id(self):
+        return f"linear-s{self.seed}"
+
+    def explainer_id(self, explainer):
+        return f"linear-{explainer}-s{self.seed}"
+
+
+class NinthSuite(SuiteDefaults):
+    report = report
+    name = "ninth"
+    shapes = (TABULAR_REGRESSION,)
+    case_arg = "ninth_case"
+    score_metric = "fprec"
+    metrics = judged("fprec")
+    calibration = Calibration()
+
+    def seeds(self, tier, seeds):
+        return range(1)
+
+    def plan(self, session):
+        return [NinthCase(0)]
+"""
+
+NINTH_REPORT = """
+FIGURES = {}
+
+
+def sections(df):
+    ninth = df[df["suite"] == "ninth"]
+    return ["## The ninth suite", "", f"{len(ninth)} records", ""] if not ninth.empty else []
+"""
+
+NINTH_TESTS = '''
+import torch
+
+from pytest_chaosmining.attribution_context import tabular_context
+from pytest_chaosmining.core.metrics import fprec
+from pytest_chaosmining.core.results import Record
+from pytest_chaosmining.explainers import attribute
+from pytest_chaosmining.judge import explainer_failures
+
+
+def test_fprec(chaosmining, ninth_case, explainer_name, request):
+    """A linear model of six features whose first two are predictive."""
+    torch.manual_seed(ninth_case.seed)
+    inputs = torch.randn(64, 6)
+    model = torch.nn.Linear(6, 1)
+    with torch.no_grad():
+        model.weight.copy_(torch.tensor([[3.0, -2.0, 0.0, 0.0, 0.0, 0.0]]))
+        model.bias.zero_()
+    chaosmining.judge.tag_test(request.node, "ninth", explainer_name)
+    context = tabular_context("ninth", inputs.numpy(), chaosmining.device)
+    with explainer_failures(request.config):
+        attr = attribute(chaosmining.explainers[explainer_name], model, inputs, 0, context)
+    record = Record("ninth", "linear", explainer_name, ninth_case.seed, "fprec", fprec(attr.numpy(), [0, 1]), {})
+    bar = chaosmining.thresholds.metric("ninth", chaosmining.tier, "fprec", "linear", explainer_name)
+    chaosmining.judge.require_all(request.node, [(record, bar, f"{explainer_name} on linear")])
+'''
+
+
+def test_a_ninth_suite_is_one_folder_and_one_registry_line(pytester, monkeypatch, tmp_path):
+    """A suite from a folder outside the package (its suite, report section, tests and
+    bars) plus one registry line runs end to end: collected, parametrised by the
+    explainers, judged against its own bars (the control must fail them), in the report."""
+    from pytest_chaosmining import suites
+
+    folder = tmp_path / "site" / "ninth_suite"
+    folder.mkdir(parents=True)
+    (folder / "__init__.py").write_text("")
+    (folder / "suite.py").write_text(NINTH_SUITE)
+    (folder / "report.py").write_text(NINTH_REPORT)
+    (folder / "test_chaosmining_ninth.py").write_text(NINTH_TESTS)
+    (folder / "thresholds.toml").write_text(
+        '[ninth.smoke]\ncalibrated = "a test suite"\nquality_gate = 0.0\n\n[ninth.smoke.fprec]\ndefault = 0.9\n'
+    )
+    monkeypatch.syspath_prepend(str(folder.parent))
+    monkeypatch.setitem(suites.REGISTRY, "ninth", "ninth_suite.suite:NinthSuite")  # the one registry line
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+    suites.get_suite.cache_clear()
+    try:
+        result = pytester.runpytest(
+            "--chaosmining",
+            "--chaosmining-suites",
+            "ninth",
+            "--chaosmining-explainers",
+            "SA,random",
+            "--chaosmining-cache",
+            str(tmp_path / "cache"),
+            "--chaosmining-report",
+            "report",
+            "-p",
+            "no:randomly",
+            "-p",
+            "no:cacheprovider",
+        )
+    finally:
+        suites.get_suite.cache_clear()
+    result.assert_outcomes(passed=1, xfailed=1)
+    result.stdout.fnmatch_lines(["test_chaosmining_ninth.py .x*", "*ninth*SA*1*fprec 1.000*"])
+    payload = json.loads((pytester.path / "report" / "results.json").read_text())
+    scores = {r["explainer"]: r["value"] for r in payload["records"] if r["suite"] == "ninth"}
+    assert scores["SA"] == 1.0 and scores["random"] < 0.9
+    assert "## The ninth suite" in (pytester.path / "report" / "report.md").read_text()

@@ -16,6 +16,7 @@ from pytest_chaosmining.explainers import (
     builtin_explainers,
     select,
 )
+from pytest_chaosmining.suites import shapes_of
 from pytest_chaosmining.suites.vision.suite import grid_mask, image_context
 
 CPU = torch.device("cpu")
@@ -118,8 +119,8 @@ def test_an_explainer_that_applies_in_none_of_the_suites_is_a_usage_error():
         "cam": Explainer("cam", LayerGradCam, applies_to=Applicability(needs_layer=True)),
     }
     with pytest.raises(ValueError, match="'cam'.* apply in none of the selected suites \\['symbolic', 'audio'\\]"):
-        select(registry, ["SA", "cam"], ["symbolic", "audio"])
-    assert set(select(registry, ["SA", "cam"], ["symbolic", "vision"])) == {"SA", "cam"}
+        select(registry, ["SA", "cam"], shapes_of(["symbolic", "audio"]))
+    assert set(select(registry, ["SA", "cam"], shapes_of(["symbolic", "vision"]))) == {"SA", "cam"}
     assert "KS" not in select(registry, None) and "KS" in select(registry, ["KS"])  # slow: on request only
 
 
@@ -169,10 +170,10 @@ def test_last_conv2d_is_the_suggested_layer():
 
 
 def test_a_built_in_that_applies_in_none_of_the_suites_is_left_out_of_a_default_run():
-    assert "GradCAM" not in select(builtin_explainers(), None, ["symbolic", "audio"])
-    assert "GradCAM" in select(builtin_explainers(), None, ["symbolic", "vision"])
+    assert "GradCAM" not in select(builtin_explainers(), None, shapes_of(["symbolic", "audio"]))
+    assert "GradCAM" in select(builtin_explainers(), None, shapes_of(["symbolic", "vision"]))
     with pytest.raises(ValueError, match="GradCAM"):  # named: the user asked for it
-        select(builtin_explainers(), ["GradCAM"], ["symbolic"])
+        select(builtin_explainers(), ["GradCAM"], shapes_of(["symbolic"]))
 
 
 def test_what_the_context_offers_cannot_be_altered_for_the_next_call():

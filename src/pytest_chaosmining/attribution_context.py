@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     import numpy as np
@@ -32,21 +32,24 @@ MODEL_KINDS = ("mlp", "cnn", "sequence")
 INPUT_RANKS = (2, 3, 4)
 #: training samples in a context's background
 BACKGROUND_SIZE = 32
-#: the domain, task, model kind and input rank of every combination a suite attributes
-SUITE_SHAPES: dict[str, tuple[tuple[str, str, str, int], ...]] = {
-    "symbolic": (("tabular", "regression", "mlp", 2),),
-    "cost": (("tabular", "regression", "mlp", 2),),
-    "rfe": (("tabular", "regression", "mlp", 2), ("tabular", "classification", "mlp", 2)),
-    "vision": (("image", "classification", "cnn", 4),),
-    "iteroar": (("image", "classification", "cnn", 4),),
-    "bam": (("image", "classification", "cnn", 4),),
-    "audio": (("audio", "classification", "sequence", 3),),
-    "saliency": (
-        ("tabular", "regression", "mlp", 2),
-        ("image", "classification", "cnn", 4),
-        ("audio", "classification", "sequence", 3),
-    ),
-}
+
+
+class AttributedShape(NamedTuple):
+    """What a suite attributes: domain, task, model kind and input rank (each suite
+    declares its shapes, ``Suite.shapes``)."""
+
+    domain: str
+    task: str
+    model_kind: str
+    rank: int
+
+
+TABULAR_REGRESSION = AttributedShape("tabular", "regression", "mlp", 2)
+TABULAR_CLASSIFICATION = AttributedShape("tabular", "classification", "mlp", 2)
+IMAGE_CLASSIFICATION = AttributedShape("image", "classification", "cnn", 4)
+AUDIO_CLASSIFICATION = AttributedShape("audio", "classification", "sequence", 3)
+#: the shape of a call outside the suites, read off the input rank
+PLAIN_SHAPES = {2: TABULAR_REGRESSION, 3: AUDIO_CLASSIFICATION, 4: IMAGE_CLASSIFICATION}
 
 
 @dataclass(frozen=True)
@@ -102,9 +105,9 @@ class Applicability:
             return "needs a 2-D convolution layer, the model has none"
         return None
 
-    def applies_in(self, suites: list[str]) -> bool:
-        """Whether any of ``suites`` attributes a shape this explainer admits."""
-        return any(self.admits(*shape) for suite in suites for shape in SUITE_SHAPES.get(suite, ()))
+    def applies_in(self, shapes: Iterable[AttributedShape]) -> bool:
+        """Whether this explainer admits any of ``shapes`` (what some suites attribute)."""
+        return any(self.admits(*shape) for shape in shapes)
 
 
 @dataclass(frozen=True)

@@ -20,13 +20,13 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from pytest_chaosmining import ChaosminingWarning
-from pytest_chaosmining.attribution_context import SUITE_SHAPES, Applicability, AttributionContext
+from pytest_chaosmining.attribution_context import PLAIN_SHAPES, Applicability, AttributedShape, AttributionContext
 
 if TYPE_CHECKING:
     import torch
@@ -293,12 +293,15 @@ def collect_explainers(hook_results: list[dict[str, Any]]) -> dict[str, Explaine
 
 
 def select(
-    registry: dict[str, Explainer], names: list[str] | None, suites: list[str] | None = None
+    registry: dict[str, Explainer],
+    names: list[str] | None,
+    suites: Mapping[str, Sequence[AttributedShape]] | None = None,
 ) -> dict[str, Explainer]:
     """Keep only ``names`` (when None: those ``in_default_run``, less the
-    built-ins that apply in none of ``suites``); unknown names raise
-    ``KeyError`` listing the known ones, and a named or registered explainer
-    that applies in none of ``suites`` (when given) raises ``ValueError``."""
+    built-ins that apply in none of ``suites``: suite name → the shapes it
+    attributes); unknown names raise ``KeyError`` listing the known ones, and a
+    named or registered explainer that applies in none of ``suites`` (when given)
+    raises ``ValueError``."""
     if not names:
         chosen = {
             n: e
@@ -314,7 +317,7 @@ def select(
         nowhere = [n for n, e in chosen.items() if applies_nowhere(e, suites)]
         if nowhere:
             raise ValueError(
-                f"explainer(s) {nowhere} apply in none of the selected suites {suites} "
+                f"explainer(s) {nowhere} apply in none of the selected suites {list(suites)} "
                 f"(declared: {[chosen[n].applies_to for n in nowhere]})"
             )
     return chosen
@@ -347,17 +350,18 @@ def plain_context(model: torch.nn.Module, inputs: torch.Tensor) -> AttributionCo
     """The context of a call outside the suites: the domain read off the input
     rank (2 tabular, 3 audio, 4 image), no feature mask, the inputs themselves
     as the background sample."""
-    domain = {2: "tabular", 3: "audio", 4: "image"}.get(inputs.dim(), "tabular")
-    _, task, kind, _ = next(shape for shape in SUITE_SHAPES["saliency"] if shape[0] == domain)
+    domain, task, kind, _ = PLAIN_SHAPES.get(inputs.dim(), PLAIN_SHAPES[2])
     background = inputs.detach().clone()
     return AttributionContext(
         suite="", domain=domain, task=task, model_kind=kind, device=inputs.device, background_source=lambda: background
     )
 
 
-def applies_nowhere(explainer: Explainer, suites: list[str]) -> bool:
-    """Whether ``explainer`` declares an applicability none of ``suites`` attributes."""
-    return explainer.applies_to is not None and not explainer.applies_to.applies_in(suites)
+def applies_nowhere(explainer: Explainer, suites: Mapping[str, Sequence[AttributedShape]]) -> bool:
+    """Whether ``explainer`` declares an applicability none of ``suites`` (name → shapes) attributes."""
+    return explainer.applies_to is not None and not explainer.applies_to.applies_in(
+        shape for shapes in suites.values() for shape in shapes
+    )
 
 
 def attribute(

@@ -16,7 +16,7 @@ import pytest
 from pytest_chaosmining import fixtures
 from pytest_chaosmining.fixtures import SESSION_KEY
 from pytest_chaosmining.settings import Settings, add_options, resolve
-from pytest_chaosmining.suites import REGISTRY, SUITES_DIR, all_suites, suite_of
+from pytest_chaosmining.suites import REGISTRY, all_suites, folder_of_suite, suite_of, suite_roots
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
 
@@ -56,6 +56,7 @@ def pytest_configure(config: pytest.Config) -> None:
         collector = ResultCollector(config, settings, session, all_suites)
         config.pluginmanager.register(collector, "chaosmining-results")
         if settings.baseline_file is not None:
+            from pytest_chaosmining.baseline_scope import BaselineScope
             from pytest_chaosmining.reports.baseline_check import BaselineCheck
 
             try:
@@ -68,7 +69,7 @@ def pytest_configure(config: pytest.Config) -> None:
                     f"--chaosmining-baseline: {baseline.source} is a {baseline.tier} run; this run "
                     f"is {settings.tier} (their results cannot be compared)"
                 )
-            collector.baseline_check = BaselineCheck(baseline, session.in_baseline_scope, lambda: collector.records)
+            collector.baseline_check = BaselineCheck(baseline, BaselineScope(session).covers, lambda: collector.records)
             config.pluginmanager.register(collector.baseline_check, "chaosmining-baseline")
 
 
@@ -87,14 +88,15 @@ def _register_markers(config: pytest.Config) -> None:
 
 
 def _add_suite_paths(config: pytest.Config) -> None:
-    """Add the shipped suites directory to the collection arguments (once), unless
-    the arguments already name something inside it (one suite file, one test's
-    node id: that test alone runs); :func:`pytest_ignore_collect` drops the suites
-    that were not selected."""
-    suites = SUITES_DIR.resolve()
+    """Add the folders of the registered suites to the collection arguments (once
+    each), unless the arguments already name something inside one (one suite
+    file, one test's node id: that test alone runs); :func:`pytest_ignore_collect`
+    drops the suites that were not selected."""
     present = [Path(str(a).split("::")[0]).resolve() for a in config.args]
-    if not any(p == suites or suites in p.parents for p in present):
-        config.args.append(str(SUITES_DIR))
+    roots = suite_roots()
+    if any(p == root.resolve() or root.resolve() in p.parents for p in present for root in roots):
+        return
+    config.args.extend(str(root) for root in roots)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str] | None:
@@ -125,13 +127,16 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    if SUITES_DIR not in collection_path.parents:
+    """Inside the suites' folders: only the selected suites' test modules, and only
+    with ``--chaosmining``."""
+    if not any(root == collection_path or root in collection_path.parents for root in suite_roots()):
         return None
     settings = config.stash.get(SETTINGS_KEY, None)
     if settings is None or not settings.enabled:
         return True
     if collection_path.is_dir():
-        return collection_path.parent == SUITES_DIR and collection_path.name not in settings.suites or None
+        suite = folder_of_suite(collection_path)
+        return suite is not None and suite not in settings.suites or None
     suite = suite_of(collection_path)
     return suite is None or suite not in settings.suites or None
 
@@ -231,9 +236,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     chaosmining = session.config.stash.get(SESSION_KEY, None)
     if chaosmining is None:
         return
-    chaosmining.collection_done = True
+    chaosmining.selection.collection_done = True
     for item in session.items:
         suite = suite_of(Path(str(item.path)))
         callspec = getattr(item, "callspec", None)
         if suite is not None and callspec is not None:
-            chaosmining.note_selected(suite, callspec.params)
+            chaosmining.selection.note(suite, callspec.params)

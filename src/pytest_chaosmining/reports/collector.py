@@ -127,7 +127,7 @@ class ResultCollector:
             "duration_s": round(time.time() - self.started, 1),
             "baseline": self.baseline_check.table() if self.baseline_check else None,
             "uncalibrated_bars": self.session.thresholds.uncalibrated(list(self.settings.suites), tier),
-            "left_out": self.session.left_out(),
+            "left_out": self.session.roster.left_out([s.name for s in self.suites()]),
         }
 
     @pytest.hookimpl(trylast=True)

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import functools
 import importlib
+import importlib.util
 import zlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
+from pytest_chaosmining.attribution_context import AttributedShape
 from pytest_chaosmining.core.metric_catalog import KeyOf, Metric, MetricCatalog
 from pytest_chaosmining.reports.reported_suite import ReportedSuite
 
@@ -77,6 +79,12 @@ class Suite(ReportedSuite, Protocol):
     """The seam every suite implements; the session, the calibration tool and
     (through :class:`ReportedSuite`: name, headline metric, seeds, sections,
     figures) the report writers use suites only through it."""
+
+    @property
+    def shapes(self) -> tuple[AttributedShape, ...]:
+        """What the suite attributes (domain, task, model kind, input rank): an explainer
+        declared for none of them does not run there."""
+        ...
 
     @property
     def case_arg(self) -> str | None:
@@ -183,8 +191,13 @@ def shipped_thresholds(user_file: Path | None = None, own_bars_only: frozenset[s
     bars has none), with ``user_file`` (``--chaosmining-thresholds``) merged over them."""
     from pytest_chaosmining.core.thresholds import Thresholds
 
-    files = [path for name in REGISTRY if (path := SUITES_DIR / name / "thresholds.toml").exists()]
+    files = [path for name in REGISTRY if (path := suite_folder(name) / "thresholds.toml").exists()]
     return Thresholds.load(files, user_file, own_bars_only)
+
+
+def shapes_of(names: Iterable[str]) -> dict[str, tuple[AttributedShape, ...]]:
+    """Suite name → the shapes it attributes, for the registered suites ``names``."""
+    return {name: get_suite(name).shapes for name in names}
 
 
 def metric_catalog() -> MetricCatalog:
@@ -218,15 +231,46 @@ def all_suites() -> list[Suite]:
     return [get_suite(name) for name in REGISTRY]
 
 
+def suite_folder(name: str) -> Path:
+    """The folder of suite ``name``: the package of its registry entry's module (found
+    without importing it), wherever it is (the shipped suites: in :data:`SUITES_DIR`)."""
+    return _module_folder(REGISTRY[name].partition(":")[0])
+
+
+@functools.cache
+def _module_folder(module: str) -> Path:
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        raise ModuleNotFoundError(f"cannot find the suite module {module!r}")
+    return Path(spec.origin).parent
+
+
 def suite_test_file(name: str) -> Path:
-    """The shipped test module of suite ``name``."""
-    return SUITES_DIR / name / f"test_chaosmining_{name}.py"
+    """The test module of suite ``name`` (``test_chaosmining_<name>.py`` in its folder)."""
+    return suite_folder(name) / f"test_chaosmining_{name}.py"
 
 
 def suite_of(path: Path) -> str | None:
-    """The suite whose shipped test module is ``path`` (None: not a shipped suite test)."""
-    name = Path(path).parent.name
-    return name if name in REGISTRY and Path(path) == suite_test_file(name) else None
+    """The registered suite whose test module is ``path`` (None: not a suite test)."""
+    path = Path(path)
+    name = path.stem.removeprefix("test_chaosmining_")
+    return name if name in REGISTRY and path == suite_test_file(name) else None
+
+
+def folder_of_suite(path: Path) -> str | None:
+    """The registered suite whose folder is ``path`` (None: none)."""
+    return next((name for name in REGISTRY if Path(path) == suite_folder(name)), None)
+
+
+def suite_roots() -> list[Path]:
+    """The folders that hold the registered suites: :data:`SUITES_DIR` and the
+    folder of any suite registered from elsewhere."""
+    roots = [SUITES_DIR]
+    for name in REGISTRY:
+        folder = suite_folder(name)
+        if SUITES_DIR not in folder.parents and folder not in roots:
+            roots.append(folder)
+    return roots
 
 
 def in_shard(suite: str, case_id: str, shard: tuple[int, int] | None) -> bool:
@@ -265,7 +309,7 @@ def parametrize_cases(metafunc: pytest.Metafunc, session: ChaosminingSession | N
         return pytest.mark.xdist_group(group_name(suite, case))
 
     if "explainer_name" in metafunc.fixturenames:
-        explainers = session.explainers_in(suite.name) if session is not None else []
+        explainers = session.roster.explainers_in(suite.name) if session is not None else []
         if case_arg is not None:
             params = [
                 pytest.param(
@@ -297,7 +341,7 @@ def case_groups(session: ChaosminingSession) -> dict[tuple[str, str], str]:
     for name in session.settings.suites:
         suite = get_suite(name)
         cases = planned(session, suite)
-        explainers = session.explainers_in(suite.name)
+        explainers = session.roster.explainers_in(suite.name)
         for case in cases:
             groups[(suite.name, case.id)] = group_name(suite, case)
             groups.update({(suite.name, case.explainer_id(e)): group_name(suite, case) for e in explainers})

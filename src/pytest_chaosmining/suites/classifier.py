@@ -98,7 +98,7 @@ class ClassifierSuite(SuiteDefaults):
 
         tier = self.tiers[session.tier]
         sizes = {"n_explain": tier.n_explain, "internal_batch_size": tier.internal_batch_size, "n_check": tier.n_check}
-        return session.evaluated(
+        return session.reuse.evaluated(
             self.name,
             {"model": model.case.training_config(session.device.type), "weights": weights_digest(model.model), **sizes},
             explainer,

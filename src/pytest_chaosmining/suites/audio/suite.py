@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pytest_chaosmining.attribution_context import BACKGROUND_SIZE, AttributionContext
+from pytest_chaosmining.attribution_context import AUDIO_CLASSIFICATION, BACKGROUND_SIZE, AttributionContext
 from pytest_chaosmining.core.metric_catalog import calibrated, judged, reported
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training_modes import SaliencyGuided, guided_model_id, training_key
@@ -349,7 +349,7 @@ def example_figure(session: ChaosminingSession, path: Path) -> bool:
         return False
     case = min(cached, key=lambda c: order.get(c.condition, 9))
     trained = AudioSuite().model(session, case)
-    names = session.explainers_in(SUITE)
+    names = session.roster.explainers_in(SUITE)
     correct = np.flatnonzero(trained.predictions == trained.val.labels)
     i = int(correct[0]) if len(correct) else 0  # a clip the model classifies correctly, where there is one
     wave = trained.val.waves[i].astype(np.float32) / 32767.0
@@ -401,6 +401,7 @@ class AudioSuite(ClassifierSuite):
 
     report = report
     name = SUITE
+    shapes = (AUDIO_CLASSIFICATION,)
     case_arg = "audio_case"
     score_metric = "channel_share"
     metrics = (

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pytest_chaosmining.attribution_context import BACKGROUND_SIZE
+from pytest_chaosmining.attribution_context import BACKGROUND_SIZE, IMAGE_CLASSIFICATION
 from pytest_chaosmining.core.metric_catalog import calibrated, judged, reported
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.suites import Calibration, Condition, SuiteDefaults
@@ -355,6 +355,7 @@ class BamSuite(SuiteDefaults):
 
     report = report
     name = SUITE
+    shapes = (IMAGE_CLASSIFICATION,)
     case_arg = "bam_case"
     score_metric = "mcs"
     metrics = (
@@ -394,7 +395,7 @@ class BamSuite(SuiteDefaults):
             "delta_steps": tier.delta_steps,
         }
         weights = weights_digest(models.f_o, models.f_s, *models.f_k.values())
-        return session.evaluated(
+        return session.reuse.evaluated(
             SUITE,
             {"case": dataclasses.asdict(models.case), "weights": weights, **sizes},
             explainer,

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from pytest_chaosmining.attribution_context import TABULAR_REGRESSION
 from pytest_chaosmining.core.metric_catalog import reported
 from pytest_chaosmining.core.tiers import Seeds
 from pytest_chaosmining.suites import Calibration, SuiteDefaults
@@ -59,6 +60,7 @@ class CostSuite(SuiteDefaults):
 
     report = report
     name = SUITE
+    shapes = (TABULAR_REGRESSION,)
     case_arg = None
     score_metric = None
     metrics = reported("consistency", "convergence", "fprec_epoch")
@@ -110,7 +112,7 @@ class CostSuite(SuiteDefaults):
             "case": self.case(session).id,
             "weights": weights_digest(*(m for _, m in snapshots)),
         }
-        return session.evaluated(SUITE, parts, explainer, compute, (Convergence,))
+        return session.reuse.evaluated(SUITE, parts, explainer, compute, (Convergence,))
 
 
 def _snapshots(session: ChaosminingSession, case: SymbolicCase) -> list[tuple[int, torch.nn.Module]]:

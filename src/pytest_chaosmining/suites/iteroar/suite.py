@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from pytest_chaosmining.attribution_context import IMAGE_CLASSIFICATION
 from pytest_chaosmining.core.metric_catalog import calibrated, judged, reported
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.suites import Calibration, Condition, SuiteDefaults
@@ -344,6 +345,7 @@ class IteroarSuite(SuiteDefaults):
 
     report = report
     name = SUITE
+    shapes = (IMAGE_CLASSIFICATION,)
     case_arg = "iteroar_case"
     score_metric = "drop_gain"
     metrics = (
@@ -406,7 +408,7 @@ class IteroarSuite(SuiteDefaults):
                 "internal_batch_size": batch,
             }
             if explainer is not None:
-                return session.evaluated(SUITE, parts, session.explainers[explainer], compute, (ChainResult,))
-            return session.reused(SUITE, {**parts, "explainer": REFERENCE}, compute, (ChainResult,))
+                return session.reuse.evaluated(SUITE, parts, session.explainers[explainer], compute, (ChainResult,))
+            return session.reuse.reused(SUITE, {**parts, "explainer": REFERENCE}, compute, (ChainResult,))
 
         return session.memo(("iteroar", case, explainer), run)

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from pytest_chaosmining.attribution_context import TABULAR_CLASSIFICATION, TABULAR_REGRESSION
 from pytest_chaosmining.core.metric_catalog import calibrated, judged, reported
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.suites import Calibration, Condition, SuiteDefaults, parametrize_cases, sharded
@@ -422,6 +423,7 @@ class RfeSuite(SuiteDefaults):
 
     report = report
     name = SUITE
+    shapes = (TABULAR_REGRESSION, TABULAR_CLASSIFICATION)
     case_arg = "rfe_case"
     score_metric = "fprec"
     #: FPrec of k selected features moves in steps of 1/k and is skewed against a floor: judged by order statistics
@@ -466,7 +468,7 @@ class RfeSuite(SuiteDefaults):
                 session.explainers[method],
                 session.cache,
                 session.device,
-                session.reuses_builtin_results,
+                session.reuse.reuses_builtin_results,
                 self.networks(session, case),
             ),
         )
@@ -476,17 +478,17 @@ class RfeSuite(SuiteDefaults):
         is timed on its own: with pytest-benchmark results asked for)."""
         from pytest_chaosmining.suites.rfe.rounds import RoundNetworks
 
-        if session.fresh_timings:
+        if session.reuse.fresh_timings:
             return None
-        return session.memo(("rfe-networks", case), lambda: RoundNetworks(ensemble=session.ensemble))
+        return session.memo(("rfe-networks", case), lambda: RoundNetworks(ensemble=session.placement.ensemble))
 
     def run_side_by_side(self, session: ChaosminingSession, case: RFECase) -> None:
         """Before the case's first RFEwNA test: the run's selected built-in explainers
         on ``case`` run side by side (once per process; see :func:`run_side_by_side`)."""
         networks = self.networks(session, case)
-        if networks is None or not session.reuses_builtin_results:
+        if networks is None or not session.reuse.reuses_builtin_results:
             return
-        names = session.selected_explainers(SUITE, case.id)
+        names = session.selection.explainers(SUITE, case.id)
         explainers = [session.explainers[name] for name in names]
         session.memo(
             ("rfe-side-by-side", case),

@@ -25,6 +25,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pytest_chaosmining.attribution_context import AUDIO_CLASSIFICATION, IMAGE_CLASSIFICATION, TABULAR_REGRESSION
 from pytest_chaosmining.core.metric_catalog import judged, reported
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training_modes import SaliencyGuided
@@ -118,6 +119,7 @@ class SaliencySuite(SuiteDefaults):
 
     report = report
     name = SUITE
+    shapes = (TABULAR_REGRESSION, IMAGE_CLASSIFICATION, AUDIO_CLASSIFICATION)
     case_arg = "comparison"
     score_metric = "fprec"  # the symbolic comparisons' FPrec, in the terminal summary
     #: the scores of the three domains, each judged per model and as a mean change over seeds
@@ -161,12 +163,12 @@ class SaliencySuite(SuiteDefaults):
         """Before ``comparison``'s models are first needed: with ensembles on, the
         standard and guided models of the run's comparisons in its domain (every
         seed) train as the domain suite's batched ensembles (once per run)."""
-        if not session.ensemble:
+        if not session.placement.ensemble:
             return
         domain = comparison.domain
 
         def train() -> bool:
-            selected = session.selected(SUITE, sharded(session, SUITE, self.plan(session)))
+            selected = session.selection.cases(SUITE, sharded(session, SUITE, self.plan(session)))
             cases = [case for c in selected if c.domain == domain for pair in c.pairs() for case in pair]
             get_model_suite(domain).train_together(session, cases)
             return True

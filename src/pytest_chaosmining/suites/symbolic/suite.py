@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pytest_chaosmining.attribution_context import tabular_context
+from pytest_chaosmining.attribution_context import TABULAR_REGRESSION, tabular_context
 from pytest_chaosmining.core.metric_catalog import calibrated, judged, reported
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training_modes import SaliencyGuided, guided_model_id, training_key
@@ -234,6 +234,7 @@ class SymbolicSuite(SuiteDefaults):
 
     report = report
     name = SUITE
+    shapes = (TABULAR_REGRESSION,)
     case_arg = "symbolic_case"
     score_metric = "fprec"
     metrics = (
@@ -260,9 +261,9 @@ class SymbolicSuite(SuiteDefaults):
         from pytest_chaosmining.suites.symbolic.ensemble import eligible
 
         def load() -> TrainedSymbolicModel:
-            together = session.ensemble and eligible(case)
+            together = session.placement.ensemble and eligible(case)
             if together:
-                cases = session.selected(SUITE, sharded(session, SUITE, self.plan(session)))
+                cases = session.selection.cases(SUITE, sharded(session, SUITE, self.plan(session)))
                 self.train_together(session, cases + ([] if case in cases else [case]))  # the cost suite's, say
             return trained_model(case, session.cache, session.device, session.progress(f"symbolic {case.id}"), together)
 
@@ -273,7 +274,7 @@ class SymbolicSuite(SuiteDefaults):
         not yet cached as batched ensembles, one per shape and training mode."""
         from pytest_chaosmining.suites.symbolic.ensemble import train_groups
 
-        if session.ensemble:
+        if session.placement.ensemble:
             train_groups(
                 cases,
                 session.cache,
@@ -300,7 +301,7 @@ class SymbolicSuite(SuiteDefaults):
         from pytest_chaosmining.core.cost import Cost
         from pytest_chaosmining.core.derived import weights_digest
 
-        return session.evaluated(
+        return session.reuse.evaluated(
             SUITE,
             {"model": model.case.training_config(session.device.type), "weights": weights_digest(model.model)},
             explainer,

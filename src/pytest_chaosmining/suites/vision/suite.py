@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pytest_chaosmining.attribution_context import BACKGROUND_SIZE, AttributionContext
+from pytest_chaosmining.attribution_context import BACKGROUND_SIZE, IMAGE_CLASSIFICATION, AttributionContext
 from pytest_chaosmining.core.metric_catalog import calibrated, judged, reported
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training_modes import SaliencyGuided, guided_model_id, training_key
@@ -276,7 +276,7 @@ def example_figure(session: ChaosminingSession, path: Path, per_condition: int =
             seen.add(case.condition)
     if not cases:
         return False
-    names = session.explainers_in(SUITE)
+    names = session.roster.explainers_in(SUITE)
     rows = len(cases) * per_condition
     fig, axes = plt.subplots(rows, 1 + len(names), figsize=(1.8 * (1 + len(names)), 1.8 * rows), squeeze=False)
     tier = VISION[session.tier]
@@ -373,6 +373,7 @@ class VisionSuite(ClassifierSuite):
 
     report = report
     name = SUITE
+    shapes = (IMAGE_CLASSIFICATION,)
     case_arg = "vision_case"
     score_metric = "iou"
     metrics = (

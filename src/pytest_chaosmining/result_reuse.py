@@ -1,0 +1,82 @@
+"""When cached results stand in for computing them: a built-in explainer's scores
+(keyed by the code that produced them, :mod:`pytest_chaosmining.core.derived`),
+unless ``--chaosmining-builtin-results recompute`` or benchmark results are asked for."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+import pytest
+
+from pytest_chaosmining.settings import Settings
+
+if TYPE_CHECKING:
+    from pytest_chaosmining.core.derived import DerivedCache
+    from pytest_chaosmining.explainers import Explainer
+
+T = TypeVar("T")
+
+
+class ResultReuse:
+    """The derived-results cache beside the model cache (``cache_root``) and the policy of using it."""
+
+    def __init__(
+        self, config: pytest.Config, settings: Settings, cache_root: Callable[[], Path], device_type: Callable[[], str]
+    ):
+        self.config = config
+        self.settings = settings
+        self._cache_root = cache_root
+        self._device_type = device_type
+
+    @functools.cached_property
+    def derived(self) -> DerivedCache:
+        """Cached scores of the built-in explainers, beside the model cache."""
+        from pytest_chaosmining.core.derived import DerivedCache
+
+        return DerivedCache(self._cache_root())
+
+    def evaluated(
+        self,
+        suite: str,
+        parts: dict[str, object],
+        explainer: Explainer,
+        compute: Callable[[], T],
+        types: tuple[type, ...] = (),
+    ) -> T:
+        """``compute()``: for a built-in explainer through the derived-results cache
+        (``parts`` names the case, the weights and the evaluation sizes; ``types``
+        the dataclasses in the result), for any other explainer always computed."""
+        if explainer.source != "builtin" or not self.reuses_builtin_results:
+            return compute()
+        return self.reused(
+            suite, {**parts, "explainer": explainer.name, "kwargs": explainer.attribute_kwargs}, compute, types
+        )
+
+    def reused(self, suite: str, key: dict[str, object], compute: Callable[[], T], types: tuple[type, ...] = ()) -> T:
+        """``compute()`` of the plugin's own (a built-in's, a reference's) through the
+        derived-results cache under ``key`` and the device type, unless
+        ``--chaosmining-builtin-results recompute``."""
+        if not self.settings.reuse_builtin_results:
+            return compute()
+        return self.derived.get_or_compute(suite, {**key, "device": self._device_type()}, compute, types)
+
+    @property
+    def reuses_builtin_results(self) -> bool:
+        """Whether a built-in explainer's cached results stand in for computing them: not
+        with ``--chaosmining-builtin-results recompute``, nor when benchmark results are
+        asked for (:attr:`fresh_timings`)."""
+        return self.settings.reuse_builtin_results and not self.fresh_timings
+
+    @functools.cached_property
+    def fresh_timings(self) -> bool:
+        """Whether pytest-benchmark's results are asked for (``--benchmark-only``,
+        ``-json``, ``-save``, ``-autosave``, ``-compare``) and not disabled: then the
+        built-ins' results are computed afresh, so that every explainer is timed."""
+        wanted = ("benchmark_only", "benchmark_json", "benchmark_save", "benchmark_autosave", "benchmark_compare")
+        options = self.config.option
+        if getattr(options, "benchmark_disable", False) or getattr(options, "benchmark_skip", False):
+            return False
+        return any(bool(getattr(options, name, None)) for name in wanted)

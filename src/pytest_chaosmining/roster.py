@@ -1,0 +1,102 @@
+"""The run's explainers: every registered one, those selected, and which of them
+each suite runs."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import pytest
+
+from pytest_chaosmining.settings import Settings
+
+if TYPE_CHECKING:
+    from pytest_chaosmining.core.thresholds import Thresholds
+    from pytest_chaosmining.diagnosis import MapNotes
+    from pytest_chaosmining.explainers import Explainer
+
+
+class ExplainerRoster:
+    """Built-ins and the ``pytest_chaosmining_explainers`` hook's explainers, filtered by
+    ``--chaosmining-explainers``; ``thresholds()``: the run's bars (a built-in beyond
+    the paper's four runs only where it has bars of its own, unless named)."""
+
+    def __init__(self, config: pytest.Config, settings: Settings, thresholds: Callable[[], Thresholds]):
+        self.config = config
+        self.settings = settings
+        self._thresholds = thresholds
+
+    @functools.cached_property
+    def registered(self) -> dict[str, Explainer]:
+        """Every registered explainer (built-ins and the hook's)."""
+        from pytest_chaosmining.explainers import collect_explainers
+
+        return collect_explainers(self.config.hook.pytest_chaosmining_explainers(config=self.config))
+
+    @functools.cached_property
+    def own_bars_only(self) -> frozenset[str]:
+        """The built-ins beyond the paper's four (and the control): judged only against bars of their own."""
+        from pytest_chaosmining.explainers import CONTROL_NAME, PAPER_NAMES
+
+        return frozenset(
+            name
+            for name, e in self.registered.items()
+            if e.source == "builtin" and name not in PAPER_NAMES and name != CONTROL_NAME
+        )
+
+    @functools.cached_property
+    def map_notes(self) -> MapNotes:
+        """What the run's explainers noted about their maps (for the judge's messages)."""
+        from pytest_chaosmining.diagnosis import MapNotes
+
+        return MapNotes()
+
+    @functools.cached_property
+    def selected(self) -> dict[str, Explainer]:
+        """The registered explainers, filtered by ``--chaosmining-explainers``
+        (``pytest.UsageError`` for an unknown name or one that applies in none of the
+        suites), carrying the run's call time limit and map notes."""
+        from pytest_chaosmining.explainers import select
+        from pytest_chaosmining.suites import shapes_of
+
+        try:
+            chosen = select(self.registered, list(self.settings.explainers), shapes_of(self.settings.suites))
+        except ValueError as exc:
+            raise pytest.UsageError(f"--chaosmining-explainers: {exc}") from None
+        return {
+            name: dataclasses.replace(e, call_timeout_s=self.settings.call_timeout_s, map_notes=self.map_notes)
+            for name, e in chosen.items()
+        }
+
+    def explainers_in(self, suite: str) -> list[str]:
+        """The explainers ``suite`` runs: all selected ones but the built-ins beyond
+        the paper's four that apply there and have no bars of their own there at
+        this tier (their values would be reported, not judged), unless named in
+        ``--chaosmining-explainers``.  One that does not apply there stays, to be
+        skipped with its reason."""
+        from pytest_chaosmining.suites import get_suite
+
+        named, tier, thresholds = set(self.settings.explainers), self.settings.tier, self._thresholds()
+        shapes = get_suite(suite).shapes if suite in self.settings.suites else ()
+
+        def runs(name: str) -> bool:
+            declared = self.selected[name].applies_to
+            return (
+                name in named
+                or not thresholds.lacks_own_bars(suite, tier, name)
+                or (declared is not None and not declared.applies_in(shapes))
+            )
+
+        return [name for name in self.selected if runs(name)]
+
+    def left_out(self, suites: list[str]) -> dict[str, list[str]]:
+        """Per suite of ``suites`` this run selected, the selected explainers :meth:`explainers_in` leaves out."""
+        out = {}
+        for suite in suites:
+            if suite in self.settings.suites:
+                runs = set(self.explainers_in(suite))
+                if left := [n for n in self.selected if n not in runs]:
+                    out[suite] = left
+        return out
