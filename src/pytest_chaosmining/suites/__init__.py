@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from pytest_chaosmining.core.thresholds import Thresholds
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.session import ChaosminingSession
-    from pytest_chaosmining.suites.saliency.tiers import DomainPick
 
 #: name (the value of ``--chaosmining-suites``) → ``module:class`` of its :class:`Suite`, in report order
 REGISTRY: dict[str, str] = {
@@ -64,6 +63,19 @@ class Calibration:
     judged: dict[str, KeyOf] = field(default_factory=dict)
     optional: frozenset[str] = frozenset()
     steps: dict[str, Callable[[Condition], float]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DomainPick:
+    """What a composing suite (saliency) takes from one model suite: the threshold keys of
+    its cases (formulas ``f02`` or conditions ``SBFP``), the architecture (None:
+    the domain's only one) and fields of that tier's settings to override (guided
+    training costs about 3× standard; where ``sizes`` is empty, the standard
+    models are shared with that suite through the cache)."""
+
+    keys: tuple[str, ...]
+    model: str | None = None
+    sizes: dict[str, int] = field(default_factory=dict)
 
 
 class Case(Protocol):

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from pytest_chaosmining.core.results import Record
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.session import ChaosminingSession
-    from pytest_chaosmining.suites.saliency.tiers import DomainPick
+    from pytest_chaosmining.suites import DomainPick
 
 
 class ClassifierTier(Protocol):

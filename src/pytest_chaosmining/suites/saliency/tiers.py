@@ -2,20 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-
-@dataclass(frozen=True)
-class DomainPick:
-    """What the saliency suite takes from one domain suite: the threshold keys of
-    its cases (formulas ``f02`` or conditions ``SBFP``), the architecture (None:
-    the domain's only one) and fields of that tier's settings to override (guided
-    training costs about 3× standard; where ``sizes`` is empty, the standard
-    models are shared with that suite through the cache)."""
-
-    keys: tuple[str, ...]
-    model: str | None = None
-    sizes: dict[str, int] = field(default_factory=dict)
+from pytest_chaosmining.suites import DomainPick
 
 
 @dataclass(frozen=True)

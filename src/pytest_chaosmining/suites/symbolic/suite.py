@@ -26,7 +26,7 @@ from pytest_chaosmining.suites.symbolic.tiers import SYMBOLIC, SymbolicTier
 if TYPE_CHECKING:
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.session import ChaosminingSession
-    from pytest_chaosmining.suites.saliency.tiers import DomainPick
+    from pytest_chaosmining.suites import DomainPick
 
 SUITE = "symbolic"
 
