@@ -14,7 +14,14 @@ from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.suites import SuiteDefaults
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
+    import numpy as np
+    import torch
+
+    from pytest_chaosmining.core.cache import ModelCache
     from pytest_chaosmining.core.results import Record
+    from pytest_chaosmining.core.training_modes import SaliencyGuided
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.session import ChaosminingSession
     from pytest_chaosmining.suites import DomainPick
@@ -125,3 +132,65 @@ class ClassifierSuite(SuiteDefaults):
         if session is None or not any(r.suite == self.name for r in records):
             return []  # the examples are drawn from the trained models
         return [path] if self.example_figure(session, path) else []
+
+
+class ClassifierCase(Protocol):
+    """The fields of a vision or audio case that training a classifier reads."""
+
+    @property
+    def epochs(self) -> int: ...
+
+    @property
+    def batch_size(self) -> int: ...
+
+    @property
+    def lr(self) -> float: ...
+
+    @property
+    def seed(self) -> int: ...
+
+    @property
+    def guide(self) -> SaliencyGuided | None: ...
+
+    @property
+    def precision(self) -> str: ...
+
+    def training_config(self, device_type: str) -> dict[str, Any]: ...
+
+
+def cached_classifier(
+    suite: str,
+    case: ClassifierCase,
+    cache: ModelCache,
+    device: torch.device,
+    code: tuple[ModuleType, ...],
+    build: Callable[[], torch.nn.Module],
+    train_data: Callable[[], tuple[np.ndarray, np.ndarray]],
+    val: tuple[np.ndarray, np.ndarray],
+    progress: Callable[..., None] | None,
+    prepare: Callable[[torch.Tensor], torch.Tensor] | None = None,
+) -> tuple[torch.nn.Module, dict[str, Any], np.ndarray]:
+    """``case``'s classifier from the cache (keyed by its training config and the
+    source of ``code``), else built by ``build`` and trained on ``train_data()``
+    (inputs, labels; ``prepare`` turns a batch into floats); checked and scored on
+    ``val``.  The model, its cache metadata and its validation predictions."""
+    import torch
+
+    from pytest_chaosmining.core.classification import ClassifierTraining, predict_array, to_float, train_classifier
+
+    prep = prepare or to_float
+    val_inputs, val_labels = val
+
+    def fit(model: torch.nn.Module) -> float:
+        inputs, labels = train_data()
+        settings = ClassifierTraining(case.epochs, case.batch_size, case.lr, t0=case.epochs)
+        return train_classifier(
+            model, torch.from_numpy(inputs), torch.from_numpy(labels), settings, case.seed, progress, prep,
+            case.guide, case.precision,
+        )  # fmt: skip
+
+    def check(model: torch.nn.Module) -> float:
+        return float((predict_array(model, val_inputs, prep) == val_labels).mean())
+
+    model, meta = cache.model(suite, case.training_config(device.type), build, fit, device, code, check)
+    return model, meta, predict_array(model, val_inputs, prep)

@@ -186,35 +186,18 @@ def trained_model(
     case: AudioCase, cache: Any, device: Any, progress: Callable[..., None] | None = None
 ) -> TrainedAudioModel:
     """Load ``case``'s classifier from the cache or train it; score it on validation data."""
-    import torch
+    from pytest_chaosmining.core.classification import pcm_to_float
+    from pytest_chaosmining.suites.classifier import cached_classifier
 
-    from pytest_chaosmining.core.classification import ClassifierTraining, pcm_to_float, predict_array, train_classifier
-
-    def build() -> torch.nn.Module:
-        return untrained_model(case)
-
-    def fit(model: torch.nn.Module) -> float:
+    def train_data() -> tuple[np.ndarray, np.ndarray]:
         data = data_split(case, "train")
-        settings = ClassifierTraining(case.epochs, case.batch_size, case.lr, t0=case.epochs)
-        return train_classifier(
-            model,
-            torch.from_numpy(data.waves),
-            torch.from_numpy(data.labels),
-            settings,
-            case.seed,
-            progress,
-            pcm_to_float,
-            case.guide,
-            case.precision,
-        )
+        return data.waves, data.labels
 
     val = data_split(case, "val")
-
-    def check(model: torch.nn.Module) -> float:
-        return float((predict_array(model, val.waves, pcm_to_float) == val.labels).mean())
-
-    model, meta = cache.model(SUITE, case.training_config(device.type), build, fit, device, audio_code(), check)
-    pred = predict_array(model, val.waves, pcm_to_float)
+    model, meta, pred = cached_classifier(
+        SUITE, case, cache, device, audio_code(), lambda: untrained_model(case), train_data,
+        (val.waves, val.labels), progress, pcm_to_float,
+    )  # fmt: skip
     return TrainedAudioModel(case, model, val, pred, float((pred == val.labels).mean()), float(meta["train_seconds"]))
 
 

@@ -25,47 +25,14 @@ class BamTier:
     delta_steps: int
 
 
+# fmt: off
 BAM: dict[str, BamTier] = {
-    "smoke": BamTier(
-        canvas=32,
-        n_train=3000,
-        n_val=300,
-        model="small_cnn",
-        epochs=8,
-        batch_size=32,
-        lr=3e-3,
-        seeds=1,
-        ks=(0.1, 1.0),
-        n_explain=150,
-        internal_batch_size=300,
-        delta_steps=100,
-    ),
-    "ci": BamTier(
-        canvas=40,
-        n_train=5000,
-        n_val=500,
-        model="small_cnn",
-        epochs=10,
-        batch_size=32,
-        lr=3e-3,
-        seeds=1,
-        ks=(0.1, 0.3, 0.5, 0.7, 1.0),
-        n_explain=300,
-        internal_batch_size=300,
-        delta_steps=100,
-    ),
-    "paper": BamTier(
-        canvas=224,
-        n_train=90000,
-        n_val=10000,
-        model="resnet50",
-        epochs=30,
-        batch_size=128,
-        lr=1e-3,
-        seeds=3,
-        ks=tuple(round(0.1 * i, 1) for i in range(1, 11)),
-        n_explain=1000,
-        internal_batch_size=100,
-        delta_steps=200,
-    ),
+    "smoke": BamTier(canvas=32, n_train=3000, n_val=300, model="small_cnn", epochs=8, batch_size=32, lr=3e-3,
+                     seeds=1, ks=(0.1, 1.0), n_explain=150, internal_batch_size=300, delta_steps=100),
+    "ci": BamTier(canvas=40, n_train=5000, n_val=500, model="small_cnn", epochs=10, batch_size=32, lr=3e-3,
+                  seeds=1, ks=(0.1, 0.3, 0.5, 0.7, 1.0), n_explain=300, internal_batch_size=300, delta_steps=100),
+    "paper": BamTier(canvas=224, n_train=90000, n_val=10000, model="resnet50", epochs=30, batch_size=128, lr=1e-3,
+                     seeds=3, ks=tuple(round(0.1 * i, 1) for i in range(1, 11)), n_explain=1000,
+                     internal_batch_size=100, delta_steps=200),
 }
+# fmt: on

@@ -57,28 +57,10 @@ def test_convergence(chaosmining, explainer_name, request):
     with explainer_failures(request.config):
         curve = COST.convergence(chaosmining, chaosmining.explainers[explainer_name])
     node = request.node
+
+    def record(metric: str, value: float, **fields: int) -> Record:
+        return Record(SUITE, case.model_id, explainer_name, case.seed, metric, value, {**case.condition(), **fields})
+
     for epoch, value in zip(curve.epochs, curve.fprec):
-        chaosmining.judge.record(
-            node,
-            Record(
-                SUITE,
-                case.model_id,
-                explainer_name,
-                case.seed,
-                "fprec_epoch",
-                value,
-                {**case.condition(), "epoch": epoch},
-            ),
-        )
-    chaosmining.judge.record(
-        node,
-        Record(
-            SUITE,
-            case.model_id,
-            explainer_name,
-            case.seed,
-            "convergence",
-            curve.auc,
-            {**case.condition(), "epochs": curve.epochs[-1]},
-        ),
-    )
+        chaosmining.judge.record(node, record("fprec_epoch", value, epoch=epoch))
+    chaosmining.judge.record(node, record("convergence", curve.auc, epochs=curve.epochs[-1]))

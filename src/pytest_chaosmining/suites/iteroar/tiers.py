@@ -27,42 +27,17 @@ class IteroarTier:
     vision_sizes: dict = field(default_factory=dict)
 
 
+# fmt: off
 ITEROAR: dict[str, IteroarTier] = {
     # smoke: the fixed position, where the smoke vision model learns on every seed (SBRP reached the
     # f_0 gate on 2 of 8 calibration seeds); a centre prior that ignores the model would remove the
     # foreground too, and fails the model-randomisation check (training_gain) instead
-    "smoke": IteroarTier(
-        conditions=("SBFP",),
-        model="small_cnn",
-        iterations=1,
-        tau=0.95,
-        fills=("zero",),
-        n_retrain=1000,
-        retrain_epochs=3,
-        n_explain=200,
-        seeds=1,
-    ),
-    "ci": IteroarTier(
-        conditions=("SBRP",),
-        model="small_cnn",
-        iterations=3,
-        tau=0.95,
-        fills=("zero", "mean"),
-        n_retrain=2000,
-        retrain_epochs=3,
-        n_explain=300,
-        seeds=1,
-        vision_sizes={"fg": 6, "n_train": 4000, "n_val": 300, "epochs": 8},
-    ),
-    "paper": IteroarTier(
-        conditions=("RBRP", "SBRP"),
-        model="resnet50",
-        iterations=10,
-        tau=0.95,
-        fills=("zero", "mean"),
-        n_retrain=50000,
-        retrain_epochs=None,
-        n_explain=1000,
-        seeds=3,
-    ),
+    "smoke": IteroarTier(conditions=("SBFP",), model="small_cnn", iterations=1, tau=0.95, fills=("zero",),
+                         n_retrain=1000, retrain_epochs=3, n_explain=200, seeds=1),
+    "ci": IteroarTier(conditions=("SBRP",), model="small_cnn", iterations=3, tau=0.95, fills=("zero", "mean"),
+                      n_retrain=2000, retrain_epochs=3, n_explain=300, seeds=1,
+                      vision_sizes={"fg": 6, "n_train": 4000, "n_val": 300, "epochs": 8}),
+    "paper": IteroarTier(conditions=("RBRP", "SBRP"), model="resnet50", iterations=10, tau=0.95,
+                         fills=("zero", "mean"), n_retrain=50000, retrain_epochs=None, n_explain=1000, seeds=3),
 }
+# fmt: on

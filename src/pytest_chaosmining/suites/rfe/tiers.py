@@ -31,47 +31,16 @@ class RFETier:
     step: float = 0.5
 
 
+# fmt: off
 RFE_TIERS: dict[str, RFETier] = {
-    "smoke": RFETier(
-        formulas=(10, 12),
-        n_samples=1500,
-        noise_features=150,
-        epochs=150,
-        lr=1e-2,
-        seeds=1,
-        clf_samples=1000,
-        clf_features=100,
-        clf_informative=5,
-        clf_epochs=150,
-        clf_batch_size=None,
-        santander_rows=2000,
-    ),
-    "ci": RFETier(
-        formulas=(10, 11, 12, 13, 14),
-        n_samples=3000,
-        noise_features=150,
-        epochs=300,
-        lr=3e-3,
-        seeds=1,
-        clf_samples=2000,
-        clf_features=100,
-        clf_informative=6,
-        clf_epochs=300,
-        clf_batch_size=None,
-        santander_rows=6016,
-    ),
-    "paper": RFETier(
-        formulas=(10, 11, 12, 13, 14),
-        n_samples=10000,
-        noise_features=150,
-        epochs=1000,
-        lr=1e-3,
-        seeds=5,
-        clf_samples=6016,
-        clf_features=369,
-        clf_informative=10,
-        clf_epochs=500,
-        clf_batch_size=1000,
-        santander_rows=6016,
-    ),
+    "smoke": RFETier(formulas=(10, 12), n_samples=1500, noise_features=150, epochs=150, lr=1e-2, seeds=1,
+                     clf_samples=1000, clf_features=100, clf_informative=5, clf_epochs=150, clf_batch_size=None,
+                     santander_rows=2000),
+    "ci": RFETier(formulas=(10, 11, 12, 13, 14), n_samples=3000, noise_features=150, epochs=300, lr=3e-3, seeds=1,
+                  clf_samples=2000, clf_features=100, clf_informative=6, clf_epochs=300, clf_batch_size=None,
+                  santander_rows=6016),
+    "paper": RFETier(formulas=(10, 11, 12, 13, 14), n_samples=10000, noise_features=150, epochs=1000, lr=1e-3,
+                     seeds=5, clf_samples=6016, clf_features=369, clf_informative=10, clf_epochs=500,
+                     clf_batch_size=1000, santander_rows=6016),
 }
+# fmt: on

@@ -36,44 +36,21 @@ FIGURE4_SWEEPS: dict[str, tuple] = {
     "dropout": (0.0, 0.1, 0.2, 0.3),
 }
 
+# fmt: off
 SYMBOLIC: dict[str, SymbolicTier] = {
     "smoke": SymbolicTier(
-        n_samples=2000,
-        noise_features=20,
-        label_noise=0.01,
-        width=100,
-        depth=3,
-        dropout=0.0,
-        optimizer="adam",
-        lr=1e-2,
-        epochs=150,
-        seeds=1,
+        n_samples=2000, noise_features=20, label_noise=0.01, width=100, depth=3, dropout=0.0,
+        optimizer="adam", lr=1e-2, epochs=150, seeds=1,
         sweeps={"noise_features": (0, 20, 50), "label_noise": (0.01, 0.16)},
     ),
     "ci": SymbolicTier(
-        n_samples=6000,
-        noise_features=100,
-        label_noise=0.01,
-        width=100,
-        depth=3,
-        dropout=0.0,
-        optimizer="adam",
-        lr=3e-3,
-        epochs=400,
-        seeds=2,
+        n_samples=6000, noise_features=100, label_noise=0.01, width=100, depth=3, dropout=0.0,
+        optimizer="adam", lr=3e-3, epochs=400, seeds=2,
         sweeps={"noise_features": (0, 50, 100, 200), "label_noise": (0.01, 0.04, 0.16)},
     ),
     "paper": SymbolicTier(
-        n_samples=10000,
-        noise_features=100,
-        label_noise=0.01,
-        width=100,
-        depth=3,
-        dropout=0.0,
-        optimizer="adam",
-        lr=1e-3,
-        epochs=1000,
-        seeds=5,
-        sweeps=FIGURE4_SWEEPS,
+        n_samples=10000, noise_features=100, label_noise=0.01, width=100, depth=3, dropout=0.0,
+        optimizer="adam", lr=1e-3, epochs=1000, seeds=5, sweeps=FIGURE4_SWEEPS,
     ),
 }
+# fmt: on

@@ -146,34 +146,17 @@ def trained_model(
     case: VisionCase, cache: Any, device: Any, progress: Callable[..., None] | None = None
 ) -> TrainedVisionModel:
     """Load ``case``'s classifier from the cache or train it; score it on validation data."""
-    import torch
+    from pytest_chaosmining.suites.classifier import cached_classifier
 
-    from pytest_chaosmining.core.classification import ClassifierTraining, predict_array, train_classifier
-
-    def build() -> torch.nn.Module:
-        return untrained_model(case)
-
-    def fit(model: torch.nn.Module) -> float:
+    def train_data() -> tuple[np.ndarray, np.ndarray]:
         data = data_split(case, "train")
-        settings = ClassifierTraining(case.epochs, case.batch_size, case.lr, t0=case.epochs)
-        return train_classifier(
-            model,
-            torch.from_numpy(data.images),
-            torch.from_numpy(data.labels),
-            settings,
-            case.seed,
-            progress,
-            guide=case.guide,
-            precision=case.precision,
-        )
+        return data.images, data.labels
 
     val = data_split(case, "val")
-
-    def check(model: torch.nn.Module) -> float:
-        return float((predict_array(model, val.images) == val.labels).mean())
-
-    model, meta = cache.model(SUITE, case.training_config(device.type), build, fit, device, vision_code(), check)
-    pred = predict_array(model, val.images)
+    model, meta, pred = cached_classifier(
+        SUITE, case, cache, device, vision_code(), lambda: untrained_model(case), train_data,
+        (val.images, val.labels), progress,
+    )  # fmt: skip
     return TrainedVisionModel(case, model, val, pred, float((pred == val.labels).mean()), float(meta["train_seconds"]))
 
 

@@ -25,41 +25,13 @@ class VisionTier:
 
 PAPER_VISION_MODELS = ("alexnet", "densenet121", "googlenet", "resnet18", "resnet50", "vgg13", "vit_b_16", "vit_l_32")
 
+# fmt: off
 VISION: dict[str, VisionTier] = {
-    "smoke": VisionTier(
-        fg=6,
-        n_train=4000,
-        n_val=200,
-        models=("small_cnn",),
-        epochs=8,
-        batch_size=32,
-        lr=3e-3,
-        seeds=1,
-        n_explain=32,
-        internal_batch_size=320,
-    ),
-    "ci": VisionTier(
-        fg=8,
-        n_train=6000,
-        n_val=500,
-        models=("small_cnn",),
-        epochs=12,
-        batch_size=32,
-        lr=3e-3,
-        seeds=1,
-        n_explain=100,
-        internal_batch_size=500,
-    ),
-    "paper": VisionTier(
-        fg=32,
-        n_train=50000,
-        n_val=10000,
-        models=PAPER_VISION_MODELS,
-        epochs=30,
-        batch_size=128,
-        lr=1e-3,
-        seeds=5,
-        n_explain=1000,
-        internal_batch_size=100,
-    ),
+    "smoke": VisionTier(fg=6, n_train=4000, n_val=200, models=("small_cnn",), epochs=8, batch_size=32, lr=3e-3,
+                        seeds=1, n_explain=32, internal_batch_size=320),
+    "ci": VisionTier(fg=8, n_train=6000, n_val=500, models=("small_cnn",), epochs=12, batch_size=32, lr=3e-3,
+                     seeds=1, n_explain=100, internal_batch_size=500),
+    "paper": VisionTier(fg=32, n_train=50000, n_val=10000, models=PAPER_VISION_MODELS, epochs=30, batch_size=128,
+                        lr=1e-3, seeds=5, n_explain=1000, internal_batch_size=100),
 }
+# fmt: on
