@@ -1,0 +1,70 @@
+"""The explainer contract: what is registered (:class:`Explainer`) and the errors
+of a call that breaks the contract or does not apply."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from pytest_chaosmining.attribution_context import Applicability
+
+if TYPE_CHECKING:
+    from pytest_chaosmining.diagnosis import MapNotes
+
+#: a captum ``Attribution`` class or a callable ``(model, inputs, target) -> Tensor``
+ExplainerMethod = Callable[..., object]
+
+
+class ExplainerError(Exception):
+    """An explainer raised or returned something unusable; names the explainer."""
+
+
+class NotApplicable(Exception):
+    """Raise from an explainer that does not apply to the model or inputs it was
+    given (a CAM method on an MLP): its test is skipped with the reason.
+    ``NotImplementedError`` is taken the same way."""
+
+
+class ExplainerNotApplicable(ExplainerError):
+    """The explainer declared itself not applicable here (its test skips)."""
+
+
+#: seconds an explainer call may take before it is stopped and fails, unless the run says otherwise
+#: (``--chaosmining-call-timeout``: the session's explainers carry the run's limit)
+DEFAULT_CALL_TIMEOUT_S = 600.0
+
+
+@dataclass
+class Explainer:
+    """A registered explainer.
+
+    ``method``: a captum Attribution class or a callable ``(model, inputs, target)``.
+    ``attribute_kwargs``: extra keyword arguments for ``attribute``.
+    ``ground_truth``: the exact quantity it estimates, if any ('gradient',
+    'ablation', 'path'), used for the attribution-UScore report column.
+    ``applies_to``: where it applies (None: everywhere); elsewhere its tests skip.
+    ``in_default_run``: run without ``--chaosmining-explainers`` naming it (the
+    slow built-ins are not).
+    ``call_timeout_s`` and ``map_notes``: what the run sets on its explainers (the
+    call's time limit; where degenerate maps are noted for the judge).
+    """
+
+    name: str
+    method: ExplainerMethod
+    attribute_kwargs: dict[str, object] = field(default_factory=dict)
+    ground_truth: str | None = None
+    source: str = "user"
+    control: bool = False
+    applies_to: Applicability | None = None
+    in_default_run: bool = True
+    call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S
+    map_notes: MapNotes | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def is_captum(self) -> bool:
+        """Whether ``method`` is a captum ``Attribution`` class, or one with constructor
+        arguments bound by ``functools.partial`` (``partial(DeepLift, eps=1e-6)``)."""
+        from pytest_chaosmining.binding import captum_class
+
+        return captum_class(self.method) is not None
