@@ -44,6 +44,10 @@ from pytest_chaosmining.suites.audio.tiers import AUDIO, AudioTier
 from pytest_chaosmining.suites.classifier import ClassifierSuite
 
 if TYPE_CHECKING:
+    import torch
+
+    from pytest_chaosmining.core.cache import ModelCache
+    from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.session import ChaosminingSession
 
 SUITE = "audio"
@@ -183,7 +187,7 @@ def n_classes(case: AudioCase) -> int:
 
 
 def trained_model(
-    case: AudioCase, cache: Any, device: Any, progress: Callable[..., None] | None = None
+    case: AudioCase, cache: ModelCache, device: torch.device, progress: Callable[..., None] | None = None
 ) -> TrainedAudioModel:
     """Load ``case``'s classifier from the cache or train it; score it on validation data."""
     from pytest_chaosmining.core.classification import pcm_to_float
@@ -220,7 +224,7 @@ def segment_mask(case: AudioCase) -> Any:
     return (torch.arange(case.channels)[:, None] * TIME_SEGMENTS + segment[None, :]).unsqueeze(0)
 
 
-def attribution_context(case: AudioCase, device: Any, internal_batch_size: int) -> AttributionContext:
+def attribution_context(case: AudioCase, device: torch.device, internal_batch_size: int) -> AttributionContext:
     """What the audio suite offers explainers: the channel × segment grid (window:
     one channel, one segment), one channel's segments per forward pass, the IG
     batch size, and a background of training clips."""
@@ -250,7 +254,12 @@ def _background(case: AudioCase) -> Any:
 
 
 def attribution_call(
-    trained: TrainedAudioModel, explainer: Any, device: Any, internal_batch_size: int, rows: slice, model: Any = None
+    trained: TrainedAudioModel,
+    explainer: Explainer,
+    device: torch.device,
+    internal_batch_size: int,
+    rows: slice,
+    model: Any = None,
 ) -> Callable[[], Any]:
     """A zero-argument call attributing validation clips ``rows`` (target: the
     trained model's predicted class) on ``model`` (default: the trained model),
@@ -277,8 +286,8 @@ def attribution_call(
 
 def evaluate(
     trained: TrainedAudioModel,
-    explainer: Any,
-    device: Any,
+    explainer: Explainer,
+    device: torch.device,
     n_explain: int,
     internal_batch_size: int,
     n_check: int | None = None,

@@ -39,6 +39,9 @@ from pytest_chaosmining.suites.bam import report
 from pytest_chaosmining.suites.bam.tiers import BAM, BamTier
 
 if TYPE_CHECKING:
+    import torch
+
+    from pytest_chaosmining.core.cache import ModelCache
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.session import ChaosminingSession
 
@@ -125,8 +128,8 @@ def _train(
     role: str,
     images: np.ndarray,
     labels: np.ndarray,
-    cache: Any,
-    device: Any,
+    cache: ModelCache,
+    device: torch.device,
     progress: Callable[..., None] | None,
 ) -> tuple[Any, float]:
     import dataclasses
@@ -176,7 +179,7 @@ class BamModels:
 
 
 def trained_models(
-    case: BamCase, cache: Any, device: Any, progress: Callable[[str], Any] = lambda label: None
+    case: BamCase, cache: ModelCache, device: torch.device, progress: Callable[[str], Any] = lambda label: None
 ) -> BamModels:
     """Train (or load) f_o, f_s and every f_k; measure their accuracies."""
     from pytest_chaosmining.core.classification import predict_array
@@ -226,7 +229,7 @@ def relative_importance(models: BamModels, chance_margin: float, keep_margin: fl
 
 
 def _attribute(
-    case: BamCase, explainer: Any, model: Any, images: np.ndarray, device: Any, internal_batch_size: int
+    case: BamCase, explainer: Explainer, model: Any, images: np.ndarray, device: torch.device, internal_batch_size: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """Normalised maps of ``images`` for the predicted class, and the predictions."""
     import torch
@@ -265,7 +268,7 @@ def _background(case: BamCase) -> Any:
     return to_float(torch.from_numpy(generate(small.spec("objects", "train")).images[:BACKGROUND_SIZE]))
 
 
-def neutral_patches(models: BamModels, n: int, device: Any, steps: int) -> tuple[np.ndarray, np.ndarray]:
+def neutral_patches(models: BamModels, n: int, device: torch.device, steps: int) -> tuple[np.ndarray, np.ndarray]:
     """δ for the first ``n`` no-object validation images on f_s (initialised from
     their object's pixels); returns ``x + δ`` as uint8 and whether δ is
     functionally neutral there: f_s's prediction unchanged and its logits within
@@ -293,7 +296,12 @@ def neutral_patches(models: BamModels, n: int, device: Any, steps: int) -> tuple
 
 
 def evaluate(
-    models: BamModels, explainer: Any, device: Any, n_explain: int, internal_batch_size: int, delta_steps: int
+    models: BamModels,
+    explainer: Explainer,
+    device: torch.device,
+    n_explain: int,
+    internal_batch_size: int,
+    delta_steps: int,
 ) -> dict[str, Any]:
     """Every BAM score of ``explainer`` with its random-region baselines."""
     from pytest_chaosmining.suites.bam.metrics import (

@@ -46,6 +46,10 @@ from pytest_chaosmining.suites.iteroar import report
 from pytest_chaosmining.suites.iteroar.tiers import ITEROAR, IteroarTier
 
 if TYPE_CHECKING:
+    import torch
+
+    from pytest_chaosmining.core.cache import ModelCache
+    from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.session import ChaosminingSession
 
 SUITE = "iteroar"
@@ -159,8 +163,8 @@ def _explainer_masks(
     case: IteroarCase,
     model: Any,
     images: np.ndarray,
-    explainer: Any,
-    device: Any,
+    explainer: Explainer | None,
+    device: torch.device,
     internal_batch_size: int,
     rng: np.random.Generator,
 ) -> np.ndarray:
@@ -193,8 +197,8 @@ def _retrain(
     images: np.ndarray,
     labels: np.ndarray,
     iteration: int,
-    cache: Any,
-    device: Any,
+    cache: ModelCache,
+    device: torch.device,
     progress: Callable[..., None] | None,
 ) -> tuple[Any, float]:
     """f_{i+1}: ``previous`` retrained on the masked ``images`` (cached by their digest)."""
@@ -244,9 +248,9 @@ def run_chain(
     case: IteroarCase,
     f0: Any,
     train: Any,
-    explainer: Any,
-    cache: Any,
-    device: Any,
+    explainer: Explainer | None,
+    cache: ModelCache,
+    device: torch.device,
     internal_batch_size: int,
     progress: Callable[..., None] | None = None,
     stream: str = REFERENCE,
@@ -312,8 +316,8 @@ def _untrained_box_share(
     case: IteroarCase,
     images: np.ndarray,
     boxes: np.ndarray,
-    explainer: Any,
-    device: Any,
+    explainer: Explainer | None,
+    device: torch.device,
     internal_batch_size: int,
     stream: str,
 ) -> float:

@@ -20,12 +20,17 @@ from __future__ import annotations
 import numbers
 import time
 from collections.abc import Callable, Generator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.validation import check_is_fitted
+
+if TYPE_CHECKING:
+    import torch
+
+    from pytest_chaosmining.explainers import Explainer
 
 from pytest_chaosmining.suites.rfe.rounds import RoundNetworks, RoundRequest, RoundTraining, TrainedRound
 
@@ -43,7 +48,7 @@ def validation_split(n: int, fraction: float, seed: int) -> tuple[np.ndarray, np
     return order[n_val:], order[:n_val]
 
 
-def resolve_explainer(explainer: Any) -> Any:
+def resolve_explainer(explainer: Explainer | str | Callable[..., object]) -> Explainer:
     """A built-in explainer name, an :class:`~pytest_chaosmining.explainers.Explainer`,
     a captum attribution class or a callable ``(model, inputs, target) -> tensor``."""
     from pytest_chaosmining.explainers import Explainer, as_explainer, builtin_explainers
@@ -90,7 +95,7 @@ class RFEwNA(SelectorMixin, BaseEstimator):
 
     def __init__(
         self,
-        explainer: Any = "SA",
+        explainer: Explainer | str | Callable[..., object] = "SA",
         task: str = "regression",
         n_features_to_select: int | float | None = None,
         step: int | float = 0.5,
@@ -217,13 +222,13 @@ class RFEwNA(SelectorMixin, BaseEstimator):
         self.best_index_ = int(np.argmax([h["score"] for h in self.history_]))
         self.best_support_ = self.history_[self.best_index_]["support"]
 
-    def _outputs(self, net: Any, X: np.ndarray, device: Any) -> np.ndarray:
+    def _outputs(self, net: Any, X: np.ndarray, device: torch.device) -> np.ndarray:
         import torch
 
         with torch.no_grad():
             return net(torch.from_numpy(np.ascontiguousarray(X, dtype=np.float32)).to(device)).cpu().numpy()
 
-    def _score_net(self, net: Any, X: np.ndarray, y: np.ndarray, device: Any) -> float:
+    def _score_net(self, net: Any, X: np.ndarray, y: np.ndarray, device: torch.device) -> float:
         out = self._outputs(net, X, device)
         if self.task == "classification":
             return float((out.argmax(1) == y).mean())
@@ -231,7 +236,14 @@ class RFEwNA(SelectorMixin, BaseEstimator):
 
         return float(r2_score(y, out[:, 0]))
 
-    def _importances(self, net: Any, explainer: Any, X: np.ndarray, X_train: np.ndarray, device: Any) -> np.ndarray:
+    def _importances(
+        self,
+        net: Any,
+        explainer: Explainer,
+        X: np.ndarray,
+        X_train: np.ndarray,
+        device: torch.device,
+    ) -> np.ndarray:
         """Mean |attribution| per feature over the validation split (target: the
         output for regression, the predicted class for classification; background:
         the first training rows)."""

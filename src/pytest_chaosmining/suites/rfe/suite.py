@@ -22,6 +22,7 @@ case's runs share its round networks (:mod:`pytest_chaosmining.suites.rfe.rounds
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -39,7 +40,10 @@ from pytest_chaosmining.suites.rfe.tiers import RFE_TIERS
 
 if TYPE_CHECKING:
     import pytest
+    import torch
 
+    from pytest_chaosmining.core.cache import ModelCache
+    from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.session import ChaosminingSession
     from pytest_chaosmining.suites.rfe.rounds import RoundNetworks
 
@@ -208,7 +212,7 @@ def _test_scores(task: str, y_true: np.ndarray, pred: np.ndarray, prefix: str) -
     }
 
 
-def selector(case: RFECase, explainer: Any, k: int, device: Any) -> Any:
+def selector(case: RFECase, explainer: Explainer | str, k: int, device: torch.device) -> Any:
     from pytest_chaosmining.suites.rfe.rfewna import RFEwNA
 
     return RFEwNA(
@@ -224,7 +228,7 @@ def selector(case: RFECase, explainer: Any, k: int, device: Any) -> Any:
     )
 
 
-def rfewna_config(case: RFECase, explainer: str, device: Any, ensemble: bool) -> dict[str, Any]:
+def rfewna_config(case: RFECase, explainer: str, device: torch.device, ensemble: bool) -> dict[str, Any]:
     """The cache config of a built-in ``explainer``'s RFEwNA selection on ``case``
     (``ensemble``: its round networks were trained in batched ensembles), keyed by
     the code it ran (the plugin's source and captum's installed files, as the
@@ -248,7 +252,12 @@ def _selection_meta(case: RFECase, data: Any, fitted: Any) -> dict[str, Any]:
 
 
 def run_rfewna(
-    case: RFECase, explainer: Any, cache: Any, device: Any, reuse: bool = True, networks: RoundNetworks | None = None
+    case: RFECase,
+    explainer: Explainer,
+    cache: ModelCache,
+    device: torch.device,
+    reuse: bool = True,
+    networks: RoundNetworks | None = None,
 ) -> SelectionResult:
     """RFEwNA with ``explainer`` on ``case`` (cached for built-in explainers, unless
     not ``reuse``); ``networks``: round networks shared with the case's other runs."""
@@ -265,8 +274,13 @@ def run_rfewna(
     return _selection(f"RFEwNA-{explainer.name}", data, run, cache, config)
 
 
+def _no_weights(meta: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A cache entry of a selection: no weights, its result in the metadata."""
+    return {}, meta
+
+
 def run_side_by_side(
-    case: RFECase, explainers: Sequence[Any], cache: Any, device: Any, networks: RoundNetworks
+    case: RFECase, explainers: Sequence[Any], cache: ModelCache, device: torch.device, networks: RoundNetworks
 ) -> list[str]:
     """RFEwNA with each of the built-in ``explainers`` not yet cached on ``case``, all
     side by side (their rounds' networks requested together: each distinct one
@@ -297,8 +311,8 @@ def run_side_by_side(
 def _side_by_side(
     case: RFECase,
     todo: Sequence[Any],
-    cache: Any,
-    device: Any,
+    cache: ModelCache,
+    device: torch.device,
     networks: RoundNetworks,
     configs: dict[str, dict[str, Any]],
 ) -> list[str]:
@@ -312,7 +326,7 @@ def _side_by_side(
     for explainer, fitted, error in zip(todo, selectors, errors):
         if error is None:
             meta = _selection_meta(case, data, fitted)
-            cache.get_or_train(SUITE, configs[explainer.name], lambda meta=meta: ({}, meta), rfe_code())
+            cache.get_or_train(SUITE, configs[explainer.name], functools.partial(_no_weights, meta), rfe_code())
             ran.append(explainer.name)
     return ran
 
@@ -337,7 +351,9 @@ def statistical_estimator(name: str, task: str, seed: int) -> Any:
     return factories[name]()
 
 
-def run_statistical(case: RFECase, method: str, device: Any, cache: Any = None) -> SelectionResult:
+def run_statistical(
+    case: RFECase, method: str, device: torch.device, cache: ModelCache | None = None
+) -> SelectionResult:
     """scikit-learn's ``RFE`` with ``method``, one round per call so that each round
     drops half of the *remaining* features (as RFEwNA), then: uni-module test score
     (the estimator on its selection) and bi-module (a network on that selection).
@@ -361,9 +377,11 @@ def run_statistical(case: RFECase, method: str, device: Any, cache: Any = None) 
     return _selection(f"RFE-{method}", data, run, cache, config)
 
 
-def _selection(name: str, data: Any, run: Any, cache: Any, config: dict[str, Any] | None) -> SelectionResult:
+def _selection(
+    name: str, data: Any, run: Any, cache: ModelCache | None, config: dict[str, Any] | None
+) -> SelectionResult:
     """``run()``'s selection (from ``cache`` under ``config`` when a config is given), as a result."""
-    if config is not None:
+    if config is not None and cache is not None:
         _, meta, _ = cache.get_or_train(SUITE, config, run, rfe_code())
     else:
         _, meta = run()
@@ -379,7 +397,9 @@ def _selection(name: str, data: Any, run: Any, cache: Any, config: dict[str, Any
     )
 
 
-def _statistical_selection(case: RFECase, method: str, data: Any, device: Any) -> tuple[Any, dict, list, float]:
+def _statistical_selection(
+    case: RFECase, method: str, data: Any, device: torch.device
+) -> tuple[Any, dict, list, float]:
     from sklearn.base import clone
     from sklearn.feature_selection import RFE
 

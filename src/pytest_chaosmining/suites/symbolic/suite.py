@@ -24,6 +24,9 @@ from pytest_chaosmining.suites.symbolic import report
 from pytest_chaosmining.suites.symbolic.tiers import SYMBOLIC, SymbolicTier
 
 if TYPE_CHECKING:
+    import torch
+
+    from pytest_chaosmining.core.cache import ModelCache
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.session import ChaosminingSession
     from pytest_chaosmining.suites import DomainPick
@@ -140,8 +143,8 @@ class TrainedSymbolicModel:
 
 def trained_model(
     case: SymbolicCase,
-    cache: Any,
-    device: Any,
+    cache: ModelCache,
+    device: torch.device,
     progress: Callable[[int, int, float, Any], None] | None = None,
     together: bool = False,
 ) -> TrainedSymbolicModel:
@@ -187,7 +190,7 @@ def untrained_model(case: SymbolicCase, n_features: int) -> Any:
     return MLPRegressor(n_features, case.width, case.depth, case.dropout).eval()
 
 
-def evaluate(trained: TrainedSymbolicModel, explainer: Any, device: Any) -> dict[str, Any]:
+def evaluate(trained: TrainedSymbolicModel, explainer: Explainer, device: torch.device) -> dict[str, Any]:
     """Attribute the test set with ``explainer``; return FPrec, the FPrec gained over
     the same explainer on the untrained model (a ranking that ignores the model,
     such as a fixed column prior, gains nothing), attribution UScore against the
@@ -211,7 +214,8 @@ def evaluate(trained: TrainedSymbolicModel, explainer: Any, device: Any) -> dict
     out["untrained_fprec"] = fprec(before, data.truth)
     out["training_gain"] = out["fprec"] - out["untrained_fprec"]
     if explainer.ground_truth:
-        steps = int(explainer.attribute_kwargs.get("n_steps", IG_STEPS))
+        n_steps = explainer.attribute_kwargs.get("n_steps", IG_STEPS)
+        steps = int(n_steps) if isinstance(n_steps, int | float) else IG_STEPS
         truth = data.ground_truth(explainer.ground_truth, data.x_test, steps=steps)
         out["attr_uscore"] = attribution_uscore(attr_np, truth)
     return out

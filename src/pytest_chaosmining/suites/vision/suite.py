@@ -36,6 +36,10 @@ from pytest_chaosmining.suites.vision import report
 from pytest_chaosmining.suites.vision.tiers import VISION, VisionTier
 
 if TYPE_CHECKING:
+    import torch
+
+    from pytest_chaosmining.core.cache import ModelCache
+    from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.session import ChaosminingSession
 
 SUITE = "vision"
@@ -143,7 +147,7 @@ def data_split(case: VisionCase, split: str) -> Any:
 
 
 def trained_model(
-    case: VisionCase, cache: Any, device: Any, progress: Callable[..., None] | None = None
+    case: VisionCase, cache: ModelCache, device: torch.device, progress: Callable[..., None] | None = None
 ) -> TrainedVisionModel:
     """Load ``case``'s classifier from the cache or train it; score it on validation data."""
     from pytest_chaosmining.suites.classifier import cached_classifier
@@ -185,7 +189,12 @@ def patch_mask(case: VisionCase) -> Any:
 
 
 def _attribution_call(
-    trained: TrainedVisionModel, explainer: Any, device: Any, internal_batch_size: int, rows: slice, model: Any = None
+    trained: TrainedVisionModel,
+    explainer: Explainer,
+    device: torch.device,
+    internal_batch_size: int,
+    rows: slice,
+    model: Any = None,
 ) -> Callable[[], Any]:
     """A zero-argument call attributing validation images ``rows`` (target: the
     trained model's predicted class) on ``model`` (default: the trained model),
@@ -204,8 +213,8 @@ def _attribution_call(
 
 def evaluate(
     trained: TrainedVisionModel,
-    explainer: Any,
-    device: Any,
+    explainer: Explainer,
+    device: torch.device,
     n_explain: int,
     internal_batch_size: int,
     n_check: int | None = None,
@@ -304,7 +313,7 @@ def example_figure(session: ChaosminingSession, path: Path, per_condition: int =
     return True
 
 
-def attribution_context(case: VisionCase, device: Any, internal_batch_size: int) -> AttributionContext:
+def attribution_context(case: VisionCase, device: torch.device, internal_batch_size: int) -> AttributionContext:
     """What the vision suite offers explainers: the 7×7 patch grid (one patch
     per feature, all channels), one row of it per forward pass, the IG batch
     size, and a background of training images."""
@@ -319,7 +328,7 @@ def attribution_context(case: VisionCase, device: Any, internal_batch_size: int)
 
 
 def image_context(
-    suite: str, mask: Any, cell: int, device: Any, settings: dict[str, int], background: Callable[[], Any]
+    suite: str, mask: Any, cell: int, device: torch.device, settings: dict[str, int], background: Callable[[], Any]
 ) -> AttributionContext:
     """An image suite's context: ``mask`` a grid of ``cell``-px patches over 3-channel images."""
     return AttributionContext(
