@@ -1,0 +1,37 @@
+"""What most suites do the same way (:class:`SuiteDefaults`): the one
+parametrisation, and the report section and figures of the folder's ``report`` module."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+from pytest_chaosmining.suites.parametrize import parametrize_cases
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pytest
+
+    from pytest_chaosmining.core.results import Record
+    from pytest_chaosmining.session import ChaosminingSession
+
+
+class SuiteDefaults:
+    """What most suites do the same way: the one parametrisation, and the report
+    section and figures of the folder's ``report`` module."""
+
+    report: ModuleType  # the suite's report module (``sections``, ``FIGURES``)
+
+    def parametrize(self, metafunc: pytest.Metafunc, session: ChaosminingSession | None) -> None:
+        parametrize_cases(metafunc, session, self)  # type: ignore[arg-type]
+
+    def sections(self, frame: pd.DataFrame) -> list[str]:
+        sections: Callable[[pd.DataFrame], list[str]] = self.report.sections
+        return sections(frame)
+
+    def figures(self, records: list[Record], out_dir: Path, session: ChaosminingSession | None) -> list[Path]:
+        from pytest_chaosmining.reports.figures import drawn
+
+        return drawn(records, out_dir, self.report.FIGURES)

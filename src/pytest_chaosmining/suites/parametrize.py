@@ -1,0 +1,97 @@
+"""How suite tests are parametrised: a suite's cases in this run's shard, times the
+explainers, with ids, the control's mark and an xdist group per case."""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    import pytest
+
+    from pytest_chaosmining.session import ChaosminingSession
+
+
+from pytest_chaosmining.suites.registry import get_suite
+from pytest_chaosmining.suites.seam import Case, Suite
+
+C = TypeVar("C")
+
+
+def in_shard(suite: str, case_id: str, shard: tuple[int, int] | None) -> bool:
+    """Whether the case ``case_id`` of ``suite`` belongs to ``shard`` (``(i, n)``: the
+    i-th of n; None: every case does).  It follows from the ids alone, so every run,
+    on any machine, splits the cases the same way."""
+    if shard is None:
+        return True
+    index, count = shard
+    return zlib.crc32(f"{suite}/{case_id}".encode()) % count == index - 1
+
+
+def sharded(session: ChaosminingSession, suite: str, cases: Sequence[C]) -> list[C]:
+    """Those of ``cases`` (of ``suite``) in this run's shard (``--chaosmining-shard``)."""
+    return [case for case in cases if in_shard(suite, str(getattr(case, "id")), session.settings.shard)]
+
+
+def planned(session: ChaosminingSession | None, suite: Suite) -> list[Case]:
+    """The suite's cases in this run's shard (none without a session)."""
+    return sharded(session, suite.name, suite.plan(session)) if session is not None else []
+
+
+def parametrize_cases(metafunc: pytest.Metafunc, session: ChaosminingSession | None, suite: Suite) -> None:
+    """The one parametrisation of suite tests: over the suite's cases (its
+    ``case_arg``) in this run's shard and, where the test takes ``explainer_name``,
+    over cases × registered explainers, with the case's ids, the control's
+    strict-xfail mark and an ``xdist_group`` per case (with ``--dist loadgroup``
+    a model's tests run on one worker).  Without a session (suites collected
+    without ``--chaosmining``) every parameter set is empty."""
+    import pytest
+
+    cases = planned(session, suite)
+    case_arg = suite.case_arg if suite.case_arg in metafunc.fixturenames else None
+
+    def group(case: Case) -> pytest.MarkDecorator:
+        return pytest.mark.xdist_group(group_name(suite, case))
+
+    if "explainer_name" in metafunc.fixturenames:
+        explainers = session.roster.explainers_in(suite.name) if session is not None else []
+        if case_arg is not None:
+            params = [
+                pytest.param(
+                    case, name, id=case.explainer_id(name), marks=[*session.judge.marks_for(name), group(case)]
+                )
+                for case in cases
+                for name in explainers
+                if session is not None
+            ]
+            metafunc.parametrize((case_arg, "explainer_name"), params)
+        else:  # the tests of the suite's one case, measured, never judged: no control mark
+            metafunc.parametrize(
+                "explainer_name",
+                [pytest.param(name, marks=[group(case) for case in cases[:1]]) for name in explainers] if cases else [],
+            )
+    elif case_arg is not None:
+        metafunc.parametrize(case_arg, [pytest.param(c, id=c.id, marks=group(c)) for c in cases])
+
+
+def group_name(suite: Suite, case: Case) -> str:
+    """The xdist group of ``case``'s tests: every test of one model runs on one worker."""
+    return f"{suite.name}:{case.id}"
+
+
+def case_groups(session: ChaosminingSession) -> dict[tuple[str, str], str]:
+    """(suite, test parameter id) → group, for every test :func:`parametrize_cases`
+    gives a group in this run (the ids of a case's tests and of its explainer tests)."""
+    groups: dict[tuple[str, str], str] = {}
+    for name in session.settings.suites:
+        suite = get_suite(name)
+        cases = planned(session, suite)
+        explainers = session.roster.explainers_in(suite.name)
+        for case in cases:
+            groups[(suite.name, case.id)] = group_name(suite, case)
+            groups.update({(suite.name, case.explainer_id(e)): group_name(suite, case) for e in explainers})
+        if cases:  # a suite of one case parametrised by explainer alone (cost)
+            for e in explainers:
+                groups.setdefault((suite.name, e), group_name(suite, cases[0]))
+    return groups

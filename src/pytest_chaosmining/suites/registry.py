@@ -1,0 +1,120 @@
+"""The registered suites: name → ``module:Class``, each suite's folder (its module's
+package, wherever it is), and what is looked up through them."""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import importlib.util
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pytest_chaosmining.attribution_context import AttributedShape
+from pytest_chaosmining.core.metric_catalog import MetricCatalog
+
+if TYPE_CHECKING:
+    from pytest_chaosmining.core.thresholds import Thresholds
+
+
+from pytest_chaosmining.suites.seam import ModelSuite, Suite
+
+#: name (the value of ``--chaosmining-suites``) → ``module:class`` of its :class:`Suite`, in report order
+REGISTRY: dict[str, str] = {
+    "symbolic": "pytest_chaosmining.suites.symbolic.suite:SymbolicSuite",
+    "cost": "pytest_chaosmining.suites.cost.suite:CostSuite",
+    "vision": "pytest_chaosmining.suites.vision.suite:VisionSuite",
+    "audio": "pytest_chaosmining.suites.audio.suite:AudioSuite",
+    "rfe": "pytest_chaosmining.suites.rfe.suite:RfeSuite",
+    "saliency": "pytest_chaosmining.suites.saliency.suite:SaliencySuite",
+    "iteroar": "pytest_chaosmining.suites.iteroar.suite:IteroarSuite",
+    "bam": "pytest_chaosmining.suites.bam.suite:BamSuite",
+}
+SUITES_DIR = Path(__file__).parent  # the shipped suites' folders
+
+
+def shipped_thresholds(user_file: Path | None = None, own_bars_only: frozenset[str] = frozenset()) -> Thresholds:
+    """The registered suites' bars (each folder's ``thresholds.toml``; a suite without
+    bars has none), with ``user_file`` (``--chaosmining-thresholds``) merged over them."""
+    from pytest_chaosmining.core.thresholds import Thresholds
+
+    files = [path for name in REGISTRY if (path := suite_folder(name) / "thresholds.toml").exists()]
+    return Thresholds.load(files, user_file, own_bars_only)
+
+
+def shapes_of(names: Iterable[str]) -> dict[str, tuple[AttributedShape, ...]]:
+    """Suite name → the shapes it attributes, for the registered suites ``names``."""
+    return {name: get_suite(name).shapes for name in names}
+
+
+def metric_catalog() -> MetricCatalog:
+    """The metrics every registered suite declares."""
+    return MetricCatalog({suite.name: suite.metrics for suite in all_suites()})
+
+
+def names() -> tuple[str, ...]:
+    """The registered suites' names, in report order."""
+    return tuple(REGISTRY)
+
+
+@functools.cache
+def get_suite(name: str) -> Suite:
+    """The registered suite called ``name`` (imported on first use)."""
+    module, _, cls = REGISTRY[name].partition(":")
+    suite: Suite = getattr(importlib.import_module(module), cls)()
+    return suite
+
+
+def get_model_suite(name: str) -> ModelSuite:
+    """The registered suite ``name`` as a :class:`ModelSuite` (TypeError if it is not one)."""
+    suite = get_suite(name)
+    if not all(hasattr(suite, attr) for attr in ("model", "quality", "score", "guided_cases")):
+        raise TypeError(f"suite {name!r} does not train models per case")
+    return suite  # type: ignore[return-value]
+
+
+def all_suites() -> list[Suite]:
+    """Every registered suite, in report order."""
+    return [get_suite(name) for name in REGISTRY]
+
+
+def suite_folder(name: str) -> Path:
+    """The folder of suite ``name``: the package of its registry entry's module (found
+    without importing it), wherever it is (the shipped suites: in :data:`SUITES_DIR`)."""
+    return _module_folder(REGISTRY[name].partition(":")[0])
+
+
+@functools.cache
+def _module_folder(module: str) -> Path:
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        raise ModuleNotFoundError(f"cannot find the suite module {module!r}")
+    return Path(spec.origin).parent
+
+
+def suite_test_file(name: str) -> Path:
+    """The test module of suite ``name`` (``test_chaosmining_<name>.py`` in its folder)."""
+    return suite_folder(name) / f"test_chaosmining_{name}.py"
+
+
+def suite_of(path: Path) -> str | None:
+    """The registered suite whose test module is ``path`` (None: not a suite test)."""
+    path = Path(path)
+    name = path.stem.removeprefix("test_chaosmining_")
+    return name if name in REGISTRY and path == suite_test_file(name) else None
+
+
+def folder_of_suite(path: Path) -> str | None:
+    """The registered suite whose folder is ``path`` (None: none)."""
+    return next((name for name in REGISTRY if Path(path) == suite_folder(name)), None)
+
+
+def suite_roots() -> list[Path]:
+    """The folders that hold the registered suites: :data:`SUITES_DIR` and the
+    folder of any suite registered from elsewhere."""
+    roots = [SUITES_DIR]
+    for name in REGISTRY:
+        folder = suite_folder(name)
+        if SUITES_DIR not in folder.parents and folder not in roots:
+            roots.append(folder)
+    return roots

@@ -1,0 +1,151 @@
+"""The seam every suite implements (:class:`Suite`, :class:`ModelSuite` for the
+suites that train models per case) and what most suites share (:class:`SuiteDefaults`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol, TypeVar
+
+from pytest_chaosmining.attribution_context import AttributedShape
+from pytest_chaosmining.core.metric_catalog import KeyOf, Metric
+from pytest_chaosmining.reports.reported_suite import ReportedSuite
+
+if TYPE_CHECKING:
+    import pytest
+
+    from pytest_chaosmining.explainers import Explainer
+    from pytest_chaosmining.session import ChaosminingSession
+
+C = TypeVar("C")
+
+#: a record's condition (its fields)
+Condition = Mapping[str, object]
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """What the calibration tool judges in a suite.
+
+    ``judged``: judged metric → the threshold key of a record's condition;
+    ``optional``: metrics left out where the control reaches their bar (another
+    metric judges there); ``steps``: metrics whose per-seed value moves in
+    steps (the step size of a record), judged by an order-statistic rule."""
+
+    judged: dict[str, KeyOf] = field(default_factory=dict)
+    optional: frozenset[str] = frozenset()
+    steps: dict[str, Callable[[Condition], float]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DomainPick:
+    """What a composing suite (saliency) takes from one model suite: the threshold keys of
+    its cases (formulas ``f02`` or conditions ``SBFP``), the architecture (None:
+    the domain's only one) and fields of that tier's settings to override (guided
+    training costs about 3× standard; where ``sizes`` is empty, the standard
+    models are shared with that suite through the cache)."""
+
+    keys: tuple[str, ...]
+    model: str | None = None
+    sizes: dict[str, int] = field(default_factory=dict)
+
+
+class Case(Protocol):
+    """One parameter set of a suite's tests (a model, a chain, a comparison)."""
+
+    @property
+    def id(self) -> str: ...
+
+    def explainer_id(self, explainer: str) -> str: ...
+
+
+class Suite(ReportedSuite, Protocol):
+    """The seam every suite implements; the session, the calibration tool and
+    (through :class:`ReportedSuite`: name, headline metric, seeds, sections,
+    figures) the report writers use suites only through it."""
+
+    @property
+    def shapes(self) -> tuple[AttributedShape, ...]:
+        """What the suite attributes (domain, task, model kind, input rank): an explainer
+        declared for none of them does not run there."""
+        ...
+
+    @property
+    def case_arg(self) -> str | None:
+        """Fixture name of the case in the suite's tests (None: the tests take no case)."""
+        ...
+
+    @property
+    def metrics(self) -> tuple[Metric, ...]:
+        """Every metric the suite records beyond the costs, declared once (direction,
+        judged, bar key): the judge, the baseline and the calibration tool read it."""
+        ...
+
+    @property
+    def calibration(self) -> Calibration:
+        """What the calibration tool judges."""
+        ...
+
+    def plan(self, session: ChaosminingSession) -> Sequence[Case]:
+        """The cases of this run (tier, seeds, data source and training modes from the session)."""
+        ...
+
+    def parametrize(self, metafunc: pytest.Metafunc, session: ChaosminingSession | None) -> None:
+        """Parametrise one of the suite's test functions (usually :func:`parametrize_cases`)."""
+        ...
+
+
+class TrainedModel(Protocol):
+    """A trained (or cached) model of a model suite, with its case and data."""
+
+    @property
+    def model(self) -> object: ...
+
+
+class ModelSuite(Suite, Protocol):
+    """A suite whose cases are trained models scored per explainer (symbolic,
+    vision, audio); the saliency suite composes these through this seam."""
+
+    @property
+    def quality_metric(self) -> str:
+        """The name of :meth:`quality`'s value in records (``uscore``, ``accuracy``)."""
+        ...
+
+    @property
+    def compared(self) -> tuple[str, ...]:
+        """The scores compared between models; the first is the primary one."""
+        ...
+
+    def model(self, session: ChaosminingSession, case: Case) -> TrainedModel:
+        """The trained model of ``case`` (memoised, cached on disk)."""
+        ...
+
+    def quality(self, model: TrainedModel) -> float:
+        """Prediction quality of ``model``."""
+        ...
+
+    def chance(self, model: TrainedModel) -> float:
+        """The primary score of an explainer that knows nothing."""
+        ...
+
+    def where(self, case: Case) -> str:
+        """The threshold key of ``case`` (its formula or condition)."""
+        ...
+
+    def score(self, session: ChaosminingSession, model: TrainedModel, explainer: Explainer) -> dict[str, object]:
+        """Every score of ``explainer`` on ``model`` (the suite's evaluation)."""
+        ...
+
+    def model_checks(self, session: ChaosminingSession) -> tuple[str, ...]:
+        """Scores judged on any model of the suite besides the primary one (with the suite's default bar)."""
+        ...
+
+    def guided_cases(self, tier: str, pick: DomainPick, data_dir: str | None) -> list[Case]:
+        """The seed-0 standard cases of ``tier`` that ``pick`` selects."""
+        ...
+
+    def train_together(self, session: ChaosminingSession, cases: Sequence[Case]) -> None:
+        """Train those of ``cases`` that can share one batched ensemble together,
+        where the run asks for ensembles (``--chaosmining-ensemble``); their models
+        then load from the cache.  A suite without ensembles does nothing."""
+        ...
