@@ -24,9 +24,9 @@ from collections import defaultdict
 import numpy as np
 import torch
 
-from pytest_chaosmining.core.ensemble import train_regressors_together
-from pytest_chaosmining.core.training import RegressionTraining, train_regressor
-from pytest_chaosmining.core.training_modes import SaliencyGuided
+from pytest_chaosmining.core.training.ensemble import train_regressors_together
+from pytest_chaosmining.core.training.modes import SaliencyGuided
+from pytest_chaosmining.core.training.regression import RegressionTraining, train_regressor
 from pytest_chaosmining.suites.symbolic.data import SymbolicDataSpec, generate
 from pytest_chaosmining.suites.symbolic.suite import plan_cases, untrained_model
 from pytest_chaosmining.suites.symbolic.tiers import SYMBOLIC

@@ -198,7 +198,7 @@ NINTH_SUITE = """
 from dataclasses import dataclass
 
 from pytest_chaosmining.attribution_context import TABULAR_REGRESSION
-from pytest_chaosmining.core.metric_catalog import judged
+from pytest_chaosmining.core.metrics.catalog import judged
 from pytest_chaosmining.suites import Calibration, SuiteDefaults
 
 from ninth_suite import report
@@ -245,8 +245,8 @@ NINTH_TESTS = '''
 import torch
 
 from pytest_chaosmining.attribution_context import tabular_context
-from pytest_chaosmining.core.metrics import fprec
-from pytest_chaosmining.core.results import Record
+from pytest_chaosmining.core.metrics.attribution import fprec
+from pytest_chaosmining.core.verdicts.records import Record
 from pytest_chaosmining.explainers import attribute
 from pytest_chaosmining.judge import explainer_failures
 

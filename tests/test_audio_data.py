@@ -182,7 +182,7 @@ def test_published_folder_is_read_by_column_position(tmp_path):
 
 
 def test_clips_decoded_by_dataloader_workers_are_the_clips_decoded_in_process(rainforest_dir, monkeypatch):
-    """Real-format files decode in DataLoader worker processes (core.decoding) to the same
+    """Real-format files decode in DataLoader worker processes (core.storage.decoding) to the same
     arrays, in the same order, as without workers."""
     made = {}
     for workers in ("0", "2"):
@@ -194,7 +194,7 @@ def test_clips_decoded_by_dataloader_workers_are_the_clips_decoded_in_process(ra
 
 
 def test_decoding_workers_keep_order_and_start_only_for_many_items(monkeypatch):
-    from pytest_chaosmining.core.decoding import MIN_ITEMS_FOR_WORKERS, decode_all, default_workers
+    from pytest_chaosmining.core.storage.decoding import MIN_ITEMS_FOR_WORKERS, decode_all, default_workers
 
     monkeypatch.delenv("CHAOSMINING_DECODE_WORKERS", raising=False)
     assert default_workers(MIN_ITEMS_FOR_WORKERS - 1) == 0

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from pytest_chaosmining.core.metrics import channel_scores
+from pytest_chaosmining.core.metrics.attribution import channel_scores
 from pytest_chaosmining.explainers import Explainer, ExplainerNotApplicable, builtin_explainers
 from pytest_chaosmining.suites.audio.models import MODEL_NAMES, build_audio_model, is_recurrent
 from pytest_chaosmining.suites.audio.suite import AudioCase, TrainedAudioModel, attribution_call, segment_mask

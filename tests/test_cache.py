@@ -5,7 +5,7 @@ import textwrap
 import pytest
 import torch
 
-from pytest_chaosmining.core.cache import ModelCache, cache_key
+from pytest_chaosmining.core.storage.cache import ModelCache, cache_key
 
 
 def _trainer(calls):
@@ -58,7 +58,7 @@ def test_concurrent_processes_train_once(tmp_path):
     script = textwrap.dedent(
         f"""
         import time, torch
-        from pytest_chaosmining.core.cache import ModelCache
+        from pytest_chaosmining.core.storage.cache import ModelCache
         def train():
             with open({str(tmp_path / "calls")!r}, 'a') as fh:
                 fh.write('x')

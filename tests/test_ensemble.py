@@ -7,11 +7,11 @@ import dataclasses
 import pytest
 import torch
 
-from pytest_chaosmining.core.cache import ModelCache
-from pytest_chaosmining.core.ensemble import can_train_together
-from pytest_chaosmining.core.metrics import fprec
-from pytest_chaosmining.core.training import RegressionTraining
-from pytest_chaosmining.core.training_modes import SaliencyGuided
+from pytest_chaosmining.core.metrics.attribution import fprec
+from pytest_chaosmining.core.storage.cache import ModelCache
+from pytest_chaosmining.core.training.ensemble import can_train_together
+from pytest_chaosmining.core.training.modes import SaliencyGuided
+from pytest_chaosmining.core.training.regression import RegressionTraining
 from pytest_chaosmining.suites.symbolic.ensemble import train_groups
 from pytest_chaosmining.suites.symbolic.suite import cost_case, symbolic_code, trained_model, untrained_model
 from pytest_chaosmining.suites.symbolic.tiers import SYMBOLIC

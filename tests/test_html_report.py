@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from pytest_chaosmining.core.results import Record
+from pytest_chaosmining.core.verdicts.records import Record
 from pytest_chaosmining.reports.html import build_html
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -84,7 +84,7 @@ def test_leakage_check_finds_masks_that_encode_the_class():
 def test_chain_is_deterministic_and_cached(tmp_path):
     import torch
 
-    from pytest_chaosmining.core.cache import ModelCache
+    from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.explainers import builtin_explainers
     from pytest_chaosmining.suites.iteroar.suite import IteroarCase, run_chain
     from pytest_chaosmining.suites.vision.suite import VisionCase, data_split, trained_model

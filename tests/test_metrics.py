@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from pytest_chaosmining.core.metrics import attribution_uscore, fprec, fprec_per_sample, uscore
+from pytest_chaosmining.core.metrics.attribution import attribution_uscore, fprec, fprec_per_sample, uscore
 
 
 def test_uscore_perfect_and_opposite():

@@ -10,11 +10,11 @@ import pytest
 import torch
 from conftest import load_results
 
-from pytest_chaosmining.core.cache import ModelCache
-from pytest_chaosmining.core.cost import Cost
-from pytest_chaosmining.core.derived import DerivedCache, decode, encode
-from pytest_chaosmining.core.pack import ModelPack, build_pack
-from pytest_chaosmining.core.pack_location import SHIPPED
+from pytest_chaosmining.core.metrics.cost import Cost
+from pytest_chaosmining.core.storage.cache import ModelCache
+from pytest_chaosmining.core.storage.derived import DerivedCache, decode, encode
+from pytest_chaosmining.core.storage.pack import ModelPack, build_pack
+from pytest_chaosmining.core.storage.pack_location import SHIPPED
 
 
 def _fit(model: torch.nn.Module) -> float:

@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from pytest_chaosmining.core.baseline import Baseline
-from pytest_chaosmining.core.results import Record, sort_records
+from pytest_chaosmining.core.verdicts.baseline import Baseline
+from pytest_chaosmining.core.verdicts.records import Record, sort_records
 from pytest_chaosmining.reports.markdown import build_markdown, write_reports
 from pytest_chaosmining.suites import all_suites
 from pytest_chaosmining.suites.symbolic.suite import cost_case, plan_cases
@@ -100,7 +100,7 @@ def test_every_judged_metric_is_compared_with_the_baseline_training_gain_too():
     """The judge refuses a metric its suite does not declare judged, and the baseline
     compares every declared judged metric: training_gain was once left out of a
     central list, so its drop passed unnoticed."""
-    from pytest_chaosmining.core.metric_catalog import UndeclaredMetric
+    from pytest_chaosmining.core.metrics.catalog import UndeclaredMetric
     from pytest_chaosmining.judge import ConformanceFailure, Judge
     from pytest_chaosmining.suites import all_suites, metric_catalog
 

@@ -11,7 +11,7 @@ from collections import Counter
 import pytest
 
 from pytest_chaosmining import ChaosminingWarning
-from pytest_chaosmining.core.results import Record
+from pytest_chaosmining.core.verdicts.records import Record
 from pytest_chaosmining.explainers import CallTimeout, ExplainerError, collect_explainers, time_limit
 from pytest_chaosmining.reports.markdown import terminal_table
 from pytest_chaosmining.suites import SUITES_DIR, all_suites

@@ -8,10 +8,10 @@ import pytest
 import torch
 from torch import nn
 
-from pytest_chaosmining.core.classification import ClassifierTraining, train_classifier
-from pytest_chaosmining.core.saliency_training import consistency, guided_loss, input_gradients, mask_lowest
-from pytest_chaosmining.core.training import RegressionTraining, train_regressor
-from pytest_chaosmining.core.training_modes import SaliencyGuided, guided_model_id, training_key
+from pytest_chaosmining.core.training.classification import ClassifierTraining, train_classifier
+from pytest_chaosmining.core.training.modes import SaliencyGuided, guided_model_id, training_key
+from pytest_chaosmining.core.training.regression import RegressionTraining, train_regressor
+from pytest_chaosmining.core.training.saliency import consistency, guided_loss, input_gradients, mask_lowest
 from pytest_chaosmining.suites.saliency.suite import plan_cases
 from pytest_chaosmining.suites.saliency.tiers import SALIENCY
 from pytest_chaosmining.suites.symbolic.suite import SymbolicCase

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pytest_chaosmining.core.metrics import fprec
+from pytest_chaosmining.core.metrics.attribution import fprec
 from pytest_chaosmining.core.tiers import TIERS
 from pytest_chaosmining.suites import SUITES_DIR, shipped_thresholds
 from pytest_chaosmining.suites.symbolic.data import TRAIN_FRACTION
@@ -62,7 +62,7 @@ def test_unreadable_user_file(tmp_path):
 
 @pytest.mark.parametrize("tier", TIERS)
 def test_random_maps_fail_every_vision_threshold(tier):
-    from pytest_chaosmining.core.metrics import localisation
+    from pytest_chaosmining.core.metrics.attribution import localisation
     from pytest_chaosmining.suites.vision.tiers import VISION
 
     spec = VISION[tier]
@@ -85,7 +85,7 @@ def test_declared_unlearned_models():
 
 @pytest.mark.parametrize("tier", TIERS)
 def test_random_maps_fail_every_audio_threshold(tier):
-    from pytest_chaosmining.core.metrics import channel_scores
+    from pytest_chaosmining.core.metrics.attribution import channel_scores
     from pytest_chaosmining.suites.audio.tiers import AUDIO
 
     spec = AUDIO[tier]
@@ -332,7 +332,7 @@ def test_shipped_drop_allowances_are_the_calibrated_ones_and_name_judged_metrics
     a metric without an entry falls back to 0.02."""
     import json
 
-    from pytest_chaosmining.core.thresholds import DEFAULT_MAX_DROP
+    from pytest_chaosmining.core.verdicts.thresholds import DEFAULT_MAX_DROP
     from pytest_chaosmining.suites import metric_catalog
 
     rows = json.loads((Path(__file__).parents[1] / "benchmarks" / "mutations" / "drops.json").read_text())["rows"]

@@ -8,10 +8,10 @@ import json
 import numpy as np
 import pytest
 
-from pytest_chaosmining.core.baseline import Baseline
-from pytest_chaosmining.core.cost import PeakMemory, measure
-from pytest_chaosmining.core.metrics import consistency
-from pytest_chaosmining.core.results import Record
+from pytest_chaosmining.core.metrics.attribution import consistency
+from pytest_chaosmining.core.metrics.cost import PeakMemory, measure
+from pytest_chaosmining.core.verdicts.baseline import Baseline
+from pytest_chaosmining.core.verdicts.records import Record
 from pytest_chaosmining.suites import all_suites
 from pytest_chaosmining.suites.cost.suite import Convergence, snapshot_epochs
 from pytest_chaosmining.tools.rebuild import merge, rebuild
@@ -119,7 +119,7 @@ def test_every_section_renders_from_a_run_without_model_level_tests():
     import warnings
     from pathlib import Path
 
-    from pytest_chaosmining.core.results import MODEL_LEVEL
+    from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL
     from pytest_chaosmining.reports.markdown import build_markdown
 
     payload = json.loads((Path(__file__).parents[1] / "reports" / "smoke" / "results.json").read_text())
@@ -168,7 +168,7 @@ def test_rfe_selections_are_keyed_by_the_code_they_ran():
     plugin's source and captum's installed files, as the derived results are."""
     import torch
 
-    from pytest_chaosmining.core.derived import package_fingerprint
+    from pytest_chaosmining.core.storage.derived import package_fingerprint
     from pytest_chaosmining.suites.rfe.suite import RFE_TIERS, plan_cases, rfewna_config
 
     case = plan_cases(RFE_TIERS["smoke"])[0]

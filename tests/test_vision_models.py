@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from pytest_chaosmining.core.classification import ClassifierTraining, predict, train_classifier
+from pytest_chaosmining.core.training.classification import ClassifierTraining, predict, train_classifier
 from pytest_chaosmining.suites.vision.models import build_model
 from pytest_chaosmining.suites.vision.tiers import PAPER_VISION_MODELS, VISION
 

@@ -32,7 +32,7 @@ sys.path.insert(0, str(HERE))
 
 from mutants import BASES, BENIGN, COST, HARMFUL, MUTANTS, SAME_WORK  # noqa: E402
 
-from pytest_chaosmining.core.derived import package_fingerprint  # noqa: E402
+from pytest_chaosmining.core.storage.derived import package_fingerprint  # noqa: E402
 
 CANDIDATE = "candidate"
 MISSING_PREFIX = "chaosmining-baseline::"

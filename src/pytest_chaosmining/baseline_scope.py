@@ -7,7 +7,7 @@ import functools
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from pytest_chaosmining.core.results import Record
+    from pytest_chaosmining.core.verdicts.records import Record
     from pytest_chaosmining.session import ChaosminingSession
 
 
@@ -22,7 +22,7 @@ class BaselineScope:
         suite's record when its suite was selected and its seed is among this run's
         (every record of a user's own test suite); its explainer where
         ``--chaosmining-explainers`` names them; in a shard run, only this shard's cases."""
-        from pytest_chaosmining.core.results import MODEL_LEVEL, parameter_id
+        from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, parameter_id
         from pytest_chaosmining.suites import REGISTRY, get_suite
 
         settings = self.session.settings

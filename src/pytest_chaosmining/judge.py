@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_chaosmining.core.baseline import Baseline
-from pytest_chaosmining.core.metric_catalog import MetricCatalog
-from pytest_chaosmining.core.results import OUTCOME_PROPERTY, USER_PROPERTY, Record
+from pytest_chaosmining.core.metrics.catalog import MetricCatalog
+from pytest_chaosmining.core.verdicts.baseline import Baseline
+from pytest_chaosmining.core.verdicts.records import OUTCOME_PROPERTY, USER_PROPERTY, Record
 from pytest_chaosmining.diagnosis import MapNotes
 from pytest_chaosmining.explainers import Explainer, ExplainerError, ExplainerNotApplicable
 
 if TYPE_CHECKING:
-    from pytest_chaosmining.core.cost import Cost
+    from pytest_chaosmining.core.metrics.cost import Cost
 
 #: the fields of a :class:`Cost` recorded per explainer test (which of them a baseline gates,
 #: the metric catalog declares)
@@ -148,7 +148,7 @@ class Judge:
     def require(self, node: pytest.Item, record: Record, threshold: float, what: str) -> None:
         """Record ``record`` with its threshold, then fail if it is below the threshold
         or regressed against the baseline.  Its metric must be declared judged by its
-        suite (:class:`~pytest_chaosmining.core.metric_catalog.UndeclaredMetric`)."""
+        suite (:class:`~pytest_chaosmining.core.metrics.catalog.UndeclaredMetric`)."""
         metric = self.catalog.judged(record.suite, record.metric)
         record.threshold = threshold
         record.passed = record.value >= threshold

@@ -1,5 +1,5 @@
 """When cached results stand in for computing them: a built-in explainer's scores
-(keyed by the code that produced them, :mod:`pytest_chaosmining.core.derived`),
+(keyed by the code that produced them, :mod:`pytest_chaosmining.core.storage.derived`),
 unless ``--chaosmining-builtin-results recompute`` or benchmark results are asked for."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 from pytest_chaosmining.settings import Settings
 
 if TYPE_CHECKING:
-    from pytest_chaosmining.core.derived import DerivedCache
+    from pytest_chaosmining.core.storage.derived import DerivedCache
     from pytest_chaosmining.explainers import Explainer
 
 T = TypeVar("T")
@@ -34,7 +34,7 @@ class ResultReuse:
     @functools.cached_property
     def derived(self) -> DerivedCache:
         """Cached scores of the built-in explainers, beside the model cache."""
-        from pytest_chaosmining.core.derived import DerivedCache
+        from pytest_chaosmining.core.storage.derived import DerivedCache
 
         return DerivedCache(self._cache_root())
 

@@ -13,7 +13,7 @@ import pytest
 from pytest_chaosmining.settings import Settings
 
 if TYPE_CHECKING:
-    from pytest_chaosmining.core.thresholds import Thresholds
+    from pytest_chaosmining.core.verdicts.thresholds import Thresholds
     from pytest_chaosmining.diagnosis import MapNotes
     from pytest_chaosmining.explainers import Explainer
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from xdist.scheduler import LoadScopeScheduling
 
-from pytest_chaosmining.core.results import parameter_id
+from pytest_chaosmining.core.verdicts.records import parameter_id
 
 if TYPE_CHECKING:
     import pytest

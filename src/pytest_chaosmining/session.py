@@ -30,11 +30,11 @@ if TYPE_CHECKING:
     import torch
     from pytest_benchmark.fixture import BenchmarkFixture
 
-    from pytest_chaosmining.core.baseline import Baseline
-    from pytest_chaosmining.core.cache import ModelCache
-    from pytest_chaosmining.core.metric_catalog import MetricCatalog
-    from pytest_chaosmining.core.results import Record
-    from pytest_chaosmining.core.thresholds import Thresholds
+    from pytest_chaosmining.core.metrics.catalog import MetricCatalog
+    from pytest_chaosmining.core.storage.cache import ModelCache
+    from pytest_chaosmining.core.verdicts.baseline import Baseline
+    from pytest_chaosmining.core.verdicts.records import Record
+    from pytest_chaosmining.core.verdicts.thresholds import Thresholds
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.judge import Judge
     from pytest_chaosmining.timing import AttributionTimer
@@ -94,7 +94,7 @@ class ChaosminingSession:
     @functools.cached_property
     def baseline(self) -> Baseline | None:
         """The ``--chaosmining-baseline`` results, if given."""
-        from pytest_chaosmining.core.baseline import Baseline
+        from pytest_chaosmining.core.verdicts.baseline import Baseline
 
         if not self.settings.baseline_file:
             return None
@@ -103,8 +103,8 @@ class ChaosminingSession:
     @functools.cached_property
     def cache(self) -> ModelCache:
         """The on-disk model cache (``--chaosmining-cache``, else the user cache dir)."""
-        from pytest_chaosmining.core.cache import ModelCache
-        from pytest_chaosmining.core.pack import ModelPack
+        from pytest_chaosmining.core.storage.cache import ModelCache
+        from pytest_chaosmining.core.storage.pack import ModelPack
 
         root = self.settings.cache_dir
         if root is None:

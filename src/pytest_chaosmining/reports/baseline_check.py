@@ -15,8 +15,8 @@ from collections.abc import Callable
 
 import pytest
 
-from pytest_chaosmining.core.baseline import Baseline, Comparison
-from pytest_chaosmining.core.results import OUTCOME_PROPERTY, Record
+from pytest_chaosmining.core.verdicts.baseline import Baseline, Comparison
+from pytest_chaosmining.core.verdicts.records import OUTCOME_PROPERTY, Record
 
 #: node id prefix of the failing tests that stand for missing judged results
 MISSING_PREFIX = "chaosmining-baseline::"

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_chaosmining.core.results import OUTCOME_PROPERTY, USER_PROPERTY, Record, sort_records
+from pytest_chaosmining.core.verdicts.records import OUTCOME_PROPERTY, USER_PROPERTY, Record, sort_records
 from pytest_chaosmining.settings import Settings
 
 if TYPE_CHECKING:

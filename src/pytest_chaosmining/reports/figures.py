@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from pytest_chaosmining.core.results import Record
+    from pytest_chaosmining.core.verdicts.records import Record
 
 #: draws a figure of some records into a path; False when there is nothing to draw
 Draw = Callable[[list["Record"], Path], bool]

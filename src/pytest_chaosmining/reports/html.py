@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from pytest_chaosmining.core.results import MODEL_LEVEL, Record
+from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
 from pytest_chaosmining.reports.tables import OUTCOME_KINDS, baseline_change, outcome_rows
 
 _STYLE = """

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_chaosmining import ChaosminingWarning
-from pytest_chaosmining.core.results import Record
+from pytest_chaosmining.core.verdicts.records import Record
 
 if TYPE_CHECKING:
     from pytest_chaosmining.reports.reported_suite import ReportedSuite
@@ -48,7 +48,7 @@ def render(
     suites: Sequence[ReportedSuite],
 ) -> tuple[str, list[str]]:
     """Write the whole report folder; report.md's text and the paths written."""
-    from pytest_chaosmining.core.atomic import atomic_write_text
+    from pytest_chaosmining.core.storage.atomic import atomic_write_text
     from pytest_chaosmining.reports.html import build_html
     from pytest_chaosmining.reports.markdown import build_markdown, embed_figures, write_reports
 

@@ -19,9 +19,9 @@ if TYPE_CHECKING:
     import numpy as np
     import torch
 
-    from pytest_chaosmining.core.cache import ModelCache
-    from pytest_chaosmining.core.results import Record
-    from pytest_chaosmining.core.training_modes import SaliencyGuided
+    from pytest_chaosmining.core.storage.cache import ModelCache
+    from pytest_chaosmining.core.training.modes import SaliencyGuided
+    from pytest_chaosmining.core.verdicts.records import Record
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.session import ChaosminingSession
     from pytest_chaosmining.suites import DomainPick
@@ -100,8 +100,8 @@ class ClassifierSuite(SuiteDefaults):
 
     def score(self, session: ChaosminingSession, model: Any, explainer: Explainer) -> dict[str, Any]:
         """The suite's evaluation at the session's tier sizes (a built-in's from the derived cache)."""
-        from pytest_chaosmining.core.cost import Cost
-        from pytest_chaosmining.core.derived import weights_digest
+        from pytest_chaosmining.core.metrics.cost import Cost
+        from pytest_chaosmining.core.storage.derived import weights_digest
 
         tier = self.tiers[session.tier]
         sizes = {"n_explain": tier.n_explain, "internal_batch_size": tier.internal_batch_size, "n_check": tier.n_check}
@@ -176,7 +176,12 @@ def cached_classifier(
     ``val``.  The model, its cache metadata and its validation predictions."""
     import torch
 
-    from pytest_chaosmining.core.classification import ClassifierTraining, predict_array, to_float, train_classifier
+    from pytest_chaosmining.core.training.classification import (
+        ClassifierTraining,
+        predict_array,
+        to_float,
+        train_classifier,
+    )
 
     prep = prepare or to_float
     val_inputs, val_labels = val

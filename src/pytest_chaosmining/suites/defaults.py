@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     import pandas as pd
     import pytest
 
-    from pytest_chaosmining.core.results import Record
+    from pytest_chaosmining.core.verdicts.records import Record
     from pytest_chaosmining.session import ChaosminingSession
 
 

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_chaosmining.attribution_context import AttributedShape
-from pytest_chaosmining.core.metric_catalog import MetricCatalog
+from pytest_chaosmining.core.metrics.catalog import MetricCatalog
 
 if TYPE_CHECKING:
-    from pytest_chaosmining.core.thresholds import Thresholds
+    from pytest_chaosmining.core.verdicts.thresholds import Thresholds
 
 
 from pytest_chaosmining.suites.seam import ModelSuite, Suite
@@ -36,7 +36,7 @@ SUITES_DIR = Path(__file__).parent  # the shipped suites' folders
 def shipped_thresholds(user_file: Path | None = None, own_bars_only: frozenset[str] = frozenset()) -> Thresholds:
     """The registered suites' bars (each folder's ``thresholds.toml``; a suite without
     bars has none), with ``user_file`` (``--chaosmining-thresholds``) merged over them."""
-    from pytest_chaosmining.core.thresholds import Thresholds
+    from pytest_chaosmining.core.verdicts.thresholds import Thresholds
 
     files = [path for name in REGISTRY if (path := suite_folder(name) / "thresholds.toml").exists()]
     return Thresholds.load(files, user_file, own_bars_only)

@@ -12,7 +12,7 @@ from pytest_chaosmining.judge import explainer_failures
 if TYPE_CHECKING:
     from pytest_benchmark.fixture import BenchmarkFixture
 
-    from pytest_chaosmining.core.results import Record
+    from pytest_chaosmining.core.verdicts.records import Record
     from pytest_chaosmining.session import ChaosminingSession
     from pytest_chaosmining.suites import Case, ModelSuite
 

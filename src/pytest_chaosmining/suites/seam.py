@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from pytest_chaosmining.attribution_context import AttributedShape
-from pytest_chaosmining.core.metric_catalog import KeyOf, Metric
+from pytest_chaosmining.core.metrics.catalog import KeyOf, Metric
 from pytest_chaosmining.reports.reported_suite import ReportedSuite
 
 if TYPE_CHECKING:

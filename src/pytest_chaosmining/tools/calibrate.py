@@ -51,7 +51,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_chaosmining.core.results import MODEL_LEVEL
+from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL
 from pytest_chaosmining.explainers import BUILTIN_NAMES, CONTROL_NAME, PAPER_NAMES
 from pytest_chaosmining.suites import REGISTRY, Calibration, get_suite
 

@@ -1,13 +1,13 @@
 """``chaosmining-pack CACHE_DIR [--out DIR]``: build the shipped model pack from a
-model cache the smoke tier trained into (:func:`pytest_chaosmining.core.pack.build_pack`)."""
+model cache the smoke tier trained into (:func:`pytest_chaosmining.core.storage.pack.build_pack`)."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from pytest_chaosmining.core.pack import build_pack
-from pytest_chaosmining.core.pack_location import SHIPPED
+from pytest_chaosmining.core.storage.pack import build_pack
+from pytest_chaosmining.core.storage.pack_location import SHIPPED
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -15,7 +15,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from pytest_chaosmining.core.results import Record, sort_records
+from pytest_chaosmining.core.verdicts.records import Record, sort_records
 
 
 def merge(

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pytest_chaosmining.core.decoding import decode_all
+from pytest_chaosmining.core.storage.decoding import decode_all
 
 BACKGROUNDS = ("RB", "SB")
 POSITIONS = ("FP", "RP")

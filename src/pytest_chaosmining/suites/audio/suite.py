@@ -35,9 +35,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pytest_chaosmining.attribution_context import AUDIO_CLASSIFICATION, BACKGROUND_SIZE, AttributionContext
-from pytest_chaosmining.core.metric_catalog import calibrated, judged, reported
+from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
 from pytest_chaosmining.core.tiers import Seeds, seed_range
-from pytest_chaosmining.core.training_modes import SaliencyGuided, guided_model_id, training_key
+from pytest_chaosmining.core.training.modes import SaliencyGuided, guided_model_id, training_key
 from pytest_chaosmining.suites import Calibration, Condition
 from pytest_chaosmining.suites.audio import report
 from pytest_chaosmining.suites.audio.tiers import AUDIO, AudioTier
@@ -46,7 +46,7 @@ from pytest_chaosmining.suites.classifier import ClassifierSuite
 if TYPE_CHECKING:
     import torch
 
-    from pytest_chaosmining.core.cache import ModelCache
+    from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.session import ChaosminingSession
 
@@ -56,7 +56,8 @@ TIME_SEGMENTS = 5
 
 def audio_code() -> tuple[ModuleType, ...]:
     """The modules whose source enters the cache key of an audio model."""
-    from pytest_chaosmining.core import classification, decoding
+    from pytest_chaosmining.core.storage import decoding
+    from pytest_chaosmining.core.training import classification
     from pytest_chaosmining.suites.audio import data, models
 
     return (data, models, classification, decoding)
@@ -81,7 +82,7 @@ class AudioCase:
     source: str = "embedded"
     data_dir: str | None = None
     guide: SaliencyGuided | None = None  # saliency guided training; None: standard
-    precision: str = "fp32"  # training arithmetic (core.training_modes.PRECISIONS)
+    precision: str = "fp32"  # training arithmetic (core.training.modes.PRECISIONS)
 
     @property
     def model_id(self) -> str:
@@ -190,7 +191,7 @@ def trained_model(
     case: AudioCase, cache: ModelCache, device: torch.device, progress: Callable[..., None] | None = None
 ) -> TrainedAudioModel:
     """Load ``case``'s classifier from the cache or train it; score it on validation data."""
-    from pytest_chaosmining.core.classification import pcm_to_float
+    from pytest_chaosmining.core.training.classification import pcm_to_float
     from pytest_chaosmining.suites.classifier import cached_classifier
 
     def train_data() -> tuple[np.ndarray, np.ndarray]:
@@ -247,7 +248,7 @@ def _background(case: AudioCase) -> Any:
     """The first :data:`BACKGROUND_SIZE` training clips of ``case`` as floats."""
     import torch
 
-    from pytest_chaosmining.core.classification import pcm_to_float
+    from pytest_chaosmining.core.training.classification import pcm_to_float
 
     waves = data_split(dataclasses.replace(case, n_train=BACKGROUND_SIZE), "train").waves
     return pcm_to_float(torch.from_numpy(waves[:BACKGROUND_SIZE]))
@@ -267,7 +268,7 @@ def attribution_call(
     models run with cuDNN disabled: eval-mode attribution on CUDA."""
     import torch
 
-    from pytest_chaosmining.core.classification import pcm_to_float
+    from pytest_chaosmining.core.training.classification import pcm_to_float
     from pytest_chaosmining.explainers import attribute
     from pytest_chaosmining.suites.audio.models import is_recurrent
 
@@ -296,7 +297,7 @@ def evaluate(
     share, the top-1 channel hit rate, the cost, both scores on the untrained model
     and the gain in top-1 hit rate from training, both measured on the first
     ``n_check`` clips (default: all)."""
-    from pytest_chaosmining.core.metrics import channel_scores
+    from pytest_chaosmining.core.metrics.attribution import channel_scores
     from pytest_chaosmining.timing import timed
 
     n = min(n_explain, len(trained.val))
@@ -328,7 +329,7 @@ def example_figure(session: ChaosminingSession, path: Path) -> bool:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from pytest_chaosmining.core.metrics import channel_mass
+    from pytest_chaosmining.core.metrics.attribution import channel_mass
     from pytest_chaosmining.explainers import ExplainerError
 
     order = {"SBFP": 0, "RBFP": 1, "SBRP": 2, "RBRP": 3}

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pytest_chaosmining.attribution_context import BACKGROUND_SIZE, IMAGE_CLASSIFICATION
-from pytest_chaosmining.core.metric_catalog import calibrated, judged, reported
+from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.suites import Calibration, Condition, SuiteDefaults
 from pytest_chaosmining.suites.bam import report
@@ -41,7 +41,7 @@ from pytest_chaosmining.suites.bam.tiers import BAM, BamTier
 if TYPE_CHECKING:
     import torch
 
-    from pytest_chaosmining.core.cache import ModelCache
+    from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.session import ChaosminingSession
 
@@ -52,7 +52,7 @@ CHECK_IMAGES = 500
 
 def bam_code() -> tuple[ModuleType, ...]:
     """The modules whose source enters the cache key of a BAM model."""
-    from pytest_chaosmining.core import classification
+    from pytest_chaosmining.core.training import classification
     from pytest_chaosmining.suites.bam import data as bam_data
     from pytest_chaosmining.suites.vision import data as vision_data
     from pytest_chaosmining.suites.vision import models
@@ -136,7 +136,7 @@ def _train(
 
     import torch
 
-    from pytest_chaosmining.core.classification import ClassifierTraining, train_classifier
+    from pytest_chaosmining.core.training.classification import ClassifierTraining, train_classifier
     from pytest_chaosmining.suites.vision.suite import untrained_model
 
     def build() -> torch.nn.Module:
@@ -154,7 +154,7 @@ def _train(
 
     def check(model: torch.nn.Module) -> float:
         """Accuracy on the first training images (the pack's reproduction check)."""
-        from pytest_chaosmining.core.classification import predict_array
+        from pytest_chaosmining.core.training.classification import predict_array
 
         return float((predict_array(model, images[:CHECK_IMAGES]) == labels[:CHECK_IMAGES]).mean())
 
@@ -182,7 +182,7 @@ def trained_models(
     case: BamCase, cache: ModelCache, device: torch.device, progress: Callable[[str], Any] = lambda label: None
 ) -> BamModels:
     """Train (or load) f_o, f_s and every f_k; measure their accuracies."""
-    from pytest_chaosmining.core.classification import predict_array
+    from pytest_chaosmining.core.training.classification import predict_array
     from pytest_chaosmining.suites.bam.data import generate
 
     train = generate(case.spec("objects", "train"))
@@ -234,7 +234,7 @@ def _attribute(
     """Normalised maps of ``images`` for the predicted class, and the predictions."""
     import torch
 
-    from pytest_chaosmining.core.classification import predict_array, to_float
+    from pytest_chaosmining.core.training.classification import predict_array, to_float
     from pytest_chaosmining.explainers import attribute
     from pytest_chaosmining.suites.bam.metrics import normalised_maps
     from pytest_chaosmining.suites.vision.suite import grid_mask, image_context
@@ -261,7 +261,7 @@ def _background(case: BamCase) -> Any:
     """:data:`BACKGROUND_SIZE` training images (object on scene) of ``case`` as floats."""
     import torch
 
-    from pytest_chaosmining.core.classification import to_float
+    from pytest_chaosmining.core.training.classification import to_float
     from pytest_chaosmining.suites.bam.data import generate
 
     small = dataclasses.replace(case, n_train=BACKGROUND_SIZE)
@@ -276,7 +276,7 @@ def neutral_patches(models: BamModels, n: int, device: torch.device, steps: int)
     f(x) ≈ f(x + δ) over all classes."""
     import torch
 
-    from pytest_chaosmining.core.classification import predict_array, to_float
+    from pytest_chaosmining.core.training.classification import predict_array, to_float
     from pytest_chaosmining.suites.bam.metrics import NEUTRAL_TOLERANCE, neutral_patch
 
     if models.delta is None or models.delta[0] != (n, steps):
@@ -393,8 +393,8 @@ class BamSuite(SuiteDefaults):
 
     def score(self, session: ChaosminingSession, models: BamModels, explainer: Explainer) -> dict[str, Any]:
         """:func:`evaluate` at the session's tier sizes (a built-in's scores from the derived cache)."""
-        from pytest_chaosmining.core.cost import Cost
-        from pytest_chaosmining.core.derived import weights_digest
+        from pytest_chaosmining.core.metrics.cost import Cost
+        from pytest_chaosmining.core.storage.derived import weights_digest
 
         tier = BAM[session.tier]
         sizes = {

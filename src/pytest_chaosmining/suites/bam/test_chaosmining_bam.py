@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_chaosmining.core.results import MODEL_LEVEL, Record
+from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
 from pytest_chaosmining.judge import explainer_failures
 from pytest_chaosmining.suites.bam.suite import SUITE, BamSuite, relative_importance
 

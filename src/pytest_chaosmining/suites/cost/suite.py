@@ -2,7 +2,7 @@
 
 For every explainer: time and peak memory of one attribution of the test set;
 *consistency* (each sample's top-k against the top-k of the dataset's mean
-importance, :func:`~pytest_chaosmining.core.metrics.consistency`); and
+importance, :func:`~pytest_chaosmining.core.metrics.attribution.consistency`); and
 *convergence*, the area under the FPrec-versus-epoch curve over snapshots of
 the model taken while it trains (the first 300 epochs at most, as the paper),
 as the mean FPrec over the curve.  The report normalises both to SA."""
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pytest_chaosmining.attribution_context import TABULAR_REGRESSION
-from pytest_chaosmining.core.metric_catalog import reported
+from pytest_chaosmining.core.metrics.catalog import reported
 from pytest_chaosmining.core.tiers import Seeds
 from pytest_chaosmining.suites import Calibration, SuiteDefaults
 from pytest_chaosmining.suites.cost import report
@@ -87,7 +87,7 @@ class CostSuite(SuiteDefaults):
 
     def convergence(self, session: ChaosminingSession, explainer: Explainer) -> Convergence:
         """FPrec of ``explainer`` on every snapshot (a built-in's reused from the derived cache)."""
-        from pytest_chaosmining.core.derived import weights_digest
+        from pytest_chaosmining.core.storage.derived import weights_digest
 
         snapshots = self.snapshots(session)
         trained = self.model(session)
@@ -96,7 +96,7 @@ class CostSuite(SuiteDefaults):
             import torch
 
             from pytest_chaosmining.attribution_context import tabular_context
-            from pytest_chaosmining.core.metrics import fprec
+            from pytest_chaosmining.core.metrics.attribution import fprec
             from pytest_chaosmining.explainers import attribute
 
             data = trained.data
@@ -120,7 +120,7 @@ def _snapshots(session: ChaosminingSession, case: SymbolicCase) -> list[tuple[in
 
     import torch
 
-    from pytest_chaosmining.core.training import RegressionTraining, train_regressor
+    from pytest_chaosmining.core.training.regression import RegressionTraining, train_regressor
     from pytest_chaosmining.suites.symbolic.data import SymbolicDataSpec, generate
     from pytest_chaosmining.suites.symbolic.suite import symbolic_code, untrained_model
 

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pytest_chaosmining.attribution_context import IMAGE_CLASSIFICATION
-from pytest_chaosmining.core.metric_catalog import calibrated, judged, reported
+from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.suites import Calibration, Condition, SuiteDefaults
 from pytest_chaosmining.suites.iteroar import report
@@ -48,7 +48,7 @@ from pytest_chaosmining.suites.iteroar.tiers import ITEROAR, IteroarTier
 if TYPE_CHECKING:
     import torch
 
-    from pytest_chaosmining.core.cache import ModelCache
+    from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.session import ChaosminingSession
 
@@ -58,7 +58,7 @@ REFERENCE = "random-pixels"  # name of the reference chain (uniformly random rem
 
 def iteroar_code() -> tuple[ModuleType, ...]:
     """The modules whose source enters the cache key of a retrained IteROAR model."""
-    from pytest_chaosmining.core import classification
+    from pytest_chaosmining.core.training import classification
     from pytest_chaosmining.suites.iteroar import masks
     from pytest_chaosmining.suites.vision import data, models
 
@@ -172,7 +172,7 @@ def _explainer_masks(
     predicted class); ``explainer`` None draws uniformly random maps."""
     import torch
 
-    from pytest_chaosmining.core.classification import predict_array, to_float
+    from pytest_chaosmining.core.training.classification import predict_array, to_float
     from pytest_chaosmining.explainers import attribute
     from pytest_chaosmining.suites.iteroar.masks import maps, top_fraction_masks
     from pytest_chaosmining.suites.vision.suite import attribution_context
@@ -206,7 +206,7 @@ def _retrain(
 
     import torch
 
-    from pytest_chaosmining.core.classification import ClassifierTraining, train_classifier
+    from pytest_chaosmining.core.training.classification import ClassifierTraining, train_classifier
     from pytest_chaosmining.suites.vision.suite import untrained_model
 
     base = case.base
@@ -236,7 +236,7 @@ def _retrain(
 
     def check(model: torch.nn.Module) -> float:
         """Accuracy on the masked training images (the pack's reproduction check)."""
-        from pytest_chaosmining.core.classification import predict_array
+        from pytest_chaosmining.core.training.classification import predict_array
 
         return float((predict_array(model, images) == labels).mean())
 
@@ -258,7 +258,7 @@ def run_chain(
     """Run one chain from the trained vision model ``f0`` (with its validation
     data) and its training data ``train``; ``explainer`` None is the reference
     chain.  ``stream`` names the chain in the tie-breaking random draws."""
-    from pytest_chaosmining.core.classification import predict_array
+    from pytest_chaosmining.core.training.classification import predict_array
     from pytest_chaosmining.suites.iteroar.masks import (
         apply_masks,
         box_shares,
@@ -383,7 +383,7 @@ class IteroarSuite(SuiteDefaults):
         run at most once per process; its retrained models are cached on disk."""
         import dataclasses
 
-        from pytest_chaosmining.core.derived import weights_digest
+        from pytest_chaosmining.core.storage.derived import weights_digest
         from pytest_chaosmining.suites.vision.suite import data_split
         from pytest_chaosmining.suites.vision.tiers import VISION
 

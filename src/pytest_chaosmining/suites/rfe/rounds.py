@@ -12,7 +12,7 @@ the seconds its training took, so a run's cost does not depend on which run
 trained first.  With ``ensemble``, the distinct networks of one request (the
 rounds of runs side by side, :func:`~pytest_chaosmining.suites.rfe.rfewna.fit_side_by_side`)
 that keep as many features train as one batched ensemble
-(:func:`~pytest_chaosmining.core.ensemble.train_on_shared_batches`: to float
+(:func:`~pytest_chaosmining.core.training.ensemble.train_on_shared_batches`: to float
 tolerance, not bit for bit).
 """
 
@@ -99,7 +99,7 @@ def train_network(training: RoundTraining, x: np.ndarray, y: np.ndarray) -> nn.M
     """Train one round's network on ``x`` (the kept features) with Adam; eval mode."""
     import torch
 
-    from pytest_chaosmining.core.ensemble import LOSSES
+    from pytest_chaosmining.core.training.ensemble import LOSSES
 
     net = initial_network(training, x.shape[1])
     optimizer = torch.optim.Adam(net.parameters(), lr=training.lr)
@@ -127,7 +127,7 @@ def _train_ensemble(
     None where the architecture cannot be stacked."""
     import torch
 
-    from pytest_chaosmining.core.ensemble import stackable, train_on_shared_batches
+    from pytest_chaosmining.core.training.ensemble import stackable, train_on_shared_batches
 
     nets = [initial_network(training, len(column_sets[0])) for _ in column_sets]
     if not stackable(nets):

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pytest_chaosmining.attribution_context import TABULAR_CLASSIFICATION, TABULAR_REGRESSION
-from pytest_chaosmining.core.metric_catalog import calibrated, judged, reported
+from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.suites import Calibration, Condition, SuiteDefaults, parametrize_cases, sharded
 from pytest_chaosmining.suites.rfe import report
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     import pytest
     import torch
 
-    from pytest_chaosmining.core.cache import ModelCache
+    from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.session import ChaosminingSession
     from pytest_chaosmining.suites.rfe.rounds import RoundNetworks
@@ -58,7 +58,7 @@ LINEAR = {"regression": "linear", "classification": "logistic"}
 
 def rfe_code() -> tuple[ModuleType, ...]:
     """The modules whose source enters the cache key of an RFE selection."""
-    from pytest_chaosmining.core import ensemble
+    from pytest_chaosmining.core.training import ensemble
     from pytest_chaosmining.suites.rfe import data as rfe_data
     from pytest_chaosmining.suites.rfe import rfewna, rounds
     from pytest_chaosmining.suites.symbolic import data as symbolic_data
@@ -201,7 +201,7 @@ def _fprec(support: np.ndarray, truth: np.ndarray | None) -> float | None:
 def _test_scores(task: str, y_true: np.ndarray, pred: np.ndarray, prefix: str) -> dict[str, float]:
     from sklearn.metrics import accuracy_score, mean_absolute_error, r2_score
 
-    from pytest_chaosmining.core.metrics import uscore
+    from pytest_chaosmining.core.metrics.attribution import uscore
 
     if task == "classification":
         return {f"{prefix}accuracy": float(accuracy_score(y_true, pred))}
@@ -233,7 +233,7 @@ def rfewna_config(case: RFECase, explainer: str, device: torch.device, ensemble:
     (``ensemble``: its round networks were trained in batched ensembles), keyed by
     the code it ran (the plugin's source and captum's installed files, as the
     derived results are: a pull request that edits a captum method recomputes)."""
-    from pytest_chaosmining.core.derived import package_fingerprint
+    from pytest_chaosmining.core.storage.derived import package_fingerprint
 
     config = {**case.config(), "explainer": explainer, "device": device.type, "code": package_fingerprint()}
     return {**config, "rounds": "ensemble"} if ensemble else config
@@ -290,7 +290,7 @@ def run_side_by_side(
     makes xdist workers run a case once."""
     from filelock import FileLock
 
-    from pytest_chaosmining.core.cache import LOCK_TIMEOUT_S, cache_key
+    from pytest_chaosmining.core.storage.cache import LOCK_TIMEOUT_S, cache_key
 
     configs = {e.name: rfewna_config(case, e.name, device, networks.ensemble) for e in explainers}
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from pytest_chaosmining.core.results import MODEL_LEVEL, Record
+from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
 from pytest_chaosmining.judge import explainer_failures
 from pytest_chaosmining.suites.rfe.suite import LINEAR, SUITE, RfeSuite, load, n_select
 

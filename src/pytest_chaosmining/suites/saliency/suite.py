@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pytest_chaosmining.attribution_context import AUDIO_CLASSIFICATION, IMAGE_CLASSIFICATION, TABULAR_REGRESSION
-from pytest_chaosmining.core.metric_catalog import judged, reported
+from pytest_chaosmining.core.metrics.catalog import judged, reported
 from pytest_chaosmining.core.tiers import Seeds, seed_range
-from pytest_chaosmining.core.training_modes import SaliencyGuided
+from pytest_chaosmining.core.training.modes import SaliencyGuided
 from pytest_chaosmining.suites import (
     Calibration,
     SuiteDefaults,

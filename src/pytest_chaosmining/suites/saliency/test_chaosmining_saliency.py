@@ -12,7 +12,7 @@ import statistics
 
 import pytest
 
-from pytest_chaosmining.core.results import MODEL_LEVEL, Record
+from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
 from pytest_chaosmining.judge import explainer_failures
 from pytest_chaosmining.suites import get_model_suite
 from pytest_chaosmining.suites.saliency.suite import SUITE, SaliencySuite, guided_bars

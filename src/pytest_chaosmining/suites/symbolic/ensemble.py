@@ -3,7 +3,7 @@
 The models of a run that share a data shape and training settings (formulas
 with as many inputs, and every seed of them; standard and saliency guided
 training apart) train as one ensemble
-(:mod:`pytest_chaosmining.core.ensemble`); each member is then stored in the
+(:mod:`pytest_chaosmining.core.training.ensemble`); each member is then stored in the
 model cache under its own key, which records that it was ensemble-trained.  A
 lock per group makes xdist workers train a group once."""
 
@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 from filelock import FileLock
 
-from pytest_chaosmining.core.cache import LOCK_TIMEOUT_S, Code, cache_key
+from pytest_chaosmining.core.storage.cache import LOCK_TIMEOUT_S, Code, cache_key
 
 if TYPE_CHECKING:
     import torch
 
-    from pytest_chaosmining.core.cache import ModelCache
+    from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.suites.symbolic.suite import SymbolicCase
 
 SUITE = "symbolic"
@@ -59,8 +59,8 @@ def train_groups(
     in the cache key."""
     import torch
 
-    from pytest_chaosmining.core.ensemble import train_regressors_together
-    from pytest_chaosmining.core.training import RegressionTraining
+    from pytest_chaosmining.core.training.ensemble import train_regressors_together
+    from pytest_chaosmining.core.training.regression import RegressionTraining
     from pytest_chaosmining.suites.symbolic.data import SymbolicDataSpec, generate
 
     todo = [c for c in cases if eligible(c) and not cache.has(SUITE, ensemble_config(c, device.type), code)]

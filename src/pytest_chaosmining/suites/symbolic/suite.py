@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pytest_chaosmining.attribution_context import TABULAR_REGRESSION, tabular_context
-from pytest_chaosmining.core.metric_catalog import calibrated, judged, reported
+from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
 from pytest_chaosmining.core.tiers import Seeds, seed_range
-from pytest_chaosmining.core.training_modes import SaliencyGuided, guided_model_id, training_key
+from pytest_chaosmining.core.training.modes import SaliencyGuided, guided_model_id, training_key
 from pytest_chaosmining.suites import Calibration, Condition, SuiteDefaults, sharded
 from pytest_chaosmining.suites.symbolic import report
 from pytest_chaosmining.suites.symbolic.tiers import SYMBOLIC, SymbolicTier
@@ -26,7 +26,7 @@ from pytest_chaosmining.suites.symbolic.tiers import SYMBOLIC, SymbolicTier
 if TYPE_CHECKING:
     import torch
 
-    from pytest_chaosmining.core.cache import ModelCache
+    from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.session import ChaosminingSession
     from pytest_chaosmining.suites import DomainPick
@@ -37,7 +37,8 @@ SUITE = "symbolic"
 def symbolic_code(together: bool = False) -> tuple[ModuleType, ...]:
     """The modules whose source enters the cache key of a symbolic model
     (``together``: one trained in a batched ensemble, whose trainer enters it too)."""
-    from pytest_chaosmining.core import ensemble, training
+    from pytest_chaosmining.core.training import ensemble
+    from pytest_chaosmining.core.training import regression as training
     from pytest_chaosmining.suites.symbolic import data, formulas, models
 
     return (formulas, data, models, training) + ((ensemble,) if together else ())
@@ -153,8 +154,8 @@ def trained_model(
     (:mod:`pytest_chaosmining.suites.symbolic.ensemble`, which trains it first)."""
     import torch
 
-    from pytest_chaosmining.core.metrics import uscore
-    from pytest_chaosmining.core.training import RegressionTraining, train_regressor
+    from pytest_chaosmining.core.metrics.attribution import uscore
+    from pytest_chaosmining.core.training.regression import RegressionTraining, train_regressor
     from pytest_chaosmining.suites.symbolic.data import SymbolicDataSpec, generate
 
     data = generate(SymbolicDataSpec(case.formula, case.noise_features, case.label_noise, case.n_samples, case.seed))
@@ -197,7 +198,7 @@ def evaluate(trained: TrainedSymbolicModel, explainer: Explainer, device: torch.
     matching exact ground truth (if the explainer declares one) and cost."""
     import torch
 
-    from pytest_chaosmining.core.metrics import attribution_uscore, fprec
+    from pytest_chaosmining.core.metrics.attribution import attribution_uscore, fprec
     from pytest_chaosmining.explainers import IG_STEPS, attribute
     from pytest_chaosmining.timing import timed
 
@@ -302,8 +303,8 @@ class SymbolicSuite(SuiteDefaults):
 
     def score(self, session: ChaosminingSession, model: TrainedSymbolicModel, explainer: Explainer) -> dict[str, Any]:
         """:func:`evaluate` on the session's device."""
-        from pytest_chaosmining.core.cost import Cost
-        from pytest_chaosmining.core.derived import weights_digest
+        from pytest_chaosmining.core.metrics.cost import Cost
+        from pytest_chaosmining.core.storage.derived import weights_digest
 
         return session.reuse.evaluated(
             SUITE,

@@ -7,7 +7,7 @@ the bars.
 
 from __future__ import annotations
 
-from pytest_chaosmining.core.results import MODEL_LEVEL, Record
+from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
 from pytest_chaosmining.suites.scoring import scored
 from pytest_chaosmining.suites.symbolic.suite import SUITE, SymbolicSuite
 

@@ -30,7 +30,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from pytest_chaosmining.core.decoding import decode_all
+from pytest_chaosmining.core.storage.decoding import decode_all
 
 BACKGROUNDS = ("RB", "SB")
 POSITIONS = ("FP", "RP")

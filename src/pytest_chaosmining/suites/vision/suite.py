@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pytest_chaosmining.attribution_context import BACKGROUND_SIZE, IMAGE_CLASSIFICATION, AttributionContext
-from pytest_chaosmining.core.metric_catalog import calibrated, judged, reported
+from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
 from pytest_chaosmining.core.tiers import Seeds, seed_range
-from pytest_chaosmining.core.training_modes import SaliencyGuided, guided_model_id, training_key
+from pytest_chaosmining.core.training.modes import SaliencyGuided, guided_model_id, training_key
 from pytest_chaosmining.suites import Calibration, Condition
 from pytest_chaosmining.suites.classifier import ClassifierSuite
 from pytest_chaosmining.suites.vision import report
@@ -38,7 +38,7 @@ from pytest_chaosmining.suites.vision.tiers import VISION, VisionTier
 if TYPE_CHECKING:
     import torch
 
-    from pytest_chaosmining.core.cache import ModelCache
+    from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.session import ChaosminingSession
 
@@ -48,7 +48,8 @@ PAPER_SIGMA, PAPER_CANVAS = 6.0, 224
 
 def vision_code() -> tuple[ModuleType, ...]:
     """The modules whose source enters the cache key of a vision model."""
-    from pytest_chaosmining.core import classification, decoding
+    from pytest_chaosmining.core.storage import decoding
+    from pytest_chaosmining.core.training import classification
     from pytest_chaosmining.suites.vision import data, models
 
     return (data, models, classification, decoding)
@@ -70,7 +71,7 @@ class VisionCase:
     source: str = "embedded"
     data_dir: str | None = None
     guide: SaliencyGuided | None = None  # saliency guided training; None: standard
-    precision: str = "fp32"  # training arithmetic (core.training_modes.PRECISIONS)
+    precision: str = "fp32"  # training arithmetic (core.training.modes.PRECISIONS)
 
     @property
     def canvas(self) -> int:
@@ -201,7 +202,7 @@ def _attribution_call(
     inputs prepared beforehand so that timing covers the call only."""
     import torch
 
-    from pytest_chaosmining.core.classification import to_float
+    from pytest_chaosmining.core.training.classification import to_float
     from pytest_chaosmining.explainers import attribute
 
     inputs = to_float(torch.from_numpy(trained.val.images[rows])).to(device)
@@ -222,7 +223,7 @@ def evaluate(
     """Attribute the first ``n_explain`` validation images (target: the predicted
     class); return mean IoU, mean in-box mass share, cost, and the IoU gained
     from training on the first ``n_check`` images (default: all)."""
-    from pytest_chaosmining.core.metrics import localisation
+    from pytest_chaosmining.core.metrics.attribution import localisation
     from pytest_chaosmining.timing import timed
 
     case = trained.case
@@ -256,7 +257,7 @@ def example_figure(session: ChaosminingSession, path: Path, per_condition: int =
     import matplotlib.pyplot as plt
     from matplotlib.patches import Rectangle
 
-    from pytest_chaosmining.core.metrics import saliency_maps, top_k_box
+    from pytest_chaosmining.core.metrics.attribution import saliency_maps, top_k_box
     from pytest_chaosmining.explainers import ExplainerError
 
     cases, seen = [], set()
@@ -349,7 +350,7 @@ def _background(case: VisionCase) -> Any:
     """The first :data:`BACKGROUND_SIZE` training images of ``case`` as floats."""
     import torch
 
-    from pytest_chaosmining.core.classification import to_float
+    from pytest_chaosmining.core.training.classification import to_float
 
     images = data_split(dataclasses.replace(case, n_train=BACKGROUND_SIZE), "train").images
     return to_float(torch.from_numpy(images[:BACKGROUND_SIZE]))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_chaosmining.core.results import MODEL_LEVEL, Record
+from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
 from pytest_chaosmining.suites.scoring import scored
 from pytest_chaosmining.suites.vision.suite import SUITE, VisionSuite
 

@@ -25,8 +25,8 @@ import torch
 from filelock import FileLock
 
 from pytest_chaosmining import ChaosminingWarning, __version__
-from pytest_chaosmining.core.atomic import atomic_write
-from pytest_chaosmining.core.pack import ModelPack
+from pytest_chaosmining.core.storage.atomic import atomic_write
+from pytest_chaosmining.core.storage.pack import ModelPack
 
 LOCK_TIMEOUT_S = 3600.0
 #: the modules whose source decides what a cached entry looks like (data, model, training code)

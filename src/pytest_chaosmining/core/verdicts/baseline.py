@@ -1,7 +1,7 @@
 """Regression checks against the results.json of an earlier run.
 
 Every judged result of the baseline (a record with a bar) is compared by its
-declared direction (:mod:`pytest_chaosmining.core.metric_catalog`); every gated
+declared direction (:mod:`pytest_chaosmining.core.metrics.catalog`); every gated
 cost by its declared slack.  A judged result of the baseline that this run did
 not judge (missing, newly skipped, newly not applicable) is a regression too:
 :meth:`Baseline.compare` lists it.
@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_chaosmining.core.metric_catalog import Metric, MetricCatalog
-from pytest_chaosmining.core.results import Record
+from pytest_chaosmining.core.metrics.catalog import Metric, MetricCatalog
+from pytest_chaosmining.core.verdicts.records import Record
 
 #: a record key (:meth:`Record.key`)
 Key = tuple[str | int, ...]

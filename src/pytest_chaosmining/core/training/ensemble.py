@@ -11,7 +11,7 @@ the members agree with single training to float tolerance, not bit for bit.
 Two trainers use it:
 
 - :func:`train_regressors_together`: the symbolic MLPs
-  (:func:`~pytest_chaosmining.core.training.train_regressor`), full batch, with or
+  (:func:`~pytest_chaosmining.core.training.regression.train_regressor`), full batch, with or
   without saliency guided training (each member masks with its own generator,
   so its random draws are the ones it would make alone);
 - :func:`train_on_shared_batches`: networks fed the same rows in the same order
@@ -30,9 +30,9 @@ from collections.abc import Callable, Sequence
 import torch
 from torch import nn
 
-from pytest_chaosmining.core.saliency_training import mask_lowest
-from pytest_chaosmining.core.training import OPTIMIZERS, ProgressFn, RegressionTraining
-from pytest_chaosmining.core.training_modes import SaliencyGuided
+from pytest_chaosmining.core.training.modes import SaliencyGuided
+from pytest_chaosmining.core.training.regression import OPTIMIZERS, ProgressFn, RegressionTraining
+from pytest_chaosmining.core.training.saliency import mask_lowest
 
 #: losses of :func:`train_on_shared_batches`: name → per-member loss of outputs ``(rows, out)`` and targets
 LOSSES: dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
@@ -97,7 +97,7 @@ def _guided_inputs(
     stacked: StackedModels, xs: torch.Tensor, guide: SaliencyGuided, generators: Sequence[torch.Generator]
 ) -> torch.Tensor:
     """Each member's batch with its ``guide.k`` lowest-gradient inputs masked, as
-    :func:`~pytest_chaosmining.core.saliency_training.guided_loss` masks it alone
+    :func:`~pytest_chaosmining.core.training.saliency.guided_loss` masks it alone
     (input gradients of the prediction; the member's own generator for the noise)."""
     x = xs.detach().requires_grad_(True)
     with torch.enable_grad():
@@ -118,7 +118,7 @@ def train_regressors_together(
 ) -> list[float]:
     """Train ``models`` (same class and shapes) in place on ``xs[i]`` / ``ys[i]``
     (``(members, rows, features)`` / ``(members, rows)``) with MSE, full batch, as
-    :func:`~pytest_chaosmining.core.training.train_regressor` trains each alone —
+    :func:`~pytest_chaosmining.core.training.regression.train_regressor` trains each alone —
     saliency guided when ``guide`` is given (``seeds``: each member's training seed,
     which seeds its masking noise); each member's final training loss."""
     if not can_train_together(models, settings):

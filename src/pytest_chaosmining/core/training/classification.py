@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 import torch
 from torch import nn
 
-from pytest_chaosmining.core.saliency_training import SaliencyGuided, guided_loss
-from pytest_chaosmining.core.training_modes import PRECISIONS
+from pytest_chaosmining.core.training.modes import PRECISIONS
+from pytest_chaosmining.core.training.saliency import SaliencyGuided, guided_loss
 
 if TYPE_CHECKING:
     import numpy as np

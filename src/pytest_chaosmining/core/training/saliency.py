@@ -24,7 +24,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from pytest_chaosmining.core.training_modes import SaliencyGuided
+from pytest_chaosmining.core.training.modes import SaliencyGuided
 
 
 def input_gradients(model: nn.Module, x: torch.Tensor, target: torch.Tensor | None) -> torch.Tensor:

@@ -103,7 +103,7 @@ class MetricCatalog:
         if metric is None or not metric.judged:
             raise UndeclaredMetric(
                 f"metric {name!r} of suite {suite!r} is judged but not declared judged in the "
-                "suite's metrics: declare it (pytest_chaosmining.core.metric_catalog.judged) so "
+                "suite's metrics: declare it (pytest_chaosmining.core.metrics.catalog.judged) so "
                 "that a baseline compares it"
             )
         return metric

@@ -5,4 +5,4 @@ from __future__ import annotations
 from pathlib import Path
 
 #: the pack of ready-trained smoke-tier models shipped with the package
-SHIPPED = Path(__file__).resolve().parents[1] / "pack"
+SHIPPED = Path(__file__).resolve().parents[2] / "pack"

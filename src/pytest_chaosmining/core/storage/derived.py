@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, TypeVar
 from filelock import FileLock
 
 from pytest_chaosmining import ChaosminingWarning
-from pytest_chaosmining.core.atomic import atomic_write_text
+from pytest_chaosmining.core.storage.atomic import atomic_write_text
 
 if TYPE_CHECKING:
     import torch
@@ -68,7 +68,7 @@ def package_fingerprint() -> str:
     """Hash of the code a cached result ran: every module of this package, the
     installed source of the attribution libraries (:data:`ATTRIBUTION_LIBRARIES`)
     and the torch and numpy versions (any change recomputes)."""
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     h = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
         h.update(str(path.relative_to(root)).encode())

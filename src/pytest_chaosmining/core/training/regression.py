@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from pytest_chaosmining.core.saliency_training import SaliencyGuided, guided_loss
+from pytest_chaosmining.core.training.saliency import SaliencyGuided, guided_loss
 
 ProgressFn = Callable[[int, int, float, "torch.Tensor"], None]  # epoch, epochs, elapsed s, loss
 

@@ -28,8 +28,8 @@ from typing import IO, Any
 import torch
 
 from pytest_chaosmining import ChaosminingWarning
-from pytest_chaosmining.core.atomic import atomic_write
-from pytest_chaosmining.core.pack_location import SHIPPED
+from pytest_chaosmining.core.storage.atomic import atomic_write
+from pytest_chaosmining.core.storage.pack_location import SHIPPED
 
 #: largest accepted change of a shipped model's check score (accuracy, UScore) when re-measured here
 TOLERANCE = 0.02

@@ -1,6 +1,6 @@
 """Training modes of the suites' models, without heavy imports: the settings of
 saliency guided training and how a mode enters a case's model name and cache key.
-The training itself is in :mod:`pytest_chaosmining.core.saliency_training`."""
+The training itself is in :mod:`pytest_chaosmining.core.training.saliency`."""
 
 from __future__ import annotations
 
@@ -62,9 +62,9 @@ def training_key(suite: str, case: Any, device_type: str) -> dict[str, Any]:
 
 
 def _guided_loss_source() -> str:
-    """The file of :mod:`pytest_chaosmining.core.saliency_training`, found through the
+    """The file of :mod:`pytest_chaosmining.core.training.saliency`, found through the
     import system without importing it (it imports this module)."""
-    spec = importlib.util.find_spec("pytest_chaosmining.core.saliency_training")
+    spec = importlib.util.find_spec("pytest_chaosmining.core.training.saliency")
     if spec is None or spec.origin is None:
-        raise ModuleNotFoundError("pytest_chaosmining.core.saliency_training")
+        raise ModuleNotFoundError("pytest_chaosmining.core.training.saliency")
     return spec.origin

@@ -1,0 +1,2 @@
+"""Where results and models are kept: the model cache, the shipped pack, derived results,
+atomic writes, and files decoded from disk."""

@@ -1,0 +1,1 @@
+"""How results are judged and kept: records, thresholds and baselines."""
