@@ -244,30 +244,12 @@ def test_baseline_regression_fails_the_dropped_results(pytester, run_suite):
     result.stdout.fnmatch_lines(["*FA on f08*fprec regressed: * < baseline * - max drop 0.1*"])
     result.stdout.fnmatch_lines(["*baseline *baseline.json: compared 5, new 0, missing 0 judged results*"])
     # without --chaosmining-max-drop each metric's own allowed drop ([suite.tier.max_drop]) applies
+    against = ("--chaosmining-explainers", "SA,FA", "--chaosmining-suites", "symbolic")
+    against += ("--chaosmining-baseline", "baseline.json", "--chaosmining-thresholds", "drops.toml")
     pytester.makefile(".toml", drops="[symbolic.smoke.max_drop]\nfprec = 0.25\n")
-    run_suite(
-        "--chaosmining-explainers",
-        "SA,FA",
-        "--chaosmining-suites",
-        "symbolic",
-        "--chaosmining-baseline",
-        "baseline.json",
-        "--chaosmining-thresholds",
-        "drops.toml",
-        k="f08",
-    ).assert_outcomes(passed=3)
+    run_suite(*against, k="f08").assert_outcomes(passed=3)
     pytester.makefile(".toml", drops="[symbolic.smoke.max_drop]\nfprec = 0.15\n")
-    result = run_suite(
-        "--chaosmining-explainers",
-        "SA,FA",
-        "--chaosmining-suites",
-        "symbolic",
-        "--chaosmining-baseline",
-        "baseline.json",
-        "--chaosmining-thresholds",
-        "drops.toml",
-        k="f08",
-    )
+    result = run_suite(*against, k="f08")
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(["*FA on f08*fprec regressed: * < baseline * - max drop 0.15*"])
 
