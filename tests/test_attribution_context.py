@@ -17,7 +17,7 @@ from pytest_chaosmining.explainers import (
     select,
 )
 from pytest_chaosmining.suites import shapes_of
-from pytest_chaosmining.suites.vision.suite import grid_mask, image_context
+from pytest_chaosmining.suites.digit_models.cases import grid_mask, image_context
 
 CPU = torch.device("cpu")
 

@@ -54,8 +54,8 @@ def bam_code() -> tuple[ModuleType, ...]:
     """The modules whose source enters the cache key of a BAM model."""
     from pytest_chaosmining.core.training import classification
     from pytest_chaosmining.suites.bam import data as bam_data
-    from pytest_chaosmining.suites.vision import data as vision_data
-    from pytest_chaosmining.suites.vision import models
+    from pytest_chaosmining.suites.digit_models import data as vision_data
+    from pytest_chaosmining.suites.digit_models import models
 
     return (bam_data, vision_data, models, classification)
 
@@ -137,7 +137,7 @@ def _train(
     import torch
 
     from pytest_chaosmining.core.training.classification import ClassifierTraining, train_classifier
-    from pytest_chaosmining.suites.vision.suite import untrained_model
+    from pytest_chaosmining.suites.digit_models.cases import untrained_model
 
     def build() -> torch.nn.Module:
         return untrained_model(case)
@@ -237,7 +237,7 @@ def _attribute(
     from pytest_chaosmining.core.training.classification import predict_array, to_float
     from pytest_chaosmining.explainers import attribute
     from pytest_chaosmining.suites.bam.metrics import normalised_maps
-    from pytest_chaosmining.suites.vision.suite import grid_mask, image_context
+    from pytest_chaosmining.suites.digit_models.cases import grid_mask, image_context
 
     preds = predict_array(model, images)
     cell = max(1, case.canvas // 8)

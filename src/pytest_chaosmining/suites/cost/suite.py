@@ -17,8 +17,8 @@ from pytest_chaosmining.core.metrics.catalog import reported
 from pytest_chaosmining.core.tiers import Seeds
 from pytest_chaosmining.suites import Calibration, SuiteDefaults
 from pytest_chaosmining.suites.cost import report
-from pytest_chaosmining.suites.symbolic.suite import SymbolicCase, SymbolicSuite, TrainedSymbolicModel, cost_case
-from pytest_chaosmining.suites.symbolic.tiers import SYMBOLIC
+from pytest_chaosmining.suites.formula_models.cases import SymbolicCase, TrainedSymbolicModel, cost_case
+from pytest_chaosmining.suites.formula_models.tiers import SYMBOLIC
 
 if TYPE_CHECKING:
     import torch
@@ -78,7 +78,11 @@ class CostSuite(SuiteDefaults):
 
     def model(self, session: ChaosminingSession) -> TrainedSymbolicModel:
         """The trained (cached) model of :meth:`case`."""
-        return SymbolicSuite().model(session, self.case(session))
+        from pytest_chaosmining.suites import get_model_suite
+
+        trained = get_model_suite("symbolic").model(session, self.case(session))  # the symbolic suite's model
+        assert isinstance(trained, TrainedSymbolicModel)
+        return trained
 
     def snapshots(self, session: ChaosminingSession) -> list[tuple[int, torch.nn.Module]]:
         """:meth:`case`'s model at each :func:`snapshot_epochs` epoch of its training
@@ -121,8 +125,8 @@ def _snapshots(session: ChaosminingSession, case: SymbolicCase) -> list[tuple[in
     import torch
 
     from pytest_chaosmining.core.training.regression import RegressionTraining, train_regressor
-    from pytest_chaosmining.suites.symbolic.data import SymbolicDataSpec, generate
-    from pytest_chaosmining.suites.symbolic.suite import symbolic_code, untrained_model
+    from pytest_chaosmining.suites.formula_models.cases import symbolic_code, untrained_model
+    from pytest_chaosmining.suites.formula_models.data import SymbolicDataSpec, generate
 
     device = session.device
     data = generate(SymbolicDataSpec(case.formula, case.noise_features, case.label_noise, case.n_samples, case.seed))

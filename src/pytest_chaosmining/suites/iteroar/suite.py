@@ -42,6 +42,7 @@ from pytest_chaosmining.attribution_context import IMAGE_CLASSIFICATION
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.suites import Calibration, Condition, SuiteDefaults
+from pytest_chaosmining.suites.classifier import ClassifierSuite
 from pytest_chaosmining.suites.iteroar import report
 from pytest_chaosmining.suites.iteroar.tiers import ITEROAR, IteroarTier
 
@@ -59,8 +60,8 @@ REFERENCE = "random-pixels"  # name of the reference chain (uniformly random rem
 def iteroar_code() -> tuple[ModuleType, ...]:
     """The modules whose source enters the cache key of a retrained IteROAR model."""
     from pytest_chaosmining.core.training import classification
+    from pytest_chaosmining.suites.digit_models import data, models
     from pytest_chaosmining.suites.iteroar import masks
-    from pytest_chaosmining.suites.vision import data, models
 
     return (data, models, classification, masks)
 
@@ -122,7 +123,7 @@ def plan_cases(
     (resized where the IteROAR tier says so)."""
     import dataclasses
 
-    from pytest_chaosmining.suites.vision.suite import plan_cases as vision_cases
+    from pytest_chaosmining.suites.digit_models.cases import plan_cases as vision_cases
 
     sized = dataclasses.replace(vision_tier, models=(tier.model,), conditions=tier.conditions, **tier.vision_sizes)
     return [
@@ -174,8 +175,8 @@ def _explainer_masks(
 
     from pytest_chaosmining.core.training.classification import predict_array, to_float
     from pytest_chaosmining.explainers import attribute
+    from pytest_chaosmining.suites.digit_models.cases import attribution_context
     from pytest_chaosmining.suites.iteroar.masks import maps, top_fraction_masks
-    from pytest_chaosmining.suites.vision.suite import attribution_context
     from pytest_chaosmining.timing import timed
 
     if explainer is None:
@@ -207,7 +208,7 @@ def _retrain(
     import torch
 
     from pytest_chaosmining.core.training.classification import ClassifierTraining, train_classifier
-    from pytest_chaosmining.suites.vision.suite import untrained_model
+    from pytest_chaosmining.suites.digit_models.cases import untrained_model
 
     base = case.base
     scratch = case.retrain_epochs is None
@@ -323,8 +324,8 @@ def _untrained_box_share(
 ) -> float:
     """The first test mask's share on the true box when the maps come from the
     untrained f_0 (same architecture and seed): the model-randomisation check."""
+    from pytest_chaosmining.suites.digit_models.cases import untrained_model
     from pytest_chaosmining.suites.iteroar.masks import box_shares
-    from pytest_chaosmining.suites.vision.suite import untrained_model
 
     untrained = untrained_model(case.base).to(device)
     masks = _explainer_masks(
@@ -340,6 +341,15 @@ def accuracy_drop(result: ChainResult) -> float:
 
 def _chain_key(condition: Condition) -> str:
     return f"{condition['condition']}-{condition['fill']}"
+
+
+def _vision_suite() -> ClassifierSuite:
+    """The registered vision suite, whose classifiers the chains start from."""
+    from pytest_chaosmining.suites import get_suite
+
+    suite = get_suite("vision")
+    assert isinstance(suite, ClassifierSuite)
+    return suite
 
 
 class IteroarSuite(SuiteDefaults):
@@ -365,18 +375,18 @@ class IteroarSuite(SuiteDefaults):
         return seed_range(ITEROAR[tier].seeds, seeds)
 
     def plan(self, session: ChaosminingSession) -> list[IteroarCase]:
-        from pytest_chaosmining.suites.vision.suite import VisionSuite
-        from pytest_chaosmining.suites.vision.tiers import VISION
+        from pytest_chaosmining.suites.digit_models.tiers import VISION
 
         return plan_cases(
-            ITEROAR[session.tier], VISION[session.tier], session.settings.seeds, *VisionSuite().source(session.data_dir)
+            ITEROAR[session.tier],
+            VISION[session.tier],
+            session.settings.seeds,
+            *_vision_suite().source(session.data_dir),
         )
 
     def f0(self, session: ChaosminingSession, case: IteroarCase) -> Any:
-        """The trained vision model the chains of ``case`` start from."""
-        from pytest_chaosmining.suites.vision.suite import VisionSuite
-
-        return VisionSuite().model(session, case.base)
+        """The trained vision model the chains of ``case`` start from (the vision suite's)."""
+        return _vision_suite().model(session, case.base)
 
     def chain(self, session: ChaosminingSession, case: IteroarCase, explainer: str | None) -> ChainResult:
         """The chain of ``explainer`` (None: the random-pixel reference) on ``case``,
@@ -384,8 +394,8 @@ class IteroarSuite(SuiteDefaults):
         import dataclasses
 
         from pytest_chaosmining.core.storage.derived import weights_digest
-        from pytest_chaosmining.suites.vision.suite import data_split
-        from pytest_chaosmining.suites.vision.tiers import VISION
+        from pytest_chaosmining.suites.digit_models.cases import data_split
+        from pytest_chaosmining.suites.digit_models.tiers import VISION
 
         def run() -> ChainResult:
             f0 = self.f0(session, case)

@@ -59,10 +59,10 @@ LINEAR = {"regression": "linear", "classification": "logistic"}
 def rfe_code() -> tuple[ModuleType, ...]:
     """The modules whose source enters the cache key of an RFE selection."""
     from pytest_chaosmining.core.training import ensemble
+    from pytest_chaosmining.suites.formula_models import data as symbolic_data
+    from pytest_chaosmining.suites.formula_models import formulas
     from pytest_chaosmining.suites.rfe import data as rfe_data
     from pytest_chaosmining.suites.rfe import rfewna, rounds
-    from pytest_chaosmining.suites.symbolic import data as symbolic_data
-    from pytest_chaosmining.suites.symbolic import formulas
 
     return (rfewna, rounds, ensemble, rfe_data, symbolic_data, formulas)
 

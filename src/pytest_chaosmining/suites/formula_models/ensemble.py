@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import torch
 
     from pytest_chaosmining.core.storage.cache import ModelCache
-    from pytest_chaosmining.suites.symbolic.suite import SymbolicCase
+    from pytest_chaosmining.suites.formula_models.cases import SymbolicCase
 
 SUITE = "symbolic"
 
@@ -61,7 +61,7 @@ def train_groups(
 
     from pytest_chaosmining.core.training.ensemble import train_regressors_together
     from pytest_chaosmining.core.training.regression import RegressionTraining
-    from pytest_chaosmining.suites.symbolic.data import SymbolicDataSpec, generate
+    from pytest_chaosmining.suites.formula_models.data import SymbolicDataSpec, generate
 
     todo = [c for c in cases if eligible(c) and not cache.has(SUITE, ensemble_config(c, device.type), code)]
     data = {

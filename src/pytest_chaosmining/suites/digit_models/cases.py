@@ -1,0 +1,213 @@
+"""The vision suite's cases and their classifiers, shared by the suites that build
+on them (IteROAR's chains start from them, BAM uses the same CNNs and patch grid).
+
+A :class:`VisionCase` is one trained classifier (condition × model × sizes × seed)."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from pytest_chaosmining.attribution_context import BACKGROUND_SIZE, AttributionContext
+from pytest_chaosmining.core.tiers import Seeds, seed_range
+from pytest_chaosmining.core.training.modes import SaliencyGuided, guided_model_id, training_key
+from pytest_chaosmining.suites.digit_models.tiers import VisionTier
+
+if TYPE_CHECKING:
+    import torch
+
+    from pytest_chaosmining.core.storage.cache import ModelCache
+
+#: the cache namespace of these classifiers: the vision suite's
+SUITE = "vision"
+
+
+def vision_code() -> tuple[ModuleType, ...]:
+    """The modules whose source enters the cache key of a vision model."""
+    from pytest_chaosmining.core.storage import decoding
+    from pytest_chaosmining.core.training import classification
+    from pytest_chaosmining.suites.digit_models import data, models
+
+    return (data, models, classification, decoding)
+
+
+@dataclass(frozen=True)
+class VisionCase:
+    """One classifier of the vision suite."""
+
+    condition: str
+    model: str
+    fg: int
+    n_train: int
+    n_val: int
+    epochs: int
+    batch_size: int
+    lr: float
+    seed: int
+    source: str = "embedded"
+    data_dir: str | None = None
+    guide: SaliencyGuided | None = None  # saliency guided training; None: standard
+    precision: str = "fp32"  # training arithmetic (core.training.modes.PRECISIONS)
+
+    @property
+    def canvas(self) -> int:
+        return 7 * self.fg
+
+    @property
+    def model_id(self) -> str:
+        return guided_model_id(f"{self.model}-e{self.epochs}", self.guide, self.precision)
+
+    @property
+    def id(self) -> str:
+        return f"{self.condition}-{self.canvas}px-{self.model_id}-s{self.seed}"
+
+    def explainer_id(self, explainer: str) -> str:
+        """Test id of ``explainer`` on this model."""
+        return f"{self.condition}-{self.canvas}px-{self.model_id}-{explainer}-s{self.seed}"
+
+    def condition_fields(self) -> dict[str, Any]:
+        return {
+            "condition": self.condition,
+            "canvas": self.canvas,
+            "fg": self.fg,
+            "n_train": self.n_train,
+            "source": self.source,
+        }
+
+    def training_config(self, device_type: str) -> dict[str, Any]:
+        return training_key(SUITE, self, device_type)
+
+
+def plan_cases(
+    tier: VisionTier, seeds: Seeds | None = None, source: str = "embedded", data_dir: str | None = None
+) -> list[VisionCase]:
+    """Every condition × model × seed of the tier."""
+    n_seeds = seed_range(tier.seeds, seeds)
+    return [
+        VisionCase(
+            condition,
+            model,
+            tier.fg,
+            tier.n_train,
+            tier.n_val,
+            tier.epochs,
+            tier.batch_size,
+            tier.lr,
+            seed,
+            source,
+            data_dir,
+        )
+        for condition in tier.conditions
+        for model in tier.models
+        for seed in n_seeds
+    ]
+
+
+@dataclass
+class TrainedVisionModel:
+    """A trained (or cached) classifier with its validation data and accuracy."""
+
+    case: VisionCase
+    model: Any
+    val: Any
+    predictions: np.ndarray
+    accuracy: float
+    train_seconds: float
+
+
+def data_split(case: VisionCase, split: str) -> Any:
+    """The ``train`` or ``val`` images of ``case``."""
+    from pytest_chaosmining.suites.digit_models.data import VisionSpec, generate
+
+    n = case.n_train if split == "train" else case.n_val
+    return generate(VisionSpec(case.condition, case.fg, n, split, case.seed, case.source, case.data_dir))
+
+
+def trained_model(
+    case: VisionCase, cache: ModelCache, device: torch.device, progress: Callable[..., None] | None = None
+) -> TrainedVisionModel:
+    """Load ``case``'s classifier from the cache or train it; score it on validation data."""
+    from pytest_chaosmining.suites.classifier import cached_classifier
+
+    def train_data() -> tuple[np.ndarray, np.ndarray]:
+        data = data_split(case, "train")
+        return data.images, data.labels
+
+    val = data_split(case, "val")
+    model, meta, pred = cached_classifier(
+        SUITE, case, cache, device, vision_code(), lambda: untrained_model(case), train_data,
+        (val.images, val.labels), progress,
+    )  # fmt: skip
+    return TrainedVisionModel(case, model, val, pred, float((pred == val.labels).mean()), float(meta["train_seconds"]))
+
+
+def untrained_model(case: Any) -> Any:
+    """``case``'s image classifier (its ``model`` by name) as it is before training,
+    initialised from ``case.seed``, in eval mode; vision and BAM cases alike."""
+    import torch
+
+    from pytest_chaosmining.suites.digit_models.models import build_model
+
+    torch.manual_seed(case.seed)
+    return build_model(case.model).eval()
+
+
+def grid_mask(canvas: int, cell: int) -> Any:
+    """A grid of ``cell``-px squares over a ``canvas``-px image as a captum feature mask ``(1, 1, S, S)``."""
+    import torch
+
+    idx = torch.arange(canvas) // cell
+    return (idx[:, None] * -(-canvas // cell) + idx[None, :]).view(1, 1, canvas, canvas)
+
+
+def patch_mask(case: VisionCase) -> Any:
+    """The 7×7 grid of foreground-sized patches as a captum feature mask ``(1, 1, S, S)``."""
+    return grid_mask(case.canvas, case.fg)
+
+
+def attribution_context(case: VisionCase, device: torch.device, internal_batch_size: int) -> AttributionContext:
+    """What the vision suite offers explainers: the 7×7 patch grid (one patch
+    per feature, all channels), one row of it per forward pass, the IG batch
+    size, and a background of training images."""
+    return image_context(
+        "vision",
+        patch_mask(case).to(device),
+        case.fg,
+        device,
+        {"internal_batch_size": internal_batch_size, "perturbations_per_eval": 7},
+        functools.partial(_background, case),
+    )
+
+
+def image_context(
+    suite: str, mask: Any, cell: int, device: torch.device, settings: dict[str, int], background: Callable[[], Any]
+) -> AttributionContext:
+    """An image suite's context: ``mask`` a grid of ``cell``-px patches over 3-channel images."""
+    return AttributionContext(
+        suite=suite,
+        domain="image",
+        task="classification",
+        model_kind="cnn",
+        device=device,
+        feature_mask=mask,
+        window=(3, cell, cell),
+        settings=settings,
+        background_source=background,
+    )
+
+
+@functools.lru_cache(maxsize=4)
+def _background(case: VisionCase) -> Any:
+    """The first :data:`BACKGROUND_SIZE` training images of ``case`` as floats."""
+    import torch
+
+    from pytest_chaosmining.core.training.classification import to_float
+
+    images = data_split(dataclasses.replace(case, n_train=BACKGROUND_SIZE), "train").images
+    return to_float(torch.from_numpy(images[:BACKGROUND_SIZE]))

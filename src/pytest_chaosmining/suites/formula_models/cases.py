@@ -1,0 +1,188 @@
+"""The symbolic suite's cases and their models, shared by the suites that build on them.
+
+A :class:`SymbolicCase` is one trained model (formula × condition × model config
+× seed); :func:`trained_model` loads it from the cache or trains it."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+from pytest_chaosmining.core.tiers import Seeds, seed_range
+from pytest_chaosmining.core.training.modes import SaliencyGuided, guided_model_id, training_key
+from pytest_chaosmining.suites.formula_models.tiers import SymbolicTier
+
+if TYPE_CHECKING:
+    import torch
+
+    from pytest_chaosmining.core.storage.cache import ModelCache
+
+#: the cache namespace of these models: the symbolic suite's (the cost suite's model is one of them)
+SUITE = "symbolic"
+
+
+def symbolic_code(together: bool = False) -> tuple[ModuleType, ...]:
+    """The modules whose source enters the cache key of a symbolic model
+    (``together``: one trained in a batched ensemble, whose trainer enters it too)."""
+    from pytest_chaosmining.core.training import ensemble
+    from pytest_chaosmining.core.training import regression as training
+    from pytest_chaosmining.suites.formula_models import data, formulas, models
+
+    return (formulas, data, models, training) + ((ensemble,) if together else ())
+
+
+@dataclass(frozen=True)
+class SymbolicCase:
+    """One model of the symbolic suite: data, model and training settings, seed."""
+
+    formula: int
+    noise_features: int
+    label_noise: float
+    n_samples: int
+    width: int
+    depth: int
+    dropout: float
+    optimizer: str
+    lr: float
+    epochs: int
+    seed: int
+    guide: SaliencyGuided | None = None  # saliency guided training; None: standard
+
+    @property
+    def model_id(self) -> str:
+        """Readable model name, e.g. ``mlp3x100-lr0.001-e1000`` or
+        ``mlp3x100-sgd-lr0.01-do0.1-e1000-sg`` (saliency guided)."""
+        parts = [f"mlp{self.depth}x{self.width}"]
+        if self.optimizer != "adam":
+            parts.append(self.optimizer)
+        parts.append(f"lr{self.lr:g}")
+        if self.dropout:
+            parts.append(f"do{self.dropout:g}")
+        parts.append(f"e{self.epochs}")
+        return guided_model_id("-".join(parts), self.guide)
+
+    @property
+    def condition_id(self) -> str:
+        return f"f{self.formula:02d}-nf{self.noise_features}-ln{self.label_noise:g}-n{self.n_samples}"
+
+    @property
+    def id(self) -> str:
+        return f"{self.condition_id}-{self.model_id}-s{self.seed}"
+
+    def explainer_id(self, explainer: str) -> str:
+        """Test id of ``explainer`` on this model."""
+        return f"{self.condition_id}-{self.model_id}-{explainer}-s{self.seed}"
+
+    def condition(self) -> dict[str, Any]:
+        """The fields reported beside every result."""
+        return {
+            "formula": self.formula,
+            "noise_features": self.noise_features,
+            "label_noise": self.label_noise,
+            "n_samples": self.n_samples,
+            "width": self.width,
+            "depth": self.depth,
+            "dropout": self.dropout,
+            "optimizer": self.optimizer,
+            "lr": self.lr,
+            "epochs": self.epochs,
+        }
+
+    def training_config(self, device_type: str) -> dict[str, Any]:
+        """Everything that affects the trained weights (the cache key)."""
+        return training_key(SUITE, self, device_type)
+
+
+def plan_cases(tier: SymbolicTier, seeds: Seeds | None = None, sweeps: list[str] | None = None) -> list[SymbolicCase]:
+    """Default condition for every formula and seed, plus the selected one-factor sweeps."""
+    base: dict[str, Any] = dict(
+        noise_features=tier.noise_features,
+        label_noise=tier.label_noise,
+        n_samples=tier.n_samples,
+        width=tier.width,
+        depth=tier.depth,
+        dropout=tier.dropout,
+        optimizer=tier.optimizer,
+        lr=tier.lr,
+        epochs=tier.epochs,
+    )
+    variants = [base]
+    for factor in sweeps or []:
+        if factor not in tier.sweeps:
+            raise KeyError(f"no sweep {factor!r} in this tier; available: {sorted(tier.sweeps)}")
+        for value in tier.sweeps[factor]:
+            variant = {**base, factor: value}
+            if variant not in variants:
+                variants.append(variant)
+    n_seeds = seed_range(tier.seeds, seeds)
+    return [SymbolicCase(formula=f, seed=s, **v) for v in variants for f in tier.formulas for s in n_seeds]
+
+
+@dataclass
+class TrainedSymbolicModel:
+    """A trained (or cached) model with its data and prediction quality."""
+
+    case: SymbolicCase
+    model: Any
+    data: Any
+    uscore: float
+    train_seconds: float
+
+
+def trained_model(
+    case: SymbolicCase,
+    cache: ModelCache,
+    device: torch.device,
+    progress: Callable[[int, int, float, Any], None] | None = None,
+    together: bool = False,
+) -> TrainedSymbolicModel:
+    """Load ``case``'s model from the cache or train it; score its test predictions.
+    ``together``: the entry of the model trained in an ensemble
+    (:mod:`pytest_chaosmining.suites.formula_models.ensemble`, which trains it first)."""
+    import torch
+
+    from pytest_chaosmining.core.metrics.attribution import uscore
+    from pytest_chaosmining.core.training.regression import RegressionTraining, train_regressor
+    from pytest_chaosmining.suites.formula_models.data import SymbolicDataSpec, generate
+
+    data = generate(SymbolicDataSpec(case.formula, case.noise_features, case.label_noise, case.n_samples, case.seed))
+
+    def build() -> torch.nn.Module:
+        return untrained_model(case, data.n_features)
+
+    def fit(model: torch.nn.Module) -> float:
+        x = torch.from_numpy(data.x_train).to(device)
+        y = torch.from_numpy(data.y_train).to(device)
+        settings = RegressionTraining(case.epochs, case.lr, case.optimizer)
+        return train_regressor(model, x, y, settings, seed=case.seed, progress=progress, guide=case.guide)
+
+    def check(model: torch.nn.Module) -> float:
+        with torch.no_grad():
+            pred = model(torch.from_numpy(data.x_test).to(device)).cpu().numpy().ravel()
+        return float(uscore(pred, data.y_test_clean))
+
+    from pytest_chaosmining.suites.formula_models.ensemble import ensemble_config
+
+    config = ensemble_config(case, device.type) if together else case.training_config(device.type)
+    model, meta = cache.model(SUITE, config, build, fit, device, symbolic_code(together), check)
+    return TrainedSymbolicModel(case, model, data, check(model), float(meta["train_seconds"]))
+
+
+def untrained_model(case: SymbolicCase, n_features: int) -> Any:
+    """``case``'s MLP as initialised from ``case.seed``, before training, in eval mode."""
+    import torch
+
+    from pytest_chaosmining.suites.formula_models.models import MLPRegressor
+
+    torch.manual_seed(case.seed)
+    return MLPRegressor(n_features, case.width, case.depth, case.dropout).eval()
+
+
+def cost_case(tier: SymbolicTier) -> SymbolicCase:
+    """The model the cost suite times explainers on: formula 2 (one predictive
+    feature) at the tier's default condition, seed 0 — at the paper tier a
+    2,000 × 101 test set, as in ChaosMining Figure 5."""
+    return plan_cases(dataclasses.replace(tier, formulas=(2,)), seeds=1)[0]
