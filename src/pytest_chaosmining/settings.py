@@ -87,7 +87,7 @@ _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
         "shard",
         {"metavar": "I/N"},
         "run the I-th of N shards of the cases (a case's shard follows from its id, "
-        "the same in every run); merge the shards' results.json with python -m pytest_chaosmining.tools.rebuild",
+        "the same in every run); merge the shards' results.json with chaosmining-rebuild",
     ),
     ("thresholds", {"metavar": "FILE"}, "TOML file of thresholds overriding the shipped ones"),
     ("baseline", {"metavar": "FILE"}, "results.json of an earlier run; fail results that dropped"),
