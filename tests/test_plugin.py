@@ -916,6 +916,8 @@ def pytest_chaosmining_explainers(config):
     for name in ("shap", "quantus", "ig-global", "lrp"):
         assert {s for s, e in scored if e == name} == {"symbolic", "vision", "audio"}, (name, scored)
     assert {s for s, e in scored if e == "grad-cam"} == {"vision"}
+    # Quantus sums a map over axis 1 unless told not to: on audio that tied every channel (share 0.25, no hit)
+    assert not [f for f in payload["failures"] if f["explainer"] == "quantus"], payload["failures"]
     result.stdout.fnmatch_lines(
         [
             "*not applicable: explainer 'grad-cam' does not apply here (NotApplicable: GradCAM "
@@ -1083,3 +1085,23 @@ def test_a_shard_against_the_whole_runs_baseline_misses_only_its_own_cases(pytes
     assert narrower.ret == 1
     narrower.stdout.fnmatch_lines([f"FAILED *chaosmining-baseline::*f{mine[0]:02d}-*"])
     assert f"f{mine[0]:02d}" in " ".join(load_results(pytester, "shard1-narrow")["meta"]["baseline"]["missing"])
+
+
+def test_the_quantus_adapter_keeps_every_channel_of_the_map():
+    """Quantus reduces a map over axis 1 by default (colour channels of an image); on
+    audio that axis is what a suite judges, so the adapter asks for the full map."""
+    import pytest
+
+    quantus = pytest.importorskip("quantus")
+    import torch
+
+    from pytest_chaosmining.adapters import quantus_method
+    from pytest_chaosmining.explainers import plain_context
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(4 * 16, 3))
+    inputs = torch.randn(2, 4, 16)
+    explain = quantus_method(quantus.explain, method="Saliency")
+    out = explain(model, inputs, torch.tensor([0, 1]), plain_context(model, inputs))
+    assert out.shape == (2, 4, 16)
+    assert not (out == out[:, :1]).all()  # the channels differ: not one sum repeated

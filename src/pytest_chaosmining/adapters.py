@@ -176,8 +176,12 @@ def grad_cam_method(cam: Callable[..., object], **kwargs: object) -> ContextExpl
 def quantus_method(explain_func: Callable[..., object], **kwargs: object) -> ContextExplainer:
     """An explainer from a Quantus ``explain_func`` (``quantus.explain``, with
     ``method=`` among ``kwargs``, or your own of the same signature): called with
-    the model, the inputs and one target per sample as numpy; a map whose
-    channels Quantus reduced (one channel, or none) is repeated over the channels."""
+    the model, the inputs and one target per sample as numpy.  Quantus sums a map
+    over axis 1 by default (an image's colour channels; on audio, the very
+    channels a suite judges): the adapter asks for the full map (``reduce_axes=()``)
+    unless ``kwargs`` say otherwise; a map whose channels were reduced anyway (one
+    channel, or none) is repeated over the channels."""
+    options = {"reduce_axes": (), **kwargs}
 
     def explain(
         model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None, context: AttributionContext
@@ -187,7 +191,7 @@ def quantus_method(explain_func: Callable[..., object], **kwargs: object) -> Con
         targets = np.asarray(_classes(target, inputs.shape[0]))
         out = np.asarray(
             explain_func(
-                model=model, inputs=inputs.detach().cpu().numpy(), targets=targets, device=str(inputs.device), **kwargs
+                model=model, inputs=inputs.detach().cpu().numpy(), targets=targets, device=str(inputs.device), **options
             )
         )
         shape = tuple(inputs.shape)
