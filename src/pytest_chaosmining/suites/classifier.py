@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.suites import SuiteDefaults
@@ -27,25 +28,33 @@ if TYPE_CHECKING:
     from pytest_chaosmining.suites import DomainPick
 
 
-class ClassifierTier(Protocol):
-    """The tier fields a classifier suite reads (a dataclass: a guided case replaces some)."""
+@dataclass(frozen=True, kw_only=True)
+class ClassifierTier:
+    """What every classifier suite's tier sets: data and training sizes, the models,
+    seeds, explained and checked samples (a guided case replaces some)."""
 
-    __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
+    n_train: int
+    n_val: int
+    models: tuple[str, ...]
+    epochs: int
+    batch_size: int
+    lr: float
+    seeds: int
+    n_explain: int
+    internal_batch_size: int
+    n_check: int = 32  # samples attributed on the untrained model (model-randomisation check)
+    conditions: tuple[str, ...] = ("RBFP", "RBRP", "SBFP", "SBRP")
 
-    @property
-    def seeds(self) -> int: ...
 
-    @property
-    def models(self) -> tuple[str, ...]: ...
+@dataclass(frozen=True)
+class ClassifierFunctions:
+    """What a classifier suite does its own way: plan the cases of a tier, train or
+    load a case's model, evaluate an explainer on it, draw the example figure."""
 
-    @property
-    def n_explain(self) -> int: ...
-
-    @property
-    def internal_batch_size(self) -> int: ...
-
-    @property
-    def n_check(self) -> int: ...
+    plan_cases: Callable[..., list[Any]]
+    trained_model: Callable[..., Any]
+    evaluate: Callable[..., dict[str, Any]]
+    example_figure: Callable[[ChaosminingSession, Path], bool]
 
 
 class ClassifierSuite(SuiteDefaults):
@@ -61,10 +70,7 @@ class ClassifierSuite(SuiteDefaults):
     #: file name of the example figure in the report folder
     example_png: str
     #: the suite's functions: plan cases of a tier, train or load a case's model, evaluate an explainer, draw
-    plan_cases: Callable[..., list[Any]]
-    trained_model: Callable[..., Any]
-    evaluate: Callable[..., dict[str, Any]]
-    example_figure: Callable[[ChaosminingSession, Path], bool]
+    functions: ClassifierFunctions
 
     def seeds(self, tier: str, seeds: Seeds | None) -> range:
         return seed_range(self.tiers[tier].seeds, seeds)
@@ -75,7 +81,7 @@ class ClassifierSuite(SuiteDefaults):
 
     def plan(self, session: ChaosminingSession) -> list[Any]:
         cases = session.per_training(
-            self.plan_cases(self.tiers[session.tier], session.settings.seeds, *self.source(session.data_dir))
+            self.functions.plan_cases(self.tiers[session.tier], session.settings.seeds, *self.source(session.data_dir))
         )
         precision = session.settings.precision  # standard training only: saliency guided models stay fp32
         return [
@@ -87,7 +93,9 @@ class ClassifierSuite(SuiteDefaults):
         """The trained classifier of ``case``, trained at most once (and cached on disk)."""
         return session.memo(
             case,
-            lambda: self.trained_model(case, session.cache, session.device, session.progress(f"{self.name} {case.id}")),
+            lambda: self.functions.trained_model(
+                case, session.cache, session.device, session.progress(f"{self.name} {case.id}")
+            ),
         )
 
     def quality(self, model: Any) -> float:
@@ -109,7 +117,7 @@ class ClassifierSuite(SuiteDefaults):
             self.name,
             {"model": model.case.training_config(session.device.type), "weights": weights_digest(model.model), **sizes},
             explainer,
-            lambda: self.evaluate(model, explainer, session.device, **sizes),
+            lambda: self.functions.evaluate(model, explainer, session.device, **sizes),
             (Cost,),
         )
 
@@ -121,7 +129,7 @@ class ClassifierSuite(SuiteDefaults):
         """Seed-0 standard cases of the picked model and conditions, at the tier's sizes changed by the pick's."""
         models = (pick.model,) if pick.model else self.tiers[tier].models
         sized = dataclasses.replace(self.tiers[tier], models=models, conditions=pick.keys, **pick.sizes)
-        return self.plan_cases(sized, 1, *self.source(data_dir))
+        return self.functions.plan_cases(sized, 1, *self.source(data_dir))
 
     def train_together(self, session: ChaosminingSession, cases: Sequence[Any]) -> None:
         """Nothing: the classifiers train one at a time (their batch norm keeps running
@@ -131,7 +139,7 @@ class ClassifierSuite(SuiteDefaults):
         path = out_dir / self.example_png
         if session is None or not any(r.suite == self.name for r in records):
             return []  # the examples are drawn from the trained models
-        return [path] if self.example_figure(session, path) else []
+        return [path] if self.functions.example_figure(session, path) else []
 
 
 class ClassifierCase(Protocol):

@@ -3,18 +3,35 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
 
+from pytest_chaosmining.core.verdicts.records import Record
 from pytest_chaosmining.judge import explainer_failures
 
 if TYPE_CHECKING:
     from pytest_benchmark.fixture import BenchmarkFixture
 
-    from pytest_chaosmining.core.verdicts.records import Record
     from pytest_chaosmining.session import ChaosminingSession
     from pytest_chaosmining.suites import Case, ModelSuite
+
+
+class RecordedCase(Protocol):
+    """A model suite's case as its records name it."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def seed(self) -> int: ...
+
+    def condition_fields(self) -> dict[str, Any]: ...
+
+
+def case_record(suite: str, case: RecordedCase, explainer: str, metric: str, value: float) -> Record:
+    """A record of ``case`` in ``suite``: its model, seed and reported fields."""
+    return Record(suite, case.model_id, explainer, case.seed, metric, float(value), case.condition_fields())
 
 
 def scored(

@@ -39,11 +39,12 @@ from pathlib import Path
 import numpy as np
 
 from pytest_chaosmining.core.storage.decoding import decode_all
+from pytest_chaosmining.suites.noise_conditions import (
+    CONDITIONS,
+    SPLITS,
+    check_condition_and_split,
+)
 
-BACKGROUNDS = ("RB", "SB")
-POSITIONS = ("FP", "RP")
-CONDITIONS = tuple(b + p for b in BACKGROUNDS for p in POSITIONS)
-SPLITS = ("train", "val")
 SCALE = 32767.0
 AUDIO_EXTENSIONS = (".wav", ".flac", ".ogg")
 
@@ -63,10 +64,7 @@ class AudioSpec:
     data_dir: str | None = None
 
     def __post_init__(self) -> None:
-        if self.condition not in CONDITIONS:
-            raise ValueError(f"condition must be one of {CONDITIONS}, got {self.condition!r}")
-        if self.split not in SPLITS:
-            raise ValueError(f"split must be one of {SPLITS}, got {self.split!r}")
+        check_condition_and_split(self.condition, self.split)
         if self.channels < 2:
             raise ValueError("an audio sample needs at least 2 channels (speech + noise)")
         if self.rate < 1000:

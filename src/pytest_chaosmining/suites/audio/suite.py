@@ -41,7 +41,7 @@ from pytest_chaosmining.core.training.modes import SaliencyGuided, guided_model_
 from pytest_chaosmining.suites import Calibration, Condition
 from pytest_chaosmining.suites.audio import report
 from pytest_chaosmining.suites.audio.tiers import AUDIO, AudioTier
-from pytest_chaosmining.suites.classifier import ClassifierSuite
+from pytest_chaosmining.suites.classifier import ClassifierFunctions, ClassifierSuite
 
 if TYPE_CHECKING:
     import torch
@@ -408,10 +408,7 @@ class AudioSuite(ClassifierSuite):
     tiers = AUDIO
     disk_source = "files"
     example_png = "audio_examples.png"
-    plan_cases = staticmethod(plan_cases)
-    trained_model = staticmethod(trained_model)
-    evaluate = staticmethod(evaluate)
-    example_figure = staticmethod(example_figure)
+    functions = ClassifierFunctions(plan_cases, trained_model, evaluate, example_figure)
 
     def chance(self, model: TrainedAudioModel) -> float:
         """Channel share of a map that knows nothing: 1 / channels."""

@@ -8,15 +8,11 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
+from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL
 from pytest_chaosmining.suites.audio.suite import SUITE, AudioSuite
-from pytest_chaosmining.suites.scoring import scored
+from pytest_chaosmining.suites.scoring import case_record, scored
 
 AUDIO = AudioSuite()
-
-
-def _record(case, explainer: str, metric: str, value: float) -> Record:
-    return Record(SUITE, case.model_id, explainer, case.seed, metric, float(value), case.condition_fields())
 
 
 def _unlearned(chaosmining, case) -> str | None:
@@ -29,16 +25,16 @@ def test_accuracy(chaosmining, audio_case, request):
     """The classifier learned the spoken word: accuracy at least the tier's gate."""
     trained = AUDIO.model(chaosmining, audio_case)
     node = request.node
-    chaosmining.judge.record(node, _record(audio_case, MODEL_LEVEL, "train_seconds", trained.train_seconds))
+    chaosmining.judge.record(node, case_record(SUITE, audio_case, MODEL_LEVEL, "train_seconds", trained.train_seconds))
     params = sum(p.numel() for p in trained.model.parameters()) / 1e6
-    chaosmining.judge.record(node, _record(audio_case, MODEL_LEVEL, "params_m", params))
+    chaosmining.judge.record(node, case_record(SUITE, audio_case, MODEL_LEVEL, "params_m", params))
     gate = chaosmining.thresholds.quality_gate(SUITE, chaosmining.settings.tier)
     reason = _unlearned(chaosmining, audio_case)
     if reason and trained.accuracy < gate:
-        chaosmining.judge.record(node, _record(audio_case, MODEL_LEVEL, "accuracy", trained.accuracy))
+        chaosmining.judge.record(node, case_record(SUITE, audio_case, MODEL_LEVEL, "accuracy", trained.accuracy))
         pytest.xfail(f"{reason} (accuracy {trained.accuracy:.3f} < gate {gate:.3f})")
     chaosmining.judge.require(
-        node, _record(audio_case, MODEL_LEVEL, "accuracy", trained.accuracy), gate, f"model {audio_case.id}"
+        node, case_record(SUITE, audio_case, MODEL_LEVEL, "accuracy", trained.accuracy), gate, f"model {audio_case.id}"
     )
 
 
@@ -55,14 +51,14 @@ def test_channel_attribution(chaosmining, audio_case, explainer_name, chaosminin
         explainer_name,
         chaosmining_benchmark,
         node,
-        lambda metric, value: _record(audio_case, explainer_name, metric, value),
+        lambda metric, value: case_record(SUITE, audio_case, explainer_name, metric, value),
     )
     for metric in ("untrained_share", "untrained_top1_hit"):
-        chaosmining.judge.record(node, _record(audio_case, explainer_name, metric, result[metric]))
+        chaosmining.judge.record(node, case_record(SUITE, audio_case, explainer_name, metric, result[metric]))
     thresholds, tier_name, key = chaosmining.thresholds, chaosmining.settings.tier, audio_case.threshold_key
     what = f"{explainer_name} on {audio_case.id}"
     share_bar = thresholds.optional_metric(SUITE, tier_name, "channel_share", key, explainer_name)
-    share = _record(audio_case, explainer_name, "channel_share", result["channel_share"])
+    share = case_record(SUITE, audio_case, explainer_name, "channel_share", result["channel_share"])
     checks = []
     if share_bar is None:
         chaosmining.judge.record(node, share)  # not judged here: calibration found it too close to chance
@@ -70,7 +66,7 @@ def test_channel_attribution(chaosmining, audio_case, explainer_name, chaosminin
         checks.append((share, share_bar, what))
     checks.append(
         (
-            _record(audio_case, explainer_name, "top1_hit", result["top1_hit"]),
+            case_record(SUITE, audio_case, explainer_name, "top1_hit", result["top1_hit"]),
             thresholds.optional_metric(SUITE, tier_name, "top1_hit", key, explainer_name),
             what,
         )
@@ -78,7 +74,7 @@ def test_channel_attribution(chaosmining, audio_case, explainer_name, chaosminin
     min_gain = thresholds.optional_metric(SUITE, tier_name, "training_gain", key, explainer_name)
     checks.append(
         (
-            _record(audio_case, explainer_name, "training_gain", result["training_gain"]),
+            case_record(SUITE, audio_case, explainer_name, "training_gain", result["training_gain"]),
             min_gain,
             f"{what} (top-1 hit rate on the untrained model {result['untrained_top1_hit']:.3f}: "
             "does the explainer depend on the model?)",

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pytest_chaosmining.suites.classifier import ClassifierTier
 
-@dataclass(frozen=True)
-class AudioTier:
+
+@dataclass(frozen=True, kw_only=True)
+class AudioTier(ClassifierTier):
     """Sizes, models and training of the audio suite in one tier.
 
     ``stride`` is the Conv1d front end's stride (the body sees ``rate ×
@@ -17,19 +19,8 @@ class AudioTier:
     channels: int
     rate: int
     duration: float
-    n_train: int
-    n_val: int
-    models: tuple[str, ...]
-    epochs: int
-    batch_size: int
-    lr: float
     transformer_lr: float
     stride: int
-    seeds: int
-    n_explain: int
-    internal_batch_size: int
-    n_check: int  # clips attributed on the untrained model (model-randomisation check)
-    conditions: tuple[str, ...] = ("RBFP", "RBRP", "SBFP", "SBRP")
 
     def lr_for(self, model: str) -> float:
         return self.transformer_lr if model == "transformer" else self.lr

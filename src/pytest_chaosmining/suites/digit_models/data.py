@@ -31,11 +31,11 @@ from typing import Any, Protocol
 import numpy as np
 
 from pytest_chaosmining.core.storage.decoding import decode_all
-
-BACKGROUNDS = ("RB", "SB")
-POSITIONS = ("FP", "RP")
-CONDITIONS = tuple(b + p for b in BACKGROUNDS for p in POSITIONS)
-SPLITS = ("train", "val")
+from pytest_chaosmining.suites.noise_conditions import (
+    CONDITIONS,
+    SPLITS,
+    check_condition_and_split,
+)
 
 
 @dataclass(frozen=True)
@@ -51,10 +51,7 @@ class VisionSpec:
     data_dir: str | None = None
 
     def __post_init__(self) -> None:
-        if self.condition not in CONDITIONS:
-            raise ValueError(f"condition must be one of {CONDITIONS}, got {self.condition!r}")
-        if self.split not in SPLITS:
-            raise ValueError(f"split must be one of {SPLITS}, got {self.split!r}")
+        check_condition_and_split(self.condition, self.split)
         if self.fg < 4:
             raise ValueError("foreground side must be at least 4 px")
 

@@ -4,23 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pytest_chaosmining.suites.classifier import ClassifierTier
 
-@dataclass(frozen=True)
-class VisionTier:
+
+@dataclass(frozen=True, kw_only=True)
+class VisionTier(ClassifierTier):
     """Sizes, models and training of the vision suite in one tier (canvas = 7 × fg)."""
 
     fg: int
-    n_train: int
-    n_val: int
-    models: tuple[str, ...]
-    epochs: int
-    batch_size: int
-    lr: float
-    seeds: int
-    n_explain: int
-    internal_batch_size: int
-    conditions: tuple[str, ...] = ("RBFP", "RBRP", "SBFP", "SBRP")
-    n_check: int = 32  # images attributed on the untrained model (model-randomisation check)
 
 
 PAPER_VISION_MODELS = ("alexnet", "densenet121", "googlenet", "resnet18", "resnet50", "vgg13", "vit_b_16", "vit_l_32")

@@ -7,23 +7,21 @@ the bars.
 
 from __future__ import annotations
 
-from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
-from pytest_chaosmining.suites.scoring import scored
+from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL
+from pytest_chaosmining.suites.scoring import case_record, scored
 from pytest_chaosmining.suites.symbolic.suite import SUITE, SymbolicSuite
 
 SYMBOLIC = SymbolicSuite()
 
 
-def _record(case, explainer: str, metric: str, value: float) -> Record:
-    return Record(SUITE, case.model_id, explainer, case.seed, metric, float(value), case.condition())
-
-
 def test_prediction_quality(chaosmining, symbolic_case, request):
     """The model learned its formula: prediction UScore at least the tier's quality gate."""
     trained = SYMBOLIC.model(chaosmining, symbolic_case)
-    chaosmining.judge.record(request.node, _record(symbolic_case, MODEL_LEVEL, "train_seconds", trained.train_seconds))
+    chaosmining.judge.record(
+        request.node, case_record(SUITE, symbolic_case, MODEL_LEVEL, "train_seconds", trained.train_seconds)
+    )
     gate = chaosmining.thresholds.quality_gate(SUITE, chaosmining.settings.tier)
-    record = _record(symbolic_case, MODEL_LEVEL, "uscore", trained.uscore)
+    record = case_record(SUITE, symbolic_case, MODEL_LEVEL, "uscore", trained.uscore)
     chaosmining.judge.require(request.node, record, gate, f"model {symbolic_case.id}")
 
 
@@ -39,11 +37,15 @@ def test_fprec(chaosmining, symbolic_case, explainer_name, chaosmining_benchmark
         explainer_name,
         chaosmining_benchmark,
         node,
-        lambda metric, value: _record(symbolic_case, explainer_name, metric, value),
+        lambda metric, value: case_record(SUITE, symbolic_case, explainer_name, metric, value),
     )
     if "attr_uscore" in result:
-        chaosmining.judge.record(node, _record(symbolic_case, explainer_name, "attr_uscore", result["attr_uscore"]))
-    chaosmining.judge.record(node, _record(symbolic_case, explainer_name, "untrained_fprec", result["untrained_fprec"]))
+        chaosmining.judge.record(
+            node, case_record(SUITE, symbolic_case, explainer_name, "attr_uscore", result["attr_uscore"])
+        )
+    chaosmining.judge.record(
+        node, case_record(SUITE, symbolic_case, explainer_name, "untrained_fprec", result["untrained_fprec"])
+    )
     tier, key, what = (
         chaosmining.settings.tier,
         f"f{symbolic_case.formula:02d}",
@@ -54,12 +56,12 @@ def test_fprec(chaosmining, symbolic_case, explainer_name, chaosmining_benchmark
         node,
         [
             (
-                _record(symbolic_case, explainer_name, "fprec", result["fprec"]),
+                case_record(SUITE, symbolic_case, explainer_name, "fprec", result["fprec"]),
                 bars.optional_metric(SUITE, tier, "fprec", key, explainer_name),
                 what,
             ),
             (
-                _record(symbolic_case, explainer_name, "training_gain", result["training_gain"]),
+                case_record(SUITE, symbolic_case, explainer_name, "training_gain", result["training_gain"]),
                 bars.optional_metric(SUITE, tier, "training_gain", key, explainer_name),
                 f"{what} (FPrec on the untrained model {result['untrained_fprec']:.3f}: "
                 "does the explainer depend on the "

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_chaosmining.attribution_context import IMAGE_CLASSIFICATION
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
 from pytest_chaosmining.suites import Calibration, Condition
-from pytest_chaosmining.suites.classifier import ClassifierSuite
+from pytest_chaosmining.suites.classifier import ClassifierFunctions, ClassifierSuite
 from pytest_chaosmining.suites.digit_models.cases import (
     SUITE,
     TrainedVisionModel,
@@ -194,10 +194,7 @@ class VisionSuite(ClassifierSuite):
     tiers = VISION
     disk_source = "torchvision"
     example_png = "vision_examples.png"
-    plan_cases = staticmethod(plan_cases)
-    trained_model = staticmethod(trained_model)
-    evaluate = staticmethod(evaluate)
-    example_figure = staticmethod(example_figure)
+    functions = ClassifierFunctions(plan_cases, trained_model, evaluate, example_figure)
 
     def chance(self, model: TrainedVisionModel) -> float:
         """IoU of a map that knows nothing: the foreground's 1/49 of the canvas."""

@@ -8,31 +8,34 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
-from pytest_chaosmining.suites.scoring import scored
+from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL
+from pytest_chaosmining.suites.scoring import case_record, scored
 from pytest_chaosmining.suites.vision.suite import SUITE, VisionSuite
 
 VISION = VisionSuite()
 
 
-def _record(case, explainer: str, metric: str, value: float) -> Record:
-    return Record(SUITE, case.model_id, explainer, case.seed, metric, float(value), case.condition_fields())
-
-
 def test_accuracy(chaosmining, vision_case, request):
     """The classifier learned the foreground's class: accuracy at least the tier's gate."""
     trained = VISION.model(chaosmining, vision_case)
-    chaosmining.judge.record(request.node, _record(vision_case, MODEL_LEVEL, "train_seconds", trained.train_seconds))
+    chaosmining.judge.record(
+        request.node, case_record(SUITE, vision_case, MODEL_LEVEL, "train_seconds", trained.train_seconds)
+    )
     params = sum(p.numel() for p in trained.model.parameters()) / 1e6
-    chaosmining.judge.record(request.node, _record(vision_case, MODEL_LEVEL, "params_m", params))
+    chaosmining.judge.record(request.node, case_record(SUITE, vision_case, MODEL_LEVEL, "params_m", params))
     tier = chaosmining.settings.tier
     gate = chaosmining.thresholds.quality_gate(SUITE, tier)
     reason = chaosmining.thresholds.unlearned(SUITE, tier, vision_case.model, vision_case.condition)
     if reason and trained.accuracy < gate:
-        chaosmining.judge.record(request.node, _record(vision_case, MODEL_LEVEL, "accuracy", trained.accuracy))
+        chaosmining.judge.record(
+            request.node, case_record(SUITE, vision_case, MODEL_LEVEL, "accuracy", trained.accuracy)
+        )
         pytest.xfail(f"{reason} (accuracy {trained.accuracy:.3f} < gate {gate:.3f})")
     chaosmining.judge.require(
-        request.node, _record(vision_case, MODEL_LEVEL, "accuracy", trained.accuracy), gate, f"model {vision_case.id}"
+        request.node,
+        case_record(SUITE, vision_case, MODEL_LEVEL, "accuracy", trained.accuracy),
+        gate,
+        f"model {vision_case.id}",
     )
 
 
@@ -46,10 +49,12 @@ def test_iou(chaosmining, vision_case, explainer_name, chaosmining_benchmark, re
         explainer_name,
         chaosmining_benchmark,
         node,
-        lambda metric, value: _record(vision_case, explainer_name, metric, value),
+        lambda metric, value: case_record(SUITE, vision_case, explainer_name, metric, value),
     )
-    chaosmining.judge.record(node, _record(vision_case, explainer_name, "box_share", result["box_share"]))
-    chaosmining.judge.record(node, _record(vision_case, explainer_name, "untrained_iou", result["untrained_iou"]))
+    chaosmining.judge.record(node, case_record(SUITE, vision_case, explainer_name, "box_share", result["box_share"]))
+    chaosmining.judge.record(
+        node, case_record(SUITE, vision_case, explainer_name, "untrained_iou", result["untrained_iou"])
+    )
     tier_name, what = chaosmining.settings.tier, f"{explainer_name} on {vision_case.id}"
     threshold = chaosmining.thresholds.optional_metric(SUITE, tier_name, "iou", vision_case.condition, explainer_name)
     min_gain = chaosmining.thresholds.optional_metric(
@@ -58,9 +63,9 @@ def test_iou(chaosmining, vision_case, explainer_name, chaosmining_benchmark, re
     chaosmining.judge.require_all(
         node,
         [
-            (_record(vision_case, explainer_name, "iou", result["iou"]), threshold, what),
+            (case_record(SUITE, vision_case, explainer_name, "iou", result["iou"]), threshold, what),
             (
-                _record(vision_case, explainer_name, "training_gain", result["training_gain"]),
+                case_record(SUITE, vision_case, explainer_name, "training_gain", result["training_gain"]),
                 min_gain,
                 f"{what} (IoU on the untrained model {result['untrained_iou']:.3f}: "
                 "does the explainer depend on the model?)",
