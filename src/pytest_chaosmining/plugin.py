@@ -94,7 +94,8 @@ def _add_suite_paths(config: pytest.Config) -> None:
     drops the suites that were not selected."""
     present = [Path(str(a).split("::")[0]).resolve() for a in config.args]
     roots = suite_roots()
-    if any(p == root.resolve() or root.resolve() in p.parents for p in present for root in roots):
+    resolved = [root.resolve() for root in roots]
+    if any(p == root or root in p.parents for p in present for root in resolved):
         return
     config.args.extend(str(root) for root in roots)
 

@@ -52,11 +52,6 @@ def metric_catalog() -> MetricCatalog:
     return MetricCatalog({suite.name: suite.metrics for suite in all_suites()})
 
 
-def names() -> tuple[str, ...]:
-    """The registered suites' names, in report order."""
-    return tuple(REGISTRY)
-
-
 @functools.cache
 def get_suite(name: str) -> Suite:
     """The registered suite called ``name`` (imported on first use)."""
@@ -109,12 +104,18 @@ def folder_of_suite(path: Path) -> str | None:
     return next((name for name in REGISTRY if Path(path) == suite_folder(name)), None)
 
 
-def suite_roots() -> list[Path]:
+def suite_roots() -> tuple[Path, ...]:
     """The folders that hold the registered suites: :data:`SUITES_DIR` and the
-    folder of any suite registered from elsewhere."""
+    folder of any suite registered from elsewhere (asked for every path a pytest
+    run collects: worked out once per registry content)."""
+    return _roots(tuple(REGISTRY.values()))
+
+
+@functools.cache
+def _roots(entries: tuple[str, ...]) -> tuple[Path, ...]:
     roots = [SUITES_DIR]
-    for name in REGISTRY:
-        folder = suite_folder(name)
+    for entry in entries:
+        folder = _module_folder(entry.partition(":")[0])
         if SUITES_DIR not in folder.parents and folder not in roots:
             roots.append(folder)
-    return roots
+    return tuple(roots)
