@@ -272,9 +272,9 @@ def test_fprec(chaosmining, ninth_case, explainer_name, request):
 def test_a_ninth_suite_is_one_folder_and_one_registry_line(pytester, monkeypatch, tmp_path):
     """A suite from a folder outside the package (its suite, report section, tests and
     bars) plus one registry line runs end to end: collected, parametrised by the
-    explainers, judged against its own bars (the control must fail them), in the report."""
-    from pytest_chaosmining import suites
-
+    explainers, judged against its own bars (the control must fail them), in the report.
+    The run is a subprocess: an in-process run would drop the modules it imported
+    (numpy's among them) from this process, breaking every later test that imports them."""
     folder = tmp_path / "site" / "ninth_suite"
     folder.mkdir(parents=True)
     (folder / "__init__.py").write_text("")
@@ -284,28 +284,33 @@ def test_a_ninth_suite_is_one_folder_and_one_registry_line(pytester, monkeypatch
     (folder / "thresholds.toml").write_text(
         '[ninth.smoke]\ncalibrated = "a test suite"\nquality_gate = 0.0\n\n[ninth.smoke.fprec]\ndefault = 0.9\n'
     )
-    monkeypatch.syspath_prepend(str(folder.parent))
-    monkeypatch.setitem(suites.REGISTRY, "ninth", "ninth_suite.suite:NinthSuite")  # the one registry line
-    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
-    suites.get_suite.cache_clear()
-    try:
-        result = pytester.runpytest(
-            "--chaosmining",
-            "--chaosmining-suites",
-            "ninth",
-            "--chaosmining-explainers",
-            "SA,random",
-            "--chaosmining-cache",
-            str(tmp_path / "cache"),
-            "--chaosmining-report",
-            "report",
-            "-p",
-            "no:randomly",
-            "-p",
-            "no:cacheprovider",
-        )
-    finally:
-        suites.get_suite.cache_clear()
+    pytester.makeconftest(
+        f"""
+import sys
+
+sys.path.insert(0, {str(folder.parent)!r})
+from pytest_chaosmining.suites import REGISTRY
+
+REGISTRY["ninth"] = "ninth_suite.suite:NinthSuite"  # the one registry line
+"""
+    )
+    for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+        monkeypatch.delenv(name, raising=False)
+    result = pytester.runpytest_subprocess(
+        "--chaosmining",
+        "--chaosmining-suites",
+        "ninth",
+        "--chaosmining-explainers",
+        "SA,random",
+        "--chaosmining-cache",
+        str(tmp_path / "cache"),
+        "--chaosmining-report",
+        "report",
+        "-p",
+        "no:randomly",
+        "-p",
+        "no:cacheprovider",
+    )
     result.assert_outcomes(passed=1, xfailed=1)
     result.stdout.fnmatch_lines(["test_chaosmining_ninth.py .x*", "*ninth*SA*1*fprec 1.000*"])
     payload = json.loads((pytester.path / "report" / "results.json").read_text())
