@@ -92,7 +92,7 @@ def test_a_run_with_ensembles_on_trains_the_selected_models_together_and_scores_
     def scores(report):
         records = json.loads((pytester.path / report / "results.json").read_text())["records"]
         return {
-            (r["condition"]["formula"], r["explainer"], r["metric"]): r["value"]
+            (r["case"]["formula"], r["explainer"], r["metric"]): r["value"]
             for r in records
             if r["metric"] in ("fprec", "uscore", "training_gain")
         }
@@ -119,7 +119,7 @@ def test_the_saliency_suite_trains_its_symbolic_twins_as_ensembles_and_scores_al
     def scores(report):
         records = json.loads((pytester.path / report / "results.json").read_text())["records"]
         return {
-            (r["model"], r["explainer"], r["seed"], r["metric"], r["condition"]["arm"]): r["value"]
+            (r["model"], r["explainer"], r["seed"], r["metric"], r["case"]["arm"]): r["value"]
             for r in records
             if r["metric"] in ("uscore", "fprec")
         }

@@ -97,7 +97,7 @@ def test_shipped_models_give_the_results_of_trained_ones(pytester, run_suite, tm
 
     def values(report: str) -> dict[tuple[str, ...], float]:
         return {
-            (r["model"], r["explainer"], r["metric"], str(r["condition"])): r["value"]
+            (r["model"], r["explainer"], r["metric"], str(r["case"])): r["value"]
             for r in load_results(pytester, report)["records"]
             if r["metric"] not in ("time_ms", "cpu_ms", "peak_mem_mb", "train_seconds")
         }

@@ -105,8 +105,8 @@ def test_every_judged_metric_is_compared_with_the_baseline_training_gain_too():
     from pytest_chaosmining.suites import all_suites, metric_catalog
 
     catalog = metric_catalog()
-    condition = {"formula": 2, "noise_features": 20, "label_noise": 0.01, "n_samples": 2000}
-    old = Record("symbolic", "mlp", "IG", 0, "training_gain", 0.60, condition, threshold=0.1, passed=True)
+    fields = {"formula": 2, "noise_features": 20, "label_noise": 0.01, "n_samples": 2000}
+    old = Record("symbolic", "mlp", "IG", 0, "training_gain", 0.60, fields, threshold=0.1, passed=True)
     judge = Judge({}, Baseline([old], "base.json", catalog), max_drop=lambda suite, metric: 0.02, catalog=catalog)
 
     class Node:
@@ -117,7 +117,7 @@ def test_every_judged_metric_is_compared_with_the_baseline_training_gain_too():
     with pytest.raises(ConformanceFailure, match="training_gain regressed: 0.3000 < baseline 0.6000"):
         judge.require(Node(), dropped, 0.1, "IG on f02")
     with pytest.raises(UndeclaredMetric, match="'made_up' of suite 'symbolic' is judged but not declared"):
-        judge.require(Node(), Record("symbolic", "mlp", "IG", 0, "made_up", 1.0, condition), 0.1, "IG")
+        judge.require(Node(), Record("symbolic", "mlp", "IG", 0, "made_up", 1.0, fields), 0.1, "IG")
     for suite in all_suites():  # every calibrated metric is a declared judged one
         assert all(catalog.is_judged(suite.name, name) for name in suite.calibration.judged)
 
@@ -269,3 +269,13 @@ def test_shards_split_the_cases_by_id_alone_and_cover_each_once():
     assert all(in_shard("vision", case, None) for case in ids)
     assert [worker_gpu(w, 4) for w in ("gw0", "gw1", "gw5", None)] == [0, 1, 1, 0]
     assert worker_gpu("gw3", 1) == 0
+
+
+def test_records_of_results_before_format_2_are_read_with_their_case_fields():
+    """results.json before format 2 named a record's case fields ``condition``: a
+    committed baseline of that format still compares result for result."""
+    fields = {"condition": "RBFP", "canvas": 42}
+    record = Record("vision", "small_cnn-e8", "IG", 0, "iou", 0.6, fields, 0.2, True, "t[IG]")
+    legacy = {k: v for k, v in record.to_dict().items() if k != "case"} | {"condition": fields}
+    assert Record.from_dict(legacy) == record and Record.from_dict(record.to_dict()) == record
+    assert Record.from_dict(legacy).key() == record.key()

@@ -36,7 +36,7 @@ def failed_tests_of(result, explainer):
 def judged_values(pytester, report, explainer=None):
     """Every non-cost value recorded (for ``explainer``, or all), keyed by what it measured."""
     return {
-        (r["suite"], r["model"], r["explainer"], r["seed"], r["metric"], json.dumps(r["condition"], sort_keys=True)): r[
+        (r["suite"], r["model"], r["explainer"], r["seed"], r["metric"], json.dumps(r["case"], sort_keys=True)): r[
             "value"
         ]
         for r in load_results(pytester, report)["records"]
@@ -96,9 +96,9 @@ def test_smoke_run_from_an_empty_directory(pytester, run_suite):
     fprec = [r for r in payload["records"] if r["metric"] == "fprec"]
     assert {r["explainer"] for r in fprec} == {*EXPLAINERS, "random"}
     record = fprec[0]
-    for field in ("suite", "model", "explainer", "condition", "seed", "value", "threshold", "passed"):
+    for field in ("suite", "model", "explainer", "case", "seed", "value", "threshold", "passed"):
         assert field in record
-    assert set(record["condition"]) >= {"formula", "noise_features", "label_noise"}
+    assert payload["format"] == 2 and set(record["case"]) >= {"formula", "noise_features", "label_noise"}
     random = [r for r in fprec if r["explainer"] == "random"]
     assert random and all(r["passed"] is False for r in random)
     report = (pytester.path / "report" / "report.md").read_text()
@@ -665,7 +665,7 @@ def test_saliency_suite_end_to_end(pytester, run_suite):
     records = load_results(pytester)["records"]
     changes = [r for r in records if r["metric"] == "fprec_change_mean" and r["explainer"] == "SA"]
     assert len(changes) == 1 and changes[0]["threshold"] == -0.05 and changes[0]["passed"]
-    arms = {(r["condition"]["arm"], r["model"].endswith("-abs")) for r in records if r["metric"] == "uscore"}
+    arms = {(r["case"]["arm"], r["model"].endswith("-abs")) for r in records if r["metric"] == "uscore"}
     assert arms == {("standard", False), ("guided", True)}
     run_suite(
         "--chaosmining-suites",
@@ -1034,7 +1034,7 @@ def test_shards_merge_into_the_report_of_the_unsharded_run(pytester, run_suite):
         result = run_suite(*args, "--chaosmining-shard", f"{index}/2", k=subset, fresh=False, report=f"shard{index}")
         assert result.ret == 0
         shards.append(pytester.path / f"shard{index}" / "results.json")
-    parts = [{(r["suite"], r["condition"]["formula"]) for r in json.loads(p.read_text())["records"]} for p in shards]
+    parts = [{(r["suite"], r["case"]["formula"]) for r in json.loads(p.read_text())["records"]} for p in shards]
     assert all(parts) and not parts[0] & parts[1], parts  # each shard ran a disjoint, non-empty share
     rebuild(pytester.path / "merged", shards)
 
@@ -1069,7 +1069,7 @@ def test_a_shard_against_the_whole_runs_baseline_misses_only_its_own_cases(pytes
     )
     assert first.ret == 0
     first.stdout.fnmatch_lines(["*new 0, missing 0 judged results*"])
-    mine = sorted({r["condition"]["formula"] for r in load_results(pytester, "shard1")["records"]})
+    mine = sorted({r["case"]["formula"] for r in load_results(pytester, "shard1")["records"]})
     assert mine and len(mine) < 3, mine  # this shard holds some of the three formulas, not all
     keep = " or ".join(f"f{f:02d}" for f in mine[1:]) or "nothing_at_all"
     narrower = run_suite(

@@ -150,7 +150,7 @@ def test_the_suite_runs_a_cases_builtins_side_by_side_with_the_results_of_runs_a
     def values(report):
         records = json.loads((pytester.path / report / "results.json").read_text())["records"]
         return {
-            (r["model"], r["explainer"], r["metric"], json.dumps(r["condition"], sort_keys=True)): r["value"]
+            (r["model"], r["explainer"], r["metric"], json.dumps(r["case"], sort_keys=True)): r["value"]
             for r in records
             if "seconds" not in r["metric"]
         }

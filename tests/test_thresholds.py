@@ -129,7 +129,7 @@ def _audio_record(metric, explainer, value, cond, seed, passed=True):
         "threshold": 0.0,
         "passed": passed,
         "nodeid": f"test[{cond}-{explainer}-s{seed}]",
-        "condition": {"arch": "tcn", "condition": cond, "channels": 8},
+        "case": {"arch": "tcn", "condition": cond, "channels": 8},
     }
 
 

@@ -126,7 +126,7 @@ class BaselineCheck:
                 r.model,
                 r.explainer,
                 r.metric,
-                json.dumps(r.condition, sort_keys=True),
+                json.dumps(r.case, sort_keys=True),
                 r.seed,
                 value,
                 old,

@@ -68,7 +68,7 @@ def _verdict(record: Record) -> str:
 
 
 def _condition(record: Record) -> str:
-    return ", ".join(f"{k}={v}" for k, v in sorted(record.condition.items()))
+    return ", ".join(f"{k}={v}" for k, v in sorted(record.case.items()))
 
 
 def _rows(records: Iterable[Record]) -> list[str]:

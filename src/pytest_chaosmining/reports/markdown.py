@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_chaosmining import ChaosminingWarning
 from pytest_chaosmining.core.storage.atomic import atomic_write_text
-from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
+from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, RESULTS_FORMAT, Record
 from pytest_chaosmining.reports.tables import (
     OUTCOME_KINDS,
     baseline_change,
@@ -242,6 +242,7 @@ def write_reports(
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     payload = {
+        "format": RESULTS_FORMAT,
         "meta": meta,
         "outcomes": outcomes,
         "failures": failures or [],
@@ -249,14 +250,14 @@ def write_reports(
     }
     atomic_write_text(out_dir / "results.json", json.dumps(payload, indent=1, sort_keys=True))
     written.append(str(out_dir / "results.json"))
-    cond_keys = sorted({k for r in records for k in r.condition})
-    fields = ["suite", "model", "explainer", *cond_keys, "seed", "metric", "value", "threshold", "passed", "nodeid"]
+    case_keys = sorted({k for r in records for k in r.case})
+    fields = ["suite", "model", "explainer", *case_keys, "seed", "metric", "value", "threshold", "passed", "nodeid"]
     buffer = io.StringIO(newline="")
     writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n")
     writer.writeheader()
     for r in records:
-        row = {k: v for k, v in r.to_dict().items() if k != "condition"}
-        writer.writerow({**row, **r.condition})
+        row = {k: v for k, v in r.to_dict().items() if k != "case"}
+        writer.writerow({**row, **r.case})
     atomic_write_text(out_dir / "results.csv", buffer.getvalue())
     written.append(str(out_dir / "results.csv"))
     atomic_write_text(out_dir / "report.md", markdown + "\n")

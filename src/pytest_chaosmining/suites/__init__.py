@@ -34,7 +34,7 @@ from pytest_chaosmining.suites.registry import (
 from pytest_chaosmining.suites.seam import (
     Calibration,
     Case,
-    Condition,
+    CaseFields,
     DomainPick,
     ModelSuite,
     Suite,
@@ -46,7 +46,7 @@ __all__ = [
     "SUITES_DIR",
     "Calibration",
     "Case",
-    "Condition",
+    "CaseFields",
     "DomainPick",
     "ModelSuite",
     "Suite",

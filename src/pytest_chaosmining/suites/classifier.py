@@ -9,9 +9,10 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pytest_chaosmining.core.tiers import Seeds, seed_range
+from pytest_chaosmining.core.training.modes import guided_model_id, training_key
 from pytest_chaosmining.suites import SuiteDefaults
 
 if TYPE_CHECKING:
@@ -44,6 +45,44 @@ class ClassifierTier:
     internal_batch_size: int
     n_check: int = 32  # samples attributed on the untrained model (model-randomisation check)
     conditions: tuple[str, ...] = ("RBFP", "RBRP", "SBFP", "SBRP")
+
+
+class ClassifierCase:
+    """The names and cache key of one trained classifier (condition × model × sizes
+    × seed), shared by the vision and audio cases (frozen dataclasses that hold
+    these fields and say how their sizes read in an id: :attr:`layout_id`)."""
+
+    #: the model cache's namespace of these classifiers
+    cache_suite: ClassVar[str]
+    condition: str
+    model: str
+    epochs: int
+    batch_size: int
+    lr: float
+    seed: int
+    guide: SaliencyGuided | None
+    precision: str
+
+    @property
+    def layout_id(self) -> str:
+        """The case's sizes as its id names them (``42px``, ``4ch-4kHz``)."""
+        raise NotImplementedError
+
+    @property
+    def model_id(self) -> str:
+        return guided_model_id(f"{self.model}-e{self.epochs}", self.guide, self.precision)
+
+    @property
+    def id(self) -> str:
+        return f"{self.condition}-{self.layout_id}-{self.model_id}-s{self.seed}"
+
+    def explainer_id(self, explainer: str) -> str:
+        """Test id of ``explainer`` on this model."""
+        return f"{self.condition}-{self.layout_id}-{self.model_id}-{explainer}-s{self.seed}"
+
+    def training_config(self, device_type: str) -> dict[str, Any]:
+        """Everything that affects the trained weights (the cache key)."""
+        return training_key(self.cache_suite, self, device_type)
 
 
 @dataclass(frozen=True)
@@ -140,30 +179,6 @@ class ClassifierSuite(SuiteDefaults):
         if session is None or not any(r.suite == self.name for r in records):
             return []  # the examples are drawn from the trained models
         return [path] if self.functions.example_figure(session, path) else []
-
-
-class ClassifierCase(Protocol):
-    """The fields of a vision or audio case that training a classifier reads."""
-
-    @property
-    def epochs(self) -> int: ...
-
-    @property
-    def batch_size(self) -> int: ...
-
-    @property
-    def lr(self) -> float: ...
-
-    @property
-    def seed(self) -> int: ...
-
-    @property
-    def guide(self) -> SaliencyGuided | None: ...
-
-    @property
-    def precision(self) -> str: ...
-
-    def training_config(self, device_type: str) -> dict[str, Any]: ...
 
 
 def cached_classifier(

@@ -26,12 +26,12 @@ class RecordedCase(Protocol):
     @property
     def seed(self) -> int: ...
 
-    def condition_fields(self) -> dict[str, Any]: ...
+    def case_fields(self) -> dict[str, Any]: ...
 
 
 def case_record(suite: str, case: RecordedCase, explainer: str, metric: str, value: float) -> Record:
     """A record of ``case`` in ``suite``: its model, seed and reported fields."""
-    return Record(suite, case.model_id, explainer, case.seed, metric, float(value), case.condition_fields())
+    return Record(suite, case.model_id, explainer, case.seed, metric, float(value), case.case_fields())
 
 
 def scored(

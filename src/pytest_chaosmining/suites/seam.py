@@ -19,22 +19,22 @@ if TYPE_CHECKING:
 
 C = TypeVar("C")
 
-#: a record's condition (its fields)
-Condition = Mapping[str, object]
+#: a record's case fields
+CaseFields = Mapping[str, object]
 
 
 @dataclass(frozen=True)
 class Calibration:
     """What the calibration tool judges in a suite.
 
-    ``judged``: judged metric → the threshold key of a record's condition;
+    ``judged``: judged metric → the threshold key of a record's case fields;
     ``optional``: metrics left out where the control reaches their bar (another
     metric judges there); ``steps``: metrics whose per-seed value moves in
     steps (the step size of a record), judged by an order-statistic rule."""
 
     judged: dict[str, KeyOf] = field(default_factory=dict)
     optional: frozenset[str] = frozenset()
-    steps: dict[str, Callable[[Condition], float]] = field(default_factory=dict)
+    steps: dict[str, Callable[[CaseFields], float]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL
+from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, case_of
 from pytest_chaosmining.explainers import BUILTIN_NAMES, CONTROL_NAME, PAPER_NAMES
 from pytest_chaosmining.suites import REGISTRY, Calibration, get_suite
 
@@ -166,7 +166,7 @@ def _judged(records: Iterable[dict]) -> Iterable[tuple[str, str, str, dict]]:
     for r in records:
         key_of = _calibration(r["suite"]).judged.get(r["metric"])
         if key_of is not None:
-            yield r["suite"], r["metric"], key_of(r["condition"]), r
+            yield r["suite"], r["metric"], key_of(case_of(r)), r
 
 
 def _upper_bound(values: list[float], rule: Rule) -> float:
@@ -184,7 +184,7 @@ def calibrate(records: list[dict], rule: Rule = Rule()) -> list[Bar]:
     for suite, metric, key, r in _judged(records):
         step_of = _calibration(suite).steps.get(metric)
         if step_of is not None:
-            steps[(suite, metric, key)] = step_of(r["condition"])
+            steps[(suite, metric, key)] = step_of(case_of(r))
         if r["explainer"] == CONTROL_NAME:
             control[(suite, metric, key)].append(float(r["value"]))
         elif r["explainer"] in BUILT_INS:

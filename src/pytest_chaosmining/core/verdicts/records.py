@@ -1,4 +1,8 @@
-"""Result records: one measured value of one (suite, model, explainer, condition, seed)."""
+"""Result records: one measured value of one (suite, model, explainer, case, seed).
+
+A record's ``case`` holds the fields of the case it was measured on (the noise
+condition among them). Results written before version 2 named it ``condition``;
+:meth:`Record.from_dict` reads both."""
 
 from __future__ import annotations
 
@@ -6,9 +10,11 @@ import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 
-#: a condition field's value (JSON scalars)
-ConditionValue = str | int | float | bool | None
+#: a case field's value (JSON scalars)
+CaseValue = str | int | float | bool | None
 
+#: results.json's format: 2 names a record's case fields ``case`` (1: ``condition``)
+RESULTS_FORMAT = 2
 USER_PROPERTY = "chaosmining_record"
 MODEL_LEVEL = "-"  # explainer column of model-level records (prediction quality)
 OUTCOME_PROPERTY = "chaosmining_test"
@@ -24,7 +30,7 @@ class Record:
     seed: int
     metric: str
     value: float
-    condition: dict[str, ConditionValue] = field(default_factory=dict)
+    case: dict[str, CaseValue] = field(default_factory=dict)
     threshold: float | None = None
     passed: bool | None = None
     nodeid: str = ""
@@ -35,7 +41,7 @@ class Record:
             self.suite,
             self.model,
             self.explainer,
-            json.dumps(self.condition, sort_keys=True),
+            json.dumps(self.case, sort_keys=True),
             self.seed,
             self.metric,
         )
@@ -46,8 +52,16 @@ class Record:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> Record:
-        """The record :meth:`to_dict` wrote (unknown fields ignored)."""
+        """The record :meth:`to_dict` wrote (unknown fields ignored; a ``condition``
+        field of results before version 2 is read as ``case``)."""
+        data = {**data, "case": case_of(data)}
         return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})  # type: ignore[arg-type]
+
+
+def case_of(data: Mapping[str, object]) -> dict[str, CaseValue]:
+    """The case fields of a record as results.json holds it, in either format."""
+    fields = data.get("case", data.get("condition", {}))
+    return dict(fields) if isinstance(fields, Mapping) else {}
 
 
 def sort_records(records: list[Record]) -> list[Record]:

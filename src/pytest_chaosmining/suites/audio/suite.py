@@ -30,18 +30,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from pytest_chaosmining.attribution_context import AUDIO_CLASSIFICATION, BACKGROUND_SIZE, AttributionContext
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
 from pytest_chaosmining.core.tiers import Seeds, seed_range
-from pytest_chaosmining.core.training.modes import SaliencyGuided, guided_model_id, training_key
-from pytest_chaosmining.suites import Calibration, Condition
+from pytest_chaosmining.core.training.modes import SaliencyGuided
+from pytest_chaosmining.suites import Calibration, CaseFields
 from pytest_chaosmining.suites.audio import report
 from pytest_chaosmining.suites.audio.tiers import AUDIO, AudioTier
-from pytest_chaosmining.suites.classifier import ClassifierFunctions, ClassifierSuite
+from pytest_chaosmining.suites.classifier import ClassifierCase, ClassifierFunctions, ClassifierSuite
 
 if TYPE_CHECKING:
     import torch
@@ -64,8 +64,10 @@ def audio_code() -> tuple[ModuleType, ...]:
 
 
 @dataclass(frozen=True)
-class AudioCase:
+class AudioCase(ClassifierCase):
     """One classifier of the audio suite."""
+
+    cache_suite: ClassVar[str] = SUITE
 
     condition: str
     model: str
@@ -85,26 +87,14 @@ class AudioCase:
     precision: str = "fp32"  # training arithmetic (core.training.modes.PRECISIONS)
 
     @property
-    def model_id(self) -> str:
-        return guided_model_id(f"{self.model}-e{self.epochs}", self.guide, self.precision)
-
-    @property
-    def shape_id(self) -> str:
+    def layout_id(self) -> str:
         return f"{self.channels}ch-{self.rate / 1000:g}kHz"
-
-    @property
-    def id(self) -> str:
-        return f"{self.condition}-{self.shape_id}-{self.model_id}-s{self.seed}"
-
-    def explainer_id(self, explainer: str) -> str:
-        """Test id of ``explainer`` on this model."""
-        return f"{self.condition}-{self.shape_id}-{self.model_id}-{explainer}-s{self.seed}"
 
     @property
     def threshold_key(self) -> str:
         return f"{self.model}-{self.condition}"
 
-    def condition_fields(self) -> dict[str, Any]:
+    def case_fields(self) -> dict[str, Any]:
         return {
             "condition": self.condition,
             "arch": self.model,
@@ -114,9 +104,6 @@ class AudioCase:
             "n_train": self.n_train,
             "source": self.source,
         }
-
-    def training_config(self, device_type: str) -> dict[str, Any]:
-        return training_key(SUITE, self, device_type)
 
 
 def plan_cases(
@@ -384,8 +371,8 @@ def example_figure(session: ChaosminingSession, path: Path) -> bool:
     return True
 
 
-def _arch_key(condition: Condition) -> str:
-    return f"{condition['arch']}-{condition['condition']}"
+def _arch_key(fields: CaseFields) -> str:
+    return f"{fields['arch']}-{fields['condition']}"
 
 
 class AudioSuite(ClassifierSuite):

@@ -34,7 +34,7 @@ import numpy as np
 from pytest_chaosmining.attribution_context import BACKGROUND_SIZE, IMAGE_CLASSIFICATION
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
 from pytest_chaosmining.core.tiers import Seeds, seed_range
-from pytest_chaosmining.suites import Calibration, Condition, SuiteDefaults
+from pytest_chaosmining.suites import Calibration, CaseFields, SuiteDefaults
 from pytest_chaosmining.suites.bam import report
 from pytest_chaosmining.suites.bam.tiers import BAM, BamTier
 
@@ -91,7 +91,7 @@ class BamCase:
     def explainer_id(self, explainer: str) -> str:
         return f"{self.canvas}px-{self.model_id}-{explainer}-s{self.seed}"
 
-    def condition_fields(self) -> dict[str, Any]:
+    def case_fields(self) -> dict[str, Any]:
         return {"canvas": self.canvas, "n_train": self.n_train, "source": self.source}
 
     def spec(self, kind: str, split: str, k: float = 1.0, scene_class: int | None = None) -> Any:
@@ -352,8 +352,8 @@ def evaluate(
     return out
 
 
-def _canvas_key(condition: Condition) -> str:
-    return f"{condition['canvas']}px"
+def _canvas_key(fields: CaseFields) -> str:
+    return f"{fields['canvas']}px"
 
 
 class BamSuite(SuiteDefaults):

@@ -16,10 +16,8 @@ from pytest_chaosmining.suites.bam.suite import SUITE, BamSuite, relative_import
 BAM = BamSuite()
 
 
-def _record(case, explainer: str, metric: str, value: float, **condition) -> Record:
-    return Record(
-        SUITE, case.model_id, explainer, case.seed, metric, float(value), {**case.condition_fields(), **condition}
-    )
+def _record(case, explainer: str, metric: str, value: float, **extra) -> Record:
+    return Record(SUITE, case.model_id, explainer, case.seed, metric, float(value), {**case.case_fields(), **extra})
 
 
 def _section(chaosmining) -> dict:

@@ -39,11 +39,11 @@ def test_attribution_cost(chaosmining, explainer_name, chaosmining_benchmark, re
         explainer_failures(request.config),
     ):
         attr, cost = timed(lambda: attribute(explainer, trained.model, inputs, 0, context), chaosmining.device)
-    condition = {**case.condition_fields(), "rows": int(inputs.shape[0]), "features": int(inputs.shape[1])}
+    fields = {**case.case_fields(), "rows": int(inputs.shape[0]), "features": int(inputs.shape[1])}
     node, judge = request.node, chaosmining.judge
 
     def record(metric: str, value: float) -> Record:
-        return Record(SUITE, case.model_id, explainer_name, case.seed, metric, float(value), condition)
+        return Record(SUITE, case.model_id, explainer_name, case.seed, metric, float(value), fields)
 
     judge.record(node, record("consistency", consistency(attr.cpu().numpy(), len(trained.data.truth))))
     judge.record_costs(node, cost, record)
@@ -59,9 +59,7 @@ def test_convergence(chaosmining, explainer_name, request):
     node = request.node
 
     def record(metric: str, value: float, **fields: int) -> Record:
-        return Record(
-            SUITE, case.model_id, explainer_name, case.seed, metric, value, {**case.condition_fields(), **fields}
-        )
+        return Record(SUITE, case.model_id, explainer_name, case.seed, metric, value, {**case.case_fields(), **fields})
 
     for epoch, value in zip(curve.epochs, curve.fprec):
         chaosmining.judge.record(node, record("fprec_epoch", value, epoch=epoch))

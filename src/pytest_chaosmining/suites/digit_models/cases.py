@@ -10,13 +10,14 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from pytest_chaosmining.attribution_context import BACKGROUND_SIZE, AttributionContext
 from pytest_chaosmining.core.tiers import Seeds, seed_range
-from pytest_chaosmining.core.training.modes import SaliencyGuided, guided_model_id, training_key
+from pytest_chaosmining.core.training.modes import SaliencyGuided
+from pytest_chaosmining.suites.classifier import ClassifierCase
 from pytest_chaosmining.suites.digit_models.tiers import VisionTier
 
 if TYPE_CHECKING:
@@ -38,8 +39,10 @@ def vision_code() -> tuple[ModuleType, ...]:
 
 
 @dataclass(frozen=True)
-class VisionCase:
+class VisionCase(ClassifierCase):
     """One classifier of the vision suite."""
+
+    cache_suite: ClassVar[str] = SUITE
 
     condition: str
     model: str
@@ -60,18 +63,10 @@ class VisionCase:
         return 7 * self.fg
 
     @property
-    def model_id(self) -> str:
-        return guided_model_id(f"{self.model}-e{self.epochs}", self.guide, self.precision)
+    def layout_id(self) -> str:
+        return f"{self.canvas}px"
 
-    @property
-    def id(self) -> str:
-        return f"{self.condition}-{self.canvas}px-{self.model_id}-s{self.seed}"
-
-    def explainer_id(self, explainer: str) -> str:
-        """Test id of ``explainer`` on this model."""
-        return f"{self.condition}-{self.canvas}px-{self.model_id}-{explainer}-s{self.seed}"
-
-    def condition_fields(self) -> dict[str, Any]:
+    def case_fields(self) -> dict[str, Any]:
         return {
             "condition": self.condition,
             "canvas": self.canvas,
@@ -79,9 +74,6 @@ class VisionCase:
             "n_train": self.n_train,
             "source": self.source,
         }
-
-    def training_config(self, device_type: str) -> dict[str, Any]:
-        return training_key(SUITE, self, device_type)
 
 
 def plan_cases(

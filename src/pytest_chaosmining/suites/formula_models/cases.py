@@ -76,7 +76,7 @@ class SymbolicCase:
         """Test id of ``explainer`` on this model."""
         return f"{self.condition_id}-{self.model_id}-{explainer}-s{self.seed}"
 
-    def condition_fields(self) -> dict[str, Any]:
+    def case_fields(self) -> dict[str, Any]:
         """The fields reported beside every result."""
         return {
             "formula": self.formula,

@@ -41,7 +41,7 @@ import numpy as np
 from pytest_chaosmining.attribution_context import IMAGE_CLASSIFICATION
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
 from pytest_chaosmining.core.tiers import Seeds, seed_range
-from pytest_chaosmining.suites import Calibration, Condition, SuiteDefaults
+from pytest_chaosmining.suites import Calibration, CaseFields, SuiteDefaults
 from pytest_chaosmining.suites.classifier import ClassifierSuite
 from pytest_chaosmining.suites.iteroar import report
 from pytest_chaosmining.suites.iteroar.tiers import ITEROAR, IteroarTier
@@ -102,7 +102,7 @@ class IteroarCase:
     def explainer_id(self, explainer: str) -> str:
         return f"{self.id}-{explainer}"
 
-    def condition_fields(self) -> dict[str, Any]:
+    def case_fields(self) -> dict[str, Any]:
         return {
             "condition": self.base.condition,
             "canvas": self.base.canvas,
@@ -339,8 +339,8 @@ def accuracy_drop(result: ChainResult) -> float:
     return float(result.accuracy[0] - np.mean(result.accuracy[1:]))
 
 
-def _chain_key(condition: Condition) -> str:
-    return f"{condition['condition']}-{condition['fill']}"
+def _chain_key(fields: CaseFields) -> str:
+    return f"{fields['condition']}-{fields['fill']}"
 
 
 def _vision_suite() -> ClassifierSuite:

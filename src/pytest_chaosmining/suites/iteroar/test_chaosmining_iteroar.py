@@ -17,10 +17,10 @@ ITEROAR = IteroarSuite()
 
 
 def _record(case, explainer: str, metric: str, value: float, iteration: int | None = None) -> Record:
-    condition = case.condition_fields()
+    fields = case.case_fields()
     if iteration is not None:
-        condition["iteration"] = iteration
-    return Record(SUITE, case.base.model_id, explainer, case.base.seed, metric, float(value), condition)
+        fields["iteration"] = iteration
+    return Record(SUITE, case.base.model_id, explainer, case.base.seed, metric, float(value), fields)
 
 
 def _record_chain(chaosmining, node, case, name: str, result) -> None:

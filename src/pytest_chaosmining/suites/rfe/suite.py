@@ -34,7 +34,7 @@ import numpy as np
 from pytest_chaosmining.attribution_context import TABULAR_CLASSIFICATION, TABULAR_REGRESSION
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
 from pytest_chaosmining.core.tiers import Seeds, seed_range
-from pytest_chaosmining.suites import Calibration, Condition, SuiteDefaults, parametrize_cases, sharded
+from pytest_chaosmining.suites import Calibration, CaseFields, SuiteDefaults, parametrize_cases, sharded
 from pytest_chaosmining.suites.rfe import report
 from pytest_chaosmining.suites.rfe.tiers import RFE_TIERS
 
@@ -95,7 +95,7 @@ class RFECase:
     def explainer_id(self, explainer: str) -> str:
         return f"{self.dataset}-{self.size_id}-{explainer}-s{self.seed}"
 
-    def condition_fields(self) -> dict[str, Any]:
+    def case_fields(self) -> dict[str, Any]:
         return {"dataset": self.dataset, "task": self.task, "n_samples": self.n_samples, "n_features": self.n_features}
 
     def config(self) -> dict[str, Any]:
@@ -429,12 +429,12 @@ def _statistical_selection(
     return support, scores, curve, seconds
 
 
-def _dataset_key(condition: Condition) -> str:
-    return str(condition["dataset"])
+def _dataset_key(fields: CaseFields) -> str:
+    return str(fields["dataset"])
 
 
-def _fprec_step(condition: Condition) -> float:
-    return 1 / int(str(condition["k"]))
+def _fprec_step(fields: CaseFields) -> float:
+    return 1 / int(str(fields["k"]))
 
 
 class RfeSuite(SuiteDefaults):

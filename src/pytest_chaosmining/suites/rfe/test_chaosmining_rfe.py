@@ -17,9 +17,9 @@ RFE = RfeSuite()
 
 
 def _records(chaosmining, node, case, method: str, explainer: str, result) -> dict:
-    """Record everything a selection measured; returns the condition fields used."""
+    """Record everything a selection measured; returns the case fields used."""
     data = load(case)
-    cond = {**case.condition_fields(), "k": n_select(case, data), "total_features": data.n_features}
+    cond = {**case.case_fields(), "k": n_select(case, data), "total_features": data.n_features}
 
     def rec(metric, value, extra=None):
         return Record(SUITE, method, explainer, case.seed, metric, float(value), {**cond, **(extra or {})})

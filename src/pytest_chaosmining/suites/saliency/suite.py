@@ -79,7 +79,7 @@ class SaliencyComparison:
             out.append((standard, dataclasses.replace(standard, guide=self.guide)))
         return out
 
-    def condition_fields(self) -> dict[str, Any]:
+    def case_fields(self) -> dict[str, Any]:
         return {"domain": self.domain, "comparison": self.key, "training": self.guide.id}
 
 

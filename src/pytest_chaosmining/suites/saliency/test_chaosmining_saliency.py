@@ -24,8 +24,8 @@ ALL_SEEDS = -1
 
 
 def _record(comparison, case, explainer: str, metric: str, value: float, seed: int | None = None) -> Record:
-    condition = {**comparison.condition_fields(), "arm": "standard" if case.guide is None else "guided"}
-    return Record(SUITE, case.model_id, explainer, case.seed if seed is None else seed, metric, float(value), condition)
+    fields = {**comparison.case_fields(), "arm": "standard" if case.guide is None else "guided"}
+    return Record(SUITE, case.model_id, explainer, case.seed if seed is None else seed, metric, float(value), fields)
 
 
 def _section(chaosmining) -> dict:

@@ -15,7 +15,7 @@ import numpy as np
 from pytest_chaosmining.attribution_context import TABULAR_REGRESSION, tabular_context
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
 from pytest_chaosmining.core.tiers import Seeds, seed_range
-from pytest_chaosmining.suites import Calibration, Condition, SuiteDefaults, sharded
+from pytest_chaosmining.suites import Calibration, CaseFields, SuiteDefaults, sharded
 from pytest_chaosmining.suites.formula_models.cases import (
     SUITE,
     SymbolicCase,
@@ -67,8 +67,8 @@ def evaluate(trained: TrainedSymbolicModel, explainer: Explainer, device: torch.
     return out
 
 
-def _formula_key(condition: Condition) -> str:
-    return f"f{int(str(condition['formula'])):02d}"
+def _formula_key(fields: CaseFields) -> str:
+    return f"f{int(str(fields['formula'])):02d}"
 
 
 class SymbolicSuite(SuiteDefaults):

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_chaosmining.attribution_context import IMAGE_CLASSIFICATION
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
-from pytest_chaosmining.suites import Calibration, Condition
+from pytest_chaosmining.suites import Calibration, CaseFields
 from pytest_chaosmining.suites.classifier import ClassifierFunctions, ClassifierSuite
 from pytest_chaosmining.suites.digit_models.cases import (
     SUITE,
@@ -170,8 +170,8 @@ def example_figure(session: ChaosminingSession, path: Path, per_condition: int =
     return True
 
 
-def _condition_key(condition: Condition) -> str:
-    return str(condition["condition"])
+def _condition_key(fields: CaseFields) -> str:
+    return str(fields["condition"])
 
 
 class VisionSuite(ClassifierSuite):
