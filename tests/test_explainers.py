@@ -128,3 +128,22 @@ def test_degenerate_maps_are_described(maps, expected):
 
     text = describe(torch.tensor(maps))
     assert (text is None) if expected is None else (expected in text)
+
+
+def test_completeness_is_declared_by_ig_and_deeplift_as_they_are_bound():
+    """IG and DeepLift promise that their attributions sum to f(x) - f(baseline),
+    registered as built-ins or as captum classes; IG without multiplying by the
+    inputs, saliency and a plain callable promise nothing."""
+    import functools
+
+    from captum.attr import DeepLift, IntegratedGradients, Saliency
+
+    from pytest_chaosmining.explainers.registry import as_explainer
+
+    builtins = builtin_explainers()
+    assert {name for name, e in builtins.items() if e.completeness} == {"IG", "DL"}
+    assert as_explainer("ig", IntegratedGradients, "user").completeness
+    assert as_explainer("dl", functools.partial(DeepLift, eps=1e-6), "user").completeness
+    assert not as_explainer("local", functools.partial(IntegratedGradients, multiply_by_inputs=False), "u").completeness
+    assert not as_explainer("sa", Saliency, "user").completeness
+    assert not as_explainer("fn", lambda model, inputs, target: inputs, "user").completeness

@@ -53,3 +53,25 @@ def test_attribution_uscore_is_scale_free():
     truth = np.array([[1.0, 0.0, -2.0]])
     assert attribution_uscore(truth * 7.0, truth) == pytest.approx(1.0, abs=1e-6)
     assert attribution_uscore(-truth, truth) < 0.5
+
+
+def test_sign_agreement_judges_the_sign_of_the_sums_over_rising_and_falling_outputs():
+    """A complete explainer's sums carry the sign of f(x) - f(0): 1.  A flipped sign
+    scores 0; a positive rescaling (x1000, or per sample) keeps 1; a map that ignores
+    the sample (a constant, positive noise such as the random control's, another
+    sample's map) scores about 0.5 however many outputs rose; outputs of one sign
+    cannot tell those apart, so there is no judgement (None)."""
+    from pytest_chaosmining.core.metrics.axioms import sign_agreement
+
+    rng = np.random.default_rng(0)
+    change = np.concatenate([rng.uniform(0.5, 2, 300), -rng.uniform(0.5, 2, 60)])
+    sums = change + rng.normal(0, 0.05, change.shape)
+    assert sign_agreement(sums, change) == 1.0
+    assert sign_agreement(-sums, change) == 0.0
+    assert sign_agreement(1000 * sums * rng.uniform(0.1, 1, change.shape), change) == 1.0
+    assert sign_agreement(np.ones_like(change), change) == 0.5
+    assert sign_agreement(rng.uniform(0, 1, change.shape), change) == 0.5
+    assert abs(sign_agreement(rng.permutation(sums), change) - 0.5) < 0.1
+    assert sign_agreement(sums[:300], change[:300]) is None  # every output rose
+    tiny = np.where(np.arange(360) < 350, 1e-6, change)  # only 10 changes clear the floor
+    assert sign_agreement(tiny, tiny) is None

@@ -1105,3 +1105,42 @@ def test_the_quantus_adapter_keeps_every_channel_of_the_map():
     out = explain(model, inputs, torch.tensor([0, 1]), plain_context(model, inputs))
     assert out.shape == (2, 4, 16)
     assert not (out == out[:, :1]).all()  # the channels differ: not one sum repeated
+
+
+#: a conftest registering IG with its sign flipped and the shipped cheats, each declaring completeness
+DECLARED_COMPLETE_CONFTEST = """
+import dataclasses
+
+from pytest_chaosmining.explainers import Explainer
+from pytest_chaosmining.cheats import CHEATS
+from pytest_chaosmining.explainers import attribute, builtin_explainers
+
+IG = builtin_explainers()["IG"]
+
+def flipped(model, inputs, target, context):
+    return -attribute(IG, model, inputs, target, context)
+
+def pytest_chaosmining_explainers(config):
+    cheats = {name: Explainer(name, fn, completeness=True) for name, fn in CHEATS.items()}
+    return {"ig_flipped": Explainer("ig_flipped", flipped, completeness=True), **cheats}
+"""
+
+
+def test_completeness_sign_check_fails_a_flipped_ig_and_every_cheat_and_passes_ig(pytester, run_suite):
+    """The sign check judges the explainers that declare completeness: IG passes
+    it on every formula where outputs rose and fell; IG with its sign flipped
+    (which every |attribution| metric passes) fails it there, naming the check;
+    every cheat, declared complete, fails the sign bar on its own."""
+    pytester.makeconftest(DECLARED_COMPLETE_CONFTEST)
+    names = ("IG", "ig_flipped", *CHEATS)
+    result = run_suite("--chaosmining-explainers", ",".join(names), "--chaosmining-suites", "symbolic", "-rf")
+    signs = [r for r in load_results(pytester)["records"] if r["metric"] == "sign_agreement"]
+    by_explainer = {name: [r for r in signs if r["explainer"] == name] for name in names}
+    assert all(by_explainer.values()), {n: len(v) for n, v in by_explainer.items()}
+    assert all(r["passed"] is True and r["value"] == 1.0 for r in by_explainer["IG"])
+    assert all(r["passed"] is False and r["value"] == 0.0 for r in by_explainer["ig_flipped"])
+    for name in CHEATS:
+        assert all(r["passed"] is False and r["threshold"] > 0.5 for r in by_explainer[name]), name
+    result.stdout.fnmatch_lines(["*ig_flipped*sign_agreement*"])
+    other = [r for r in load_results(pytester)["records"] if r["explainer"] == "ig_flipped" and r["metric"] == "fprec"]
+    assert other and all(r["passed"] for r in other)  # the |attribution| metrics cannot see the sign

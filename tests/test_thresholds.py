@@ -348,3 +348,39 @@ def test_shipped_drop_allowances_are_the_calibrated_ones_and_name_judged_metrics
     assert THRESHOLDS.max_drop("vision", "smoke", "iou") == shipped[("vision", "iou")]
     assert THRESHOLDS.max_drop("vision", "ci", "iou") == DEFAULT_MAX_DROP
     assert THRESHOLDS.max_drop("symbolic", "smoke", "uscore") == DEFAULT_MAX_DROP
+
+
+def test_a_tier_judges_only_with_bars_calibrated_on_held_out_seeds():
+    """Every shipped section judges only where its bars were calibrated on held-out
+    seeds; elsewhere it says ``report_only``.  The one exception left, named here so
+    that it cannot grow unnoticed: the saliency suite at smoke (its claims were
+    measured on the tier's own seeds; the run's summary says so)."""
+    from pytest_chaosmining.suites import all_suites
+
+    names = [s.name for s in all_suites()]
+    for tier in ("smoke", "ci", "paper"):
+        judged_uncalibrated = set(THRESHOLDS.uncalibrated(names, tier)) - set(THRESHOLDS.report_only(names, tier))
+        assert judged_uncalibrated == ({"saliency"} if tier == "smoke" else set()), tier
+    assert THRESHOLDS.report_only(names, "smoke") == []
+    assert set(THRESHOLDS.report_only(names, "ci")) == {"vision", "audio", "rfe", "saliency", "iteroar", "bam"}
+
+
+def test_a_report_only_suite_records_its_results_and_skips_with_the_reason():
+    """In a report-only suite no bar and no baseline drop is judged: the values are
+    recorded without a threshold and the test skips saying why; another suite of
+    the same run is judged as before."""
+    from pytest_chaosmining.core.verdicts.records import Record
+    from pytest_chaosmining.judge import ConformanceFailure, Judge
+
+    class Node:
+        nodeid = "t"
+        user_properties: list = []
+
+    judge = Judge({}, None, max_drop=lambda suite, metric: 0.02, report_only=frozenset({"vision"}))
+    low = Record("vision", "cnn", "IG", 0, "iou", 0.01, {"condition": "RBFP"})
+    with pytest.raises(pytest.skip.Exception, match="suite vision is report-only at this tier"):
+        judge.require_all(Node(), [(low, 0.5, "IG on RBFP")])
+    assert low.threshold is None and low.passed is None
+    judge.require(Node(), Record("vision", "cnn", "-", 0, "accuracy", 0.1, {}), 0.8, "model")
+    with pytest.raises(ConformanceFailure, match="iou 0.0100 < threshold 0.5000"):
+        judge.require_all(Node(), [(Record("audio", "tcn", "IG", 0, "iou", 0.01, {}), 0.5, "IG")])

@@ -199,6 +199,12 @@ def _per_sample_normalised(attr: torch.Tensor, inputs: torch.Tensor, context: At
     return attr / peak.view(-1, *([1] * (attr.dim() - 1)))
 
 
+def _small_drift(attr: torch.Tensor, inputs: torch.Tensor, context: AttributionContext) -> torch.Tensor:
+    """Each position scaled by a fixed random weight in [0.7, 1.3]: the maps move, their top-k barely."""
+    gen = torch.Generator().manual_seed(3)
+    return attr * (0.7 + 0.6 * torch.rand(attr.shape[1:], generator=gen)).to(attr.device, attr.dtype)
+
+
 def _random_weights(attr: torch.Tensor, inputs: torch.Tensor, context: AttributionContext) -> torch.Tensor:
     gen = torch.Generator().manual_seed(2)
     return attr * torch.rand(attr.shape[1:], generator=gen).to(attr.device, attr.dtype)
@@ -300,6 +306,13 @@ MUTANTS: dict[str, Mutant] = {
             HARMFUL,
             "a constant map (every feature tied)",
             after(SA, lambda a, x, c: torch.ones_like(a)),
+        ),
+        Mutant(
+            "ig_small_drift",
+            "IG",
+            HARMFUL,
+            "each position scaled by a fixed random weight in [0.7, 1.3] (a small drift)",
+            after(IG, _small_drift),
         ),
         Mutant(
             "sa_random_reweighting",
@@ -415,6 +428,7 @@ SAME_WORK = frozenset(
         "sa_sign_only",
         "sa_constant",
         "sa_random_reweighting",
+        "ig_small_drift",
         "ig_scaled",
         "ig_per_sample_normalised",
         "ig_tiny_noise",
@@ -437,5 +451,5 @@ def explainer(name: str) -> Explainer:
     else:
         mutant = MUTANTS.get(name) or CALIBRATION_CHANGES[name]
         method, base = mutant.method, mutant.base
-    image_only = builtin_explainers()[base].applies_to
-    return Explainer("candidate", method, applies_to=image_only)
+    declared = builtin_explainers()[base]  # a library declares what its method promises: so does the candidate
+    return Explainer("candidate", method, applies_to=declared.applies_to, completeness=declared.completeness)

@@ -62,6 +62,18 @@ def captum_class(method: object) -> type | None:
     return found if inspect.isclass(found) and hasattr(found, "attribute") else None
 
 
+#: captum methods whose attributions sum to f(x) − f(baseline) (with ``multiply_by_inputs``, their default)
+COMPLETE_METHODS = frozenset({"IntegratedGradients", "DeepLift"})
+
+
+def is_complete(method: object) -> bool:
+    """Whether ``method`` is a captum class that promises completeness, as bound
+    (``partial(IntegratedGradients, multiply_by_inputs=False)`` does not)."""
+    found = captum_class(method)
+    keywords = method.keywords if isinstance(method, functools.partial) else {}
+    return found is not None and found.__name__ in COMPLETE_METHODS and keywords.get("multiply_by_inputs", True)
+
+
 def _name(method: object) -> str:
     found = captum_class(method)
     return found.__name__ if found is not None else getattr(method, "__name__", repr(method))

@@ -46,7 +46,9 @@ class ControlPassedBar(Exception):
 class Judge:
     """Records and asserts the results of one session; ``max_drop(suite, metric)``
     is how far a judged result may fall below the baseline's; ``map_notes``: what
-    the session's explainers noted about their maps."""
+    the session's explainers noted about their maps; ``report_only``: the suites
+    whose bars at this tier were not calibrated on held-out seeds (their results
+    are recorded, never judged: no bar, no baseline drop)."""
 
     def __init__(
         self,
@@ -56,8 +58,10 @@ class Judge:
         max_slowdown: float = 2.0,
         catalog: MetricCatalog | None = None,
         map_notes: MapNotes | None = None,
+        report_only: frozenset[str] = frozenset(),
     ):
         self.explainers = explainers
+        self.report_only = report_only
         self.catalog = catalog if catalog is not None else MetricCatalog({})
         self.baseline = baseline
         self.max_drop = max_drop
@@ -148,8 +152,12 @@ class Judge:
     def require(self, node: pytest.Item, record: Record, threshold: float, what: str) -> None:
         """Record ``record`` with its threshold, then fail if it is below the threshold
         or regressed against the baseline.  Its metric must be declared judged by its
-        suite (:class:`~pytest_chaosmining.core.metrics.catalog.UndeclaredMetric`)."""
+        suite (:class:`~pytest_chaosmining.core.metrics.catalog.UndeclaredMetric`).
+        In a report-only suite it is recorded only."""
         metric = self.catalog.judged(record.suite, record.metric)
+        if record.suite in self.report_only:
+            self.record(node, record)
+            return
         record.threshold = threshold
         record.passed = record.value >= threshold
         regression = (
@@ -174,17 +182,20 @@ class Judge:
         not judged there) is recorded only; a test none of whose checks has a bar
         skips.  For the random control every bar must be missed: one it meets
         raises :class:`ControlPassedBar`."""
+        checks = [(r, None if r.suite in self.report_only else t, what) for r, t, what in checks]
         judged = [(record, threshold, what) for record, threshold, what in checks if threshold is not None]
         for record, threshold, _ in checks:
             if threshold is None:
                 self.record(node, record)
         if not judged:
             self.raise_cost_regressions(node)
-            pytest.skip(
-                "not judged: no calibrated bar for "
-                + ", ".join(f"{r.metric}" for r, _, _ in checks)
-                + f" here ({checks[0][2]}); the values are recorded"
+            suite = checks[0][0].suite
+            why = (
+                f"suite {suite} is report-only at this tier (its bars were not calibrated on held-out seeds)"
+                if suite in self.report_only
+                else "no calibrated bar for " + ", ".join(f"{r.metric}" for r, _, _ in checks) + " here"
             )
+            pytest.skip(f"not judged: {why} ({checks[0][2]}); the values are recorded")
         failures = self._cost_failures.pop(node.nodeid, [])
         for record, threshold, what in judged:
             try:

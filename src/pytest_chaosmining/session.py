@@ -125,7 +125,7 @@ class ChaosminingSession:
 
         return Judge(
             self.explainers, self.baseline, max_drop, self.settings.max_slowdown, self.metric_catalog,
-            self.roster.map_notes,
+            self.roster.map_notes, frozenset(thresholds.report_only(list(self.settings.suites), tier)),
         )  # fmt: skip
 
     def timer(

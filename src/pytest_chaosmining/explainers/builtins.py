@@ -90,9 +90,14 @@ def builtin_explainers() -> dict[str, Explainer]:
     tabular = Applicability(domains=frozenset({"tabular"}))
     return {
         "SA": Explainer("SA", Saliency, {"abs": False}, "gradient", "builtin"),
-        "DL": Explainer("DL", DeepLift, {}, "path", "builtin"),
+        "DL": Explainer("DL", DeepLift, {}, "path", "builtin", completeness=True),
         "IG": Explainer(
-            "IG", IntegratedGradients, {"n_steps": IG_STEPS, "internal_batch_size": 4096}, "path", "builtin"
+            "IG",
+            IntegratedGradients,
+            {"n_steps": IG_STEPS, "internal_batch_size": 4096},
+            "path",
+            "builtin",
+            completeness=True,
         ),
         "FA": Explainer("FA", FeatureAblation, {"perturbations_per_eval": 8}, "ablation", "builtin"),
         "IxG": Explainer("IxG", InputXGradient, {}, None, "builtin"),

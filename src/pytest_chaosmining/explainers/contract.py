@@ -46,6 +46,9 @@ class Explainer:
     ``applies_to``: where it applies (None: everywhere); elsewhere its tests skip.
     ``in_default_run``: run without ``--chaosmining-explainers`` naming it (the
     slow built-ins are not).
+    ``completeness``: its attributions sum to ``f(x) − f(baseline)`` with the
+    context's (zero) baseline (IG, DeepLift); the suites that can measure it judge
+    the sign of that sum (``sign_agreement``).
     ``call_timeout_s`` and ``map_notes``: what the run sets on its explainers (the
     call's time limit; where degenerate maps are noted for the judge).
     """
@@ -58,6 +61,7 @@ class Explainer:
     control: bool = False
     applies_to: Applicability | None = None
     in_default_run: bool = True
+    completeness: bool = False
     call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S
     map_notes: MapNotes | None = field(default=None, compare=False, repr=False)
 

@@ -126,7 +126,10 @@ class ResultCollector:
             "started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(self.started)),
             "duration_s": round(time.time() - self.started, 1),
             "baseline": self.baseline_check.table() if self.baseline_check else None,
-            "uncalibrated_bars": self.session.thresholds.uncalibrated(list(self.settings.suites), tier),
+            "report_only": (only := self.session.thresholds.report_only(list(self.settings.suites), tier)),
+            "uncalibrated_bars": [
+                s for s in self.session.thresholds.uncalibrated(list(self.settings.suites), tier) if s not in only
+            ],
             "left_out": self.session.roster.left_out([s.name for s in self.suites()]),
         }
 
@@ -134,7 +137,13 @@ class ResultCollector:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if not self.records and not self.outcomes and self.baseline_check is None:
             return
-        from pytest_chaosmining.reports.markdown import build_markdown, left_out_note, terminal_table, uncalibrated_note
+        from pytest_chaosmining.reports.markdown import (
+            build_markdown,
+            left_out_note,
+            report_only_note,
+            terminal_table,
+            uncalibrated_note,
+        )
         from pytest_chaosmining.reports.render import render
 
         records = sort_records(self.records)
@@ -152,6 +161,8 @@ class ResultCollector:
             with open(summary, "a", encoding="utf-8") as fh:
                 fh.write(markdown + "\n")
         self.summary_lines = terminal_table(records, self.outcomes, self.suites())
+        if meta["report_only"]:
+            self.summary_lines.append(report_only_note(meta["report_only"], meta["tier"]))
         if meta["uncalibrated_bars"]:
             self.summary_lines.append(uncalibrated_note(meta["uncalibrated_bars"], meta["tier"]))
         if meta["left_out"]:

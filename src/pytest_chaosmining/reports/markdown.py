@@ -187,6 +187,14 @@ def uncalibrated_note(suites: list[str], tier: str) -> str:
     )
 
 
+def report_only_note(suites: list[str], tier: str) -> str:
+    """The note that some suites only reported: their bars at ``tier`` were never checked on held-out seeds."""
+    return (
+        f"report-only at tier {tier}: {', '.join(suites)} (their bars were not calibrated on held-out "
+        "seeds, so their results are recorded and not judged)"
+    )
+
+
 def build_markdown(
     records: list[Record],
     meta: dict[str, Any],
@@ -203,6 +211,8 @@ def build_markdown(
         f"explainers {', '.join(meta.get('explainers', []))}; {versions}",
         "",
     ]
+    if meta.get("report_only"):
+        lines += [f"**{report_only_note(meta['report_only'], str(meta.get('tier')))}**", ""]
     if meta.get("uncalibrated_bars"):
         lines += [f"**{uncalibrated_note(meta['uncalibrated_bars'], str(meta.get('tier')))}**", ""]
     left_out = meta.get("left_out")

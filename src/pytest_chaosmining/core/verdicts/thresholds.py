@@ -5,7 +5,8 @@ Layout::
 
     [<suite>.<tier>]                        quality_gate: the model quality a model needs before
                                             its explainers are judged (below it their tests skip);
-                                            calibrated: how the tier's bars were calibrated
+                                            calibrated: how the tier's bars were calibrated;
+                                            report_only: true where they were not (recorded, not judged)
     [<suite>.<tier>.<metric>]               per threshold key (``f03``, ``SBRP``, ...) and
                                             ``default``: the bar of an explainer without its own
     [<suite>.<tier>.<metric>.explainer.NAME]  the bars of one built-in explainer
@@ -103,6 +104,12 @@ class Thresholds:
         """Those of ``suites`` whose bars at ``tier`` were not calibrated on held-out
         seeds (their section has no ``calibrated`` entry); suites without bars are skipped."""
         return [s for s in suites if tier in self.table.get(s, {}) and not self.section(s, tier).get("calibrated")]
+
+    def report_only(self, suites: list[str], tier: str) -> list[str]:
+        """Those of ``suites`` whose section at ``tier`` says ``report_only = true``: their
+        bars were not calibrated on held-out seeds, so their results are recorded and
+        never judged (a user's thresholds file can set it to false, taking the bars on)."""
+        return [s for s in suites if self.table.get(s, {}).get(tier, {}).get("report_only", False)]
 
     def max_drop(self, suite: str, tier: str, metric: str) -> float:
         """How far ``metric`` may fall below a baseline's value: ``[suite.tier.max_drop]``

@@ -40,7 +40,9 @@ def evaluate(trained: TrainedSymbolicModel, explainer: Explainer, device: torch.
     """Attribute the test set with ``explainer``; return FPrec, the FPrec gained over
     the same explainer on the untrained model (a ranking that ignores the model,
     such as a fixed column prior, gains nothing), attribution UScore against the
-    matching exact ground truth (if the explainer declares one) and cost."""
+    matching exact ground truth (if the explainer declares one), the sign
+    agreement of its sums with the output change (if it declares completeness
+    and the outputs both rose and fell) and cost."""
     import torch
 
     from pytest_chaosmining.core.metrics.attribution import attribution_uscore, fprec
@@ -64,6 +66,13 @@ def evaluate(trained: TrainedSymbolicModel, explainer: Explainer, device: torch.
         steps = int(n_steps) if isinstance(n_steps, int | float) else IG_STEPS
         truth = data.ground_truth(explainer.ground_truth, data.x_test, steps=steps)
         out["attr_uscore"] = attribution_uscore(attr_np, truth)
+    if explainer.completeness:
+        from pytest_chaosmining.core.metrics.axioms import output_change, sign_agreement
+
+        change = output_change(trained.model, inputs, 0, torch.zeros_like(inputs))
+        agreement = sign_agreement(attr_np.sum(axis=1), change)
+        if agreement is not None:
+            out["sign_agreement"] = agreement
     return out
 
 
@@ -83,6 +92,7 @@ class SymbolicSuite(SuiteDefaults):
     metrics = (
         *judged("fprec", "training_gain", key=_formula_key),
         *judged("uscore"),
+        *judged("sign_agreement"),
         *reported("attr_uscore", "untrained_fprec"),
     )
     calibration = Calibration(judged=calibrated(metrics))

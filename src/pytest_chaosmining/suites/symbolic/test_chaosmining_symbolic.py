@@ -52,20 +52,27 @@ def test_fprec(chaosmining, symbolic_case, explainer_name, chaosmining_benchmark
         f"{explainer_name} on {symbolic_case.id}",
     )
     bars = chaosmining.thresholds
-    chaosmining.judge.require_all(
-        node,
-        [
+    checks = [
+        (
+            case_record(SUITE, symbolic_case, explainer_name, "fprec", result["fprec"]),
+            bars.optional_metric(SUITE, tier, "fprec", key, explainer_name),
+            what,
+        ),
+        (
+            case_record(SUITE, symbolic_case, explainer_name, "training_gain", result["training_gain"]),
+            bars.optional_metric(SUITE, tier, "training_gain", key, explainer_name),
+            f"{what} (FPrec on the untrained model {result['untrained_fprec']:.3f}: "
+            "does the explainer depend on the "
+            "model?)",
+        ),
+    ]
+    if "sign_agreement" in result:  # it declares completeness: its sums carry the sign of f(x) - f(0)
+        checks.append(
             (
-                case_record(SUITE, symbolic_case, explainer_name, "fprec", result["fprec"]),
-                bars.optional_metric(SUITE, tier, "fprec", key, explainer_name),
-                what,
-            ),
-            (
-                case_record(SUITE, symbolic_case, explainer_name, "training_gain", result["training_gain"]),
-                bars.optional_metric(SUITE, tier, "training_gain", key, explainer_name),
-                f"{what} (FPrec on the untrained model {result['untrained_fprec']:.3f}: "
-                "does the explainer depend on the "
-                "model?)",
-            ),
-        ],
-    )
+                case_record(SUITE, symbolic_case, explainer_name, "sign_agreement", result["sign_agreement"]),
+                bars.optional_metric(SUITE, tier, "sign_agreement", key, explainer_name),
+                f"{what} (it declares completeness: do its attributions sum with the sign of f(x) - f(0)? "
+                "0.5 is a map that ignores the sample, 0 a flipped sign)",
+            )
+        )
+    chaosmining.judge.require_all(node, checks)
