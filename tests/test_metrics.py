@@ -75,3 +75,24 @@ def test_sign_agreement_judges_the_sign_of_the_sums_over_rising_and_falling_outp
     assert sign_agreement(sums[:300], change[:300]) is None  # every output rose
     tiny = np.where(np.arange(360) < 350, 1e-6, change)  # only 10 changes clear the floor
     assert sign_agreement(tiny, tiny) is None
+
+
+def test_map_fingerprints_agree_under_rescaling_and_sign_and_not_when_mass_moves():
+    """A fingerprint keeps each feature's |attribution| mass (a mask groups values
+    into features); its agreement with a baseline's ignores rescaling and sign and
+    falls when mass moves between features."""
+    from pytest_chaosmining.core.metrics.drift import FINGERPRINT_SAMPLES, fingerprint, map_agreement
+
+    rng = np.random.default_rng(0)
+    attr = rng.normal(size=(8, 3, 4, 4))
+    mask = np.repeat(np.arange(4), 4).reshape(1, 4, 4)  # four features: one row each, all channels
+    maps = fingerprint(attr, mask)
+    assert len(maps) == FINGERPRINT_SAMPLES and len(maps[0]) == 4
+    assert maps[0][0] == float(f"{np.abs(attr[0, :, 0, :]).sum():.5g}")
+    assert map_agreement(fingerprint(-1000 * attr, mask), maps)[2] == pytest.approx(1.0, abs=1e-9)
+    moved = attr.copy()
+    moved[2, :, 0, :] *= 3
+    agreement, worst, least = map_agreement(fingerprint(moved, mask), maps)
+    assert worst == 2 and least < 0.95 and agreement == pytest.approx((3 + least) / 4)
+    assert map_agreement(fingerprint(np.zeros_like(attr), mask), maps)[0] == 0.0
+    assert map_agreement(maps[:2], maps)[0] == 0.0  # a fingerprint of another shape agrees with nothing

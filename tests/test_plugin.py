@@ -1144,3 +1144,50 @@ def test_completeness_sign_check_fails_a_flipped_ig_and_every_cheat_and_passes_i
     result.stdout.fnmatch_lines(["*ig_flipped*sign_agreement*"])
     other = [r for r in load_results(pytester)["records"] if r["explainer"] == "ig_flipped" and r["metric"] == "fprec"]
     assert other and all(r["passed"] for r in other)  # the |attribution| metrics cannot see the sign
+
+
+#: a conftest registering ``mine``: IG, or IG with its maps drifted when CHAOSMINING_TEST_DRIFT is set
+DRIFT_CONFTEST = """
+import os
+
+import torch
+
+from pytest_chaosmining.explainers import attribute, builtin_explainers
+
+IG = builtin_explainers()["IG"]
+
+def mine(model, inputs, target, context):
+    attr = attribute(IG, model, inputs, target, context)
+    if os.environ.get("CHAOSMINING_TEST_DRIFT"):
+        weights = 0.7 + 0.6 * torch.rand(attr.shape[1:], generator=torch.Generator().manual_seed(3))
+        attr = attr * weights
+    return attr
+
+def pytest_chaosmining_explainers(config):
+    return {"mine": mine}
+"""
+
+
+def test_maps_that_drift_from_the_baseline_fail_and_unchanged_maps_pass(pytester, run_suite, monkeypatch):
+    """results.json keeps a fingerprint of each explainer's maps (shown in no human
+    report); against that baseline the same explainer agrees exactly and passes,
+    and one whose maps were reweighted by 0.7-1.3 per feature (its FPrec still
+    passing; on f15, whose mass spreads over several features) fails the drift check, saying how much the maps moved."""
+    pytester.makeconftest(DRIFT_CONFTEST)
+    args = ("--chaosmining-explainers", "mine", "--chaosmining-suites", "symbolic", "-rf")
+    run_suite(*args, report="base", k="f15").assert_outcomes(passed=2)
+    records = load_results(pytester, "base")["records"]
+    kept = [r for r in records if r["metric"] == "fingerprint"]
+    assert len(kept) == 1 and len(kept[0]["maps"]) == 4 and kept[0]["explainer"] == "mine"
+    assert "fingerprint" not in (pytester.path / "base" / "report.md").read_text()
+    baseline = str(pytester.path / "base" / "results.json")
+    again = run_suite(*args, "--chaosmining-baseline", baseline, report="again", k="f15")
+    again.assert_outcomes(passed=2)
+    agreement = [r for r in load_results(pytester, "again")["records"] if r["metric"] == "map_agreement"]
+    assert [(r["value"], r["threshold"], r["passed"]) for r in agreement] == [(1.0, 0.999, True)]
+    monkeypatch.setenv("CHAOSMINING_TEST_DRIFT", "1")
+    drifted = run_suite(*args, "--chaosmining-baseline", baseline, report="drifted", k="f15")
+    drifted.assert_outcomes(passed=1, failed=1)
+    drifted.stdout.fnmatch_lines(["*mine on f15*its maps moved from the baseline's (cosine of the feature masses 0.9*"])
+    fprec = [r for r in load_results(pytester, "drifted")["records"] if r["metric"] == "fprec"]
+    assert fprec and all(r["passed"] for r in fprec)

@@ -18,7 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_chaosmining.core.verdicts.records import OUTCOME_PROPERTY, USER_PROPERTY, Record, sort_records
+from pytest_chaosmining.core.verdicts.records import (
+    OUTCOME_PROPERTY,
+    USER_PROPERTY,
+    Record,
+    human_facing,
+    sort_records,
+)
 from pytest_chaosmining.settings import Settings
 
 if TYPE_CHECKING:
@@ -155,12 +161,12 @@ class ResultCollector:
                 Path(self.settings.report_dir), records, meta, outcomes, failures, self.session, self.suites()
             )
         else:
-            markdown = build_markdown(records, meta, outcomes, failures, self.suites())
+            markdown = build_markdown(human_facing(records), meta, outcomes, failures, self.suites())
         summary = os.environ.get("GITHUB_STEP_SUMMARY")
         if summary:
             with open(summary, "a", encoding="utf-8") as fh:
                 fh.write(markdown + "\n")
-        self.summary_lines = terminal_table(records, self.outcomes, self.suites())
+        self.summary_lines = terminal_table(human_facing(records), self.outcomes, self.suites())
         if meta["report_only"]:
             self.summary_lines.append(report_only_note(meta["report_only"], meta["tier"]))
         if meta["uncalibrated_bars"]:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_chaosmining import ChaosminingWarning
 from pytest_chaosmining.core.storage.atomic import atomic_write_text
-from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, RESULTS_FORMAT, Record
+from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, RESULTS_FORMAT, Record, human_facing
 from pytest_chaosmining.reports.tables import (
     OUTCOME_KINDS,
     baseline_change,
@@ -260,13 +260,14 @@ def write_reports(
     }
     atomic_write_text(out_dir / "results.json", json.dumps(payload, indent=1, sort_keys=True))
     written.append(str(out_dir / "results.json"))
+    records = human_facing(records)  # fingerprints of maps: results.json only
     case_keys = sorted({k for r in records for k in r.case})
     fields = ["suite", "model", "explainer", *case_keys, "seed", "metric", "value", "threshold", "passed", "nodeid"]
     buffer = io.StringIO(newline="")
     writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n")
     writer.writeheader()
     for r in records:
-        row = {k: v for k, v in r.to_dict().items() if k != "case"}
+        row = {k: v for k, v in r.to_dict().items() if k not in ("case", "maps")}
         writer.writerow({**row, **r.case})
     atomic_write_text(out_dir / "results.csv", buffer.getvalue())
     written.append(str(out_dir / "results.csv"))

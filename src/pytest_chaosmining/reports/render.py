@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_chaosmining import ChaosminingWarning
-from pytest_chaosmining.core.verdicts.records import Record
+from pytest_chaosmining.core.verdicts.records import Record, human_facing
 
 if TYPE_CHECKING:
     from pytest_chaosmining.reports.reported_suite import ReportedSuite
@@ -52,10 +52,10 @@ def render(
     from pytest_chaosmining.reports.html import build_html
     from pytest_chaosmining.reports.markdown import build_markdown, embed_figures, write_reports
 
-    out_dir = Path(out_dir)
-    drawn = figures(records, out_dir, session, suites)
-    markdown = embed_figures(build_markdown(records, meta, outcomes, failures, suites), [Path(f).name for f in drawn])
+    out_dir, shown = Path(out_dir), human_facing(records)
+    drawn = figures(shown, out_dir, session, suites)
+    markdown = embed_figures(build_markdown(shown, meta, outcomes, failures, suites), [Path(f).name for f in drawn])
     written = write_reports(out_dir, records, meta, outcomes, markdown, failures)
     html = out_dir / "report.html"
-    atomic_write_text(html, build_html(records, meta, outcomes, failures, [Path(f) for f in drawn]))
+    atomic_write_text(html, build_html(shown, meta, outcomes, failures, [Path(f) for f in drawn]))
     return markdown, written + drawn + [str(html)]

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pytest
 
 from pytest_chaosmining.core.verdicts.records import Record
-from pytest_chaosmining.judge import explainer_failures
+from pytest_chaosmining.judge import Check, explainer_failures
 
 if TYPE_CHECKING:
     from pytest_benchmark.fixture import BenchmarkFixture
@@ -64,3 +64,42 @@ def scored(
         result = suite.score(chaosmining, trained, chaosmining.explainers[explainer])
     chaosmining.judge.record_costs(node, timer.cost_or(result["cost"]), record)  # type: ignore[arg-type]
     return result
+
+
+def drift_checks(
+    chaosmining: ChaosminingSession,
+    node: pytest.Item,
+    suite: str,
+    explainer: str,
+    result: dict[str, object],
+    record: Callable[[str, float], Record],
+    where: str,
+    what: str,
+) -> list[Check]:
+    """Record the fingerprint of ``explainer``'s maps (results.json keeps it); against
+    a baseline that kept one for the same case, the check that the maps did not move
+    beyond the calibrated ``map_agreement`` bar at ``where`` (the random control's
+    maps are noise: recorded, never compared)."""
+    from pytest_chaosmining.core.metrics.drift import map_agreement
+    from pytest_chaosmining.core.verdicts.records import FINGERPRINT
+
+    maps = result.get("fingerprint")
+    if not isinstance(maps, list):
+        return []
+    kept = record(FINGERPRINT, len(maps))
+    kept.maps = maps
+    chaosmining.judge.record(node, kept)
+    baseline = chaosmining.judge.baseline
+    then = baseline.fingerprint(kept) if baseline is not None else None
+    if then is None or chaosmining.judge.is_control(explainer):
+        return []
+    agreement, worst, least = map_agreement(maps, then)
+    bar = chaosmining.thresholds.optional_metric(suite, chaosmining.settings.tier, "map_agreement", where, explainer)
+    return [
+        (
+            record("map_agreement", agreement),
+            bar,
+            f"{what}: its maps moved from the baseline's (cosine of the feature masses {agreement:.4f}; "
+            f"explained sample {worst} moved most, {least:.4f}; baseline {baseline.source})",  # type: ignore[union-attr]
+        )
+    ]

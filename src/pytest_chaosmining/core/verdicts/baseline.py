@@ -47,6 +47,7 @@ class Baseline:
         self.catalog = catalog
         self.judged: dict[Key, Record] = {r.key(): r for r in records if r.threshold is not None}
         self.costs = {r.key(): r.value for r in records if catalog.gated_cost(r.suite, r.metric) is not None}
+        self.fingerprints = {r.key(): r.maps for r in records if r.maps is not None}
         self.source = source
         #: the tier of the run that wrote it (None: not recorded)
         self.tier = tier
@@ -88,6 +89,10 @@ class Baseline:
             f"{record.metric} regressed: {record.value:.4f} < baseline {old.value:.4f} - max drop {max_drop:g} "
             f"(drop {old.value - record.value:.4f}; baseline {self.source})"
         )
+
+    def fingerprint(self, record: Record) -> list[list[float]] | None:
+        """The baseline's fingerprint of the maps ``record`` (a fingerprint record) keeps, if any."""
+        return self.fingerprints.get(record.key())
 
     def cost_regression(self, record: Record, max_factor: float) -> str | None:
         """A message if ``record`` (a gated cost: CPU time or peak memory) grew beyond

@@ -18,6 +18,8 @@ RESULTS_FORMAT = 2
 USER_PROPERTY = "chaosmining_record"
 MODEL_LEVEL = "-"  # explainer column of model-level records (prediction quality)
 OUTCOME_PROPERTY = "chaosmining_test"
+#: the metric of a record that keeps a fingerprint of an explainer's maps (its value: the samples kept)
+FINGERPRINT = "fingerprint"
 
 
 @dataclass
@@ -34,6 +36,8 @@ class Record:
     threshold: float | None = None
     passed: bool | None = None
     nodeid: str = ""
+    #: a fingerprint of the explainer's maps (metric :data:`FINGERPRINT`), else None
+    maps: list[list[float]] | None = None
 
     def key(self) -> tuple[str | int, ...]:
         """Identity of a result across runs (for baselines and sorting)."""
@@ -62,6 +66,11 @@ def case_of(data: Mapping[str, object]) -> dict[str, CaseValue]:
     """The case fields of a record as results.json holds it, in either format."""
     fields = data.get("case", data.get("condition", {}))
     return dict(fields) if isinstance(fields, Mapping) else {}
+
+
+def human_facing(records: list[Record]) -> list[Record]:
+    """``records`` without the fingerprints of maps (kept in results.json, shown nowhere else)."""
+    return [r for r in records if r.maps is None]
 
 
 def sort_records(records: list[Record]) -> list[Record]:

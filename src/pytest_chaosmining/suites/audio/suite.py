@@ -283,14 +283,17 @@ def evaluate(
     """Attribute the first ``n_explain`` validation clips; return the mean true-channel
     share, the top-1 channel hit rate, the cost, both scores on the untrained model
     and the gain in top-1 hit rate from training, both measured on the first
-    ``n_check`` clips (default: all)."""
+    ``n_check`` clips (default: all), and a fingerprint of the maps (channel ×
+    segment masses)."""
     from pytest_chaosmining.core.metrics.attribution import channel_scores
+    from pytest_chaosmining.core.metrics.drift import fingerprint
     from pytest_chaosmining.timing import timed
 
     n = min(n_explain, len(trained.val))
     rows, truth = slice(0, n), trained.val.channels[:n]
     attr, cost = timed(attribution_call(trained, explainer, device, internal_batch_size, rows), device)
-    shares, hits = channel_scores(attr.detach().cpu().numpy(), truth)
+    attr_np = attr.detach().cpu().numpy()
+    shares, hits = channel_scores(attr_np, truth)
     m = n if n_check is None else min(n, n_check)
     untrained = untrained_model(trained.case).to(device)
     before, _ = timed(attribution_call(trained, explainer, device, internal_batch_size, slice(0, m), untrained), device)
@@ -303,6 +306,7 @@ def evaluate(
         "training_gain": float(hits[:m].mean() - before_hits.mean()),
         "cost": cost,
         "n": n,
+        "fingerprint": fingerprint(attr_np, segment_mask(trained.case)[0].numpy()),
     }
 
 
@@ -387,7 +391,8 @@ class AudioSuite(ClassifierSuite):
     metrics = (
         *judged("channel_share", "top1_hit", "training_gain", key=_arch_key),
         *judged("accuracy"),
-        *reported("untrained_share", "untrained_top1_hit"),
+        *judged("map_agreement"),
+        *reported("untrained_share", "untrained_top1_hit", "fingerprint"),
     )
     calibration = Calibration(judged=calibrated(metrics), optional=frozenset({"channel_share"}))
     #: for the saliency suite: the scores compared (the first is judged)

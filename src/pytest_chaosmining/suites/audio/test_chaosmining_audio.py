@@ -6,11 +6,13 @@ Parametrised over condition (RB/SB × FP/RP) × model × explainer × seed; see
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL
 from pytest_chaosmining.suites.audio.suite import SUITE, AudioSuite
-from pytest_chaosmining.suites.scoring import case_record, scored
+from pytest_chaosmining.suites.scoring import case_record, drift_checks, scored
 
 AUDIO = AudioSuite()
 
@@ -80,4 +82,6 @@ def test_channel_attribution(chaosmining, audio_case, explainer_name, chaosminin
             "does the explainer depend on the model?)",
         )
     )
+    make = functools.partial(case_record, SUITE, audio_case, explainer_name)
+    checks += drift_checks(chaosmining, node, SUITE, explainer_name, result, make, key, what)
     chaosmining.judge.require_all(node, checks)

@@ -42,10 +42,11 @@ def evaluate(trained: TrainedSymbolicModel, explainer: Explainer, device: torch.
     such as a fixed column prior, gains nothing), attribution UScore against the
     matching exact ground truth (if the explainer declares one), the sign
     agreement of its sums with the output change (if it declares completeness
-    and the outputs both rose and fell) and cost."""
+    and the outputs both rose and fell), cost and a fingerprint of the maps."""
     import torch
 
     from pytest_chaosmining.core.metrics.attribution import attribution_uscore, fprec
+    from pytest_chaosmining.core.metrics.drift import fingerprint
     from pytest_chaosmining.explainers import IG_STEPS, attribute
     from pytest_chaosmining.timing import timed
 
@@ -54,7 +55,7 @@ def evaluate(trained: TrainedSymbolicModel, explainer: Explainer, device: torch.
     context = tabular_context(SUITE, data.x_train, device)
     attr, cost = timed(lambda: attribute(explainer, trained.model, inputs, 0, context), device)
     attr_np = attr.cpu().numpy().astype(np.float64)
-    out: dict[str, Any] = {"fprec": fprec(attr_np, data.truth), "cost": cost}
+    out: dict[str, Any] = {"fprec": fprec(attr_np, data.truth), "cost": cost, "fingerprint": fingerprint(attr_np)}
     untrained = untrained_model(trained.case, data.n_features).to(device)
     before = (
         timed(lambda: attribute(explainer, untrained, inputs, 0, context), device)[0].cpu().numpy().astype(np.float64)
@@ -93,7 +94,8 @@ class SymbolicSuite(SuiteDefaults):
         *judged("fprec", "training_gain", key=_formula_key),
         *judged("uscore"),
         *judged("sign_agreement"),
-        *reported("attr_uscore", "untrained_fprec"),
+        *judged("map_agreement"),
+        *reported("attr_uscore", "untrained_fprec", "fingerprint"),
     )
     calibration = Calibration(judged=calibrated(metrics))
     #: for the saliency suite: prediction quality and the scores compared (the first is judged)

@@ -7,8 +7,10 @@ the bars.
 
 from __future__ import annotations
 
+import functools
+
 from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL
-from pytest_chaosmining.suites.scoring import case_record, scored
+from pytest_chaosmining.suites.scoring import case_record, drift_checks, scored
 from pytest_chaosmining.suites.symbolic.suite import SUITE, SymbolicSuite
 
 SYMBOLIC = SymbolicSuite()
@@ -75,4 +77,6 @@ def test_fprec(chaosmining, symbolic_case, explainer_name, chaosmining_benchmark
                 "0.5 is a map that ignores the sample, 0 a flipped sign)",
             )
         )
+    make = functools.partial(case_record, SUITE, symbolic_case, explainer_name)
+    checks += drift_checks(chaosmining, node, SUITE, explainer_name, result, make, key, what)
     chaosmining.judge.require_all(node, checks)

@@ -28,6 +28,7 @@ from pytest_chaosmining.suites.digit_models.cases import (
     SUITE,
     TrainedVisionModel,
     attribution_context,
+    patch_mask,
     plan_cases,
     trained_model,
     untrained_model,
@@ -77,16 +78,19 @@ def evaluate(
     n_check: int | None = None,
 ) -> dict[str, Any]:
     """Attribute the first ``n_explain`` validation images (target: the predicted
-    class); return mean IoU, mean in-box mass share, cost, and the IoU gained
-    from training on the first ``n_check`` images (default: all)."""
+    class); return mean IoU, mean in-box mass share, cost, the IoU gained
+    from training on the first ``n_check`` images (default: all), and a
+    fingerprint of the maps (7×7 patch masses)."""
     from pytest_chaosmining.core.metrics.attribution import localisation
+    from pytest_chaosmining.core.metrics.drift import fingerprint
     from pytest_chaosmining.timing import timed
 
     case = trained.case
     n = min(n_explain, len(trained.val))
     attr, cost = timed(_attribution_call(trained, explainer, device, internal_batch_size, slice(0, n)), device)
     sigma = PAPER_SIGMA * case.canvas / PAPER_CANVAS
-    ious, shares = localisation(attr.cpu().numpy(), trained.val.boxes[:n], sigma)
+    attr_np = attr.cpu().numpy()
+    ious, shares = localisation(attr_np, trained.val.boxes[:n], sigma)
     m = n if n_check is None else min(n, n_check)
     untrained = untrained_model(case).to(device)
     before, _ = timed(
@@ -100,6 +104,7 @@ def evaluate(
         "n": n,
         "untrained_iou": float(before_ious.mean()),
         "training_gain": float(ious[:m].mean() - before_ious.mean()),
+        "fingerprint": fingerprint(attr_np, patch_mask(case)[0].numpy()),
     }
 
 
@@ -186,7 +191,8 @@ class VisionSuite(ClassifierSuite):
     metrics = (
         *judged("iou", "training_gain", key=_condition_key),
         *judged("accuracy"),
-        *reported("box_share", "untrained_iou"),
+        *judged("map_agreement"),
+        *reported("box_share", "untrained_iou", "fingerprint"),
     )
     calibration = Calibration(judged=calibrated(metrics))
     #: for the saliency suite: the scores compared (the first is judged)

@@ -6,10 +6,12 @@ Parametrised over condition (RB/SB × FP/RP) × model × explainer × seed; see
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL
-from pytest_chaosmining.suites.scoring import case_record, scored
+from pytest_chaosmining.suites.scoring import case_record, drift_checks, scored
 from pytest_chaosmining.suites.vision.suite import SUITE, VisionSuite
 
 VISION = VisionSuite()
@@ -60,15 +62,17 @@ def test_iou(chaosmining, vision_case, explainer_name, chaosmining_benchmark, re
     min_gain = chaosmining.thresholds.optional_metric(
         SUITE, tier_name, "training_gain", vision_case.condition, explainer_name
     )
+    make = functools.partial(case_record, SUITE, vision_case, explainer_name)
     chaosmining.judge.require_all(
         node,
         [
-            (case_record(SUITE, vision_case, explainer_name, "iou", result["iou"]), threshold, what),
+            (make("iou", result["iou"]), threshold, what),
             (
-                case_record(SUITE, vision_case, explainer_name, "training_gain", result["training_gain"]),
+                make("training_gain", result["training_gain"]),
                 min_gain,
                 f"{what} (IoU on the untrained model {result['untrained_iou']:.3f}: "
                 "does the explainer depend on the model?)",
             ),
+            *drift_checks(chaosmining, node, SUITE, explainer_name, result, make, vision_case.condition, what),
         ],
     )
