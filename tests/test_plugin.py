@@ -28,6 +28,13 @@ CHEATS = ("input_magnitude", "edges", "fixed_gradient", "centre", "first", "cons
 MISBEHAVING = ("zero_weights", "leave_hook", "train_mode")
 
 
+def drift_checks_of(pytester, report="report"):
+    """How many map agreements with a baseline's fingerprints a run judged (new against that baseline)."""
+    return sum(
+        r["metric"] == "map_agreement" and r["passed"] is not None for r in load_results(pytester, report)["records"]
+    )
+
+
 def failed_tests_of(result, explainer):
     """The FAILED summary lines (``-rf``) of one explainer's tests."""
     return [line for line in result.stdout.lines if line.startswith("FAILED") and f"-{explainer}-" in line]
@@ -242,7 +249,9 @@ def test_baseline_regression_fails_the_dropped_results(pytester, run_suite):
     )
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(["*FA on f08*fprec regressed: * < baseline * - max drop 0.1*"])
-    result.stdout.fnmatch_lines(["*baseline *baseline.json: compared 5, new 0, missing 0 judged results*"])
+    # new: each explainer test's agreement of its maps with the baseline's (a baseline keeps fingerprints)
+    assert drift_checks_of(pytester) == 2
+    result.stdout.fnmatch_lines(["*baseline *baseline.json: compared 5, new 2, missing 0 judged results*"])
     # without --chaosmining-max-drop each metric's own allowed drop ([suite.tier.max_drop]) applies
     against = ("--chaosmining-explainers", "SA,FA", "--chaosmining-suites", "symbolic")
     against += ("--chaosmining-baseline", "baseline.json", "--chaosmining-thresholds", "drops.toml")
@@ -287,7 +296,7 @@ def test_a_baseline_matching_nothing_fails_the_run(pytester, run_suite):
         k="f08",
     )
     assert result.ret == 0
-    result.stdout.fnmatch_lines(["*baseline *partial.json: compared 2, new 1, missing 0 judged results*"])
+    result.stdout.fnmatch_lines(["*baseline *partial.json: compared 2, new 2, missing 0 judged results*"])
 
 
 def test_a_judged_result_that_disappears_fails_the_run_by_name(pytester, run_suite, monkeypatch):
@@ -313,7 +322,8 @@ def pytest_chaosmining_explainers(config):
     run_suite(*args, k="f08", fresh=False, report="base").assert_outcomes(passed=3)
     same = run_suite(*args, "--chaosmining-baseline", "base/results.json", k="f08", fresh=False, report="same")
     same.assert_outcomes(passed=3)
-    same.stdout.fnmatch_lines(["*compared 5, new 0, missing 0 judged results*"])
+    assert drift_checks_of(pytester, "same") == 2  # new: the agreement of the maps with the baseline's
+    same.stdout.fnmatch_lines(["*compared 5, new 2, missing 0 judged results*"])
     monkeypatch.setenv("BROKEN", "1")
     broken = run_suite(
         *args,
@@ -330,7 +340,7 @@ def pytest_chaosmining_explainers(config):
         [
             "*judged in the baseline *(fprec *, training_gain *) but not in this run: it skipped: not applicable*",
             "*judged in the baseline *(uscore *) but not in this run: it did not run*",
-            "*compared 2, new 0, missing 3 judged results*",
+            "*compared 2, new 1, missing 3 judged results*",  # new: the maps of the test that ran
             "FAILED *chaosmining-baseline::*test_fprec*-mine-*",
             "FAILED *chaosmining-baseline::*test_prediction_quality*",
         ]
@@ -1068,7 +1078,7 @@ def test_a_shard_against_the_whole_runs_baseline_misses_only_its_own_cases(pytes
         report="shard1",
     )
     assert first.ret == 0
-    first.stdout.fnmatch_lines(["*new 0, missing 0 judged results*"])
+    first.stdout.fnmatch_lines([f"*new {drift_checks_of(pytester, 'shard1')}, missing 0 judged results*"])
     mine = sorted({r["case"]["formula"] for r in load_results(pytester, "shard1")["records"]})
     assert mine and len(mine) < 3, mine  # this shard holds some of the three formulas, not all
     keep = " or ".join(f"f{f:02d}" for f in mine[1:]) or "nothing_at_all"
