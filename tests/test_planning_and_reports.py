@@ -279,3 +279,23 @@ def test_records_of_results_before_format_2_are_read_with_their_case_fields():
     legacy = {k: v for k, v in record.to_dict().items() if k != "case"} | {"condition": fields}
     assert Record.from_dict(legacy) == record and Record.from_dict(record.to_dict()) == record
     assert Record.from_dict(legacy).key() == record.key()
+
+
+def test_the_terminal_summary_never_prints_nan():
+    """A time that was not measured (nan: a suite that times nothing, a not-applicable
+    row) leaves its column at '-' instead of averaging into nan."""
+    from collections import Counter
+
+    from pytest_chaosmining.reports.markdown import terminal_table
+    from pytest_chaosmining.suites import all_suites
+
+    records = [
+        Record("rfe", "RFEwNA", "SA", 0, "fprec", 0.8, {}),
+        Record("rfe", "RFEwNA", "SA", 0, "time_ms", float("nan"), {}),
+        Record("symbolic", "mlp", "IG", 0, "time_ms", 2.0, {}),
+        Record("symbolic", "mlp", "IG", 0, "time_ms", float("nan"), {}),
+    ]
+    outcomes = Counter({("rfe", "SA", "passed"): 1, ("iteroar", "IG", "skipped"): 1})
+    lines = terminal_table(records, outcomes, all_suites())
+    assert not any("nan" in line for line in lines), lines
+    assert lines[-1].split()[-1] == "2.0" and lines[1].split()[-1] == "-"

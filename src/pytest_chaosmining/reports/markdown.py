@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import warnings
 from collections import Counter
 from collections.abc import Sequence
@@ -283,7 +284,7 @@ def terminal_table(
     score_metrics = {suite.name: suite.score_metric for suite in suites}
     stats: dict[tuple[str, str], dict[str, list[float]]] = {}
     for r in records:
-        if r.explainer == MODEL_LEVEL:
+        if r.explainer == MODEL_LEVEL or not math.isfinite(r.value):  # not measured: no nan in a mean
             continue
         stats.setdefault((r.suite, r.explainer), {}).setdefault(r.metric, []).append(r.value)
     keys = sorted(set(stats) | {(s, e) for s, e, _ in outcomes})
