@@ -153,6 +153,7 @@ class ResultCollector:
         from pytest_chaosmining.reports.render import render
 
         records = sort_records(self.records)
+        shown = human_facing(records)  # the fingerprints of maps go to results.json only
         meta = self.metadata()
         outcomes = {f"{s}|{e}|{o}": n for (s, e, o), n in sorted(self.outcomes.items())}
         failures = sorted(self.failures, key=lambda f: f["nodeid"])
@@ -161,12 +162,12 @@ class ResultCollector:
                 Path(self.settings.report_dir), records, meta, outcomes, failures, self.session, self.suites()
             )
         else:
-            markdown = build_markdown(human_facing(records), meta, outcomes, failures, self.suites())
+            markdown = build_markdown(shown, meta, outcomes, failures, self.suites())
         summary = os.environ.get("GITHUB_STEP_SUMMARY")
         if summary:
             with open(summary, "a", encoding="utf-8") as fh:
                 fh.write(markdown + "\n")
-        self.summary_lines = terminal_table(human_facing(records), self.outcomes, self.suites())
+        self.summary_lines = terminal_table(shown, self.outcomes, self.suites())
         if meta["report_only"]:
             self.summary_lines.append(report_only_note(meta["report_only"], meta["tier"]))
         if meta["uncalibrated_bars"]:

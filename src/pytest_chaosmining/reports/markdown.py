@@ -268,8 +268,7 @@ def write_reports(
     writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n")
     writer.writeheader()
     for r in records:
-        row = {k: v for k, v in r.to_dict().items() if k not in ("case", "maps")}
-        writer.writerow({**row, **r.case})
+        writer.writerow(r.flat())
     atomic_write_text(out_dir / "results.csv", buffer.getvalue())
     written.append(str(out_dir / "results.csv"))
     atomic_write_text(out_dir / "report.md", markdown + "\n")

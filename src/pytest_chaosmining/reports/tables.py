@@ -12,8 +12,7 @@ from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
 def records_frame(records: list[Record]) -> Any:
     import pandas as pd
 
-    rows = [{**{k: v for k, v in r.to_dict().items() if k not in ("case", "maps")}, **r.case} for r in records]
-    return pd.DataFrame(rows)
+    return pd.DataFrame([r.flat() for r in records])
 
 
 def mean_sd(values: Any, digits: int = 3) -> str:

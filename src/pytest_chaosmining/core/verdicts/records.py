@@ -50,6 +50,10 @@ class Record:
             self.metric,
         )
 
+    def flat(self) -> dict[str, object]:
+        """A table row: the scalar fields with the case fields beside them (no map fingerprint)."""
+        return {**{k: v for k, v in self.to_dict().items() if k not in ("case", "maps")}, **self.case}
+
     def to_dict(self) -> dict[str, object]:
         """The record as JSON-serialisable fields."""
         return asdict(self)

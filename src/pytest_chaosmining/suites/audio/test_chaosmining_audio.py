@@ -45,7 +45,7 @@ def test_channel_attribution(chaosmining, audio_case, explainer_name, chaosminin
     calibrated) the speech channel's share of Σ|attribution| at least their
     thresholds, and the hit rate at least ``training_gain`` above the same
     explainer's on the untrained model (it follows what the model learned)."""
-    node = request.node
+    node, make = request.node, functools.partial(case_record, SUITE, audio_case, explainer_name)
     result = scored(
         chaosmining,
         AUDIO,
@@ -53,14 +53,14 @@ def test_channel_attribution(chaosmining, audio_case, explainer_name, chaosminin
         explainer_name,
         chaosmining_benchmark,
         node,
-        lambda metric, value: case_record(SUITE, audio_case, explainer_name, metric, value),
+        make,
     )
     for metric in ("untrained_share", "untrained_top1_hit"):
-        chaosmining.judge.record(node, case_record(SUITE, audio_case, explainer_name, metric, result[metric]))
+        chaosmining.judge.record(node, make(metric, result[metric]))
     thresholds, tier_name, key = chaosmining.thresholds, chaosmining.settings.tier, audio_case.threshold_key
     what = f"{explainer_name} on {audio_case.id}"
     share_bar = thresholds.optional_metric(SUITE, tier_name, "channel_share", key, explainer_name)
-    share = case_record(SUITE, audio_case, explainer_name, "channel_share", result["channel_share"])
+    share = make("channel_share", result["channel_share"])
     checks = []
     if share_bar is None:
         chaosmining.judge.record(node, share)  # not judged here: calibration found it too close to chance
@@ -68,7 +68,7 @@ def test_channel_attribution(chaosmining, audio_case, explainer_name, chaosminin
         checks.append((share, share_bar, what))
     checks.append(
         (
-            case_record(SUITE, audio_case, explainer_name, "top1_hit", result["top1_hit"]),
+            make("top1_hit", result["top1_hit"]),
             thresholds.optional_metric(SUITE, tier_name, "top1_hit", key, explainer_name),
             what,
         )
@@ -76,12 +76,11 @@ def test_channel_attribution(chaosmining, audio_case, explainer_name, chaosminin
     min_gain = thresholds.optional_metric(SUITE, tier_name, "training_gain", key, explainer_name)
     checks.append(
         (
-            case_record(SUITE, audio_case, explainer_name, "training_gain", result["training_gain"]),
+            make("training_gain", result["training_gain"]),
             min_gain,
             f"{what} (top-1 hit rate on the untrained model {result['untrained_top1_hit']:.3f}: "
             "does the explainer depend on the model?)",
         )
     )
-    make = functools.partial(case_record, SUITE, audio_case, explainer_name)
     checks += drift_checks(chaosmining, node, SUITE, explainer_name, result, make, key, what)
     chaosmining.judge.require_all(node, checks)

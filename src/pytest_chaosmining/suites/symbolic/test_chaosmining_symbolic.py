@@ -31,7 +31,7 @@ def test_fprec(chaosmining, symbolic_case, explainer_name, chaosmining_benchmark
     """The explainer ranks the truly predictive features on top: FPrec at least its
     threshold, and at least ``training_gain`` above the same explainer's FPrec on
     the untrained model (a ranking that ignores the model gains nothing)."""
-    node = request.node
+    node, make = request.node, functools.partial(case_record, SUITE, symbolic_case, explainer_name)
     result = scored(
         chaosmining,
         SYMBOLIC,
@@ -39,15 +39,11 @@ def test_fprec(chaosmining, symbolic_case, explainer_name, chaosmining_benchmark
         explainer_name,
         chaosmining_benchmark,
         node,
-        lambda metric, value: case_record(SUITE, symbolic_case, explainer_name, metric, value),
+        make,
     )
     if "attr_uscore" in result:
-        chaosmining.judge.record(
-            node, case_record(SUITE, symbolic_case, explainer_name, "attr_uscore", result["attr_uscore"])
-        )
-    chaosmining.judge.record(
-        node, case_record(SUITE, symbolic_case, explainer_name, "untrained_fprec", result["untrained_fprec"])
-    )
+        chaosmining.judge.record(node, make("attr_uscore", result["attr_uscore"]))
+    chaosmining.judge.record(node, make("untrained_fprec", result["untrained_fprec"]))
     tier, key, what = (
         chaosmining.settings.tier,
         f"f{symbolic_case.formula:02d}",
@@ -56,12 +52,12 @@ def test_fprec(chaosmining, symbolic_case, explainer_name, chaosmining_benchmark
     bars = chaosmining.thresholds
     checks = [
         (
-            case_record(SUITE, symbolic_case, explainer_name, "fprec", result["fprec"]),
+            make("fprec", result["fprec"]),
             bars.optional_metric(SUITE, tier, "fprec", key, explainer_name),
             what,
         ),
         (
-            case_record(SUITE, symbolic_case, explainer_name, "training_gain", result["training_gain"]),
+            make("training_gain", result["training_gain"]),
             bars.optional_metric(SUITE, tier, "training_gain", key, explainer_name),
             f"{what} (FPrec on the untrained model {result['untrained_fprec']:.3f}: "
             "does the explainer depend on the "
@@ -71,12 +67,11 @@ def test_fprec(chaosmining, symbolic_case, explainer_name, chaosmining_benchmark
     if "sign_agreement" in result:  # it declares completeness: its sums carry the sign of f(x) - f(0)
         checks.append(
             (
-                case_record(SUITE, symbolic_case, explainer_name, "sign_agreement", result["sign_agreement"]),
+                make("sign_agreement", result["sign_agreement"]),
                 bars.optional_metric(SUITE, tier, "sign_agreement", key, explainer_name),
                 f"{what} (it declares completeness: do its attributions sum with the sign of f(x) - f(0)? "
                 "0.5 is a map that ignores the sample, 0 a flipped sign)",
             )
         )
-    make = functools.partial(case_record, SUITE, symbolic_case, explainer_name)
     checks += drift_checks(chaosmining, node, SUITE, explainer_name, result, make, key, what)
     chaosmining.judge.require_all(node, checks)

@@ -43,7 +43,7 @@ def test_accuracy(chaosmining, vision_case, request):
 
 def test_iou(chaosmining, vision_case, explainer_name, chaosmining_benchmark, request):
     """The explainer's top-k pixels outline the foreground: IoU at least its threshold."""
-    node = request.node
+    node, make = request.node, functools.partial(case_record, SUITE, vision_case, explainer_name)
     result = scored(
         chaosmining,
         VISION,
@@ -51,18 +51,15 @@ def test_iou(chaosmining, vision_case, explainer_name, chaosmining_benchmark, re
         explainer_name,
         chaosmining_benchmark,
         node,
-        lambda metric, value: case_record(SUITE, vision_case, explainer_name, metric, value),
+        make,
     )
-    chaosmining.judge.record(node, case_record(SUITE, vision_case, explainer_name, "box_share", result["box_share"]))
-    chaosmining.judge.record(
-        node, case_record(SUITE, vision_case, explainer_name, "untrained_iou", result["untrained_iou"])
-    )
+    chaosmining.judge.record(node, make("box_share", result["box_share"]))
+    chaosmining.judge.record(node, make("untrained_iou", result["untrained_iou"]))
     tier_name, what = chaosmining.settings.tier, f"{explainer_name} on {vision_case.id}"
     threshold = chaosmining.thresholds.optional_metric(SUITE, tier_name, "iou", vision_case.condition, explainer_name)
     min_gain = chaosmining.thresholds.optional_metric(
         SUITE, tier_name, "training_gain", vision_case.condition, explainer_name
     )
-    make = functools.partial(case_record, SUITE, vision_case, explainer_name)
     chaosmining.judge.require_all(
         node,
         [
