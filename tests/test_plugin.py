@@ -650,12 +650,17 @@ def test_rfe_suite_end_to_end(pytester, run_suite):
 
 def test_saliency_suite_end_to_end(pytester, run_suite):
     """One formula of the saliency guided training suite at smoke size, absolute
-    masking (where the shipped thresholds assert the claim): quality kept, every
+    masking (where the shipped thresholds list the claim), its bars taken on by a
+    user's thresholds file (the tier is report-only as shipped): quality kept, every
     built-in clears chance and does not drop, the random control and a constant
     map fail; the report has the paired-difference tables and figure."""
     pytester.makeconftest(CHEATS_CONFTEST)
+    judged = pytester.path / "judge-saliency.toml"
+    judged.write_text("[saliency.smoke]\nreport_only = false\n")
     names = ",".join(("train_mode", "SA", "DL", "IG", "FA", "random") + CHEATS)
     result = run_suite(
+        "--chaosmining-thresholds",
+        str(judged),
         "--chaosmining-suites",
         "saliency",
         "--chaosmining-sg-gradient",
@@ -678,6 +683,8 @@ def test_saliency_suite_end_to_end(pytester, run_suite):
     arms = {(r["case"]["arm"], r["model"].endswith("-abs")) for r in records if r["metric"] == "uscore"}
     assert arms == {("standard", False), ("guided", True)}
     run_suite(
+        "--chaosmining-thresholds",
+        str(judged),
         "--chaosmining-suites",
         "saliency",
         "--chaosmining-sg-gradient",

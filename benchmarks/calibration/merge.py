@@ -9,6 +9,7 @@ import tomllib
 from pathlib import Path
 
 from pytest_chaosmining.tools.calibrate import main as calibration
+from pytest_chaosmining.tools.calibrate import plan_runs
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -17,15 +18,16 @@ RAW = ROOT / "reports" / "calibration" / "raw"
 
 def merge(tier: str, suite: str, plan: dict) -> None:
     """Set one suite's bars at ``tier`` from its plan entry and write its reports."""
-    cal = [str(RAW / name) for name in plan["calibration"]]
-    held = [str(RAW / name) for name in plan["held_out"]]
+    cal = plan_runs(RAW, plan["calibration"], suite)
+    held = plan_runs(RAW, plan["held_out"], suite)
     toml = str(ROOT / "src" / "pytest_chaosmining" / "suites" / suite / "thresholds.toml")
-    if plan.get("round1"):
+    if plan.get("round1"):  # the first round's report, from its two runs as they were (every record)
+        first, second = (e if isinstance(e, str) else e["run"] for e in plan["calibration"][:2])
         calibration(
             [
-                cal[0],
+                str(RAW / first),
                 "--held-out",
-                cal[1],
+                str(RAW / second),
                 "--toml",
                 "/dev/null",
                 "--sd-floor",

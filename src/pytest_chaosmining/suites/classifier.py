@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -45,6 +45,12 @@ class ClassifierTier:
     internal_batch_size: int
     n_check: int = 32  # samples attributed on the untrained model (model-randomisation check)
     conditions: tuple[str, ...] = ("RBFP", "RBRP", "SBFP", "SBRP")
+    #: conditions whose models need more data or epochs to learn: condition → (n_train, epochs)
+    longer_training: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+
+    def training_size(self, condition: str) -> tuple[int, int]:
+        """``(n_train, epochs)`` of ``condition``'s models."""
+        return self.longer_training.get(condition, (self.n_train, self.epochs))
 
 
 class ClassifierCase:

@@ -285,6 +285,12 @@ class HeldOut:
 
     tests: dict[tuple[str, str], int]
     failed: dict[tuple[str, str], list[str]]
+    #: per (suite, seed): built-in tests judged and how many failed (the run-level rate's evidence)
+    runs: dict[tuple[str, int], tuple[int, int]] = field(default_factory=dict)
+
+    def failing_runs(self) -> tuple[int, int]:
+        """(runs with a built-in test failing, runs): one run = one suite on one seed."""
+        return sum(1 for _, bad in self.runs.values() if bad), len(self.runs)
 
 
 def held_out_check(records: list[dict], bars: list[Bar]) -> HeldOut:
@@ -293,6 +299,7 @@ def held_out_check(records: list[dict], bars: list[Bar]) -> HeldOut:
     own = {(b.suite, b.metric, b.key, b.explainer): b.bar for b in bars}
     shared = shared_bars(bars)
     by_test: dict[tuple[str, str, str], list[str]] = defaultdict(list)
+    seed_of: dict[tuple[str, str, str], int] = {}
     for suite, metric, key, r in _judged(records):
         if r["explainer"] == MODEL_LEVEL:  # a statistical reference method, not an explainer's test
             continue
@@ -302,15 +309,21 @@ def held_out_check(records: list[dict], bars: list[Bar]) -> HeldOut:
             continue
         test = (suite, r["explainer"], r["nodeid"])
         by_test.setdefault(test, [])
+        seed_of[test] = int(r["seed"])
         if float(r["value"]) < bar:
             by_test[test].append(f"{metric} {float(r['value']):.3f} < {bar:.2f} ({key}, seed {r['seed']})")
     tests: dict[tuple[str, str], int] = defaultdict(int)
     failed: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for (suite, explainer, _), misses in by_test.items():
+    runs: dict[tuple[str, int], tuple[int, int]] = {}
+    for test, misses in by_test.items():
+        suite, explainer, _ = test
         tests[(suite, explainer)] += 1
         if misses:
             failed[(suite, explainer)].append("; ".join(misses))
-    return HeldOut(dict(tests), dict(failed))
+        if explainer in BUILT_INS:
+            judged, bad = runs.get((suite, seed_of[test]), (0, 0))
+            runs[(suite, seed_of[test])] = (judged + 1, bad + bool(misses))
+    return HeldOut(dict(tests), dict(failed), runs)
 
 
 def leave_one_seed_out(records: list[dict], rule: Rule = Rule()) -> HeldOut:
@@ -319,6 +332,7 @@ def leave_one_seed_out(records: list[dict], rule: Rule = Rule()) -> HeldOut:
     uses every calibration seed; the held-out check on unseen seeds stays the evidence)."""
     tests: dict[tuple[str, str], int] = defaultdict(int)
     failed: dict[tuple[str, str], list[str]] = defaultdict(list)
+    runs: dict[tuple[str, int], tuple[int, int]] = {}
     for seed in sorted({r["seed"] for r in records}):
         check = held_out_check(
             [r for r in records if r["seed"] == seed], calibrate([r for r in records if r["seed"] != seed], rule)
@@ -326,7 +340,8 @@ def leave_one_seed_out(records: list[dict], rule: Rule = Rule()) -> HeldOut:
         for key, n in check.tests.items():
             tests[key] += n
             failed[key] += check.failed.get(key, [])
-    return HeldOut(dict(tests), {k: v for k, v in failed.items() if v})
+        runs.update(check.runs)
+    return HeldOut(dict(tests), {k: v for k, v in failed.items() if v}, runs)
 
 
 def gate_rows(records: list[dict]) -> list[str]:
@@ -368,6 +383,22 @@ def _check_rows(check: HeldOut) -> list[str]:
         kind = "built-in" if explainer in BUILT_INS else "control" if explainer == CONTROL_NAME else "cheat"
         lines.append(f"| {suite} | {explainer} | {kind} | {n} | {len(check.failed.get((suite, explainer), []))} |")
     return lines
+
+
+def run_level_line(check: HeldOut) -> str:
+    """The run-level rate of a check: runs (one suite on one seed, every built-in test of it)
+    with at least one built-in failure.  Failures of one model cluster, so this rate is
+    not the per-test rate times the tests; it is what a run on a fresh seed risks."""
+    bad, runs = check.failing_runs()
+    per_suite = defaultdict(lambda: [0, 0])
+    for (suite, _), (_, failed) in check.runs.items():
+        per_suite[suite][0] += bool(failed)
+        per_suite[suite][1] += 1
+    parts = ", ".join(f"{suite} {b} of {n}" for suite, (b, n) in sorted(per_suite.items()))
+    return (
+        f"Run level (a suite's built-in tests on one seed): {bad} of {runs} runs had a failure, a rate of "
+        f"{bad / max(runs, 1):.3f} (95% upper bound {failure_rate_bound(bad, runs):.3f}); {parts}."
+    )
 
 
 def _totals(check: HeldOut) -> tuple[int, int, int]:
@@ -446,6 +477,8 @@ def report(
             f"Built-in tests: {tests}, failed: {failed}, a rate of {failed / max(tests, 1):.4f} (95% upper "
             f"bound {failure_rate_bound(failed, tests):.4f}); control and cheat tests passing: {passing}.",
             "",
+            run_level_line(cross),
+            "",
         ]
         lines += [
             f"- {suite} {explainer}: {m}"
@@ -472,6 +505,8 @@ def report(
             f"{builtin_failed / max(builtin_tests, 1):.4f} (95% upper bound "
             f"{failure_rate_bound(builtin_failed, builtin_tests):.4f}; mean predicted false-fail rate per "
             f"check {predicted:.4f}); control and cheat tests passing: {bad_passes}.",
+            "",
+            run_level_line(held),
             "",
         ]
         for (suite, explainer), misses in sorted(held.failed.items()):
@@ -509,18 +544,64 @@ def merge_into(thresholds_text: str, tables: str, bars: list[Bar], tier: str, no
     return f"{text}\n\n{banner} ({note}): python -m pytest_chaosmining.tools.calibrate\n{tables}"
 
 
-def load_runs(paths: list[Path]) -> tuple[list[dict], set[str], str]:
-    """The records, tiers and seeds (as text) of the results.json files ``paths``."""
-    payloads = [json.loads(p.read_text()) for p in paths]
-    tiers = {p["meta"]["tier"] for p in payloads}
-    seeds = sorted({str(s) for p in payloads for s in p["meta"]["seeds"].values()})
-    return [r for p in payloads for r in p["records"]], tiers, ", ".join(seeds)
+#: separates a results.json path from the parts of it kept (``run.json::suite=audio::conditions=RBFP,SBFP``)
+PART_SEP = "::"
+
+
+def run_spec(path: Path | str, suite: str = "", conditions: Iterable[str] = ()) -> str:
+    """A run as :func:`load_runs` reads it: ``path``, only the records of ``suite``
+    where one is named, and only those of ``conditions`` where they are given (the
+    other conditions' models were retrained since: their records no longer
+    describe the tier)."""
+    parts = (
+        [str(path)]
+        + ([f"suite={suite}"] if suite else [])
+        + ([f"conditions={','.join(conditions)}"] if conditions else [])
+    )
+    return PART_SEP.join(parts)
+
+
+def plan_runs(raw: Path, entries: Iterable[str | dict], suite: str = "") -> list[str]:
+    """The runs of a calibration plan's list (benchmarks/calibration/plan.toml) for
+    ``suite``: a file name in ``raw``, or ``{run = NAME, conditions = [...]}`` for
+    the records of some conditions only."""
+    return [
+        run_spec(raw / e, suite) if isinstance(e, str) else run_spec(raw / e["run"], suite, e["conditions"])
+        for e in entries
+    ]
+
+
+def _read_run(spec: Path | str) -> tuple[dict, list[dict]]:
+    """The meta and the kept records of one run spec (see :func:`run_spec`)."""
+    path, *parts = str(spec).split(PART_SEP)
+    payload = json.loads(Path(path).read_text())
+    records = payload["records"]
+    kept = dict(part.split("=", 1) for part in parts)
+    if "suite" in kept:
+        records = [r for r in records if r["suite"] == kept["suite"]]
+    if "conditions" in kept:
+        conditions = set(kept["conditions"].split(","))
+        records = [r for r in records if case_of(r).get("condition") in conditions]
+    return payload["meta"], records
+
+
+def load_runs(paths: list[Path] | list[str]) -> tuple[list[dict], set[str], str]:
+    """The records, tiers and seeds (as text) of the results.json files ``paths``
+    (each a path or a :func:`run_spec`)."""
+    runs = [_read_run(p) for p in paths]
+    tiers = {meta["tier"] for meta, _ in runs}
+    seeds = sorted({str(s) for meta, _ in runs for s in meta["seeds"].values()})
+    return [r for _, records in runs for r in records], tiers, ", ".join(seeds)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("results", nargs="+", type=Path, help="results.json of calibration runs (one tier)")
-    parser.add_argument("--held-out", nargs="*", type=Path, default=[], help="results.json of held-out runs")
+    parser.add_argument(
+        "results",
+        nargs="+",
+        help=f"results.json of calibration runs (one tier; see run_spec for PATH{PART_SEP}suite=S)",
+    )
+    parser.add_argument("--held-out", nargs="*", default=[], help="results.json of held-out runs (as above)")
     parser.add_argument("--toml", type=Path, help="write the calibrated tables here")
     parser.add_argument("--report", type=Path, help="write the Markdown calibration report here")
     parser.add_argument("--merge", type=Path, help="replace the calibrated tables in this thresholds.toml")

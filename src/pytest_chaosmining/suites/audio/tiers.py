@@ -32,7 +32,8 @@ PAPER_AUDIO_MODELS = ("rnn", "lstm", "tcn", "transformer")
 AUDIO: dict[str, AudioTier] = {
     "smoke": AudioTier(channels=4, rate=4000, duration=0.5, n_train=2000, n_val=200, models=("tcn",), epochs=6,
                        batch_size=64, lr=3e-3, transformer_lr=1e-3, stride=32, seeds=1, n_explain=32,
-                       internal_batch_size=320, n_check=32),
+                       internal_batch_size=320, n_check=32,
+                       longer_training={"RBRP": (8000, 12), "SBRP": (8000, 12)}),
     "ci": AudioTier(channels=8, rate=4000, duration=0.5, n_train=4000, n_val=400, models=PAPER_AUDIO_MODELS, epochs=8,
                     batch_size=64, lr=3e-3, transformer_lr=1e-3, stride=32, seeds=1, n_explain=64,
                     internal_batch_size=640, n_check=32),

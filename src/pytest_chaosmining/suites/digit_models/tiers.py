@@ -19,7 +19,8 @@ PAPER_VISION_MODELS = ("alexnet", "densenet121", "googlenet", "resnet18", "resne
 # fmt: off
 VISION: dict[str, VisionTier] = {
     "smoke": VisionTier(fg=6, n_train=4000, n_val=200, models=("small_cnn",), epochs=8, batch_size=32, lr=3e-3,
-                        seeds=1, n_explain=32, internal_batch_size=320),
+                        seeds=1, n_explain=32, internal_batch_size=320,
+                        longer_training={"RBRP": (8000, 16), "SBRP": (8000, 16)}),
     "ci": VisionTier(fg=8, n_train=6000, n_val=500, models=("small_cnn",), epochs=12, batch_size=32, lr=3e-3,
                      seeds=1, n_explain=100, internal_batch_size=500),
     "paper": VisionTier(fg=32, n_train=50000, n_val=10000, models=PAPER_VISION_MODELS, epochs=30, batch_size=128,
