@@ -60,7 +60,7 @@ def test_markdown_tables_give_mean_and_std_over_seeds():
         _records(), {"tier": "ci", "seeds": 2, "versions": {}}, {"symbolic|SA|passed": 2}, [], all_suites()
     )
     assert "| nf=10, ln=0.01, n=100, mlp | 0.900 ± 0.000 | 0.850 ± 0.050 |" in md
-    assert "| symbolic | SA | 2 | 0 | 0 | 0 | 0 |" in md
+    assert "| symbolic | SA | 2 | 0 |\n" in md  # passed and failed; no column for a kind nobody met
 
 
 def test_write_reports(tmp_path):
@@ -239,7 +239,7 @@ def test_report_lists_failures_first_and_embeds_the_figures_it_names():
         failures,
         all_suites(),
     )
-    assert "seeds symbolic 0, vision 0-1" in md
+    assert "| seeds per suite | symbolic 0, vision 0-1 |" in md and "{" not in md.split("## Failures")[0]
     assert md.index("## Failures (1)") < md.index("## Conformance tests")
     assert (
         "| `vision/test_chaosmining_vision.py::test_iou[x-mine-s0]` | mine | "
@@ -299,3 +299,37 @@ def test_the_terminal_summary_never_prints_nan():
     lines = terminal_table(records, outcomes, all_suites())
     assert not any("nan" in line for line in lines), lines
     assert lines[-1].split()[-1] == "2.0" and lines[1].split()[-1] == "-"
+
+
+def test_skips_are_counted_by_why_the_test_was_not_judged():
+    """The skip messages of the judge and the suites sort into the reasons the reports
+    count apart (not applicable, no calibrated bar, report-only, model below gate);
+    the tables show a column per reason counted and none for reasons not met."""
+    from collections import Counter
+
+    from pytest_chaosmining.core.verdicts.skips import skip_kind
+    from pytest_chaosmining.reports.markdown import build_markdown, terminal_table
+    from pytest_chaosmining.suites import all_suites
+
+    messages = {
+        "Skipped: not applicable: GradCAM needs a 2-D convolution": "not applicable",
+        "not judged: no calibrated bar for iou here (IG on RBRP); the values are recorded": "no calibrated bar",
+        "not judged: suite rfe is report-only at this tier (its bars were not calibrated on held-out seeds)": (
+            "report-only"
+        ),
+        "model RBRP-42px is below its quality gate (accuracy 0.110 < 0.500); its explainers are not judged": (
+            "model below gate"
+        ),
+        "f_0 of SBFP-42px is below the IteROAR accuracy gate (0.4 < 0.5): removing features ...": "model below gate",
+        "BAM premise does not hold on case; nothing to score (...)": "model below gate",
+        "a user's own reason": "skipped",
+    }
+    assert {m: skip_kind(m) for m in messages} == messages
+    outcomes = Counter(
+        {("vision", "IG", "passed"): 3, ("vision", "IG", "not applicable"): 1, ("rfe", "IG", "report-only"): 2}
+    )
+    lines = terminal_table([], outcomes, all_suites())
+    assert lines[0].split()[2:6] == ["passed", "failed", "n/a", "report"], lines[0]
+    assert lines[1].split()[:6] == ["rfe", "IG", "0", "0", "0", "2"], lines
+    markdown = build_markdown([], {"tier": "smoke"}, {f"{s}|{e}|{o}": n for (s, e, o), n in outcomes.items()}, [], [])
+    assert "| suite | explainer | passed | failed | not applicable | report-only |" in markdown

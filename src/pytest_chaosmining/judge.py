@@ -17,6 +17,7 @@ import pytest
 from pytest_chaosmining.core.metrics.catalog import MetricCatalog
 from pytest_chaosmining.core.verdicts.baseline import Baseline
 from pytest_chaosmining.core.verdicts.records import OUTCOME_PROPERTY, USER_PROPERTY, Record
+from pytest_chaosmining.core.verdicts.skips import NOT_APPLICABLE_PREFIX, NOT_JUDGED_PREFIX, REPORT_ONLY_PHRASE
 from pytest_chaosmining.diagnosis import MapNotes
 from pytest_chaosmining.explainers import Explainer, ExplainerError, ExplainerNotApplicable
 
@@ -191,11 +192,11 @@ class Judge:
             self.raise_cost_regressions(node)
             suite = checks[0][0].suite
             why = (
-                f"suite {suite} is report-only at this tier (its bars were not calibrated on held-out seeds)"
+                f"suite {suite} {REPORT_ONLY_PHRASE} (its bars were not calibrated on held-out seeds)"
                 if suite in self.report_only
                 else "no calibrated bar for " + ", ".join(f"{r.metric}" for r, _, _ in checks) + " here"
             )
-            pytest.skip(f"not judged: {why} ({checks[0][2]}); the values are recorded")
+            pytest.skip(f"{NOT_JUDGED_PREFIX}{why} ({checks[0][2]}); the values are recorded")
         failures = self._cost_failures.pop(node.nodeid, [])
         for record, threshold, what in judged:
             try:
@@ -233,7 +234,7 @@ def explainer_failures(config: pytest.Config | None = None) -> Iterator[None]:
     try:
         yield
     except ExplainerNotApplicable as exc:
-        pytest.skip(f"not applicable: {exc}")
+        pytest.skip(f"{NOT_APPLICABLE_PREFIX}{exc}")
     except ExplainerError as exc:
         if full:
             raise

@@ -25,6 +25,7 @@ from pytest_chaosmining.core.verdicts.records import (
     human_facing,
     sort_records,
 )
+from pytest_chaosmining.core.verdicts.skips import skip_kind
 from pytest_chaosmining.settings import Settings
 
 if TYPE_CHECKING:
@@ -41,8 +42,12 @@ def _seed_text(seeds: range) -> int | str:
 
 
 def _outcome(report: pytest.TestReport) -> str:
+    """The report's outcome as the reports count it: a skip by its kind (core.verdicts.skips)."""
     if hasattr(report, "wasxfail"):
         return "xfailed" if report.skipped else "xpassed"
+    if report.skipped:
+        longrepr = report.longrepr
+        return skip_kind(str(longrepr[2]) if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr))
     return report.outcome
 
 

@@ -1,5 +1,5 @@
 """report.html: one self-contained page (no network, no external files) with the
-run's metadata, the failures, one table per suite (value, threshold, margin and
+run's metadata, the leaderboard (sortable), the failures, one table per suite (value, threshold, margin and
 verdict per row, failures first), filters by suite and explainer, and every
 figure embedded."""
 
@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import base64
 import html
-import json
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
-from pytest_chaosmining.reports.tables import OUTCOME_KINDS, baseline_change, outcome_rows
+from pytest_chaosmining.reports.tables import SKIP_LEGEND, baseline_change, meta_rows, outcome_columns, outcome_rows
+
+if TYPE_CHECKING:
+    from pytest_chaosmining.reports.leaderboard import Leaderboard
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:1.5rem;color:#222}
@@ -24,7 +27,9 @@ tr.reported td.verdict,tr.expected td.verdict{color:#777}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 .filters{position:sticky;top:0;background:#fff;padding:.4rem 0;border-bottom:1px solid #ddd;z-index:2}
 figure{display:inline-block;margin:.5rem 1rem .5rem 0} figure img{max-width:720px;border:1px solid #ddd}
-dl{display:grid;grid-template-columns:max-content auto;gap:.1rem 1rem} dt{font-weight:600}
+#meta th{text-align:left;background:none;font-weight:600}
+#leaderboard th{cursor:pointer} #leaderboard td.v-pass{background:#dff3e4} #leaderboard td.v-fail{background:#fde2e1}
+#leaderboard td.v-control{background:#eee} #leaderboard td.v-open{color:#777} td small{color:#555}
 """
 
 _SCRIPT = """
@@ -39,6 +44,13 @@ function applyFilters(){
     && r.closest('section').style.display!=='none').length;
   document.getElementById('shown').textContent=shown+' rows shown';
   history.replaceState(null,'','#suite='+encodeURIComponent(suite)+'&explainer='+encodeURIComponent(explainer));
+}
+function sortBoard(col){
+  const table=document.getElementById('leaderboard'), body=table.tBodies[0], rows=[...body.rows];
+  const down=table.dataset.sorted!==String(col);
+  rows.sort((a,b)=>{const x=a.cells[col].dataset.sort, y=b.cells[col].dataset.sort;
+    const d=(isNaN(x)||isNaN(y))?String(x).localeCompare(String(y)):Number(x)-Number(y); return down?-d:d;});
+  rows.forEach(r=>body.appendChild(r)); table.dataset.sorted=down?String(col):'';
 }
 document.addEventListener('DOMContentLoaded',()=>{
   const wanted=new URLSearchParams(location.hash.slice(1));
@@ -98,17 +110,57 @@ def _figure(path: Path) -> str:
 
 def _outcome_table(outcomes: dict[str, int]) -> str:
     """Outcomes per suite and explainer, rows with failures (or a passing control) first."""
+    kinds = outcome_columns(outcomes)
     rows = "".join(
         f'<tr class="{"fail" if c["failed"] or c["xpassed"] else "pass"}" data-suite="{_e(s)}" '
         f'data-explainer="{_e(e)}"><td>{_e(s)}</td><td>{_e(e)}</td>'
-        + "".join(f"<td class=num>{c[k]}</td>" for k in OUTCOME_KINDS)
+        + "".join(f"<td class=num>{c[k]}</td>" for k in kinds)
         + "</tr>"
         for s, e, c in outcome_rows(outcomes)
     )
     return (
-        "<h2>Conformance tests</h2><table id=outcomes><tr><th>suite</th><th>explainer</th>"
-        + "".join(f"<th>{k}</th>" for k in OUTCOME_KINDS)
+        "<h2>Conformance tests</h2><p>Skips are counted by why the test was not judged: "
+        f"{_e(SKIP_LEGEND)}.</p><table id=outcomes><tr><th>suite</th><th>explainer</th>"
+        + "".join(f"<th>{k}</th>" for k in kinds)
         + f"</tr>{rows}</table>"
+    )
+
+
+def _verdict_class(verdict: str) -> str:
+    """The colour class of a leaderboard verdict."""
+    from pytest_chaosmining.reports.leaderboard import CONTROL_PASSED, EXPECTED_FAIL, FAIL, PASS
+
+    return {PASS: "v-pass", FAIL: "v-fail", CONTROL_PASSED: "v-fail", EXPECTED_FAIL: "v-control"}.get(verdict, "v-open")
+
+
+def _leaderboard_table(board: Leaderboard | None) -> str:
+    """The leaderboard: a row per explainer, a cell per suite (score, range over seeds,
+    verdict in words and colour); a click on a column head sorts by it."""
+    if board is None or not board.rows:
+        return ""
+    heads = "".join(
+        f'<th onclick="sortBoard({i})">{_e(f"{suite} {metric}".strip())}</th>'
+        for i, (suite, metric) in enumerate(board.columns, start=1)
+    )
+    body = []
+    for explainer, cells in board.rows:
+        tds = "".join(
+            f'<td class="num {_verdict_class(c.verdict)}" data-sort="{-1 if c.score is None else c.score:.4f}">'
+            f"{'—' if c.score is None else f'{c.score:.3f}'}"
+            f"{'' if c.spread is None else f' <small>[{c.spread[0]:.2f}, {c.spread[1]:.2f}]</small>'}"
+            f"<br><small>{_e(c.verdict)}</small></td>"
+            for c in cells
+        )
+        body.append(
+            f'<tr data-explainer="{_e(explainer)}"><td data-sort="{_e(explainer)}">'
+            f"{_e(board.explainer_label(explainer))}</td>{tds}</tr>"
+        )
+    return (
+        "<h2>Leaderboard</h2><p>Per suite: the mean headline score over conditions and seeds (higher is "
+        "better), its range over seeds where there are several, and the verdict of the explainer's tests there. "
+        "Click a column head to sort.</p>"
+        f'<table id=leaderboard><thead><tr><th onclick="sortBoard(0)">explainer</th>{heads}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table>"
     )
 
 
@@ -146,22 +198,21 @@ def build_html(
     outcomes: dict[str, int],
     failures: list[dict[str, str]],
     figures: list[Path],
+    board: Leaderboard | None = None,
 ) -> str:
-    """The whole page as a string (figures read from ``figures`` and embedded)."""
+    """The whole page as a string (figures read from ``figures`` and embedded), the
+    leaderboard ``board`` first."""
     scored = [r for r in records if r.explainer != MODEL_LEVEL]
     suites = list(dict.fromkeys(r.suite for r in scored))
     explainers = sorted({r.explainer for r in scored})
-    meta_rows = "".join(
-        f"<dt>{_e(k)}</dt><dd>{_e(json.dumps(v) if isinstance(v, (dict, list)) else v)}</dd>"
-        for k, v in meta.items()
-        if k != "baseline"
-    )
+    meta_table = "".join(f"<tr><th>{_e(label)}</th><td>{_e(text)}</td></tr>" for label, text in meta_rows(meta))
     parts = [
         "<!DOCTYPE html><html lang=en><head><meta charset=utf-8>",
         "<title>ChaosMining conformance report</title>",
         f"<style>{_STYLE}</style><script>{_SCRIPT}</script></head><body>",
         "<h1>ChaosMining conformance report</h1>",
-        f"<dl id=meta>{meta_rows}</dl>",
+        f"<table id=meta>{meta_table}</table>",
+        _leaderboard_table(board),
         '<div class=filters>suite <select id=suite onchange="applyFilters()"><option value="">all</option>'
         + "".join(f'<option value="{_e(s)}">{_e(s)}</option>' for s in suites)
         + '</select> explainer <select id=explainer onchange="applyFilters()"><option value="">all</option>'

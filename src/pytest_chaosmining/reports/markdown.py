@@ -17,11 +17,15 @@ from typing import TYPE_CHECKING, Any
 from pytest_chaosmining import ChaosminingWarning
 from pytest_chaosmining.core.storage.atomic import atomic_write_text
 from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, RESULTS_FORMAT, Record, human_facing
+from pytest_chaosmining.reports.leaderboard import build_leaderboard, leaderboard_markdown
 from pytest_chaosmining.reports.tables import (
-    OUTCOME_KINDS,
+    SKIP_LEGEND,
+    TERMINAL_HEADS,
     baseline_change,
     markdown_table,
     mean_sd,
+    meta_rows,
+    outcome_columns,
     outcome_rows,
     records_frame,
 )
@@ -117,58 +121,20 @@ def embed_figures(markdown: str, figures: list[str]) -> str:
 def _outcome_section(outcomes: dict[str, int]) -> list[str]:
     if not outcomes:
         return []
-    rows = [[s, e] + [str(c[k]) for k in OUTCOME_KINDS] for s, e, c in outcome_rows(outcomes)]
+    kinds = outcome_columns(outcomes)
+    rows = [[s, e] + [str(c[k]) for k in kinds] for s, e, c in outcome_rows(outcomes)]
     return (
         [
             "## Conformance tests",
             "",
             "`random` is the control: its tests are expected to fail (xfailed); "
             "an xpassed control means a threshold is too low.  "
-            "Rows with failures first.",
+            f"Rows with failures first.  Skips are counted by why the test was not judged: {SKIP_LEGEND}.",
             "",
         ]
-        + markdown_table(["suite", "explainer", *OUTCOME_KINDS], rows)
+        + markdown_table(["suite", "explainer", *kinds], rows)
         + [""]
     )
-
-
-def _glance_section(df: Any, suites: Sequence[ReportedSuite]) -> list[str]:
-    """Every explainer's mean headline score per suite (each suite's ``score_metric``), a row per explainer."""
-    from pytest_chaosmining.reports.tables import explainer_order
-
-    columns = [
-        (s.name, s.score_metric)
-        for s in suites
-        if s.score_metric and not df[(df.suite == s.name) & (df.metric == s.score_metric)].empty
-    ]
-    if not columns:
-        return []
-    rows = []
-    for explainer in explainer_order(df.explainer):
-        cells = []
-        for suite, metric in columns:
-            values = df[(df.suite == suite) & (df.metric == metric) & (df.explainer == explainer)]["value"]
-            cells.append(f"{values.mean():.3f}" if len(values) else "—")
-        if any(cell != "—" for cell in cells):  # a reference with no headline score (random-pixels) has no row
-            rows.append([explainer] + cells)
-    return (
-        [
-            "## Explainers at a glance",
-            "",
-            "Mean headline score per suite (higher is better; — : not run or not applicable there). "
-            "Verdicts are in the suites' sections and the conformance table.",
-            "",
-        ]
-        + markdown_table(["explainer"] + [f"{suite} {metric}" for suite, metric in columns], rows)
-        + [""]
-    )
-
-
-def _seeds_text(seeds: object) -> str:
-    """``symbolic 0, vision 0-1`` from the metadata's seeds per suite."""
-    if not isinstance(seeds, dict) or not seeds:
-        return str(seeds)
-    return ", ".join(f"{suite} {value}" for suite, value in seeds.items())
 
 
 def left_out_note(left_out: dict[str, list[str]], tier: str) -> str:
@@ -206,12 +172,7 @@ def build_markdown(
     """The Markdown report: run metadata, failures first, outcomes, every
     explainer's headline scores, the sections of ``suites``, cost."""
     lines = ["# ChaosMining conformance report", ""]
-    versions = ", ".join(f"{k} {v}" for k, v in meta.get("versions", {}).items() if v)
-    lines += [
-        f"tier **{meta.get('tier')}**, seeds {_seeds_text(meta.get('seeds'))}, device {meta.get('device')}, "
-        f"explainers {', '.join(meta.get('explainers', []))}; {versions}",
-        "",
-    ]
+    lines += markdown_table(["run", ""], [list(row) for row in meta_rows(meta)]) + [""]
     if meta.get("report_only"):
         lines += [f"**{report_only_note(meta['report_only'], str(meta.get('tier')))}**", ""]
     if meta.get("uncalibrated_bars"):
@@ -219,11 +180,11 @@ def build_markdown(
     left_out = meta.get("left_out")
     if isinstance(left_out, dict) and left_out:
         lines += [left_out_note(left_out, str(meta.get("tier"))), ""]
+    lines += leaderboard_markdown(build_leaderboard(records, outcomes, suites))
     lines += _failure_section(failures or [])
     lines += _outcome_section(outcomes)
     if records:
         df = records_frame(records)
-        lines += _glance_section(df, suites)
         for suite in suites:
             try:
                 lines += suite.sections(df)
@@ -288,10 +249,10 @@ def terminal_table(
         stats.setdefault((r.suite, r.explainer), {}).setdefault(r.metric, []).append(r.value)
     keys = sorted(set(stats) | {(s, e) for s, e, _ in outcomes})
     w = max([14] + [len(e) for _, e in keys])  # the explainer column fits the longest name
-    lines = [
-        f"{'suite':<10} {'explainer':<{w}} {'passed':>6} {'failed':>6} {'skipped':>7} {'xfailed':>7} "
-        f"{'score':>20} {'time ms':>8}"
-    ]
+    kinds = [k for k in outcome_columns({f"{s}|{e}|{o}": n for (s, e, o), n in outcomes.items()}) if k != "xpassed"]
+    widths = [max(6, len(TERMINAL_HEADS.get(k, k))) for k in kinds]
+    heads = " ".join(f"{TERMINAL_HEADS.get(k, k):>{n}}" for k, n in zip(kinds, widths))
+    lines = [f"{'suite':<10} {'explainer':<{w}} {heads} {'score':>20} {'time ms':>8}"]
     for suite, e in keys:
         counts = {o: n for (s, x, o), n in outcomes.items() if s == suite and x == e}
         st = stats.get((suite, e), {})
@@ -299,9 +260,6 @@ def terminal_table(
         metric = metric if metric in st else None
         score = f"{metric} {sum(st[metric]) / len(st[metric]):.3f}" if metric else "-"
         tm = st.get("time_ms", [])
-        lines.append(
-            f"{suite:<10} {e:<{w}} {counts.get('passed', 0):>6} {counts.get('failed', 0):>6} "
-            f"{counts.get('skipped', 0):>7} {counts.get('xfailed', 0):>7} "
-            f"{score:>20} {f'{sum(tm) / len(tm):.1f}' if tm else '-':>8}"
-        )
+        cells = " ".join(f"{counts.get(k, 0):>{n}}" for k, n in zip(kinds, widths))
+        lines.append(f"{suite:<10} {e:<{w}} {cells} {score:>20} {f'{sum(tm) / len(tm):.1f}' if tm else '-':>8}")
     return lines

@@ -50,6 +50,7 @@ def render(
     """Write the whole report folder; report.md's text and the paths written."""
     from pytest_chaosmining.core.storage.atomic import atomic_write_text
     from pytest_chaosmining.reports.html import build_html
+    from pytest_chaosmining.reports.leaderboard import build_leaderboard
     from pytest_chaosmining.reports.markdown import build_markdown, embed_figures, write_reports
 
     out_dir, shown = Path(out_dir), human_facing(records)
@@ -57,5 +58,6 @@ def render(
     markdown = embed_figures(build_markdown(shown, meta, outcomes, failures, suites), [Path(f).name for f in drawn])
     written = write_reports(out_dir, records, meta, outcomes, markdown, failures)
     html = out_dir / "report.html"
-    atomic_write_text(html, build_html(shown, meta, outcomes, failures, [Path(f) for f in drawn]))
+    board = build_leaderboard(shown, outcomes, suites)
+    atomic_write_text(html, build_html(shown, meta, outcomes, failures, [Path(f) for f in drawn], board))
     return markdown, written + drawn + [str(html)]

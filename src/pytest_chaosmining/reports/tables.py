@@ -4,9 +4,11 @@ Markdown tables, the explainers' column order."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
 from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
+from pytest_chaosmining.core.verdicts.skips import SKIP_KINDS
 
 
 def records_frame(records: list[Record]) -> Any:
@@ -56,14 +58,14 @@ def explainer_order(names: Any) -> list[str]:
 
 
 def condition_cells(group: Any, conditions: list[str], metric: str, explainers: list[str]) -> list[str]:
-    """Per condition: accuracy (%) and each explainer's ``metric`` (mean ± std; "skipped" when not measured)."""
+    """Per condition: accuracy (%) and each explainer's ``metric`` (mean ± std; "not measured" where none)."""
     cells = []
     for condition in conditions:
         g = group[group["condition"] == condition]
         cells.append(mean_sd(g[(g.metric == "accuracy") & (g.explainer == MODEL_LEVEL)]["value"] * 100, 2))
         for e in explainers:
             sel = g[(g.metric == metric) & (g.explainer == e)]["value"]
-            cells.append(mean_sd(sel) if len(sel) else "skipped")
+            cells.append(mean_sd(sel) if len(sel) else "not measured")
     return cells
 
 
@@ -85,8 +87,30 @@ def values_of(group: Any, metric: str, explainer: str, **where: Any) -> Any:
     return sel["value"]
 
 
-#: the test outcomes the reports count, in column order
-OUTCOME_KINDS = ("passed", "failed", "skipped", "xfailed", "xpassed")
+#: the test outcomes the reports count, in column order (a skip by its kind)
+OUTCOME_KINDS = ("passed", "failed", *SKIP_KINDS, "xfailed", "xpassed")
+
+
+#: what each kind of skip means, for the reports' legends
+SKIP_LEGEND = (
+    "*not applicable*: the explainer does not apply to the model; *no calibrated bar*: the tier has no "
+    "bar for what the test measured (recorded); *report-only*: the suite's bars at this tier were not "
+    "calibrated on held-out seeds (recorded); *model below gate*: the model explained fell below its "
+    "quality gate or premise (its own test fails or xfails); *skipped*: any other reason"
+)
+#: short column heads of the terminal summary
+TERMINAL_HEADS = {
+    "not applicable": "n/a",
+    "no calibrated bar": "no bar",
+    "report-only": "report",
+    "model below gate": "gate",
+}
+
+
+def outcome_columns(outcomes: Mapping[str, int]) -> list[str]:
+    """The outcome kinds a table shows: passed and failed always, the others where counted."""
+    counted = {key.rsplit("|", 1)[-1] for key, n in outcomes.items() if n}
+    return [k for k in OUTCOME_KINDS if k in ("passed", "failed") or k in counted]
 
 
 def outcome_rows(outcomes: dict[str, int]) -> list[tuple[str, str, Counter[str]]]:
@@ -98,3 +122,37 @@ def outcome_rows(outcomes: dict[str, int]) -> list[tuple[str, str, Counter[str]]
         table.setdefault((suite, explainer), Counter())[outcome] += n
     ordered = sorted(table.items(), key=lambda item: (-(item[1]["failed"] + item[1]["xpassed"]), item[0]))
     return [(suite, explainer, counts) for (suite, explainer), counts in ordered]
+
+
+#: the run metadata shown to people, in order, with their labels (results.json keeps all of it)
+META_LABELS = (
+    ("tier", "tier"),
+    ("seeds", "seeds per suite"),
+    ("suites", "suites"),
+    ("explainers", "explainers"),
+    ("device", "device"),
+    ("xdist_workers", "xdist workers"),
+    ("versions", "versions"),
+    ("python", "Python"),
+    ("platform", "platform"),
+    ("started", "started"),
+    ("duration_s", "duration"),
+)
+
+
+def _meta_text(key: str, value: object) -> str:
+    """One metadata value as words: lists joined, mappings as ``key value`` pairs."""
+    if key == "duration_s" and isinstance(value, (int, float)):
+        return f"{int(value) // 60} min {int(value) % 60} s"
+    if key == "xdist_workers" and value is None:
+        return "none (one process)"
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {v}" for k, v in value.items() if v is not None)
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value) or "none"
+    return str(value)
+
+
+def meta_rows(meta: Mapping[str, object]) -> list[tuple[str, str]]:
+    """The run metadata as (label, text) rows for the reports' metadata table."""
+    return [(label, _meta_text(key, meta[key])) for key, label in META_LABELS if key in meta]

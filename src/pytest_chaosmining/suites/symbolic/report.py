@@ -47,7 +47,7 @@ def sections(df: Any) -> list[str]:
             row = [f"f{int(formula):02d}", mean_sd(pred)]
             for e in explainers:
                 sel = fg[(fg.metric == "fprec") & (fg.explainer == e)]
-                row.append(mean_sd(sel["value"]) if len(sel) else "skipped")
+                row.append(mean_sd(sel["value"]) if len(sel) else "not measured")
             rows.append(row)
         lines += markdown_table(["formula", "Pred (UScore)"] + [f"{e} (FPrec)" for e in explainers], rows) + [""]
 

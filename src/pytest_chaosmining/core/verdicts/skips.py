@@ -1,0 +1,39 @@
+"""Why a conformance test was not judged: the reasons the reports count apart.
+
+A skipped test is never one kind of "skipped": the explainer does not apply to
+the model (``not applicable``), the tier has no calibrated bar for what it
+measured (``no calibrated bar``), its suite is report-only at the tier
+(``report-only``), or the model it explains fell below its quality gate or
+premise (``model below gate``).  The skip messages raised by the judge and the
+suites begin with the phrases :func:`skip_kind` reads.
+"""
+
+from __future__ import annotations
+
+NOT_APPLICABLE = "not applicable"
+NO_BAR = "no calibrated bar"
+REPORT_ONLY = "report-only"
+MODEL_BELOW_GATE = "model below gate"
+#: any other skip (a test a user's conftest skipped, for example)
+OTHER_SKIP = "skipped"
+#: every kind, in the reports' column order
+SKIP_KINDS = (NOT_APPLICABLE, NO_BAR, REPORT_ONLY, MODEL_BELOW_GATE, OTHER_SKIP)
+
+#: how the judge's skip messages begin (judge.py builds them from these)
+NOT_APPLICABLE_PREFIX = "not applicable: "
+NOT_JUDGED_PREFIX = "not judged: "
+REPORT_ONLY_PHRASE = "is report-only at this tier"
+#: the phrases of a model's own gate (the suites' skips on a weak model or a failed premise)
+GATE_PHRASES = ("quality gate", "accuracy gate", "premise does not hold")
+
+
+def skip_kind(message: str) -> str:
+    """The kind of a skip from its message (pytest's ``Skipped: `` prefix allowed)."""
+    text = message.removeprefix("Skipped: ")
+    if text.startswith(NOT_APPLICABLE_PREFIX):
+        return NOT_APPLICABLE
+    if text.startswith(NOT_JUDGED_PREFIX):
+        return REPORT_ONLY if REPORT_ONLY_PHRASE in text else NO_BAR
+    if any(phrase in text for phrase in GATE_PHRASES):
+        return MODEL_BELOW_GATE
+    return OTHER_SKIP

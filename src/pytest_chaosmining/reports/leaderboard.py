@@ -1,0 +1,130 @@
+"""The leaderboard: explainers × suites, each cell the headline score, its spread
+over seeds and the verdict of the explainer's tests there.  One source for the
+Markdown report, the HTML report and the GitHub step summary."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
+from pytest_chaosmining.core.verdicts.skips import NOT_APPLICABLE
+from pytest_chaosmining.reports.reported_suite import ReportedSuite
+from pytest_chaosmining.reports.tables import explainer_order
+
+#: the verdicts of a cell, worst first
+FAIL, PASS, EXPECTED_FAIL, CONTROL_PASSED = "fail", "pass", "fails (control)", "PASSES (control)"
+NOT_JUDGED, NOT_APPLICABLE_VERDICT, NOT_RUN = "not judged", "not applicable", "not run"
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One explainer in one suite: mean headline score, its range over seeds (None:
+    one seed) and the verdict of its tests there."""
+
+    score: float | None
+    spread: tuple[float, float] | None
+    verdict: str
+    counts: Mapping[str, int]
+
+    def text(self) -> str:
+        """The score, its range over seeds, and the verdict in words (``0.912 [0.90, 0.93] pass``)."""
+        score = "—" if self.score is None else f"{self.score:.3f}"
+        spread = "" if self.spread is None else f" [{self.spread[0]:.2f}, {self.spread[1]:.2f}]"
+        return f"{score}{spread} {self.verdict}"
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    """The columns (suite, headline metric) and a row of cells per explainer."""
+
+    columns: list[tuple[str, str]]
+    rows: list[tuple[str, list[Cell]]]
+
+    def explainer_label(self, name: str) -> str:
+        """The explainer's name, marked where it is the random control or one of the paper's four."""
+        from pytest_chaosmining.explainers import CONTROL_NAME, PAPER_NAMES
+
+        if name == CONTROL_NAME:
+            return f"{name} (control)"
+        return f"{name} (paper)" if name in PAPER_NAMES else name
+
+
+def _verdict(counts: Counter[str], control: bool) -> str:
+    """The verdict of an explainer's tests in one suite from their outcome counts."""
+    if control:
+        if counts["xpassed"]:
+            return CONTROL_PASSED
+        return EXPECTED_FAIL if counts["xfailed"] else NOT_JUDGED if sum(counts.values()) else NOT_RUN
+    if counts["failed"]:
+        return FAIL
+    if counts["passed"]:
+        return PASS
+    if not sum(counts.values()):
+        return NOT_RUN
+    return NOT_APPLICABLE_VERDICT if counts[NOT_APPLICABLE] == sum(counts.values()) else NOT_JUDGED
+
+
+def build_leaderboard(
+    records: Sequence[Record], outcomes: Mapping[str, int], suites: Sequence[ReportedSuite]
+) -> Leaderboard:
+    """The leaderboard of a run: its records' headline scores and its tests' outcomes
+    (``suite|explainer|outcome`` counts)."""
+    from pytest_chaosmining.explainers import CONTROL_NAME
+
+    counts: dict[tuple[str, str], Counter[str]] = {}
+    for key, n in outcomes.items():
+        suite, explainer, outcome = key.split("|")
+        counts.setdefault((suite, explainer), Counter())[outcome] += n
+    scores: dict[tuple[str, str], dict[int, list[float]]] = {}
+    metric_of = {s.name: s.score_metric for s in suites if s.score_metric}
+    for r in records:
+        if r.explainer != MODEL_LEVEL and metric_of.get(r.suite) == r.metric and math.isfinite(r.value):
+            scores.setdefault((r.suite, r.explainer), {}).setdefault(r.seed, []).append(r.value)
+    names = [s.name for s in suites]
+    used = {suite for suite, _ in counts} | {suite for suite, _ in scores}
+    columns = [(name, metric_of.get(name, "")) for name in names if name in used]
+    rows = []
+    for explainer in explainer_order([e for _, e in counts] + [e for _, e in scores]):
+        cells = []
+        for suite, _ in columns:
+            per_seed = scores.get((suite, explainer), {})
+            values = [v for vs in per_seed.values() for v in vs]
+            means = [statistics.fmean(vs) for vs in per_seed.values()]
+            cells.append(
+                Cell(
+                    statistics.fmean(values) if values else None,
+                    (min(means), max(means)) if len(means) > 1 else None,
+                    _verdict(counts.get((suite, explainer), Counter()), explainer == CONTROL_NAME),
+                    dict(counts.get((suite, explainer), Counter())),
+                )
+            )
+        rows.append((explainer, cells))
+    return Leaderboard(columns, rows)
+
+
+def leaderboard_markdown(board: Leaderboard) -> list[str]:
+    """The leaderboard as a Markdown section."""
+    if not board.rows:
+        return []
+    from pytest_chaosmining.reports.tables import markdown_table
+
+    heads = ["explainer"] + [f"{suite} {metric}".strip() for suite, metric in board.columns]
+    rows = [[board.explainer_label(e)] + [cell.text() for cell in cells] for e, cells in board.rows]
+    return (
+        [
+            "## Leaderboard",
+            "",
+            "Per suite: the explainer's mean headline score (higher is better) over conditions and seeds, "
+            "its range over seeds in brackets where there are several, and the verdict of its tests there: "
+            f"*{PASS}* (all judged tests passed), *{FAIL}* (at least one failed), *{NOT_JUDGED}* (recorded: "
+            f"no calibrated bar, a report-only suite or a model below its gate), *{NOT_APPLICABLE_VERDICT}*, "
+            f"*{NOT_RUN}*.  The random control must fail.",
+            "",
+        ]
+        + markdown_table(heads, rows)
+        + [""]
+    )
