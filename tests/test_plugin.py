@@ -527,10 +527,20 @@ def test_training_mode_is_an_axis_of_the_suites(pytester, run_suite):
 
 
 def test_github_step_summary(pytester, run_suite, monkeypatch):
+    """The step summary of a failing run says on its first screen which explainer
+    failed where and why, then gives the leaderboard."""
+    pytester.makeconftest(CHEATS_CONFTEST)
     summary = pytester.path / "summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
-    run_suite("--chaosmining-explainers", "SA", "--chaosmining-suites", "symbolic", report=None, k="f01")
-    assert "# ChaosMining conformance report" in summary.read_text()
+    run_suite("--chaosmining-explainers", "SA,constant", "--chaosmining-suites", "symbolic", report=None, k="f01")
+    lines = summary.read_text().splitlines()
+    assert lines[0].startswith("# ChaosMining (smoke tier): **") and "failed** of " in lines[0], lines[0]
+    first_screen = "\n".join(lines[:12])
+    assert "## Failures (" in first_screen and "| constant | symbolic | `test_fprec[f01-" in first_screen
+    assert "fprec 0.0000 < threshold" in first_screen, first_screen
+    text = "\n".join(lines)
+    assert text.index("## Failures") < text.index("## Leaderboard") and "| SA (paper) | " in text
+    assert "{" not in text and "nan" not in text
 
 
 def test_cheats_fail_the_symbolic_suite(pytester, run_suite):

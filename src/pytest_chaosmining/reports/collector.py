@@ -149,9 +149,9 @@ class ResultCollector:
         if not self.records and not self.outcomes and self.baseline_check is None:
             return
         from pytest_chaosmining.reports.markdown import (
-            build_markdown,
             left_out_note,
             report_only_note,
+            step_summary,
             terminal_table,
             uncalibrated_note,
         )
@@ -163,15 +163,13 @@ class ResultCollector:
         outcomes = {f"{s}|{e}|{o}": n for (s, e, o), n in sorted(self.outcomes.items())}
         failures = sorted(self.failures, key=lambda f: f["nodeid"])
         if self.settings.report_dir is not None:
-            markdown, self.written = render(
+            _, self.written = render(
                 Path(self.settings.report_dir), records, meta, outcomes, failures, self.session, self.suites()
             )
-        else:
-            markdown = build_markdown(shown, meta, outcomes, failures, self.suites())
         summary = os.environ.get("GITHUB_STEP_SUMMARY")
         if summary:
             with open(summary, "a", encoding="utf-8") as fh:
-                fh.write(markdown + "\n")
+                fh.write(step_summary(shown, meta, outcomes, failures, self.suites()))
         self.summary_lines = terminal_table(shown, self.outcomes, self.suites())
         if meta["report_only"]:
             self.summary_lines.append(report_only_note(meta["report_only"], meta["tier"]))

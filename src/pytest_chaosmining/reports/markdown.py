@@ -56,14 +56,57 @@ def _cost_sections(df: Any) -> list[str]:
 
 
 def _failure_section(failures: list[dict[str, str]]) -> list[str]:
-    """The failed conformance tests, each with its message (first line), before anything else."""
+    """The failed conformance tests, each with its suite, explainer and message (first line)."""
     if not failures:
         return []
     rows = [
-        [f"`{f['nodeid']}`", f["explainer"], f["message"].splitlines()[0].replace("|", "\\|") if f["message"] else ""]
+        [
+            f["explainer"],
+            f["suite"],
+            f"`{f['nodeid'].rsplit('::', 1)[-1]}`",
+            f["message"].splitlines()[0].replace("|", "\\|") if f["message"] else "",
+        ]
         for f in failures
     ]
-    return [f"## Failures ({len(failures)})", ""] + markdown_table(["test", "explainer", "why"], rows) + [""]
+    return [f"## Failures ({len(failures)})", ""] + markdown_table(["explainer", "suite", "test", "why"], rows) + [""]
+
+
+def step_summary(
+    records: list[Record],
+    meta: dict[str, Any],
+    outcomes: dict[str, int],
+    failures: list[dict[str, str]],
+    suites: Sequence[ReportedSuite],
+) -> str:
+    """The GitHub step summary: a headline, the failures (which explainer failed where
+    and why) on the first screen, then the leaderboard and the run's notes; the full
+    report is report.md."""
+    counts: Counter[str] = Counter()
+    for key, n in outcomes.items():
+        counts[key.rsplit("|", 1)[-1]] += n
+    headline = (
+        f"**{len(failures)} failed** of {counts['passed'] + counts['failed']} judged tests"
+        if failures
+        else f"all {counts['passed']} judged tests passed"
+    )
+    lines = [f"# ChaosMining ({meta.get('tier')} tier): {headline}", ""]
+    lines += _failure_section(failures)
+    lines += leaderboard_markdown(build_leaderboard(records, outcomes, suites))
+    lines += [note for note in _run_notes(meta) if note]
+    return "\n".join(lines) + "\n"
+
+
+def _run_notes(meta: dict[str, Any]) -> list[str]:
+    """The run's notes (report-only suites, uncalibrated bars, explainers left out), each followed by a blank."""
+    lines: list[str] = []
+    if meta.get("report_only"):
+        lines += [f"**{report_only_note(meta['report_only'], str(meta.get('tier')))}**", ""]
+    if meta.get("uncalibrated_bars"):
+        lines += [f"**{uncalibrated_note(meta['uncalibrated_bars'], str(meta.get('tier')))}**", ""]
+    left_out = meta.get("left_out")
+    if isinstance(left_out, dict) and left_out:
+        lines += [left_out_note(left_out, str(meta.get("tier"))), ""]
+    return lines
 
 
 def _baseline_section(baseline: object) -> list[str]:
@@ -173,13 +216,7 @@ def build_markdown(
     explainer's headline scores, the sections of ``suites``, cost."""
     lines = ["# ChaosMining conformance report", ""]
     lines += markdown_table(["run", ""], [list(row) for row in meta_rows(meta)]) + [""]
-    if meta.get("report_only"):
-        lines += [f"**{report_only_note(meta['report_only'], str(meta.get('tier')))}**", ""]
-    if meta.get("uncalibrated_bars"):
-        lines += [f"**{uncalibrated_note(meta['uncalibrated_bars'], str(meta.get('tier')))}**", ""]
-    left_out = meta.get("left_out")
-    if isinstance(left_out, dict) and left_out:
-        lines += [left_out_note(left_out, str(meta.get("tier"))), ""]
+    lines += _run_notes(meta)
     lines += leaderboard_markdown(build_leaderboard(records, outcomes, suites))
     lines += _failure_section(failures or [])
     lines += _outcome_section(outcomes)
