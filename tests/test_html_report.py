@@ -59,7 +59,12 @@ def _page(tmp_path):
     ]
     outcomes = {"symbolic|SA|passed": 1, "symbolic|mine|failed": 1, "vision|SA|passed": 1, "vision|mine|failed": 1}
     path = tmp_path / "report.html"
-    path.write_text(build_html(_records(), {"tier": "smoke", "seeds": {"symbolic": "0"}}, outcomes, failures, [figure]))
+    from pytest_chaosmining.reports.leaderboard import build_leaderboard
+    from pytest_chaosmining.suites import all_suites
+
+    board = build_leaderboard(_records(), outcomes, all_suites())
+    meta = {"tier": "smoke", "seeds": {"symbolic": "0"}}
+    path.write_text(build_html(_records(), meta, outcomes, failures, [figure], board))
     return path
 
 
@@ -85,8 +90,23 @@ def test_the_page_is_self_contained_with_failures_first():
         text,
     )
     assert rows[:2] == [("fail", "mine", "fprec"), ("pass", "SA", "fprec")]  # symbolic: the failure first
-    assert ("reported", "mine", "untrained_fprec") in rows
+    assert all(metric != "untrained_fprec" for _, _, metric in rows)  # recorded without a bar: results.csv
+    assert '1 values recorded without a bar (cost, secondary scores) are in <a href="results.csv">' in text
     assert "<td class=num>0.5000</td><td class=num>0.8000</td><td class=num>-0.3000</td>" in text
+    assert "{" not in text.split("<table id=meta>")[1].split("</table>")[0]  # metadata in words, not JSON
+
+
+def test_the_leaderboard_comes_first_with_scores_and_verdicts_in_words():
+    from pytest_chaosmining.reports.leaderboard import build_leaderboard
+    from pytest_chaosmining.suites import all_suites
+
+    outcomes = {"symbolic|SA|passed": 1, "symbolic|mine|failed": 1, "vision|SA|passed": 1, "vision|mine|failed": 1}
+    board = build_leaderboard(_records(), outcomes, all_suites())
+    text = build_html(_records(), {"tier": "smoke"}, outcomes, [], [], board)
+    assert text.index("id=leaderboard") < text.index("id=outcomes") < text.index("class=suite")
+    row = re.search(r'<tr data-explainer="mine">(.*?)</tr>', text).group(1)
+    assert re.findall(r'class="num (v-\w+)" data-sort="([\d.]+)">', row) == [("v-fail", "0.5000"), ("v-fail", "0.2000")]
+    assert "<small>fail</small>" in row and "SA (paper)" in text
 
 
 @needs_chromium
@@ -94,8 +114,16 @@ def test_chromium_renders_the_tables_the_figures_and_the_filters(tmp_path):
     page = _page(tmp_path)
     dom = _dom(page.as_uri())
     assert dom.count('<section class="suite"') == 2 and 'id="failures"' in dom and 'id="outcomes"' in dom
-    assert "5 rows shown" in dom  # the script ran
+    assert "4 rows shown" in dom  # the script ran (the judged rows)
     assert re.search(r'<img alt="curves.png" src="data:image/png;base64,[^"]+" data-decoded="yes"', dom)
+    board = re.search(r'<table id="leaderboard".*?</table>', dom, re.S).group(0)
+    assert board.index('data-explainer="SA"') < board.index('data-explainer="mine"')
+    ranked = _dom(page.as_uri() + "#sort=1")  # sorted by the symbolic column, ascending after descending
+    board = re.search(r'<table id="leaderboard".*?</table>', ranked, re.S).group(0)
+    assert board.index('data-explainer="SA"') < board.index('data-explainer="mine"')
+    ascending = _dom(page.as_uri() + "#sort=-1")
+    board = re.search(r'<table id="leaderboard".*?</table>', ascending, re.S).group(0)
+    assert board.index('data-explainer="mine"') < board.index('data-explainer="SA"')
     filtered = _dom(page.as_uri() + "#suite=vision&explainer=mine")
     assert "1 rows shown" in filtered
     assert re.search(r'<section class="suite" data-suite="symbolic" style="display: none;"', filtered)

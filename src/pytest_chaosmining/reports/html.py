@@ -43,11 +43,15 @@ function applyFilters(){
   const shown=[...document.querySelectorAll('section.suite tr[data-explainer]')].filter(r=>r.style.display!=='none'
     && r.closest('section').style.display!=='none').length;
   document.getElementById('shown').textContent=shown+' rows shown';
-  history.replaceState(null,'','#suite='+encodeURIComponent(suite)+'&explainer='+encodeURIComponent(explainer));
+  const sort=new URLSearchParams(location.hash.slice(1)).get('sort');
+  history.replaceState(null,'','#suite='+encodeURIComponent(suite)+'&explainer='+encodeURIComponent(explainer)
+    +(sort?'&sort='+encodeURIComponent(sort):''));
 }
-function sortBoard(col){
-  const table=document.getElementById('leaderboard'), body=table.tBodies[0], rows=[...body.rows];
-  const down=table.dataset.sorted!==String(col);
+function sortBoard(col, down){
+  const table=document.getElementById('leaderboard');
+  if(!table||!table.tHead.rows[0].cells[col]) return;
+  const body=table.tBodies[0], rows=[...body.rows];
+  if(down===undefined) down=table.dataset.sorted!==String(col);
   rows.sort((a,b)=>{const x=a.cells[col].dataset.sort, y=b.cells[col].dataset.sort;
     const d=(isNaN(x)||isNaN(y))?String(x).localeCompare(String(y)):Number(x)-Number(y); return down?-d:d;});
   rows.forEach(r=>body.appendChild(r)); table.dataset.sorted=down?String(col):'';
@@ -57,6 +61,8 @@ document.addEventListener('DOMContentLoaded',()=>{
   for(const id of ['suite','explainer']){
     const v=wanted.get(id), el=document.getElementById(id);
     if(v!==null && [...el.options].some(o=>o.value===v)) el.value=v;}
+  const sort=Number(wanted.get('sort'));
+  if(wanted.get('sort')!==null && Number.isInteger(sort)) sortBoard(Math.abs(sort), sort>0);
   applyFilters();
 });
 window.addEventListener('load',()=>document.querySelectorAll('img').forEach(i=>{
@@ -158,7 +164,8 @@ def _leaderboard_table(board: Leaderboard | None) -> str:
     return (
         "<h2>Leaderboard</h2><p>Per suite: the mean headline score over conditions and seeds (higher is "
         "better), its range over seeds where there are several, and the verdict of the explainer's tests there. "
-        "Click a column head to sort.</p>"
+        "Click a column head to sort (or open the page with <code>#sort=N</code>, N the column from 1; "
+        "<code>-N</code> ascending).</p>"
         f'<table id=leaderboard><thead><tr><th onclick="sortBoard(0)">explainer</th>{heads}</tr></thead>'
         f"<tbody>{''.join(body)}</tbody></table>"
     )
@@ -237,9 +244,12 @@ def build_html(
         "<th>threshold</th><th>margin</th><th>verdict</th><th>test</th></tr>"
     )
     for suite in suites:
-        rows = _rows(r for r in scored if r.suite == suite)
+        rows = _rows(r for r in scored if r.suite == suite and r.threshold is not None)
+        recorded = sum(1 for r in scored if r.suite == suite and r.threshold is None)
         parts.append(
             f'<section class=suite data-suite="{_e(suite)}"><h2>{_e(suite)}</h2>'
+            f"<p>The judged results ({len(rows)}); the {recorded} values recorded without a bar (cost, "
+            'secondary scores) are in <a href="results.csv">results.csv</a>.</p>'
             f"<table class=results>{header}{''.join(rows)}</table></section>"
         )
     parts.append(_baseline_table(meta.get("baseline")))

@@ -108,7 +108,7 @@ def evaluate(
     }
 
 
-def example_figure(session: ChaosminingSession, path: Path, per_condition: int = 2) -> bool:
+def example_figure(session: ChaosminingSession, path: Path, per_condition: int = 1) -> bool:
     """For the first cached model of each condition: a few validation images, each
     explainer's smoothed map with its top-k box (red) and the true box (green).
     Uses cached models only; returns False when there is nothing to draw."""
