@@ -69,13 +69,28 @@ def _page(tmp_path):
 
 
 def _dom(url):
+    """The page's DOM after its scripts ran; fails on any message the page wrote to the console."""
     out = subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", url],
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--dump-dom",
+            url,
+        ],
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert out.returncode == 0, out.stderr
+    console = [line for line in out.stderr.splitlines() if ":CONSOLE" in line]
+    assert not console, console  # no script error, no console output
     return out.stdout
 
 
