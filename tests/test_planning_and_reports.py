@@ -330,3 +330,29 @@ def test_skips_are_counted_by_why_the_test_was_not_judged():
     assert lines[1].split()[:6] == ["rfe", "IG", "0", "0", "0", "2"], lines
     markdown = build_markdown([], {"tier": "smoke"}, {f"{s}|{e}|{o}": n for (s, e, o), n in outcomes.items()}, [], [])
     assert "| suite | explainer | passed | failed | not applicable | report-only |" in markdown
+
+
+def test_a_scorecard_gives_each_explainer_its_failures_closest_bar_cost_and_change():
+    from pytest_chaosmining.reports.scorecard import scorecards
+
+    def rec(explainer, metric, value, threshold=None, cond="RBRP"):
+        return Record(
+            "vision", "small_cnn", explainer, 0, metric, value, {"condition": cond}, threshold,
+            None if threshold is None else value >= threshold, f"v.py::test_iou[{cond}-{explainer}-s0]",
+        )  # fmt: skip
+
+    records = [
+        rec("SA", "iou", 0.70, 0.60), rec("SA", "iou", 0.65, 0.60, "SBRP"), rec("SA", "time_ms", 10.0),
+        rec("IG", "iou", 0.50, 0.55), rec("IG", "iou", 0.70, 0.55, "SBRP"), rec("IG", "time_ms", 25.0),
+        rec("random", "iou", 0.02, 0.55),
+    ]  # fmt: skip
+    baseline = {
+        "rows": [
+            ["vision", "small_cnn", "IG", "iou", "RBRP", 0, 0.50, 0.60],
+            ["vision", "m", "IG", "iou", "x", 0, None, 0.6],
+        ]
+    }
+    cards = scorecards(records, baseline)
+    assert list(cards) == ["SA", "IG"]  # the control has no scorecard
+    assert cards["IG"][0].cells() == ["vision", "2", "1", "-0.050 (iou, RBRP-IG-s0)", "2.50×", "-0.1000"]
+    assert cards["SA"][0].cells() == ["vision", "2", "0", "+0.050 (iou, SBRP-SA-s0)", "1.00×", "—"]

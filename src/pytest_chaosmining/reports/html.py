@@ -171,6 +171,29 @@ def _leaderboard_table(board: Leaderboard | None) -> str:
     )
 
 
+def _scorecards(records: list[Record], baseline: object) -> str:
+    """A folded scorecard per explainer (reports.scorecard): per suite its checks, failures,
+    smallest margin, time relative to SA's and change against the baseline."""
+    from pytest_chaosmining.reports.scorecard import HEADS, scorecards
+
+    cards = scorecards(records, baseline)
+    if not cards:
+        return ""
+    head = "".join(f"<th>{_e(h)}</th>" for h in HEADS)
+    parts = []
+    for explainer, lines in cards.items():
+        failed = sum(line.failed for line in lines)
+        body = "".join(
+            f'<tr class="{"fail" if line.failed else "pass"}">'
+            + "".join(f"<td>{_e(c)}</td>" for c in line.cells())
+            + "</tr>"
+            for line in lines
+        )
+        summary = f"{explainer}: {'all judged checks passed' if not failed else f'{failed} failed'}"
+        parts.append(f"<details><summary>{_e(summary)}</summary><table><tr>{head}</tr>{body}</table></details>")
+    return "<h2>Scorecards</h2>" + "".join(parts)
+
+
 def _baseline_table(baseline: object) -> str:
     """Every judged result against the baseline (value, baseline, change); missing ones first."""
     if not isinstance(baseline, dict):
@@ -237,6 +260,7 @@ def build_html(
             )
             + "</table>"
         )
+    parts.append(_scorecards(scored, meta.get("baseline")))
     if outcomes:
         parts.append(_outcome_table(outcomes))
     header = (

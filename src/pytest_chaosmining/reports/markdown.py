@@ -18,6 +18,7 @@ from pytest_chaosmining import ChaosminingWarning
 from pytest_chaosmining.core.storage.atomic import atomic_write_text
 from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, RESULTS_FORMAT, Record, human_facing
 from pytest_chaosmining.reports.leaderboard import build_leaderboard, leaderboard_markdown
+from pytest_chaosmining.reports.scorecard import scorecard_markdown
 from pytest_chaosmining.reports.tables import (
     SKIP_LEGEND,
     TERMINAL_HEADS,
@@ -219,6 +220,7 @@ def build_markdown(
     lines += _run_notes(meta)
     lines += leaderboard_markdown(build_leaderboard(records, outcomes, suites))
     lines += _failure_section(failures or [])
+    lines += scorecard_markdown(records, meta.get("baseline"))
     lines += _outcome_section(outcomes)
     if records:
         df = records_frame(records)
