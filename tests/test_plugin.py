@@ -1,10 +1,12 @@
 """End-to-end tests of the plugin through pytester (each run is a subprocess)."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import SUBSET, load_results
 
 #: the built-ins a default run scores on the symbolic MLPs (GradCAM: no 2-D convolution, skipped; KS: on request)
@@ -541,6 +543,16 @@ def test_github_step_summary(pytester, run_suite, monkeypatch):
     text = "\n".join(lines)
     assert text.index("## Failures") < text.index("## Leaderboard") and "| SA (paper) | " in text
     assert "{" not in text and "nan" not in text
+
+
+def test_pytest_html_report_carries_the_leaderboard(pytester, run_suite):
+    """With pytest-html installed, its report opens with the run's leaderboard (no sort
+    script of ours there: the heads are plain)."""
+    pytest.importorskip("pytest_html")
+    run_suite("--chaosmining-explainers", "SA", "--chaosmining-suites", "symbolic", "--html", "html.html", k="f01")
+    page = (pytester.path / "html.html").read_text()
+    assert "<h2>Leaderboard</h2>" in page and "SA (paper)" in page and "sortBoard" not in page
+    assert "td.v-pass" in page and re.search(r'class="num v-pass" data-sort="[\d.]+">[\d.]+<br><small>pass', page)
 
 
 def test_cheats_fail_the_symbolic_suite(pytester, run_suite):

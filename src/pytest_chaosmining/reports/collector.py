@@ -180,6 +180,19 @@ class ResultCollector:
         if self.baseline_check is not None:
             self.summary_lines += self.baseline_check.lines
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_results_summary(
+        self, prefix: list[str], summary: list[str], postfix: list[str], session: pytest.Session
+    ) -> None:
+        """With pytest-html installed: the leaderboard at the top of its report."""
+        from pytest_chaosmining.reports.html import LEADERBOARD_STYLE, leaderboard_table
+        from pytest_chaosmining.reports.leaderboard import build_leaderboard
+
+        outcomes = {f"{s}|{e}|{o}": n for (s, e, o), n in sorted(self.outcomes.items())}
+        board = build_leaderboard(human_facing(sort_records(self.records)), outcomes, self.suites())
+        if board.rows:
+            prefix.append(LEADERBOARD_STYLE + leaderboard_table(board, sortable=False))
+
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.summary_lines:
             return

@@ -139,13 +139,22 @@ def _verdict_class(verdict: str) -> str:
     return {PASS: "v-pass", FAIL: "v-fail", CONTROL_PASSED: "v-fail", EXPECTED_FAIL: "v-control"}.get(verdict, "v-open")
 
 
-def _leaderboard_table(board: Leaderboard | None) -> str:
+#: the leaderboard's colours, for a page without this report's stylesheet (pytest-html's)
+LEADERBOARD_STYLE = (
+    "<style>#leaderboard td.v-pass{background:#dff3e4} #leaderboard td.v-fail{background:#fde2e1}"
+    " #leaderboard td.v-control{background:#eee} #leaderboard td.v-open{color:#777}</style>"
+)
+
+
+def leaderboard_table(board: Leaderboard | None, sortable: bool = True) -> str:
     """The leaderboard: a row per explainer, a cell per suite (score, range over seeds,
-    verdict in words and colour); a click on a column head sorts by it."""
+    verdict in words and colour); where ``sortable``, a click on a column head sorts by
+    it (the page must carry this report's script)."""
     if board is None or not board.rows:
         return ""
+    click = (lambda i: f' onclick="sortBoard({i})"') if sortable else (lambda i: "")
     heads = "".join(
-        f'<th onclick="sortBoard({i})">{_e(f"{suite} {metric}".strip())}</th>'
+        f"<th{click(i)}>{_e(f'{suite} {metric}'.strip())}</th>"
         for i, (suite, metric) in enumerate(board.columns, start=1)
     )
     body = []
@@ -161,12 +170,17 @@ def _leaderboard_table(board: Leaderboard | None) -> str:
             f'<tr data-explainer="{_e(explainer)}"><td data-sort="{_e(explainer)}">'
             f"{_e(board.explainer_label(explainer))}</td>{tds}</tr>"
         )
+    how = (
+        "Click a column head to sort (or open the page with <code>#sort=N</code>, N the column from 1; "
+        "<code>-N</code> ascending)."
+        if sortable
+        else "The full report (sortable) is report.html of <code>--chaosmining-report</code>."
+    )
     return (
         "<h2>Leaderboard</h2><p>Per suite: the mean headline score over conditions and seeds (higher is "
-        "better), its range over seeds where there are several, and the verdict of the explainer's tests there. "
-        "Click a column head to sort (or open the page with <code>#sort=N</code>, N the column from 1; "
-        "<code>-N</code> ascending).</p>"
-        f'<table id=leaderboard><thead><tr><th onclick="sortBoard(0)">explainer</th>{heads}</tr></thead>'
+        "better), its range over seeds where there are several, and the verdict of the explainer's tests "
+        f"there. {how}</p>"
+        f"<table id=leaderboard><thead><tr><th{click(0)}>explainer</th>{heads}</tr></thead>"
         f"<tbody>{''.join(body)}</tbody></table>"
     )
 
@@ -242,7 +256,7 @@ def build_html(
         f"<style>{_STYLE}</style><script>{_SCRIPT}</script></head><body>",
         "<h1>ChaosMining conformance report</h1>",
         f"<table id=meta>{meta_table}</table>",
-        _leaderboard_table(board),
+        leaderboard_table(board),
         '<div class=filters>suite <select id=suite onchange="applyFilters()"><option value="">all</option>'
         + "".join(f'<option value="{_e(s)}">{_e(s)}</option>' for s in suites)
         + '</select> explainer <select id=explainer onchange="applyFilters()"><option value="">all</option>'
