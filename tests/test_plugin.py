@@ -94,10 +94,11 @@ def test_smoke_run_from_an_empty_directory(pytester, run_suite):
         [
             "*test_fprec?f01-nf20-ln0.01-n2000-mlp3x100-lr0.01-e150-SA-s0? PASSED*",
             "*chaosmining summary*",
+            "*suite*explainer*passed*failed*n/a*",  # GradCAM's skips counted as not applicable
             "*symbolic*SA*2*",
         ]
     )
-    for name in ("results.json", "results.csv", "report.md", "report.html", "fprec.png"):
+    for name in ("results.json", "results.csv", "report.md", "report.html", "fprec.png", "leaderboard.png", "cost.png"):
         assert (pytester.path / "report" / name).is_file(), name
     payload = load_results(pytester)
     assert payload["meta"]["tier"] == "smoke" and payload["meta"]["device"] == "cpu"

@@ -106,8 +106,8 @@ def build_leaderboard(
     return Leaderboard(columns, rows)
 
 
-def leaderboard_markdown(board: Leaderboard) -> list[str]:
-    """The leaderboard as a Markdown section."""
+def leaderboard_markdown(board: Leaderboard, figure: str = "") -> list[str]:
+    """The leaderboard as a Markdown section (naming ``figure``, its picture, after the table)."""
     if not board.rows:
         return []
     from pytest_chaosmining.reports.tables import markdown_table
@@ -127,4 +127,5 @@ def leaderboard_markdown(board: Leaderboard) -> list[str]:
         ]
         + markdown_table(heads, rows)
         + [""]
+        + ([f"At a glance: `{figure}`.", ""] if figure else [])
     )

@@ -53,6 +53,7 @@ def _cost_sections(df: Any) -> list[str]:
         m = group[group.metric == "peak_mem_mb"]["value"]
         rows.append([suite, e, mean_sd(t, 1), mean_sd(m, 1), str(len(t))])
     lines += markdown_table(["suite", "explainer", "time (ms)", "peak memory (MiB)", "calls"], rows) + [""]
+    lines += ["Time per call by suite and explainer: `cost.png` (log scale; whiskers: one standard deviation).", ""]
     return lines
 
 
@@ -218,7 +219,7 @@ def build_markdown(
     lines = ["# ChaosMining conformance report", ""]
     lines += markdown_table(["run", ""], [list(row) for row in meta_rows(meta)]) + [""]
     lines += _run_notes(meta)
-    lines += leaderboard_markdown(build_leaderboard(records, outcomes, suites))
+    lines += leaderboard_markdown(build_leaderboard(records, outcomes, suites), "leaderboard.png")
     lines += _failure_section(failures or [])
     lines += scorecard_markdown(records, meta.get("baseline"))
     lines += _outcome_section(outcomes)

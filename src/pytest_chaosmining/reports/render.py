@@ -52,12 +52,14 @@ def render(
     from pytest_chaosmining.reports.html import build_html
     from pytest_chaosmining.reports.leaderboard import build_leaderboard
     from pytest_chaosmining.reports.markdown import build_markdown, embed_figures, write_reports
+    from pytest_chaosmining.reports.run_figures import run_figures
 
     out_dir, shown = Path(out_dir), human_facing(records)
-    drawn = figures(shown, out_dir, session, suites)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    board = build_leaderboard(shown, outcomes, suites)
+    drawn = run_figures(shown, board, out_dir) + figures(shown, out_dir, session, suites)
     markdown = embed_figures(build_markdown(shown, meta, outcomes, failures, suites), [Path(f).name for f in drawn])
     written = write_reports(out_dir, records, meta, outcomes, markdown, failures)
     html = out_dir / "report.html"
-    board = build_leaderboard(shown, outcomes, suites)
     atomic_write_text(html, build_html(shown, meta, outcomes, failures, [Path(f) for f in drawn], board))
     return markdown, written + drawn + [str(html)]
