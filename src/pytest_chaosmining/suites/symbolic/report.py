@@ -50,6 +50,7 @@ def sections(df: Any) -> list[str]:
                 row.append(mean_sd(sel["value"]) if len(sel) else "not measured")
             rows.append(row)
         lines += markdown_table(["formula", "Pred (UScore)"] + [f"{e} (FPrec)" for e in explainers], rows) + [""]
+    lines += ["FPrec per formula and explainer: `fprec.png`.", ""]
 
     gt = sym[sym.metric == "attr_uscore"]
     if not gt.empty:
