@@ -45,7 +45,11 @@ def sections(df: Any) -> list[str]:
             "",
         ]
         lines += per_condition_table(hits, explainers)
-    lines += ["One clip's channels (the speech channel in colour) beside each explainer's share of |attribution| per channel: `audio_examples.png`.", ""]
+    lines += [
+        "One clip's channels (the speech channel in colour) beside each explainer's share of |attribution| "
+        "per channel: `audio_examples.png`.",
+        "",
+    ]
     return lines
 
 

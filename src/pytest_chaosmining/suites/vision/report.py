@@ -38,7 +38,11 @@ def sections(df: Any) -> list[str]:
     if not share.empty:
         lines += ["### Share of |attribution| inside the true box (chance ≈ 1/49 = 0.020)", ""]
         lines += per_condition_table(share, explainers)
-    lines += ["Validation images with each explainer's smoothed map, its top-k box (red) and the true box (green): `vision_examples.png`.", ""]
+    lines += [
+        "Validation images with each explainer's smoothed map, its top-k box (red) and the true box (green): "
+        "`vision_examples.png`.",
+        "",
+    ]
     return lines
 
 
