@@ -17,16 +17,10 @@ import pytest
 
 from pytest_chaosmining.core.verdicts.baseline import Baseline, Comparison
 from pytest_chaosmining.core.verdicts.records import OUTCOME_PROPERTY, Record
+from pytest_chaosmining.core.verdicts.skips import skip_message
 
 #: node id prefix of the failing tests that stand for missing judged results
 MISSING_PREFIX = "chaosmining-baseline::"
-
-
-def _skip_reason(report: pytest.TestReport) -> str:
-    longrepr = report.longrepr
-    if isinstance(longrepr, tuple) and len(longrepr) == 3:
-        return str(longrepr[2]).removeprefix("Skipped: ")
-    return str(longrepr or "")
 
 
 class BaselineCheck:
@@ -49,7 +43,7 @@ class BaselineCheck:
         tagged = any(key == OUTCOME_PROPERTY for key, _ in report.user_properties)
         if report.when == "call" or (report.when == "setup" and not report.passed) or tagged:
             if report.skipped and not hasattr(report, "wasxfail"):
-                self.outcome[report.nodeid] = f"skipped: {_skip_reason(report)}"
+                self.outcome[report.nodeid] = f"skipped: {skip_message(report)}"
             elif report.when != "teardown" or report.nodeid not in self.outcome:
                 self.outcome[report.nodeid] = report.outcome
 

@@ -25,7 +25,7 @@ from pytest_chaosmining.core.verdicts.records import (
     human_facing,
     sort_records,
 )
-from pytest_chaosmining.core.verdicts.skips import skip_kind
+from pytest_chaosmining.core.verdicts.skips import skip_kind, skip_message
 from pytest_chaosmining.settings import Settings
 
 if TYPE_CHECKING:
@@ -46,8 +46,7 @@ def _outcome(report: pytest.TestReport) -> str:
     if hasattr(report, "wasxfail"):
         return "xfailed" if report.skipped else "xpassed"
     if report.skipped:
-        longrepr = report.longrepr
-        return skip_kind(str(longrepr[2]) if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr))
+        return skip_kind(skip_message(report))
     return report.outcome
 
 

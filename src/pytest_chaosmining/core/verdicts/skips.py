@@ -10,6 +10,11 @@ suites begin with the phrases :func:`skip_kind` reads.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pytest
+
 NOT_APPLICABLE = "not applicable"
 NO_BAR = "no calibrated bar"
 REPORT_ONLY = "report-only"
@@ -37,3 +42,11 @@ def skip_kind(message: str) -> str:
     if any(phrase in text for phrase in GATE_PHRASES):
         return MODEL_BELOW_GATE
     return OTHER_SKIP
+
+
+def skip_message(report: pytest.TestReport) -> str:
+    """The reason a skipped test report gives, without pytest's ``Skipped: `` prefix."""
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2]).removeprefix("Skipped: ")
+    return str(longrepr or "")
