@@ -142,3 +142,21 @@ def test_chromium_renders_the_tables_the_figures_and_the_filters(tmp_path):
     filtered = _dom(page.as_uri() + "#suite=vision&explainer=mine")
     assert "1 rows shown" in filtered
     assert re.search(r'<section class="suite" data-suite="symbolic" style="display: none;"', filtered)
+
+
+def test_the_committed_smoke_report_keeps_its_size_budget_and_reads_as_words():
+    """The committed default-run report: report.html within its budget, opening on the
+    leaderboard; no nan and no raw JSON in report.md or the page's text."""
+    from pathlib import Path
+
+    from pytest_chaosmining.reports.html import HTML_BUDGET
+
+    folder = Path(__file__).resolve().parents[1] / "reports" / "smoke"
+    page = (folder / "report.html").read_text()
+    assert len(page.encode()) <= HTML_BUDGET
+    assert page.index("<h2>Leaderboard</h2>") < page.index("<h2>Scorecards</h2>") < page.index("id=outcomes")
+    text = re.sub(r"<script>.*?</script>|<style>.*?</style>|<[^>]+>", " ", page, flags=re.S)
+    markdown = (folder / "report.md").read_text()
+    for shown in (text, markdown):
+        assert not re.search(r"\bnan\b", shown) and '{"' not in shown and "{'" not in shown
+    assert markdown.index("## Leaderboard") < markdown.index("## Scorecards") < markdown.index("## Conformance tests")

@@ -356,3 +356,9 @@ def test_a_scorecard_gives_each_explainer_its_failures_closest_bar_cost_and_chan
     assert list(cards) == ["SA", "IG"]  # the control has no scorecard
     assert cards["IG"][0].cells() == ["vision", "2", "1", "-0.050 (iou, RBRP-IG-s0)", "2.50×", "-0.1000"]
     assert cards["SA"][0].cells() == ["vision", "2", "0", "+0.050 (iou, SBRP-SA-s0)", "1.00×", "—"]
+
+
+def test_an_undefined_value_reads_as_a_word_not_nan():
+    from pytest_chaosmining.reports.tables import mean_sd
+
+    assert mean_sd([float("nan")]) == "undefined" and mean_sd([0.5, float("nan")]) == "0.500" and mean_sd([]) == ""

@@ -17,6 +17,10 @@ from pytest_chaosmining.reports.tables import SKIP_LEGEND, baseline_change, meta
 if TYPE_CHECKING:
     from pytest_chaosmining.reports.leaderboard import Leaderboard
 
+#: the size the default run's page keeps within (bytes; a project test checks the committed one):
+#: the judged results and the figures, the rest of the records in results.csv
+HTML_BUDGET = 2_500_000
+
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:1.5rem;color:#222}
 table{border-collapse:collapse;margin:.5rem 0 1.5rem;font-size:.85rem}

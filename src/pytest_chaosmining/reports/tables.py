@@ -18,11 +18,18 @@ def records_frame(records: list[Record]) -> Any:
 
 
 def mean_sd(values: Any, digits: int = 3) -> str:
-    """``mean ± sd`` of ``values`` (one value: the value alone; none: empty)."""
+    """``mean ± sd`` of ``values`` (one value: the value alone; none: empty; only
+    undefined values, such as a correlation of a constant: ``undefined``)."""
     values = [float(v) for v in values]
     if not values:
         return ""
+    import math
+
     import numpy as np
+
+    values = [v for v in values if math.isfinite(v)]
+    if not values:
+        return "undefined"
 
     mean = float(np.mean(values))
     if len(values) == 1:
