@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import html
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -121,6 +122,7 @@ def _figure(path: Path) -> str:
 def _outcome_table(outcomes: dict[str, int]) -> str:
     """Outcomes per suite and explainer, rows with failures (or a passing control) first."""
     kinds = outcome_columns(outcomes)
+    legend = re.sub(r"[*]([^*]+)[*]", r"<em>\1</em>", _e(SKIP_LEGEND))  # the Markdown legend's emphasis
     rows = "".join(
         f'<tr class="{"fail" if c["failed"] or c["xpassed"] else "pass"}" data-suite="{_e(s)}" '
         f'data-explainer="{_e(e)}"><td>{_e(s)}</td><td>{_e(e)}</td>'
@@ -130,7 +132,7 @@ def _outcome_table(outcomes: dict[str, int]) -> str:
     )
     return (
         "<h2>Conformance tests</h2><p>Skips are counted by why the test was not judged: "
-        f"{_e(SKIP_LEGEND)}.</p><table id=outcomes><tr><th>suite</th><th>explainer</th>"
+        f"{legend}.</p><table id=outcomes><tr><th>suite</th><th>explainer</th>"
         + "".join(f"<th>{k}</th>" for k in kinds)
         + f"</tr>{rows}</table>"
     )
