@@ -362,3 +362,18 @@ def test_an_undefined_value_reads_as_a_word_not_nan():
     from pytest_chaosmining.reports.tables import mean_sd
 
     assert mean_sd([float("nan")]) == "undefined" and mean_sd([0.5, float("nan")]) == "0.500" and mean_sd([]) == ""
+
+
+def test_random_positions_train_longer_at_smoke_and_a_resized_pick_sets_one_size_for_all():
+    """The smoke RP models train on more data for longer (the fixed ones keep their
+    cases); a composing suite's pick that sets the training size sets it everywhere."""
+    from pytest_chaosmining.suites.digit_models.cases import plan_cases
+    from pytest_chaosmining.suites.digit_models.tiers import VISION
+
+    cases = {c.condition: c for c in plan_cases(VISION["smoke"])}
+    assert (cases["RBFP"].n_train, cases["RBFP"].epochs) == (4000, 8)
+    assert (cases["RBRP"].n_train, cases["RBRP"].epochs) == (cases["SBRP"].n_train, cases["SBRP"].epochs) == (8000, 16)
+    kept = VISION["smoke"].resized(("small_cnn",), ("SBRP",), {"n_val": 300})
+    assert kept.training_size("SBRP") == (8000, 16)
+    resized = VISION["smoke"].resized(("small_cnn",), ("SBRP",), {"n_train": 1000, "epochs": 3})
+    assert resized.training_size("SBRP") == (1000, 3) and resized.conditions == ("SBRP",)

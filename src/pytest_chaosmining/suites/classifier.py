@@ -9,7 +9,7 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training.modes import guided_model_id, training_key
@@ -51,6 +51,13 @@ class ClassifierTier:
     def training_size(self, condition: str) -> tuple[int, int]:
         """``(n_train, epochs)`` of ``condition``'s models."""
         return self.longer_training.get(condition, (self.n_train, self.epochs))
+
+    def resized(self, models: tuple[str, ...], conditions: tuple[str, ...], sizes: Mapping[str, int]) -> Self:
+        """This tier on ``models`` and ``conditions`` with the fields ``sizes`` names changed
+        (a composing suite's pick); a pick that sets ``n_train`` or ``epochs`` sets them
+        for every condition (no :attr:`longer_training`)."""
+        longer = {} if {"n_train", "epochs"} & set(sizes) else self.longer_training
+        return dataclasses.replace(self, models=models, conditions=conditions, longer_training=longer, **sizes)
 
 
 class ClassifierCase:
@@ -173,7 +180,7 @@ class ClassifierSuite(SuiteDefaults):
     def guided_cases(self, tier: str, pick: DomainPick, data_dir: str | None) -> list[Any]:
         """Seed-0 standard cases of the picked model and conditions, at the tier's sizes changed by the pick's."""
         models = (pick.model,) if pick.model else self.tiers[tier].models
-        sized = dataclasses.replace(self.tiers[tier], models=models, conditions=pick.keys, **pick.sizes)
+        sized = self.tiers[tier].resized(models, pick.keys, pick.sizes)
         return self.functions.plan_cases(sized, 1, *self.source(data_dir))
 
     def train_together(self, session: ChaosminingSession, cases: Sequence[Any]) -> None:

@@ -390,7 +390,7 @@ def run_level_line(check: HeldOut) -> str:
     with at least one built-in failure.  Failures of one model cluster, so this rate is
     not the per-test rate times the tests; it is what a run on a fresh seed risks."""
     bad, runs = check.failing_runs()
-    per_suite = defaultdict(lambda: [0, 0])
+    per_suite: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for (suite, _), (_, failed) in check.runs.items():
         per_suite[suite][0] += bool(failed)
         per_suite[suite][1] += 1

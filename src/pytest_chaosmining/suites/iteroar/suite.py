@@ -121,11 +121,9 @@ def plan_cases(
 ) -> list[IteroarCase]:
     """The tier's chains: each condition × fill × seed on the vision tier's model
     (resized where the IteROAR tier says so)."""
-    import dataclasses
-
     from pytest_chaosmining.suites.digit_models.cases import plan_cases as vision_cases
 
-    sized = dataclasses.replace(vision_tier, models=(tier.model,), conditions=tier.conditions, **tier.vision_sizes)
+    sized = vision_tier.resized((tier.model,), tier.conditions, tier.vision_sizes)
     return [
         IteroarCase(base, tier.iterations, tier.tau, fill, tier.n_retrain, tier.retrain_epochs, tier.n_explain)
         for base in vision_cases(sized, seeds, source, data_dir)

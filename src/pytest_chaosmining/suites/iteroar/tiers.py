@@ -24,7 +24,7 @@ class IteroarTier:
     retrain_epochs: int | None
     n_explain: int
     seeds: int
-    vision_sizes: dict = field(default_factory=dict)
+    vision_sizes: dict[str, int] = field(default_factory=dict)
 
 
 # fmt: off
