@@ -65,6 +65,12 @@ def test_without_the_flag_pytest_is_unaffected(pytester):
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["collected 1 item"])
     result.stdout.no_fnmatch_line("*chaosmining summary*")
+    # nothing left on disk: not even pytest-benchmark's empty .benchmarks folder
+    assert not (pytester.path / ".benchmarks").exists()
+    # a folder that was there before the run stays
+    (pytester.path / ".benchmarks").mkdir()
+    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+    assert (pytester.path / ".benchmarks").is_dir()
 
 
 def test_entry_module_imports_nothing_heavy():

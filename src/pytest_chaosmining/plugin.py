@@ -14,11 +14,13 @@ from pathlib import Path
 import pytest
 
 from pytest_chaosmining import fixtures
+from pytest_chaosmining.benchmark_folder import BenchmarkFolder
 from pytest_chaosmining.fixtures import SESSION_KEY
 from pytest_chaosmining.settings import Settings, add_options, resolve
 from pytest_chaosmining.suites import REGISTRY, all_suites, folder_of_suite, suite_of, suite_roots
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
+BENCHMARK_FOLDER_KEY = pytest.StashKey[BenchmarkFolder]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -38,6 +40,9 @@ def pytest_configure(config: pytest.Config) -> None:
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[SETTINGS_KEY] = settings
+    folder = BenchmarkFolder.before_run(config)
+    if folder is not None:
+        config.stash[BENCHMARK_FOLDER_KEY] = folder
     config.pluginmanager.register(fixtures, "chaosmining-fixtures")
     _register_markers(config)
     if not settings.enabled:
@@ -243,3 +248,10 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         callspec = getattr(item, "callspec", None)
         if suite is not None and callspec is not None:
             chaosmining.selection.note(suite, callspec.params)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    folder = config.stash.get(BENCHMARK_FOLDER_KEY, None)
+    if folder is not None:
+        folder.tidy()
