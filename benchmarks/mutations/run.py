@@ -62,8 +62,7 @@ def run_one(
         "--chaosmining",
         "--chaosmining-explainers",
         CANDIDATE,
-        "--chaosmining-report",
-        str(folder / "report"),
+        f"--chaosmining-report={folder / 'report'}",  # '=': pytest takes a separate path as an argument for its rootdir
         "-q",
         "-rN",
         "--no-header",
@@ -71,7 +70,7 @@ def run_one(
     if workers > 1:
         argv += ["-n", str(workers), "--dist", "loadgroup"]
     if baseline is not None:
-        argv += ["--chaosmining-baseline", str(baseline)]
+        argv += [f"--chaosmining-baseline={baseline}"]
     start = time.perf_counter()
     proc = subprocess.run(
         argv, cwd=HERE, env={**os.environ, "CHAOSMINING_MUTANT": name}, capture_output=True, text=True, timeout=1800
@@ -95,6 +94,12 @@ def run_one(
     }
     done.write_text(json.dumps(summary, indent=1))
     return summary
+
+
+def test_id(nodeid: str) -> str:
+    """A test's id from the suite's folder on: the same test in two runs whose rootdirs
+    differ (a path given to an option as a separate word counts towards pytest's rootdir)."""
+    return nodeid.removeprefix(MISSING_PREFIX).split("pytest_chaosmining/suites/")[-1]
 
 
 def kinds_of(message: str, nodeid: str) -> set[str]:
@@ -131,11 +136,11 @@ def kinds_of(message: str, nodeid: str) -> set[str]:
 
 def _failing(summary: dict[str, object], base: dict[str, object]) -> list[dict[str, str]]:
     """The failures of a run, less the tests its unmutated base fails too (no evidence)."""
-    failing_base = {str(f["nodeid"]) for f in base["failures"]}  # type: ignore[attr-defined]
+    failing_base = {test_id(str(f["nodeid"])) for f in base["failures"]}  # type: ignore[attr-defined]
     return [
         f
         for f in summary["failures"]  # type: ignore[attr-defined]
-        if str(f["nodeid"]).removeprefix(MISSING_PREFIX) not in failing_base
+        if test_id(str(f["nodeid"])) not in failing_base
     ]
 
 
@@ -149,11 +154,11 @@ def verdict(
         return kinds_of(str(f["message"]), str(f["nodeid"])) != {"cost"}
 
     bars_failures = [f for f in _failing(bars_run, base) if judged(f)]
-    bars = len({f["nodeid"] for f in bars_failures})
-    scores = len({f["nodeid"] for f in _failing(baseline_run, base) if judged(f)})
-    cost = len({f["nodeid"] for f in _failing(baseline_run, base) if not judged(f)})
+    bars = len({test_id(f["nodeid"]) for f in bars_failures})
+    scores = len({test_id(f["nodeid"]) for f in _failing(baseline_run, base) if judged(f)})
+    cost = len({test_id(f["nodeid"]) for f in _failing(baseline_run, base) if not judged(f)})
     caught = {
-        str(f["nodeid"]): str(f["suite"])
+        test_id(str(f["nodeid"])): str(f["suite"])
         for f in _failing(baseline_run, base) + bars_failures
         if kinds_of(str(f["message"]), str(f["nodeid"])) != {"cost"}
     }
@@ -216,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
             f"cost {row['cost']}; {row['seconds']} s)",
             flush=True,
         )
-    write_table(rows, {b: s for b, (_, s) in baselines.items()}, key)
+    write_table(rows, {b: s for b, (_, s) in baselines.items()}, key, args.out)
     return 0
 
 
@@ -229,7 +234,9 @@ def gate_alarms(out: Path, names: list[str], bases: dict[str, str], factor: floa
     def values(folder: Path, metric: str) -> dict[str, float]:
         payload = json.loads((folder / "report" / "results.json").read_text())
         return {
-            r["nodeid"]: r["value"] for r in payload["records"] if r["explainer"] == CANDIDATE and r["metric"] == metric
+            test_id(r["nodeid"]): r["value"]
+            for r in payload["records"]
+            if r["explainer"] == CANDIDATE and r["metric"] == metric
         }
 
     for name in names:
@@ -243,16 +250,15 @@ def gate_alarms(out: Path, names: list[str], bases: dict[str, str], factor: floa
     return counts
 
 
-def write_table(rows: list[dict[str, object]], bases: dict[str, dict[str, object]], key: str) -> None:
+def write_table(rows: list[dict[str, object]], bases: dict[str, dict[str, object]], key: str, out: Path) -> None:
+    """results.md and results.json from the rows, with the cost gate's alarms read from the runs under ``out``."""
     harmful = [r for r in rows if r["kind"] == HARMFUL]
     benign = [r for r in rows if r["kind"] in (BENIGN, COST)]
     by_bars = sum(1 for r in harmful if r["bars"])
     with_baseline = sum(1 for r in harmful if r["with_baseline"])
     false_alarms = sum(1 for r in benign if r["with_baseline"])
     same = [r for r in rows if r["mutant"] in SAME_WORK]
-    alarms = gate_alarms(
-        HERE / "runs", [str(r["mutant"]) for r in same], {str(r["mutant"]): str(r["base"]) for r in same}
-    )
+    alarms = gate_alarms(out, [str(r["mutant"]) for r in same], {str(r["mutant"]): str(r["base"]) for r in same})
     lines = [
         "# Mutation benchmark",
         "",
