@@ -15,7 +15,7 @@ MUTATIONS = Path(__file__).resolve().parents[1] / "benchmarks" / "mutations"
 sys.path.insert(0, str(MUTATIONS))
 
 from mutants import BENIGN, COST, HARMFUL, MUTANTS, SAME_WORK, explainer  # noqa: E402
-from run import kinds_of, verdict  # noqa: E402
+from run import kinds_of, short_nodeid, verdict  # noqa: E402
 
 from pytest_chaosmining.explainers import ExplainerNotApplicable, attribute  # noqa: E402
 
@@ -81,3 +81,22 @@ def test_verdicts_read_the_judges_messages():
         "caught by the bars",
     )
     assert verdict({**bars_run, "failures": []}, {**baseline_run, "failures": []}, BENIGN, base)["verdict"] == "passes"
+
+
+def test_a_test_is_the_same_test_under_another_rootdir():
+    """A run against a baseline outside the folder may get another rootdir (pytest counts a
+    path given to an option as a separate word), so its nodeids carry a longer prefix: the
+    base's failures are still subtracted and each test counts once."""
+    short = "symbolic/test_chaosmining_symbolic.py::test_fprec[f01-candidate-s0]"
+    long = "wtm/src/pytest_chaosmining/suites/" + short
+    base = {"failures": [{"nodeid": short, "suite": "symbolic", "message": "fprec 0.1 < threshold 0.5"}]}
+    other = "vision/test_chaosmining_vision.py::test_iou[RBRP-candidate-s0]"
+    failures = [
+        {"nodeid": long, "suite": "symbolic", "explainer": "candidate", "message": "fprec 0.1 < threshold 0.5"},
+        {"nodeid": "a/src/pytest_chaosmining/suites/" + other, "suite": "vision", "message": "iou 0.1 < threshold 0.3"},
+    ]
+    bars_run = {"failures": [{**failures[1], "nodeid": other}], "outcomes": {}, "seconds": 1.0}
+    baseline_run = {"failures": failures, "outcomes": {}, "seconds": 1.0}
+    row = verdict(bars_run, baseline_run, HARMFUL, base)
+    assert (row["bars"], row["with_baseline"], row["suites"]) == (1, 1, ["vision 1"])
+    assert short_nodeid("chaosmining-baseline::" + long) == short

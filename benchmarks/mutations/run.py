@@ -96,7 +96,7 @@ def run_one(
     return summary
 
 
-def test_id(nodeid: str) -> str:
+def short_nodeid(nodeid: str) -> str:
     """A test's id from the suite's folder on: the same test in two runs whose rootdirs
     differ (a path given to an option as a separate word counts towards pytest's rootdir)."""
     return nodeid.removeprefix(MISSING_PREFIX).split("pytest_chaosmining/suites/")[-1]
@@ -136,11 +136,11 @@ def kinds_of(message: str, nodeid: str) -> set[str]:
 
 def _failing(summary: dict[str, object], base: dict[str, object]) -> list[dict[str, str]]:
     """The failures of a run, less the tests its unmutated base fails too (no evidence)."""
-    failing_base = {test_id(str(f["nodeid"])) for f in base["failures"]}  # type: ignore[attr-defined]
+    failing_base = {short_nodeid(str(f["nodeid"])) for f in base["failures"]}  # type: ignore[attr-defined]
     return [
         f
         for f in summary["failures"]  # type: ignore[attr-defined]
-        if test_id(str(f["nodeid"])) not in failing_base
+        if short_nodeid(str(f["nodeid"])) not in failing_base
     ]
 
 
@@ -154,11 +154,11 @@ def verdict(
         return kinds_of(str(f["message"]), str(f["nodeid"])) != {"cost"}
 
     bars_failures = [f for f in _failing(bars_run, base) if judged(f)]
-    bars = len({test_id(f["nodeid"]) for f in bars_failures})
-    scores = len({test_id(f["nodeid"]) for f in _failing(baseline_run, base) if judged(f)})
-    cost = len({test_id(f["nodeid"]) for f in _failing(baseline_run, base) if not judged(f)})
+    bars = len({short_nodeid(f["nodeid"]) for f in bars_failures})
+    scores = len({short_nodeid(f["nodeid"]) for f in _failing(baseline_run, base) if judged(f)})
+    cost = len({short_nodeid(f["nodeid"]) for f in _failing(baseline_run, base) if not judged(f)})
     caught = {
-        test_id(str(f["nodeid"])): str(f["suite"])
+        short_nodeid(str(f["nodeid"])): str(f["suite"])
         for f in _failing(baseline_run, base) + bars_failures
         if kinds_of(str(f["message"]), str(f["nodeid"])) != {"cost"}
     }
@@ -234,7 +234,7 @@ def gate_alarms(out: Path, names: list[str], bases: dict[str, str], factor: floa
     def values(folder: Path, metric: str) -> dict[str, float]:
         payload = json.loads((folder / "report" / "results.json").read_text())
         return {
-            test_id(r["nodeid"]): r["value"]
+            short_nodeid(r["nodeid"]): r["value"]
             for r in payload["records"]
             if r["explainer"] == CANDIDATE and r["metric"] == metric
         }
