@@ -154,14 +154,11 @@ def verdict(
         return kinds_of(str(f["message"]), str(f["nodeid"])) != {"cost"}
 
     bars_failures = [f for f in _failing(bars_run, base) if judged(f)]
+    baseline_failures = _failing(baseline_run, base)
     bars = len({short_nodeid(f["nodeid"]) for f in bars_failures})
-    scores = len({short_nodeid(f["nodeid"]) for f in _failing(baseline_run, base) if judged(f)})
-    cost = len({short_nodeid(f["nodeid"]) for f in _failing(baseline_run, base) if not judged(f)})
-    caught = {
-        short_nodeid(str(f["nodeid"])): str(f["suite"])
-        for f in _failing(baseline_run, base) + bars_failures
-        if kinds_of(str(f["message"]), str(f["nodeid"])) != {"cost"}
-    }
+    scores = len({short_nodeid(f["nodeid"]) for f in baseline_failures if judged(f)})
+    cost = len({short_nodeid(f["nodeid"]) for f in baseline_failures if not judged(f)})
+    caught = {short_nodeid(f["nodeid"]): str(f["suite"]) for f in baseline_failures + bars_failures if judged(f)}
     per_suite = {s: sum(1 for v in caught.values() if v == s) for s in sorted(set(caught.values()))}
     suites = [f"{s} {n}" for s, n in per_suite.items()]
     outcomes = baseline_run["outcomes"]

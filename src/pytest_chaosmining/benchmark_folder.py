@@ -28,7 +28,7 @@ class BenchmarkFolder:
         """The folder pytest-benchmark is about to create, or None if it uses another storage."""
         if config.getoption("benchmark_storage", None) != DEFAULT_STORAGE:
             return None
-        path = Path.cwd() / ".benchmarks"
+        path = Path.cwd() / DEFAULT_STORAGE.removeprefix("file://")
         return cls(path, path.exists())
 
     def tidy(self) -> None:
