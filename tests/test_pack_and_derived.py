@@ -181,3 +181,49 @@ def test_a_changed_captum_file_recomputes_builtin_results(pytester, run_suite, t
     ig.write_text(ig.read_text() + "\n# a pull request's edit: same version string\n")
     run_suite(*args, cache=cache, report="edited", k="f02", fresh=False).assert_outcomes(passed=2)
     assert len(entries()) == 2, "the edited captum's result was read from the cache of the unedited one"
+
+
+def _default_run_models(pytester: pytest.Pytester) -> dict[str, dict[str, object]]:
+    """``{"<cache folder>/<model id>": config}`` of every model the default run
+    (smoke tier, seed 0 and the seeds it runs, embedded data) loads by its training
+    config: the symbolic, vision and audio models, the saliency suite's standard
+    and guided pairs, BAM's f_o, f_s and f_k, and IteROAR's f_0.  (IteROAR's retrained
+    models are keyed by the masked data, which the explainers' maps decide.)"""
+    from pytest_chaosmining.session import ChaosminingSession
+    from pytest_chaosmining.settings import resolve
+    from pytest_chaosmining.suites.bam.suite import model_config
+    from pytest_chaosmining.suites.registry import REGISTRY, get_suite
+
+    config = pytester.parseconfig("--chaosmining")
+    session = ChaosminingSession(config, resolve(config, tuple(REGISTRY)))
+    assert session.tier == "smoke"
+    models: dict[str, dict[str, object]] = {}
+
+    def add(model_id: str, training: dict[str, object]) -> None:
+        models[f"{training['suite']}/{model_id}"] = training
+
+    for name in ("symbolic", "vision", "audio"):
+        for case in get_suite(name).plan(session):
+            add(case.id, case.training_config("cpu"))
+    for comparison in get_suite("saliency").plan(session):
+        for pair in comparison.pairs():
+            for case in pair:
+                add(case.id, case.training_config("cpu"))
+    for case in get_suite("bam").plan(session):
+        for role in ("object", "scene", *(f"k{k:g}" for k in case.ks)):
+            add(f"{case.id}-{role}", model_config(case, role, "cpu"))
+    for chain in get_suite("iteroar").plan(session):
+        add(chain.base.id, chain.base.training_config("cpu"))
+    return models
+
+
+def test_the_default_run_trains_no_model_the_pack_could_ship(pytester):
+    """Every model the default run loads by its training config is in the shipped pack.
+    A change to anything in a config (a guided model's loss source, a tier's sizes)
+    moves its key: the pack must be rebuilt (``chaosmining-pack``), or every user's
+    first run trains it (the cost suite's snapshot models are not shipped)."""
+    models = _default_run_models(pytester)
+    assert len(models) >= 30 and any("guide" in c for c in models.values())
+    pack = ModelPack()
+    missing = [name for name, config in models.items() if not pack.path(str(config["suite"]), config).is_file()]
+    assert not missing, f"not in the shipped pack (rebuild it: chaosmining-pack): {missing}"

@@ -123,6 +123,15 @@ def plan_cases(
     ]
 
 
+def model_config(case: BamCase, role: str, device_type: str) -> dict[str, Any]:
+    """Everything that affects the weights of ``case``'s ``role`` model (its cache and pack key)."""
+    import dataclasses
+
+    fields = dataclasses.asdict(case)
+    fields.pop("ks")
+    return {"suite": SUITE, **fields, "role": role, "device": device_type}
+
+
 def _train(
     case: BamCase,
     role: str,
@@ -132,8 +141,6 @@ def _train(
     device: torch.device,
     progress: Callable[..., None] | None,
 ) -> tuple[Any, float]:
-    import dataclasses
-
     import torch
 
     from pytest_chaosmining.core.training.classification import ClassifierTraining, train_classifier
@@ -148,9 +155,7 @@ def _train(
             model, torch.from_numpy(images), torch.from_numpy(labels), settings, case.seed, progress
         )
 
-    fields = dataclasses.asdict(case)
-    fields.pop("ks")
-    config = {"suite": SUITE, **fields, "role": role, "device": device.type}
+    config = model_config(case, role, device.type)
 
     def check(model: torch.nn.Module) -> float:
         """Accuracy on the first training images (the pack's reproduction check)."""
