@@ -19,13 +19,15 @@ def run_suite(pytester, shared_cache, monkeypatch):
 
     By default every model is trained and every result computed (no shipped pack,
     no reuse of cached built-in results), so the tests see what a cold run does;
-    ``fresh=False`` runs as a user's default run does.  The subprocess does not
+    ``shipped=True`` loads the shipped models instead of training them (every result
+    still computed: what a user's first run does); ``fresh=False`` runs as a user's
+    default run does (shipped models, cached built-in results reused).  The subprocess does not
     inherit this run's xdist worker identity (under ``pytest -n``), which would make
     it act as a worker (pytest-benchmark disables itself, devices map per worker)."""
     for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
         monkeypatch.delenv(name, raising=False)
 
-    def run(*args, cache=None, k=SUBSET, report="report", fresh=True):
+    def run(*args, cache=None, k=SUBSET, report="report", fresh=True, shipped=False):
         argv = [
             "--chaosmining",
             "--chaosmining-tier",
@@ -38,7 +40,8 @@ def run_suite(pytester, shared_cache, monkeypatch):
             "no:randomly",
         ]
         if fresh:
-            argv += ["--chaosmining-pack", "none", "--chaosmining-builtin-results", "recompute"]
+            argv += ["--chaosmining-builtin-results", "recompute"]
+            argv += [] if shipped else ["--chaosmining-pack", "none"]
         if report:
             argv += ["--chaosmining-report", report]
         if k:

@@ -614,7 +614,9 @@ def test_vision_suite_end_to_end(pytester, run_suite):
     paper-shaped table and the example figure."""
     pytester.makeconftest(CHEATS_CONFTEST)
     names = ",".join(MISBEHAVING + ("SA", "DL", "IG", "FA", "random") + CHEATS)
-    result = run_suite("--chaosmining-suites", "vision", "--chaosmining-explainers", names, "-rf", k="SBFP")
+    result = run_suite(
+        "--chaosmining-suites", "vision", "--chaosmining-explainers", names, "-rf", k="SBFP", shipped=True
+    )
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed") == 1 + 4 and outcomes.get("xfailed") == 1, result.stdout.str()
     assert outcomes.get("failed") == len(CHEATS) + len(MISBEHAVING), result.stdout.str()
@@ -625,7 +627,9 @@ def test_vision_suite_end_to_end(pytester, run_suite):
     iou = {r["explainer"]: r["value"] for r in load_results(pytester)["records"] if r["metric"] == "iou"}
     assert iou["SA"] > 0.5 > 0.1 > iou["random"]
     assert iou["centre"] > 0.5  # the prior alone would pass the FP bar
-    run_suite("--chaosmining-suites", "vision", "--chaosmining-explainers", "SA", report="alone", k="SBFP")
+    run_suite(
+        "--chaosmining-suites", "vision", "--chaosmining-explainers", "SA", report="alone", k="SBFP", shipped=True
+    )
     assert judged_values(pytester, "alone", "SA") == judged_values(pytester, "report", "SA") != {}
 
 
@@ -638,7 +642,9 @@ def test_audio_suite_end_to_end_and_gaming_explainers_fail(pytester, run_suite):
     Table 4-shaped section and the figure."""
     pytester.makeconftest(CHEATS_CONFTEST)
     names = ",".join(MISBEHAVING + ("SA", "DL", "IG", "FA", "random") + CHEATS)
-    result = run_suite("--chaosmining-suites", "audio", "--chaosmining-explainers", names, "-rf", k="SBFP and tcn")
+    result = run_suite(
+        "--chaosmining-suites", "audio", "--chaosmining-explainers", names, "-rf", k="SBFP and tcn", shipped=True
+    )
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed") == 1 + 4 and outcomes.get("xfailed") == 1, result.stdout.str()
     assert outcomes.get("failed") == len(CHEATS) + len(MISBEHAVING), result.stdout.str()
@@ -652,7 +658,15 @@ def test_audio_suite_end_to_end_and_gaming_explainers_fail(pytester, run_suite):
     share = {r["explainer"]: r["value"] for r in records if r["metric"] == "channel_share"}
     assert share["SA"] > 0.4 > 0.3 > share["random"]
     assert share["constant"] == 0.25
-    run_suite("--chaosmining-suites", "audio", "--chaosmining-explainers", "SA", report="alone", k="SBFP and tcn")
+    run_suite(
+        "--chaosmining-suites",
+        "audio",
+        "--chaosmining-explainers",
+        "SA",
+        report="alone",
+        k="SBFP and tcn",
+        shipped=True,
+    )
     assert judged_values(pytester, "alone", "SA") == judged_values(pytester, "report", "SA") != {}
 
 
@@ -698,6 +712,7 @@ def test_saliency_suite_end_to_end(pytester, run_suite):
         "--chaosmining-explainers",
         names,
         k="symbolic-f06",
+        shipped=True,
     )
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed") == 1 + 4 and outcomes.get("xfailed") == 1, result.stdout.str()
@@ -722,6 +737,7 @@ def test_saliency_suite_end_to_end(pytester, run_suite):
         "SA",
         report="alone",
         k="symbolic-f06",
+        shipped=True,
     )
     assert judged_values(pytester, "alone", "SA") == judged_values(pytester, "report", "SA") != {}
 
@@ -742,6 +758,7 @@ def test_iteroar_and_bam_suites_end_to_end(pytester, run_suite):
         ",".join(("leave_hook", "SA", "random") + cheats),
         "-rf",
         k=None,
+        shipped=True,
     )
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed") == 2 + 2 and outcomes.get("xfailed") == 2, result.stdout.str()
@@ -756,7 +773,9 @@ def test_iteroar_and_bam_suites_end_to_end(pytester, run_suite):
     gains = {(r["suite"], r["explainer"], r["metric"]): r for r in records if r["metric"].endswith("_gain")}
     assert gains[("iteroar", "SA", "drop_gain")]["passed"] and gains[("bam", "SA", "mcs_gain")]["passed"]
     assert not gains[("iteroar", "random", "drop_gain")]["passed"]
-    run_suite("--chaosmining-suites", "iteroar,bam", "--chaosmining-explainers", "SA", report="alone", k=None)
+    run_suite(
+        "--chaosmining-suites", "iteroar,bam", "--chaosmining-explainers", "SA", report="alone", k=None, shipped=True
+    )
     assert judged_values(pytester, "alone", "SA") == judged_values(pytester, "report", "SA") != {}
 
 
