@@ -4,10 +4,12 @@ Memory is the peak growth over the call:
 
 - on CUDA, of ``torch.cuda.max_memory_allocated`` (the caching allocator's own
   statistics: every tensor byte, exact);
-- on CPU, of the process's resident set as psutil reads it, sampled every
-  millisecond by a thread.  It counts every page the process touches (tensors,
-  numpy arrays, Python objects), with a resolution of one page and of the
-  sampling period.  On glibc, memory freed before the call is handed back to
+- on CPU, of the process's resident set.  On Linux the kernel's high-water mark
+  (``VmHWM``, reset through ``/proc/self/clear_refs`` when the call starts) gives
+  the exact peak; elsewhere, and where that file cannot be written, the resident
+  set as psutil reads it, sampled every millisecond by a thread, which can miss a
+  buffer that lives between two samples (a lower bound).  It counts every page the
+  process touches (tensors, numpy arrays, Python objects).  On glibc, memory freed before the call is handed back to
   the system first (``malloc_trim``), so that the call's allocations show as
   growth instead of being served from already resident free memory; elsewhere
   the reading is a lower bound.
@@ -52,6 +54,28 @@ def _trim_heap() -> None:
         pass
 
 
+def _reset_high_water() -> bool:
+    """Reset the kernel's peak resident set of this process (Linux); whether it could."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _high_water() -> int:
+    """The kernel's peak resident set of this process in bytes since the last reset (0 if unreadable)."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
 def is_cuda(device: torch.device | str) -> bool:
     """Whether ``device`` (a torch device or its name) is a CUDA device."""
     return getattr(device, "type", str(device)) == "cuda"
@@ -93,6 +117,7 @@ class PeakMemory:
 
         _trim_heap()
         self._process = psutil.Process()
+        self._high_water = _reset_high_water()
         self._base = self._peak = self._process.memory_info().rss
         self._halt = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True, name="chaosmining-rss")
@@ -114,7 +139,7 @@ class PeakMemory:
             return
         self._halt.set()
         self._thread.join()
-        self._peak = max(self._peak, self._process.memory_info().rss)
+        self._peak = max(self._peak, self._process.memory_info().rss, _high_water() if self._high_water else 0)
         self.mb = max(0, self._peak - self._base) / 2**20
 
 
