@@ -53,6 +53,26 @@ def test_cpu_peak_memory_sees_a_buffer_that_lives_between_two_samples(monkeypatc
     assert 56 <= cost.peak_mem_mb <= 96, cost
 
 
+def test_cpu_peak_memory_samples_where_the_kernel_keeps_no_peak(monkeypatch):
+    """Where the high-water mark cannot be reset (not Linux, or /proc not writable) a
+    thread samples the resident set: a 64 MiB buffer held for 50 ms shows."""
+    import time
+
+    import torch
+
+    from pytest_chaosmining.core.metrics import cost as cost_module
+
+    monkeypatch.setattr(cost_module, "_reset_high_water", lambda: False)
+
+    def allocate():
+        buffer = torch.ones(16 * 2**20)
+        time.sleep(0.05)
+        return float(buffer[0])
+
+    _, cost = measure(allocate, "cpu")
+    assert 56 <= cost.peak_mem_mb <= 96, cost
+
+
 def _cost(explainer, metric, value):
     return Record("cost", "mlp", explainer, 0, metric, value, {"formula": 2})
 

@@ -8,9 +8,9 @@ Memory is the peak growth over the call:
   (``VmHWM``, reset through ``/proc/self/clear_refs`` when the call starts) gives
   the exact peak; elsewhere, and where that file cannot be written, the resident
   set as psutil reads it, sampled every millisecond by a thread, which can miss a
-  buffer that lives between two samples (a lower bound).  It counts every page the
-  process touches (tensors, numpy arrays, Python objects).  On glibc, memory freed before the call is handed back to
-  the system first (``malloc_trim``), so that the call's allocations show as
+  buffer that lives between two samples (a lower bound).  It counts every page
+  the process touches (tensors, numpy arrays, Python objects).  On glibc, memory
+  freed before the call is handed back to the system first (``malloc_trim``), so that the call's allocations show as
   growth instead of being served from already resident free memory; elsewhere
   the reading is a lower bound.
 """
@@ -55,13 +55,14 @@ def _trim_heap() -> None:
 
 
 def _reset_high_water() -> bool:
-    """Reset the kernel's peak resident set of this process (Linux); whether it could."""
+    """Reset the kernel's peak resident set of this process (Linux); whether it could
+    and the mark can be read back."""
     try:
         with open("/proc/self/clear_refs", "w") as fh:
             fh.write("5")
-        return True
     except OSError:
         return False
+    return _high_water() > 0
 
 
 def _high_water() -> int:
@@ -117,11 +118,12 @@ class PeakMemory:
 
         _trim_heap()
         self._process = psutil.Process()
-        self._high_water = _reset_high_water()
         self._base = self._peak = self._process.memory_info().rss
-        self._halt = threading.Event()
-        self._thread = threading.Thread(target=self._sample, daemon=True, name="chaosmining-rss")
-        self._thread.start()
+        self._thread: threading.Thread | None = None  # no sampler where the kernel keeps the peak
+        if not _reset_high_water():
+            self._halt = threading.Event()
+            self._thread = threading.Thread(target=self._sample, daemon=True, name="chaosmining-rss")
+            self._thread.start()
         return self
 
     def _sample(self) -> None:
@@ -137,9 +139,12 @@ class PeakMemory:
             torch.cuda.synchronize(self.device)
             self.mb = (torch.cuda.max_memory_allocated(self.device) - self._base) / 2**20
             return
-        self._halt.set()
-        self._thread.join()
-        self._peak = max(self._peak, self._process.memory_info().rss, _high_water() if self._high_water else 0)
+        if self._thread is None:
+            self._peak = max(self._peak, _high_water())
+        else:
+            self._halt.set()
+            self._thread.join()
+        self._peak = max(self._peak, self._process.memory_info().rss)
         self.mb = max(0, self._peak - self._base) / 2**20
 
 
