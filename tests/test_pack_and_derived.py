@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 from pathlib import Path
@@ -168,6 +169,7 @@ def test_a_changed_captum_file_recomputes_builtin_results(pytester, run_suite, t
     monkeypatch.setenv("PYTHONPATH", str(site))
     args = ("--chaosmining-explainers", "IG", "--chaosmining-suites", "symbolic")
     cache = tmp_path / "c"
+    run_suite = functools.partial(run_suite, subprocess=True)  # captum from PYTHONPATH: a fresh interpreter
 
     def entries() -> set[str]:
         return {p.name for p in (cache / "derived" / "symbolic").glob("*.json")}

@@ -182,7 +182,9 @@ def test_entry_point_explainer_is_registered(pytester, run_suite, monkeypatch):
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: cm-extra\nVersion: 1.0\n")
     (dist / "entry_points.txt").write_text("[pytest_chaosmining.explainers]\nGradAbs = cm_extra:grad_abs\n")
     monkeypatch.setenv("PYTHONPATH", str(site))
-    result = run_suite("--chaosmining-explainers", "GradAbs", "--chaosmining-suites", "symbolic", k="f01")
+    result = run_suite(
+        "--chaosmining-explainers", "GradAbs", "--chaosmining-suites", "symbolic", k="f01", subprocess=True
+    )
     result.assert_outcomes(passed=2)
 
 
@@ -408,6 +410,7 @@ def test_xdist_workers_report_what_trains(pytester, run_suite, tmp_path):
         "symbolic",
         cache=tmp_path / "c",
         k="f02 or f05",
+        subprocess=True,
     )
     result.assert_outcomes(passed=4)
     lines = result.stderr.lines + result.stdout.lines

@@ -7,6 +7,9 @@ one over the stacked parameters is one per member) and a loss whose gradient
 for a member is that member's own loss gradient (the members' losses are
 summed).  Batched matrix products may round differently from single ones, so
 the members agree with single training to float tolerance, not bit for bit.
+Saliency guided members agree until a near-tie in the masking order rounds
+the other way (masking is discontinuous); from there they are two correct
+trainings apart.
 
 Two trainers use it:
 
