@@ -9,6 +9,7 @@ import pytest
 
 from pytest_chaosmining.core.verdicts.records import Record
 from pytest_chaosmining.reports.html import build_html
+from pytest_chaosmining.reports.run_results import RunResults
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (Debian: apt install chromium)")
@@ -64,7 +65,7 @@ def _page(tmp_path):
 
     board = build_leaderboard(_records(), outcomes, all_suites())
     meta = {"tier": "smoke", "seeds": {"symbolic": "0"}}
-    path.write_text(build_html(_records(), meta, outcomes, failures, [figure], board))
+    path.write_text(build_html(RunResults(_records(), meta, outcomes, failures), [figure], board))
     return path
 
 
@@ -96,7 +97,7 @@ def _dom(url):
 
 def test_the_page_is_self_contained_with_failures_first():
     control = Record("symbolic", "mlp", "random", 0, "fprec", 0.1, {"formula": 1}, 0.8, False, "t[random]")
-    text = build_html(_records() + [control], {"tier": "smoke"}, {}, [], [])
+    text = build_html(RunResults(_records() + [control], {"tier": "smoke"}), [])
     assert '<tr class="expected" data-explainer="random">' in text  # the control missing a bar is no failure
     assert "http" not in text.replace("http-equiv", "")  # nothing fetched from elsewhere
     rows = re.findall(
@@ -117,7 +118,7 @@ def test_the_leaderboard_comes_first_with_scores_and_verdicts_in_words():
 
     outcomes = {"symbolic|SA|passed": 1, "symbolic|mine|failed": 1, "vision|SA|passed": 1, "vision|mine|failed": 1}
     board = build_leaderboard(_records(), outcomes, all_suites())
-    text = build_html(_records(), {"tier": "smoke"}, outcomes, [], [], board)
+    text = build_html(RunResults(_records(), {"tier": "smoke"}, outcomes), [], board)
     assert text.index("id=leaderboard") < text.index("id=outcomes") < text.index("class=suite")
     row = re.search(r'<tr data-explainer="mine">(.*?)</tr>', text).group(1)
     assert re.findall(r'class="num (v-\w+)" data-sort="([\d.]+)">', row) == [("v-fail", "0.5000"), ("v-fail", "0.2000")]

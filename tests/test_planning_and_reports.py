@@ -5,6 +5,7 @@ import pytest
 from pytest_chaosmining.core.verdicts.baseline import Baseline
 from pytest_chaosmining.core.verdicts.records import Record, sort_records
 from pytest_chaosmining.reports.markdown import build_markdown, write_reports
+from pytest_chaosmining.reports.run_results import RunResults
 from pytest_chaosmining.suites import all_suites
 from pytest_chaosmining.suites.formula_models.cases import cost_case, plan_cases
 from pytest_chaosmining.suites.formula_models.tiers import SYMBOLIC
@@ -57,7 +58,7 @@ def _records():
 
 def test_markdown_tables_give_mean_and_std_over_seeds():
     md = build_markdown(
-        _records(), {"tier": "ci", "seeds": 2, "versions": {}}, {"symbolic|SA|passed": 2}, [], all_suites()
+        RunResults(_records(), {"tier": "ci", "seeds": 2, "versions": {}}, {"symbolic|SA|passed": 2}), all_suites()
     )
     assert "| nf=10, ln=0.01, n=100, mlp | 0.900 ± 0.000 | 0.850 ± 0.050 |" in md
     assert "| symbolic | SA | 2 | 0 |\n" in md  # passed and failed; no column for a kind nobody met
@@ -65,7 +66,7 @@ def test_markdown_tables_give_mean_and_std_over_seeds():
 
 def test_write_reports(tmp_path):
     recs = sort_records(_records())
-    written = write_reports(tmp_path, recs, {"tier": "ci"}, {}, "# md")
+    written = write_reports(tmp_path, RunResults(recs, {"tier": "ci"}), "# md")
     assert {p.split("/")[-1] for p in written} == {"results.json", "results.csv", "report.md"}
     from pytest_chaosmining.suites import get_suite
 
@@ -154,7 +155,7 @@ def test_audio_report_is_shaped_like_table_4():
         records.append(Record("audio", "tcn-e8", "-", 0, "params_m", 0.04, c))
         records.append(Record("audio", "tcn-e8", "SA", 0, "channel_share", 0.7, c, 0.5, True))
         records.append(Record("audio", "tcn-e8", "SA", 0, "top1_hit", 0.9, c))
-    text = build_markdown(records, {"tier": "ci"}, {}, [], all_suites())
+    text = build_markdown(RunResults(records, {"tier": "ci"}), all_suites())
     assert "## Audio" in text and "### speech at a fixed channel (FP)" in text
     assert "| tcn-e8 | 0.040 | 8 ch × 0.5 s @ 4000 Hz | 80.00 | 0.700 |" in text
     assert "SBRP SA (share)" in text and "Top-1 channel hit rate" in text
@@ -233,10 +234,12 @@ def test_report_lists_failures_first_and_embeds_the_figures_it_names():
         }
     ]
     md = build_markdown(
-        _records(),
-        {"tier": "smoke", "seeds": {"symbolic": "0", "vision": "0-1"}, "versions": {}},
-        outcomes,
-        failures,
+        RunResults(
+            _records(),
+            {"tier": "smoke", "seeds": {"symbolic": "0", "vision": "0-1"}, "versions": {}},
+            outcomes,
+            failures,
+        ),
         all_suites(),
     )
     assert "| seeds per suite | symbolic 0, vision 0-1 |" in md and "{" not in md.split("## Failures")[0]
@@ -328,7 +331,9 @@ def test_skips_are_counted_by_why_the_test_was_not_judged():
     lines = terminal_table([], outcomes, all_suites())
     assert lines[0].split()[2:6] == ["passed", "failed", "n/a", "report"], lines[0]
     assert lines[1].split()[:6] == ["rfe", "IG", "0", "0", "0", "2"], lines
-    markdown = build_markdown([], {"tier": "smoke"}, {f"{s}|{e}|{o}": n for (s, e, o), n in outcomes.items()}, [], [])
+    markdown = build_markdown(
+        RunResults([], {"tier": "smoke"}, {f"{s}|{e}|{o}": n for (s, e, o), n in outcomes.items()}), []
+    )
     assert "| suite | explainer | passed | failed | not applicable | report-only |" in markdown
 
 

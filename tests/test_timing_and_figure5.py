@@ -13,6 +13,7 @@ from pytest_chaosmining.core.metrics.attribution import consistency
 from pytest_chaosmining.core.metrics.cost import PeakMemory, measure
 from pytest_chaosmining.core.verdicts.baseline import Baseline
 from pytest_chaosmining.core.verdicts.records import Record
+from pytest_chaosmining.reports.run_results import RunResults
 from pytest_chaosmining.suites import all_suites
 from pytest_chaosmining.suites.cost.suite import Convergence, snapshot_epochs
 from pytest_chaosmining.tools.rebuild import merge, rebuild
@@ -166,7 +167,7 @@ def test_every_section_renders_from_a_run_without_model_level_tests():
     records = [Record.from_dict(r) for r in payload["records"] if r["explainer"] != MODEL_LEVEL]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        markdown = build_markdown(records, payload["meta"], payload["outcomes"], [], all_suites())
+        markdown = build_markdown(RunResults(records, payload["meta"], payload["outcomes"]), all_suites())
     assert "## BAM" in markdown and "could not be written" not in markdown
 
 

@@ -155,21 +155,22 @@ class ResultCollector:
             uncalibrated_note,
         )
         from pytest_chaosmining.reports.render import render
+        from pytest_chaosmining.reports.run_results import RunResults
 
-        records = sort_records(self.records)
-        shown = human_facing(records)  # the fingerprints of maps go to results.json only
-        meta = self.metadata()
-        outcomes = {f"{s}|{e}|{o}": n for (s, e, o), n in sorted(self.outcomes.items())}
-        failures = sorted(self.failures, key=lambda f: f["nodeid"])
+        run = RunResults(
+            sort_records(self.records),
+            self.metadata(),
+            {f"{s}|{e}|{o}": n for (s, e, o), n in sorted(self.outcomes.items())},
+            sorted(self.failures, key=lambda f: f["nodeid"]),
+        )
+        meta, shown = run.meta, run.human_facing()  # the fingerprints of maps go to results.json only
         if self.settings.report_dir is not None:
-            _, self.written = render(
-                Path(self.settings.report_dir), records, meta, outcomes, failures, self.session, self.suites()
-            )
+            _, self.written = render(Path(self.settings.report_dir), run, self.session, self.suites())
         summary = os.environ.get("GITHUB_STEP_SUMMARY")
         if summary:
             with open(summary, "a", encoding="utf-8") as fh:
-                fh.write(step_summary(shown, meta, outcomes, failures, self.suites()))
-        self.summary_lines = terminal_table(shown, self.outcomes, self.suites())
+                fh.write(step_summary(shown, self.suites()))
+        self.summary_lines = terminal_table(shown.records, self.outcomes, self.suites())
         if meta["report_only"]:
             self.summary_lines.append(report_only_note(meta["report_only"], meta["tier"]))
         if meta["uncalibrated_bars"]:

@@ -17,6 +17,7 @@ from pytest_chaosmining.reports.tables import SKIP_LEGEND, baseline_change, meta
 
 if TYPE_CHECKING:
     from pytest_chaosmining.reports.leaderboard import Leaderboard
+    from pytest_chaosmining.reports.run_results import RunResults
 
 #: the size the default run's page keeps within (bytes; a project test checks the committed one):
 #: the judged results and the figures, the rest of the records in results.csv
@@ -242,16 +243,10 @@ def _baseline_table(baseline: object) -> str:
     )
 
 
-def build_html(
-    records: list[Record],
-    meta: dict[str, object],
-    outcomes: dict[str, int],
-    failures: list[dict[str, str]],
-    figures: list[Path],
-    board: Leaderboard | None = None,
-) -> str:
+def build_html(run: RunResults, figures: list[Path], board: Leaderboard | None = None) -> str:
     """The whole page as a string (figures read from ``figures`` and embedded), the
     leaderboard ``board`` first."""
+    records, meta, outcomes, failures = run.records, run.meta, run.outcomes, run.failures
     scored = [r for r in records if r.explainer != MODEL_LEVEL]
     suites = list(dict.fromkeys(r.suite for r in scored))
     explainers = sorted({r.explainer for r in scored})

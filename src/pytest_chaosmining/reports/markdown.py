@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_chaosmining import ChaosminingWarning
 from pytest_chaosmining.core.storage.atomic import atomic_write_text
-from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, RESULTS_FORMAT, Record, human_facing
+from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, RESULTS_FORMAT, Record
 from pytest_chaosmining.reports.leaderboard import build_leaderboard, leaderboard_markdown
 from pytest_chaosmining.reports.scorecard import scorecard_markdown
 from pytest_chaosmining.reports.tables import (
@@ -33,6 +33,7 @@ from pytest_chaosmining.reports.tables import (
 
 if TYPE_CHECKING:
     from pytest_chaosmining.reports.reported_suite import ReportedSuite
+    from pytest_chaosmining.reports.run_results import RunResults
 
 
 def _cost_sections(df: Any) -> list[str]:
@@ -73,16 +74,11 @@ def _failure_section(failures: list[dict[str, str]]) -> list[str]:
     return [f"## Failures ({len(failures)})", ""] + markdown_table(["explainer", "suite", "test", "why"], rows) + [""]
 
 
-def step_summary(
-    records: list[Record],
-    meta: dict[str, Any],
-    outcomes: dict[str, int],
-    failures: list[dict[str, str]],
-    suites: Sequence[ReportedSuite],
-) -> str:
+def step_summary(run: RunResults, suites: Sequence[ReportedSuite]) -> str:
     """The GitHub step summary: a headline, the failures (which explainer failed where
     and why) on the first screen, then the leaderboard and the run's notes; the full
     report is report.md."""
+    records, meta, outcomes, failures = run.records, run.meta, run.outcomes, run.failures
     counts: Counter[str] = Counter()
     for key, n in outcomes.items():
         counts[key.rsplit("|", 1)[-1]] += n
@@ -207,20 +203,15 @@ def report_only_note(suites: list[str], tier: str) -> str:
     )
 
 
-def build_markdown(
-    records: list[Record],
-    meta: dict[str, Any],
-    outcomes: dict[str, int],
-    failures: list[dict[str, str]] | None,
-    suites: Sequence[ReportedSuite],
-) -> str:
+def build_markdown(run: RunResults, suites: Sequence[ReportedSuite]) -> str:
     """The Markdown report: run metadata, failures first, outcomes, every
     explainer's headline scores, the sections of ``suites``, cost."""
+    records, meta, outcomes, failures = run.records, run.meta, run.outcomes, run.failures
     lines = ["# ChaosMining conformance report", ""]
     lines += markdown_table(["run", ""], [list(row) for row in meta_rows(meta)]) + [""]
     lines += _run_notes(meta)
     lines += leaderboard_markdown(build_leaderboard(records, outcomes, suites), "leaderboard.png")
-    lines += _failure_section(failures or [])
+    lines += _failure_section(failures)
     lines += scorecard_markdown(records, meta.get("baseline"))
     lines += _outcome_section(outcomes)
     if records:
@@ -240,29 +231,24 @@ def build_markdown(
     return "\n".join(lines)
 
 
-def write_reports(
-    out_dir: Path,
-    records: list[Record],
-    meta: dict[str, Any],
-    outcomes: dict[str, int],
-    markdown: str,
-    failures: list[dict[str, str]] | None = None,
-) -> list[str]:
-    """Write results.json, results.csv and report.md into ``out_dir`` (the suites
-    write their figures through :meth:`~pytest_chaosmining.suites.Suite.figures`)."""
+def write_reports(out_dir: Path, run: RunResults, markdown: str) -> list[str]:
+    """Write results.json (every record, fingerprints of maps included), results.csv
+    and report.md into ``out_dir`` (the suites write their figures through
+    :meth:`~pytest_chaosmining.suites.Suite.figures`)."""
+    records = run.records
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     payload = {
         "format": RESULTS_FORMAT,
-        "meta": meta,
-        "outcomes": outcomes,
-        "failures": failures or [],
+        "meta": run.meta,
+        "outcomes": run.outcomes,
+        "failures": run.failures,
         "records": [r.to_dict() for r in records],
     }
     atomic_write_text(out_dir / "results.json", json.dumps(payload, indent=1, sort_keys=True))
     written.append(str(out_dir / "results.json"))
-    records = human_facing(records)  # fingerprints of maps: results.json only
+    records = run.human_facing().records  # fingerprints of maps: results.json only
     case_keys = sorted({k for r in records for k in r.case})
     fields = ["suite", "model", "explainer", *case_keys, "seed", "metric", "value", "threshold", "passed", "nodeid"]
     buffer = io.StringIO(newline="")

@@ -9,13 +9,14 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pytest_chaosmining import ChaosminingWarning
-from pytest_chaosmining.core.verdicts.records import Record, human_facing
+from pytest_chaosmining.core.verdicts.records import Record
 
 if TYPE_CHECKING:
     from pytest_chaosmining.reports.reported_suite import ReportedSuite
+    from pytest_chaosmining.reports.run_results import RunResults
     from pytest_chaosmining.session import ChaosminingSession
 
 
@@ -39,13 +40,7 @@ def figures(
 
 
 def render(
-    out_dir: Path,
-    records: list[Record],
-    meta: dict[str, Any],
-    outcomes: dict[str, int],
-    failures: list[dict[str, str]],
-    session: ChaosminingSession | None,
-    suites: Sequence[ReportedSuite],
+    out_dir: Path, run: RunResults, session: ChaosminingSession | None, suites: Sequence[ReportedSuite]
 ) -> tuple[str, list[str]]:
     """Write the whole report folder; report.md's text and the paths written."""
     from pytest_chaosmining.core.storage.atomic import atomic_write_text
@@ -54,12 +49,12 @@ def render(
     from pytest_chaosmining.reports.markdown import build_markdown, embed_figures, write_reports
     from pytest_chaosmining.reports.run_figures import run_figures
 
-    out_dir, shown = Path(out_dir), human_facing(records)
+    out_dir, shown = Path(out_dir), run.human_facing()
     out_dir.mkdir(parents=True, exist_ok=True)
-    board = build_leaderboard(shown, outcomes, suites)
-    drawn = run_figures(shown, board, out_dir) + figures(shown, out_dir, session, suites)
-    markdown = embed_figures(build_markdown(shown, meta, outcomes, failures, suites), [Path(f).name for f in drawn])
-    written = write_reports(out_dir, records, meta, outcomes, markdown, failures)
+    board = build_leaderboard(shown.records, run.outcomes, suites)
+    drawn = run_figures(shown.records, board, out_dir) + figures(shown.records, out_dir, session, suites)
+    markdown = embed_figures(build_markdown(shown, suites), [Path(f).name for f in drawn])
+    written = write_reports(out_dir, run, markdown)
     html = out_dir / "report.html"
-    atomic_write_text(html, build_html(shown, meta, outcomes, failures, [Path(f) for f in drawn], board))
+    atomic_write_text(html, build_html(shown, [Path(f) for f in drawn], board))
     return markdown, written + drawn + [str(html)]

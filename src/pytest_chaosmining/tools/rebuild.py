@@ -62,14 +62,14 @@ def merged_baseline(tables: list[object]) -> dict[str, object] | None:
 def rebuild(out_dir: Path, paths: list[Path]) -> list[str]:
     """Write the report of ``paths`` merged into ``out_dir``; the paths written."""
     from pytest_chaosmining.reports.render import render
+    from pytest_chaosmining.reports.run_results import RunResults
     from pytest_chaosmining.suites import all_suites
 
     try:
         payloads = [json.loads(Path(p).read_text()) for p in paths]
     except (OSError, ValueError) as exc:
         raise ValueError(f"cannot read results: {exc}") from exc
-    records, meta, outcomes, failures = merge(payloads, [str(p) for p in paths])
-    return render(Path(out_dir), records, meta, outcomes, failures, None, all_suites())[1]
+    return render(Path(out_dir), RunResults(*merge(payloads, [str(p) for p in paths])), None, all_suites())[1]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,28 @@
+"""What every report of a run is made from: its records, its metadata, its
+outcome counts and its failures (one object for the writers of results.json,
+report.md, report.html and the GitHub step summary)."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_chaosmining.core.verdicts.records import Record, human_facing
+
+
+@dataclass(frozen=True)
+class RunResults:
+    """One run's results as the reports show them.
+
+    ``outcomes`` counts tests by ``"suite|explainer|outcome"``; ``failures`` holds
+    one dict per failed test (``nodeid``, ``suite``, ``explainer``, ...)."""
+
+    records: list[Record]
+    meta: dict[str, Any]
+    outcomes: dict[str, int] = field(default_factory=dict)
+    failures: list[dict[str, str]] = field(default_factory=list)
+
+    def human_facing(self) -> RunResults:
+        """The same run without the maps' fingerprints (they go to results.json only)."""
+        return dataclasses.replace(self, records=human_facing(self.records))
