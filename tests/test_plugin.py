@@ -807,11 +807,17 @@ def test_readme_fixture_example_runs_and_is_judged(pytester, run_suite):
     records = [r for r in load_results(pytester)["records"] if r["suite"] == "mine"]
     assert [(r["explainer"], r["metric"]) for r in records] == [("grad*input", "fprec")] * 2
     assert records[0]["value"] == records[1]["value"] >= 0.8
+    # two tests with one result identity: a baseline could not tell them apart, and the run says so
+    result.stdout.fnmatch_lines(
+        ["*tests with one result identity*mine/*grad*input*fprec: *test_my_method.py::*, *test_my_strict_method.py::*"]
+    )
     # a user's own judged result is a baseline result like the suites': one that stops running fails
     (pytester.path / "test_my_strict_method.py").write_text(
         example.replace('"mine"', '"mine-strict"').replace('0.8, "grad*input on f02"', '1.01, "grad*input on f02"')
     )
-    run_suite("--chaosmining-suites", "symbolic", k="my_gradient", report="base").assert_outcomes(passed=1, failed=1)
+    base = run_suite("--chaosmining-suites", "symbolic", k="my_gradient", report="base")
+    base.assert_outcomes(passed=1, failed=1)
+    assert "one result identity" not in base.stdout.str()  # told apart now: no warning
     again = run_suite(
         "--chaosmining-suites",
         "symbolic",

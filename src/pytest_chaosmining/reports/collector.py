@@ -10,6 +10,7 @@ import json
 import os
 import platform
 import time
+import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
 from importlib import metadata
@@ -18,11 +19,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_chaosmining import ChaosminingWarning
 from pytest_chaosmining.core.verdicts.records import (
     OUTCOME_PROPERTY,
     USER_PROPERTY,
     Record,
     human_facing,
+    shared_keys,
     sort_records,
 )
 from pytest_chaosmining.core.verdicts.skips import skip_kind, skip_message
@@ -150,6 +153,7 @@ class ResultCollector:
         from pytest_chaosmining.reports.markdown import (
             left_out_note,
             report_only_note,
+            shared_keys_note,
             step_summary,
             terminal_table,
             uncalibrated_note,
@@ -177,6 +181,11 @@ class ResultCollector:
             self.summary_lines.append(uncalibrated_note(meta["uncalibrated_bars"], meta["tier"]))
         if meta["left_out"]:
             self.summary_lines.append(left_out_note(meta["left_out"], meta["tier"]))
+        shared = shared_keys(run.records)
+        if shared:
+            note = shared_keys_note(shared)
+            self.summary_lines.append(note)
+            warnings.warn(note, category=ChaosminingWarning, stacklevel=1)
         if self.baseline_check is not None:
             self.summary_lines += self.baseline_check.lines
 

@@ -195,6 +195,16 @@ def uncalibrated_note(suites: list[str], tier: str) -> str:
     )
 
 
+def shared_keys_note(shared: dict[tuple[str | int, ...], list[str]]) -> str:
+    """The warning that tests record judged results a baseline cannot tell apart."""
+    where = "; ".join(f"{'/'.join(str(p) for p in key)}: {', '.join(tests)}" for key, tests in shared.items())
+    return (
+        f"tests with one result identity (suite, model, explainer, case, seed, metric), so a baseline "
+        f"cannot tell them apart and one of them disappearing would go unnoticed: {where}; "
+        "give each its own suite name or case"
+    )
+
+
 def report_only_note(suites: list[str], tier: str) -> str:
     """The note that some suites only reported: their bars at ``tier`` were never checked on held-out seeds."""
     return (

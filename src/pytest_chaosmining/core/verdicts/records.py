@@ -77,6 +77,17 @@ def human_facing(records: list[Record]) -> list[Record]:
     return [r for r in records if r.maps is None]
 
 
+def shared_keys(records: list[Record]) -> dict[tuple[str | int, ...], list[str]]:
+    """Judged results of different tests with one :meth:`Record.key` (suite, model,
+    explainer, case, seed, metric): key → the tests' node ids.  A baseline holds one
+    result per key, so it cannot tell such tests apart."""
+    tests: dict[tuple[str | int, ...], set[str]] = {}
+    for r in records:
+        if r.threshold is not None:
+            tests.setdefault(r.key(), set()).add(r.nodeid)
+    return {key: sorted(ids) for key, ids in tests.items() if len(ids) > 1}
+
+
 def sort_records(records: list[Record]) -> list[Record]:
     """Deterministic order, independent of which worker ran what."""
     return sorted(records, key=lambda r: tuple(str(p) for p in r.key()))
