@@ -32,11 +32,11 @@ def keep_installed_modules(tmp_path_factory):
     or matplotlib as well breaks their next import ('cannot load module more than
     once').  Here it drops only the modules loaded from the tests' temporary
     directories: what the runs wrote."""
-    written = str(tmp_path_factory.getbasetemp().resolve())  # every pytester folder lies under it
+    written = tmp_path_factory.getbasetemp().resolve()  # every pytester folder lies under it
 
     def from_a_test_directory(name):
         file = getattr(sys.modules.get(name), "__file__", None)
-        return file is not None and str(Path(file).resolve()).startswith(written)
+        return file is not None and Path(file).resolve().is_relative_to(written)
 
     snapshot = _pytest.pytester.SysModulesSnapshot
 

@@ -29,6 +29,7 @@ from pytest_chaosmining.core.verdicts.records import (
     sort_records,
 )
 from pytest_chaosmining.core.verdicts.skips import skip_kind, skip_message
+from pytest_chaosmining.reports.tables import outcome_counts
 from pytest_chaosmining.settings import Settings
 
 if TYPE_CHECKING:
@@ -164,7 +165,7 @@ class ResultCollector:
         run = RunResults(
             sort_records(self.records),
             self.metadata(),
-            {f"{s}|{e}|{o}": n for (s, e, o), n in sorted(self.outcomes.items())},
+            outcome_counts(self.outcomes),
             sorted(self.failures, key=lambda f: f["nodeid"]),
         )
         meta, shown = run.meta, run.human_facing()  # the fingerprints of maps go to results.json only
@@ -197,7 +198,7 @@ class ResultCollector:
         from pytest_chaosmining.reports.html import LEADERBOARD_STYLE, leaderboard_table
         from pytest_chaosmining.reports.leaderboard import build_leaderboard
 
-        outcomes = {f"{s}|{e}|{o}": n for (s, e, o), n in sorted(self.outcomes.items())}
+        outcomes = outcome_counts(self.outcomes)
         board = build_leaderboard(human_facing(sort_records(self.records)), outcomes, self.suites())
         if board.rows:
             prefix.append(LEADERBOARD_STYLE + leaderboard_table(board, sortable=False))

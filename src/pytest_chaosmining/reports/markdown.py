@@ -27,6 +27,7 @@ from pytest_chaosmining.reports.tables import (
     mean_sd,
     meta_rows,
     outcome_columns,
+    outcome_counts,
     outcome_rows,
     records_frame,
 )
@@ -285,7 +286,7 @@ def terminal_table(
         stats.setdefault((r.suite, r.explainer), {}).setdefault(r.metric, []).append(r.value)
     keys = sorted(set(stats) | {(s, e) for s, e, _ in outcomes})
     w = max([14] + [len(e) for _, e in keys])  # the explainer column fits the longest name
-    kinds = [k for k in outcome_columns({f"{s}|{e}|{o}": n for (s, e, o), n in outcomes.items()}) if k != "xpassed"]
+    kinds = [k for k in outcome_columns(outcome_counts(outcomes)) if k != "xpassed"]
     widths = [max(6, len(TERMINAL_HEADS.get(k, k))) for k in kinds]
     heads = " ".join(f"{TERMINAL_HEADS.get(k, k):>{n}}" for k, n in zip(kinds, widths))
     lines = [f"{'suite':<10} {'explainer':<{w}} {heads} {'score':>20} {'time ms':>8}"]

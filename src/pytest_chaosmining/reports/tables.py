@@ -114,6 +114,12 @@ TERMINAL_HEADS = {
 }
 
 
+def outcome_counts(outcomes: Mapping[tuple[str, str, str], int]) -> dict[str, int]:
+    """``(suite, explainer, outcome)`` test counts keyed as the reports key them:
+    ``"suite|explainer|outcome"``, sorted."""
+    return {f"{s}|{e}|{o}": n for (s, e, o), n in sorted(outcomes.items())}
+
+
 def outcome_columns(outcomes: Mapping[str, int]) -> list[str]:
     """The outcome kinds a table shows: passed and failed always, the others where counted."""
     counted = {key.rsplit("|", 1)[-1] for key, n in outcomes.items() if n}
