@@ -1268,3 +1268,80 @@ def test_maps_that_drift_from_the_baseline_fail_and_unchanged_maps_pass(pytester
     drifted.stdout.fnmatch_lines(["*mine on f15*its maps moved from the baseline's (cosine of the feature masses 0.9*"])
     fprec = [r for r in load_results(pytester, "drifted")["records"] if r["metric"] == "fprec"]
     assert fprec and all(r["passed"] for r in fprec)
+
+
+#: a conftest registering explainers of the own-merit checks: implementations declaring the method they
+#: implement (two correct, one not), a plain callable IG with its sign flipped, the gradient of the sum of all
+#: outputs (the target ignored), and SmoothGrad drawing its noise from a seed of its own
+OWN_MERIT_CONFTEST = """
+import shap
+import torch
+from captum.attr import IntegratedGradients, Saliency
+
+from pytest_chaosmining.adapters import shap_method, zennit_method
+from pytest_chaosmining.explainers import Explainer, builtin_explainers
+
+SG = builtin_explainers()["SG"].method
+
+def gradient(model, inputs, target):
+    return Saliency(model).attribute(inputs, target=target, abs=False)
+
+def ig_flipped(model, inputs, target):
+    return -IntegratedGradients(model).attribute(inputs, target=target, n_steps=10)
+
+def sum_of_outputs(model, inputs, target):
+    return Saliency(lambda x: model(x).reshape(len(x), -1).sum(1)).attribute(inputs, abs=False)
+
+def sg_self_seeded(model, inputs, target, context):
+    torch.manual_seed(7)
+    return SG(model, inputs, target, context)
+
+def pytest_chaosmining_explainers(config):
+    return {
+        "zennit_grad": Explainer("zennit_grad", zennit_method(None), same_as="SA"),
+        "shap_gs": Explainer("shap_gs", shap_method(shap.GradientExplainer, nsamples=10), same_as="GS"),
+        "grad_as_ig": Explainer("grad_as_ig", gradient, same_as="IG"),
+        "ig_flipped": ig_flipped,
+        "sum_of_outputs": sum_of_outputs,
+        "sg_self_seeded": sg_self_seeded,
+    }
+"""
+
+
+def _by(records, metric):
+    return {(r["suite"], r["explainer"]): r for r in records if r["metric"] == metric}
+
+
+def test_own_merit_checks_catch_what_the_bars_miss_without_a_baseline(pytester, run_suite):
+    """Without a baseline: zennit's gradient and shap's GradientExplainer agree with the
+    built-ins they declare (SA, GS), a gradient declaring IG does not; IG with its sign
+    flipped, registered as a plain callable, fails on the formula's signs; the gradient
+    of the sum of all outputs fails target sensitivity in vision and audio; a SmoothGrad
+    that seeds itself is found stochastic by its twin copies and passes.  Every message
+    names the property."""
+    pytester.makeconftest(OWN_MERIT_CONFTEST)
+    names = "zennit_grad,shap_gs,grad_as_ig,ig_flipped,sum_of_outputs,sg_self_seeded,random"
+    result = run_suite(
+        "--chaosmining-explainers", names, "--chaosmining-suites", "symbolic,vision,audio", "-rf",
+        k="f08 or f01 or RBFP", shipped=True,
+    )  # fmt: skip
+    records = load_results(pytester)["records"]
+    equivalence = _by(records, "equivalence")
+    for suite in ("symbolic", "vision", "audio"):
+        assert equivalence[(suite, "zennit_grad")]["passed"] is True
+        assert equivalence[(suite, "shap_gs")]["passed"] is True
+        assert equivalence[(suite, "grad_as_ig")]["passed"] is False
+    consistency = _by(records, "batch_consistency")
+    assert {r["explainer"] for r in consistency.values()} >= {"sg_self_seeded", "random", "sum_of_outputs"}
+    assert all(r["passed"] for (s, e), r in consistency.items() if e != "random")
+    assert not any(r["passed"] for (s, e), r in consistency.items() if e == "random")
+    noise = _by(records, "self_agreement")
+    assert noise[("vision", "sg_self_seeded")]["value"] < 1.0  # its copies in one batch differ: found stochastic
+    sign = [r for r in records if r["metric"] == "truth_sign" and r["explainer"] == "ig_flipped"]
+    assert sign and all(r["passed"] is False and r["value"] < 0.2 for r in sign)
+    target = _by(records, "target_sensitivity")
+    assert target[("vision", "sum_of_outputs")]["value"] == 0.0 and target[("audio", "sum_of_outputs")]["value"] == 0.0
+    assert target[("vision", "sg_self_seeded")]["passed"] is True
+    failed = {line.split("::")[-1] for line in result.stdout.lines if line.startswith("FAILED")}
+    assert not any("sg_self_seeded" in f or "zennit_grad" in f or "shap_gs" in f for f in failed), failed
+    result.stdout.fnmatch_lines(["*grad_as_ig*declared equivalence*", "*sum_of_outputs*target sensitivity*"])

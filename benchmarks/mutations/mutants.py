@@ -31,13 +31,17 @@ HARMFUL, BENIGN, COST, CALIBRATION = "harmful", "benign", "benign (cost)", "cali
 
 @dataclass(frozen=True)
 class Mutant:
-    """A change to ``base`` (a built-in's name): what it is and whether a gate must fail it."""
+    """A change to ``base`` (a built-in's name): what it is and whether a gate must fail it.
+    ``declares``: registered declaring what its base declares (completeness, noise, where
+    it applies), as a library's own ``Explainer`` would; else as a plain callable that
+    declares nothing, as a library's wrapper function would be."""
 
     name: str
     base: str
     kind: str
     what: str
     method: Method
+    declares: bool = True
 
 
 def builtin(name: str, **kwargs: object) -> Method:
@@ -210,6 +214,81 @@ def _random_weights(attr: torch.Tensor, inputs: torch.Tensor, context: Attributi
     return attr * torch.rand(attr.shape[1:], generator=gen).to(attr.device, attr.dtype)
 
 
+def _sum_of_outputs(
+    model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None, context: AttributionContext
+) -> torch.Tensor:
+    """The gradient of the sum of all outputs: the target ignored."""
+
+    def total(x: torch.Tensor) -> torch.Tensor:
+        return model(x).reshape(len(x), -1).sum(1)
+
+    return Saliency(total).attribute(inputs, abs=False)
+
+
+def _fixed_class(base: Method) -> Method:
+    """Output 0 explained whatever was asked (a regression output has only that one)."""
+
+    def call(
+        model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None, context: AttributionContext
+    ) -> torch.Tensor:
+        fixed = torch.zeros_like(target) if isinstance(target, torch.Tensor) else 0
+        return base(model, inputs, fixed, context)
+
+    return call
+
+
+def _first_target(base: Method) -> Method:
+    """The first sample's target used for the whole batch."""
+
+    def call(
+        model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None, context: AttributionContext
+    ) -> torch.Tensor:
+        if isinstance(target, torch.Tensor) and target.dim() > 0:
+            target = target[:1].expand_as(target).contiguous()
+        return base(model, inputs, target, context)
+
+    return call
+
+
+def _batch_mean_baseline(
+    model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None, context: AttributionContext
+) -> torch.Tensor:
+    """IG from the mean of the batch instead of zeros (one statistic for every sample)."""
+    baseline = inputs.detach().mean(0, keepdim=True).expand_as(inputs).contiguous()
+    return IntegratedGradients(model).attribute(
+        inputs, baselines=baseline, target=target, n_steps=IG_STEPS, internal_batch_size=4096
+    )
+
+
+def _carried_state(attr: torch.Tensor, inputs: torch.Tensor, context: AttributionContext) -> torch.Tensor:
+    """Each sample's map plus half the previous sample's (state carried from one sample to the next)."""
+    out = attr.clone()
+    out[1:] += 0.5 * attr[:-1]
+    return out
+
+
+def _first_sample_baseline(
+    model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None, context: AttributionContext
+) -> torch.Tensor:
+    """IG of every sample from the first sample of the batch (one sample's baseline for all)."""
+    baseline = inputs.detach()[:1].expand_as(inputs).contiguous()
+    return IntegratedGradients(model).attribute(
+        inputs, baselines=baseline, target=target, n_steps=IG_STEPS, internal_batch_size=4096
+    )
+
+
+def _self_seeded(base: Method, seed: int) -> Method:
+    """``base`` drawing its random numbers from a seed of its own (the plugin seeds 0 per call)."""
+
+    def call(
+        model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None, context: AttributionContext
+    ) -> torch.Tensor:
+        torch.manual_seed(seed)
+        return base(model, inputs, target, context)
+
+    return call
+
+
 IG, SA = builtin("IG"), builtin("SA")
 
 MUTANTS: dict[str, Mutant] = {
@@ -345,15 +424,82 @@ MUTANTS: dict[str, Mutant] = {
         Mutant(
             "occ_window_4x", "OCC", HARMFUL, "occlusion with windows and strides 4x the feature", _occlusion_big_window
         ),
+        # -- harmful, of the kinds a check of an explainer's own merit catches without a baseline ----
+        Mutant(
+            "ig_sign_flip_undeclared",
+            "IG",
+            HARMFUL,
+            "IG's sign flipped, registered as a plain callable declaring nothing",
+            after(IG, lambda a, x, c: -a),
+            declares=False,
+        ),
+        Mutant(
+            "sa_sum_of_outputs",
+            "SA",
+            HARMFUL,
+            "the gradient of the sum of all outputs (target ignored)",
+            _sum_of_outputs,
+        ),  # fmt: skip
+        Mutant("ig_fixed_class", "IG", HARMFUL, "class 0 explained whatever class was asked", _fixed_class(IG)),
+        Mutant(
+            "ig_first_target", "IG", HARMFUL, "the first sample's target used for the whole batch", _first_target(IG)
+        ),  # fmt: skip
+        Mutant(
+            "ig_batch_mean_baseline", "IG", HARMFUL, "IG from the batch's mean instead of zeros", _batch_mean_baseline
+        ),  # fmt: skip
+        Mutant(
+            "sa_carried_state",
+            "SA",
+            HARMFUL,
+            "each sample's map plus half the previous sample's",
+            after(SA, _carried_state),
+        ),  # fmt: skip
+        Mutant(
+            "ig_first_sample_baseline",
+            "IG",
+            HARMFUL,
+            "IG of every sample from the batch's first sample",
+            _first_sample_baseline,
+        ),  # fmt: skip
+        Mutant(
+            "ig_scaled_declared",
+            "IG",
+            HARMFUL,
+            "IG times 1000 while declaring completeness (its sums are 1000 x f(x) - f(0))",
+            after(IG, lambda a, x, c: a * 1000.0),
+        ),
         # -- benign: a gate must not fail them on a score ----------------------------------------------
-        Mutant("ig_scaled", "IG", BENIGN, "IG times 1000", after(IG, lambda a, x, c: a * 1000.0)),
+        Mutant(
+            "ig_scaled",
+            "IG",
+            BENIGN,
+            "IG times 1000 (declaring nothing: a rescaled map keeps no completeness promise)",
+            after(IG, lambda a, x, c: a * 1000.0),
+            declares=False,
+        ),
         Mutant(
             "ig_per_sample_normalised",
             "IG",
             BENIGN,
-            "each sample's map divided by its largest |value|",
+            "each sample's map divided by its largest |value| (declaring nothing)",
             after(IG, _per_sample_normalised),
+            declares=False,
         ),
+        Mutant(
+            "sg_self_seeded",
+            "SG",
+            BENIGN,
+            "SmoothGrad drawing its noise from a seed of its own (7)",
+            _self_seeded(builtin("SG"), 7),
+            declares=False,
+        ),  # fmt: skip
+        Mutant(
+            "gs_self_seeded",
+            "GS",
+            BENIGN,
+            "GradientShap drawing its samples from a seed of its own (7)",
+            _self_seeded(builtin("GS"), 7),
+        ),  # fmt: skip
         Mutant("ig_float64", "IG", BENIGN, "IG computed in float64", _float64(IG)),
         Mutant(
             "ig_tiny_noise",
@@ -418,6 +564,11 @@ CALIBRATION_CHANGES: dict[str, Mutant] = {
 SAME_WORK = frozenset(
     {
         "ig_sign_flip",
+        "ig_sign_flip_undeclared",
+        "ig_fixed_class",
+        "ig_first_target",
+        "sa_carried_state",
+        "ig_scaled_declared",
         "ig_feature_off_by_one",
         "ig_batch_order",
         "ig_first_sample_map",
@@ -452,4 +603,12 @@ def explainer(name: str) -> Explainer:
         mutant = MUTANTS.get(name) or CALIBRATION_CHANGES[name]
         method, base = mutant.method, mutant.base
     declared = builtin_explainers()[base]  # a library declares what its method promises: so does the candidate
-    return Explainer("candidate", method, applies_to=declared.applies_to, completeness=declared.completeness)
+    if name.startswith("base:") or (MUTANTS.get(name) or CALIBRATION_CHANGES[name]).declares:
+        return Explainer(
+            "candidate",
+            method,
+            applies_to=declared.applies_to,
+            completeness=declared.completeness,
+            stochastic=declared.stochastic,
+        )
+    return Explainer("candidate", method, applies_to=declared.applies_to)

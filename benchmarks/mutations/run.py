@@ -36,6 +36,8 @@ from pytest_chaosmining.core.storage.derived import package_fingerprint  # noqa:
 
 CANDIDATE = "candidate"
 MISSING_PREFIX = "chaosmining-baseline::"
+#: what the drift check's failure says (suites/scoring.py)
+DRIFT_MESSAGE = "its maps moved from the baseline's"
 
 
 def code_key() -> str:
@@ -47,9 +49,17 @@ def code_key() -> str:
 
 
 def run_one(
-    name: str, out: Path, baseline: Path | None, workers: int, key: str, fresh: bool, tag: str = ""
+    name: str,
+    out: Path,
+    baseline: Path | None,
+    workers: int,
+    key: str,
+    fresh: bool,
+    tag: str = "",
+    suites: str = "",
 ) -> dict[str, object]:
-    """One default run of ``candidate`` = ``name`` (reused when done under ``key``)."""
+    """One default run of ``candidate`` = ``name`` (reused when done under ``key``), of
+    ``suites`` only where given (a comma list)."""
     folder = out / (name.replace(":", "-") + tag)
     done = folder / "run.json"
     if not fresh and done.exists() and json.loads(done.read_text()).get("key") == key:
@@ -71,6 +81,8 @@ def run_one(
         argv += ["-n", str(workers), "--dist", "loadgroup"]
     if baseline is not None:
         argv += [f"--chaosmining-baseline={baseline}"]
+    if suites:
+        argv += [f"--chaosmining-suites={suites}"]
     start = time.perf_counter()
     proc = subprocess.run(
         argv, cwd=HERE, env={**os.environ, "CHAOSMINING_MUTANT": name}, capture_output=True, text=True, timeout=1800
@@ -153,11 +165,15 @@ def verdict(
     def judged(f: dict[str, str]) -> bool:  # failed on a score, a bar, the contract or a missing result
         return kinds_of(str(f["message"]), str(f["nodeid"])) != {"cost"}
 
+    def drifted(f: dict[str, str]) -> bool:  # the drift check (maps moved from the baseline's) failed it
+        return DRIFT_MESSAGE in str(f["message"])
+
     bars_failures = [f for f in _failing(bars_run, base) if judged(f)]
     baseline_failures = _failing(baseline_run, base)
     bars = len({short_nodeid(f["nodeid"]) for f in bars_failures})
     scores = len({short_nodeid(f["nodeid"]) for f in baseline_failures if judged(f)})
     cost = len({short_nodeid(f["nodeid"]) for f in baseline_failures if not judged(f)})
+    drift = len({short_nodeid(f["nodeid"]) for f in baseline_failures if drifted(f)})
     caught = {short_nodeid(f["nodeid"]): str(f["suite"]) for f in baseline_failures + bars_failures if judged(f)}
     per_suite = {s: sum(1 for v in caught.values() if v == s) for s in sorted(set(caught.values()))}
     suites = [f"{s} {n}" for s, n in per_suite.items()]
@@ -177,6 +193,7 @@ def verdict(
         "bars": bars,
         "with_baseline": scores,
         "cost": cost,
+        "drift": drift,
         "suites": suites,
         "judged": judged,
         "timed": timed,
@@ -191,20 +208,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, default=HERE / "runs")
     parser.add_argument("--fresh", action="store_true", help="run again even where a run under this code exists")
+    parser.add_argument("--suites", default="", help="comma list of suites to run (default: the default run's)")
+    parser.add_argument("--table", default="results", help="file name of the table (.md and .json)")
     args = parser.parse_args(argv)
     chosen = [m for m in MUTANTS.values() if not args.mutants or m.name in args.mutants.split(",")]
-    key = code_key()
+    key = code_key() + (f"-{args.suites}" if args.suites else "")
     baselines = {}
     for base in sorted({m.base for m in chosen}):
         assert base in BASES
-        summary = run_one(f"base:{base}", args.out, None, args.workers, key, args.fresh)
+        summary = run_one(f"base:{base}", args.out, None, args.workers, key, args.fresh, suites=args.suites)
         print(f"base {base}: {summary['seconds']} s, {len(summary['failures'])} failures", flush=True)  # type: ignore[arg-type]
         baselines[base] = (args.out / f"base-{base}" / "report" / "results.json", summary)
     rows = []
     for mutant in chosen:
         path, base = baselines[mutant.base]
-        bars_run = run_one(mutant.name, args.out, None, args.workers, key, args.fresh, tag="-bars")
-        baseline_run = run_one(mutant.name, args.out, path, args.workers, key, args.fresh)
+        bars_run = run_one(mutant.name, args.out, None, args.workers, key, args.fresh, "-bars", args.suites)
+        baseline_run = run_one(mutant.name, args.out, path, args.workers, key, args.fresh, suites=args.suites)
         row = {
             "mutant": mutant.name,
             "base": mutant.base,
@@ -215,10 +234,10 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(row)
         print(
             f"{mutant.name}: {row['verdict']} (bars {row['bars']}, with baseline {row['with_baseline']}, "
-            f"cost {row['cost']}; {row['seconds']} s)",
+            f"drift {row['drift']}, cost {row['cost']}; {row['seconds']} s)",
             flush=True,
         )
-    write_table(rows, {b: s for b, (_, s) in baselines.items()}, key, args.out)
+    write_table(rows, {b: s for b, (_, s) in baselines.items()}, key, args.out, args.suites, args.table)
     return 0
 
 
@@ -247,42 +266,55 @@ def gate_alarms(out: Path, names: list[str], bases: dict[str, str], factor: floa
     return counts
 
 
-def write_table(rows: list[dict[str, object]], bases: dict[str, dict[str, object]], key: str, out: Path) -> None:
-    """results.md and results.json from the rows, with the cost gate's alarms read from the runs under ``out``."""
+def write_table(
+    rows: list[dict[str, object]],
+    bases: dict[str, dict[str, object]],
+    key: str,
+    out: Path,
+    suites: str = "",
+    table: str = "results",
+) -> None:
+    """``<table>.md`` and ``<table>.json`` from the rows, with the cost gate's alarms read
+    from the runs under ``out`` (``suites``: the suites the runs ran, where not all)."""
     harmful = [r for r in rows if r["kind"] == HARMFUL]
     benign = [r for r in rows if r["kind"] in (BENIGN, COST)]
     by_bars = sum(1 for r in harmful if r["bars"])
     with_baseline = sum(1 for r in harmful if r["with_baseline"])
     false_alarms = sum(1 for r in benign if r["with_baseline"])
+    by_drift = sum(1 for r in harmful if r.get("drift"))
+    drift_alarms = sum(1 for r in benign if r.get("drift"))
+    ran = f"the suites {suites.replace(',', ', ')}" if suites else "all suites"
     same = [r for r in rows if r["mutant"] in SAME_WORK]
     alarms = gate_alarms(out, [str(r["mutant"]) for r in same], {str(r["mutant"]): str(r["base"]) for r in same})
     lines = [
         "# Mutation benchmark",
         "",
         "Each mutant runs as the registered explainer `candidate` through the default run (`pytest --chaosmining`,"
-        " smoke tier, all suites, `-n 2 --dist loadgroup`) against a baseline from its unmutated method.",
-        "*bars*: tests failed in the run without a baseline (a bar or the explainer contract); "
+        f" smoke tier, {ran}, `-n 2 --dist loadgroup`) against a baseline from its unmutated method.",
+        "*bars*: tests failed in the run without a baseline (a bar, an own-merit check or the explainer contract); "
         "*suites*: the failing tests per suite; "
-        "*with baseline*: tests failed on a score, a bar or a missing result; *cost*: tests failed on CPU time "
+        "*with baseline*: tests failed on a score, a bar or a missing result; *drift*: of those, tests the drift "
+        "check failed (the maps moved from the baseline's); *cost*: tests failed on CPU time "
         "or memory growth only.",
         "",
         f"**Harmful mutants caught: {by_bars} of {len(harmful)} by the bars alone, {with_baseline} of "
-        f"{len(harmful)} with the baseline. Benign mutants failing on a score: {false_alarms} of {len(benign)}.**",
+        f"{len(harmful)} with the baseline, {by_drift} of {len(harmful)} by the drift check. Benign mutants "
+        f"failing on a score: {false_alarms} of {len(benign)} (on the drift check: {drift_alarms}).**",
         "",
         f"Cost gate under the load of a `-n 2` run (the other worker on the second core), on the "
         f"{len(same)} mutants that do their base's work (a cheap change of its map): of {alarms['tests']} "
         f"timed tests, a gate on wall time (2 x baseline + 20 ms, before) would fail {alarms['wall']}, the "
         f"gate on CPU time (after) fails {alarms['cpu']}.",
         "",
-        "| mutant | of | kind | what | bars | with baseline | cost | suites | verdict | runs (s) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| mutant | of | kind | what | bars | with baseline | drift | cost | suites | verdict | runs (s) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         suites = ", ".join(r["suites"]) or "—"  # type: ignore[arg-type]
         what = str(r["what"]).replace("|", "\\|")
         lines.append(
             f"| {r['mutant']} | {r['base']} | {r['kind']} | {what} | {r['bars']} | "
-            f"{r['with_baseline']} | {r['cost']} | {suites} | {r['verdict']} | {r['seconds']} |"
+            f"{r['with_baseline']} | {r.get('drift', '—')} | {r['cost']} | {suites} | {r['verdict']} | {r['seconds']} |"
         )
     lines += [
         "",
@@ -294,8 +326,10 @@ def write_table(rows: list[dict[str, object]], bases: dict[str, dict[str, object
         f"machine: {os.cpu_count()} cores; {sum(float(r['seconds']) for r in rows) / 60:.0f} min of runs "
         f"for the mutants.",
     ]
-    (HERE / "results.md").write_text("\n".join(lines) + "\n")
-    (HERE / "results.json").write_text(json.dumps({"key": key, "rows": rows, "bases": bases}, indent=1))
+    (HERE / f"{table}.md").write_text("\n".join(lines) + "\n")
+    (HERE / f"{table}.json").write_text(
+        json.dumps({"key": key, "suites": suites, "rows": rows, "bases": bases}, indent=1)
+    )
 
 
 if __name__ == "__main__":

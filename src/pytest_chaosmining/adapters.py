@@ -49,14 +49,15 @@ def _one_hot(output: torch.Tensor, target: int | torch.Tensor | None) -> torch.T
 
 
 def zennit_method(
-    composite: Callable[..., object],
+    composite: Callable[..., object] | None,
     attributor: Callable[..., object] | None = None,
     canonizers: Callable[[], list[object]] | None = None,
 ) -> ContextExplainer:
     """An explainer from a zennit composite class (``EpsilonPlus``, ``EpsilonGammaBox``
     with its bounds bound by ``functools.partial``, ...) and an attributor class
     (default ``zennit.attribution.Gradient``): LRP-style relevance of each
-    sample's target output.  ``canonizers`` makes the composite's canonizers; by
+    sample's target output (``composite=None``: zennit's plain gradient, the same
+    method as the built-in SA).  ``canonizers`` makes the composite's canonizers; by
     default a model with batch norm gets zennit's ``SequentialMergeBatchNorm``
     (LRP's rules assume batch norm merged into the layer before it)."""
 
@@ -73,11 +74,12 @@ def zennit_method(
             batch_norm = any(isinstance(m, torch.nn.modules.batchnorm._BatchNorm) for m in model.modules())
             made = [SequentialMergeBatchNorm()] if batch_norm else []
         make: Any = attributor or Gradient  # a zennit Attributor class
-        with make(model=model, composite=composite(canonizers=made)) as attribute:
+        rules = composite(canonizers=made) if composite is not None else None
+        with make(model=model, composite=rules) as attribute:
             _, relevance = attribute(inputs, lambda output: _one_hot(output, target))
         return relevance
 
-    explain.__name__ = f"zennit_{getattr(composite, '__name__', 'composite')}"
+    explain.__name__ = f"zennit_{getattr(composite, '__name__', 'gradient')}"
     return explain
 
 

@@ -74,6 +74,18 @@ def is_complete(method: object) -> bool:
     return found is not None and found.__name__ in COMPLETE_METHODS and keywords.get("multiply_by_inputs", True)
 
 
+#: captum methods whose maps are samples (random baselines, perturbations or noise)
+STOCHASTIC_METHODS = frozenset(
+    {"GradientShap", "Lime", "LimeBase", "KernelShap", "ShapleyValueSampling", "FeaturePermutation", "NoiseTunnel"}
+)
+
+
+def is_stochastic(method: object) -> bool:
+    """Whether ``method`` is a captum class whose maps are random samples (GradientShap, LIME, KernelSHAP, ...)."""
+    found = captum_class(method)
+    return found is not None and any(c.__name__ in STOCHASTIC_METHODS for c in found.__mro__)
+
+
 def _name(method: object) -> str:
     found = captum_class(method)
     return found.__name__ if found is not None else getattr(method, "__name__", repr(method))

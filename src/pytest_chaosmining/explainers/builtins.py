@@ -102,8 +102,10 @@ def builtin_explainers() -> dict[str, Explainer]:
         "FA": Explainer("FA", FeatureAblation, {"perturbations_per_eval": 8}, "ablation", "builtin"),
         "IxG": Explainer("IxG", InputXGradient, {}, None, "builtin"),
         "GBP": Explainer("GBP", GuidedBackprop, {}, None, "builtin"),
-        "SG": Explainer("SG", _smoothgrad, {}, None, "builtin"),
-        "GS": Explainer("GS", GradientShap, {"n_samples": NOISE_SAMPLES, "stdevs": 0.0}, None, "builtin"),
+        "SG": Explainer("SG", _smoothgrad, {}, None, "builtin", stochastic=True),
+        "GS": Explainer(
+            "GS", GradientShap, {"n_samples": NOISE_SAMPLES, "stdevs": 0.0}, None, "builtin", stochastic=True
+        ),
         "OCC": Explainer("OCC", _occlusion, {}, None, "builtin"),
         "GradCAM": Explainer("GradCAM", LayerGradCam, {"relu_attributions": True}, None, "builtin", applies_to=image),
         "KS": Explainer(

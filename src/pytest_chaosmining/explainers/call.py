@@ -111,10 +111,12 @@ def attribute(
     inputs: torch.Tensor,
     target: int | torch.Tensor | None,
     context: AttributionContext | None = None,
+    seed: int = 0,
 ) -> torch.Tensor:
     """Run ``explainer`` in isolation (:func:`~pytest_chaosmining.isolation.isolated_call`:
     a private copy of the model and inputs, process state restored, the random
-    generators seeded with 0) and validate its output (tensor, same shape and
+    generators seeded with ``seed``: 0 but where a check measures the explainer's
+    noise) and validate its output (tensor, same shape and
     device, finite).  Any failure, and any change it made to what it was given,
     is re-raised as :class:`ExplainerError` naming it; an explainer that does
     not apply (declared, ``NotApplicable``, ``NotImplementedError``, or needing
@@ -139,9 +141,9 @@ def attribute(
 
     def call(private_model: torch.nn.Module, private_inputs: torch.Tensor) -> object:
         private_target = target.clone() if isinstance(target, torch.Tensor) else target
-        torch.manual_seed(0)  # a sampling explainer draws the same numbers in any test order
-        np.random.seed(0)
-        random.seed(0)
+        torch.manual_seed(seed)  # a sampling explainer draws the same numbers in any test order
+        np.random.seed(seed)
+        random.seed(seed)
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", module="captum")
             return call_explainer(

@@ -48,7 +48,16 @@ class Explainer:
     slow built-ins are not).
     ``completeness``: its attributions sum to ``f(x) − f(baseline)`` with the
     context's (zero) baseline (IG, DeepLift); the suites that can measure it judge
-    the sign of that sum (``sign_agreement``).
+    the sign of that sum (``sign_agreement``) and its size (``completeness``).
+    ``stochastic``: its maps are samples (SmoothGrad, GradientShap, LIME): checks
+    that compare its maps (batch consistency, drift against a baseline) allow the
+    noise measured between its own draws.  An undeclared explainer whose maps move
+    with the seed, or differ between two copies of one sample in a batch, is
+    found so and judged the same way.
+    ``same_as``: the name of a registered explainer (a built-in) whose method it
+    implements with settings that make their maps comparable (zennit's gradient as
+    ``"SA"``, shap's GradientExplainer as ``"GS"``): the suites check that their maps
+    agree (``equivalence``), within both explainers' own noise.
     ``call_timeout_s`` and ``map_notes``: what the run sets on its explainers (the
     call's time limit; where degenerate maps are noted for the judge).
     """
@@ -62,6 +71,8 @@ class Explainer:
     applies_to: Applicability | None = None
     in_default_run: bool = True
     completeness: bool = False
+    stochastic: bool = False
+    same_as: str | None = None
     call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S
     map_notes: MapNotes | None = field(default=None, compare=False, repr=False)
 

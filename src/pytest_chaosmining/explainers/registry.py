@@ -24,10 +24,10 @@ def as_explainer(name: str, obj: Any, source: str) -> Explainer:
     """Normalise a registered object into an :class:`Explainer`."""
     if isinstance(obj, Explainer):
         return dataclasses.replace(obj, name=name, source=source)  # the caller's object stays as it was
-    from pytest_chaosmining.binding import captum_class, is_complete
+    from pytest_chaosmining.binding import captum_class, is_complete, is_stochastic
 
     if captum_class(obj) is not None:
-        return Explainer(name, obj, source=source, completeness=is_complete(obj))
+        return Explainer(name, obj, source=source, completeness=is_complete(obj), stochastic=is_stochastic(obj))
     if callable(obj):
         return Explainer(name, obj, source=source)
     return Explainer(name, _not_an_explainer(name, obj), source=source)

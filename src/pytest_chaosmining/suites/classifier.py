@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.session import ChaosminingSession
     from pytest_chaosmining.suites import DomainPick
+    from pytest_chaosmining.suites.properties import Probe
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -107,6 +108,7 @@ class ClassifierFunctions:
     trained_model: Callable[..., Any]
     evaluate: Callable[..., dict[str, Any]]
     example_figure: Callable[[ChaosminingSession, Path], bool]
+    probe: Callable[[Any, int], Probe]
 
 
 class ClassifierSuite(SuiteDefaults):
@@ -176,6 +178,11 @@ class ClassifierSuite(SuiteDefaults):
     def model_checks(self, session: ChaosminingSession) -> tuple[str, ...]:
         """Metrics of :meth:`score` judged on every model beside the primary score."""
         return ("training_gain",)
+
+    def probe(self, trained: Any, samples: int) -> Probe:
+        """The first ``samples`` validation samples of ``trained``, their predicted
+        classes and the runner-up classes, for the own-merit checks."""
+        return self.functions.probe(trained, samples)
 
     def guided_cases(self, tier: str, pick: DomainPick, data_dir: str | None) -> list[Any]:
         """Seed-0 standard cases of the picked model and conditions, at the tier's sizes changed by the pick's."""

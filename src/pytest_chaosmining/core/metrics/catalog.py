@@ -30,7 +30,9 @@ class Metric:
     """One metric of a suite's records.
 
     ``judged``: a bar (a lower bound: higher is better) may judge it, and a
-    baseline compares it; ``key``: the bar key of a record's condition, for the
+    baseline compares it unless ``against_baseline`` is False (a property of the
+    explainer's own maps, judged by its bar alone: its history adds nothing but the
+    noise of a discrete share); ``key``: the bar key of a record's condition, for the
     metrics the calibration tool calibrates; ``slack``: for a cost, the growth
     always allowed on top of ``--chaosmining-max-slowdown`` when it is gated
     against a baseline (None: reported only); ``unit`` for messages."""
@@ -39,6 +41,7 @@ class Metric:
     higher_is_better: bool | None = True
     judged: bool = False
     key: KeyOf | None = None
+    against_baseline: bool = True
     slack: float | None = None
     unit: str = ""
 
@@ -57,6 +60,12 @@ class Metric:
 def judged(*names: str, key: KeyOf | None = None) -> tuple[Metric, ...]:
     """Judged metrics (higher is better), calibrated under ``key`` when given."""
     return tuple(Metric(name, judged=True, key=key) for name in names)
+
+
+def own_merit(*names: str) -> tuple[Metric, ...]:
+    """Judged metrics of an explainer's own merit (higher is better): a bar judges them,
+    a baseline does not compare them (a result of theirs that disappears still counts)."""
+    return tuple(Metric(name, judged=True, against_baseline=False) for name in names)
 
 
 def reported(*names: str, higher_is_better: bool | None = True) -> tuple[Metric, ...]:

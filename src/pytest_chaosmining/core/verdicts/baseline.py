@@ -83,7 +83,7 @@ class Baseline:
         """A message if ``record`` (of the judged ``metric``: higher is better) fell more
         than ``max_drop`` below the baseline, else None."""
         old = self.judged.get(record.key())
-        if old is None or not metric.judged or record.value >= old.value - max_drop:
+        if old is None or not metric.judged or not metric.against_baseline or record.value >= old.value - max_drop:
             return None
         return (
             f"{record.metric} regressed: {record.value:.4f} < baseline {old.value:.4f} - max drop {max_drop:g} "

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from pytest_chaosmining.attribution_context import AUDIO_CLASSIFICATION, BACKGROUND_SIZE, AttributionContext
-from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
+from pytest_chaosmining.core.metrics.catalog import calibrated, judged, own_merit, reported
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training.modes import SaliencyGuided
 from pytest_chaosmining.suites import Calibration, CaseFields
@@ -49,9 +49,12 @@ if TYPE_CHECKING:
     from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.session import ChaosminingSession
+    from pytest_chaosmining.suites.properties import Probe
 
 SUITE = "audio"
 TIME_SEGMENTS = 5
+#: IG's internal batch on the own-merit checks' few clips
+PROBE_BATCH = 320
 
 
 def audio_code() -> tuple[ModuleType, ...]:
@@ -272,6 +275,33 @@ def attribution_call(
     return call
 
 
+def probe(trained: TrainedAudioModel, samples: int) -> Probe:
+    """The first ``samples`` validation clips of ``trained`` for the own-merit checks:
+    their predicted classes, the runner-up classes and the suite's context (recurrent
+    models run with cuDNN disabled, as in :func:`attribution_call`)."""
+    import torch
+
+    from pytest_chaosmining.core.training.classification import pcm_to_float
+    from pytest_chaosmining.suites.audio.models import is_recurrent
+    from pytest_chaosmining.suites.properties import Probe, other_classes
+
+    device = next(trained.model.parameters()).device
+    inputs = pcm_to_float(torch.from_numpy(trained.val.waves[:samples])).to(device)
+    target = torch.from_numpy(trained.predictions[:samples]).to(device)
+    recurrent = is_recurrent(trained.model)
+    with torch.no_grad(), torch.backends.cudnn.flags(enabled=not recurrent):
+        logits = trained.model(inputs)
+    return Probe(
+        trained.model,
+        inputs,
+        target,
+        attribution_context(trained.case, device, PROBE_BATCH),
+        other_classes(logits, target),
+        segment_mask(trained.case)[0].numpy(),
+        guard=lambda: torch.backends.cudnn.flags(enabled=not recurrent),
+    )
+
+
 def evaluate(
     trained: TrainedAudioModel,
     explainer: Explainer,
@@ -392,7 +422,8 @@ class AudioSuite(ClassifierSuite):
         *judged("channel_share", "top1_hit", "training_gain", key=_arch_key),
         *judged("accuracy"),
         *judged("map_agreement"),
-        *reported("untrained_share", "untrained_top1_hit", "fingerprint"),
+        *own_merit("batch_consistency", "target_sensitivity", "equivalence"),
+        *reported("untrained_share", "untrained_top1_hit", "fingerprint", "self_agreement"),
     )
     calibration = Calibration(judged=calibrated(metrics), optional=frozenset({"channel_share"}))
     #: for the saliency suite: the scores compared (the first is judged)
@@ -400,7 +431,7 @@ class AudioSuite(ClassifierSuite):
     tiers = AUDIO
     disk_source = "files"
     example_png = "audio_examples.png"
-    functions = ClassifierFunctions(plan_cases, trained_model, evaluate, example_figure)
+    functions = ClassifierFunctions(plan_cases, trained_model, evaluate, example_figure, probe)
 
     def chance(self, model: TrainedAudioModel) -> float:
         """Channel share of a map that knows nothing: 1 / channels."""

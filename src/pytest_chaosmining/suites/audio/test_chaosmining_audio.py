@@ -12,6 +12,7 @@ import pytest
 
 from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL
 from pytest_chaosmining.suites.audio.suite import SUITE, AudioSuite
+from pytest_chaosmining.suites.properties import drift_noise, own_merit_checks
 from pytest_chaosmining.suites.scoring import case_record, drift_checks, scored
 
 AUDIO = AudioSuite()
@@ -82,5 +83,7 @@ def test_channel_attribution(chaosmining, audio_case, explainer_name, chaosminin
             "does the explainer depend on the model?)",
         )
     )
-    checks += drift_checks(chaosmining, node, SUITE, explainer_name, result, make, key, what)
+    checks += own_merit_checks(chaosmining, AUDIO, AUDIO, audio_case, explainer_name, node, make, what)
+    noise = drift_noise(chaosmining, AUDIO, AUDIO, audio_case, explainer_name)
+    checks += drift_checks(chaosmining, node, SUITE, explainer_name, result, make, key, what, noise)
     chaosmining.judge.require_all(node, checks)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pytest_chaosmining.attribution_context import TABULAR_REGRESSION, tabular_context
-from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
+from pytest_chaosmining.core.metrics.catalog import calibrated, judged, own_merit, reported
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.suites import Calibration, CaseFields, SuiteDefaults, sharded
 from pytest_chaosmining.suites.formula_models.cases import (
@@ -34,6 +34,11 @@ if TYPE_CHECKING:
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.session import ChaosminingSession
     from pytest_chaosmining.suites import DomainPick
+    from pytest_chaosmining.suites.properties import Probe
+
+
+#: steps of the exact path integral the sign check compares with (its sign, not an IG's estimate)
+SIGN_PATH_STEPS = 50
 
 
 def evaluate(trained: TrainedSymbolicModel, explainer: Explainer, device: torch.device) -> dict[str, Any]:
@@ -41,12 +46,15 @@ def evaluate(trained: TrainedSymbolicModel, explainer: Explainer, device: torch.
     the same explainer on the untrained model (a ranking that ignores the model,
     such as a fixed column prior, gains nothing), attribution UScore against the
     matching exact ground truth (if the explainer declares one), the sign
-    agreement of its sums with the output change (if it declares completeness
-    and the outputs both rose and fell), cost and a fingerprint of the maps."""
+    agreement of its sums with the output change and how well their size fits it
+    (if it declares completeness; the sign where the outputs both rose and fell),
+    the agreement of a signed map's signs with the formula's (``truth_sign``, where
+    the test rows give both signs), cost and a fingerprint of the maps."""
     import torch
 
     from pytest_chaosmining.core.metrics.attribution import attribution_uscore, fprec
     from pytest_chaosmining.core.metrics.drift import fingerprint
+    from pytest_chaosmining.core.metrics.properties import completeness_fit, is_signed, truth_sign_agreement
     from pytest_chaosmining.explainers import IG_STEPS, attribute
     from pytest_chaosmining.timing import timed
 
@@ -67,6 +75,12 @@ def evaluate(trained: TrainedSymbolicModel, explainer: Explainer, device: torch.
         steps = int(n_steps) if isinstance(n_steps, int | float) else IG_STEPS
         truth = data.ground_truth(explainer.ground_truth, data.x_test, steps=steps)
         out["attr_uscore"] = attribution_uscore(attr_np, truth)
+    if is_signed(attr_np):
+        kinds = ("gradient", "path", "ablation")
+        exact = [data.ground_truth(kind, data.x_test, steps=SIGN_PATH_STEPS) for kind in kinds]
+        truth_sign = truth_sign_agreement(attr_np, exact)
+        if truth_sign is not None:
+            out["truth_sign"] = truth_sign
     if explainer.completeness:
         from pytest_chaosmining.core.metrics.axioms import output_change, sign_agreement
 
@@ -74,7 +88,21 @@ def evaluate(trained: TrainedSymbolicModel, explainer: Explainer, device: torch.
         agreement = sign_agreement(attr_np.sum(axis=1), change)
         if agreement is not None:
             out["sign_agreement"] = agreement
+        out["completeness"] = completeness_fit(attr_np.sum(axis=1), change)
     return out
+
+
+def probe(trained: TrainedSymbolicModel, samples: int) -> Probe:
+    """The first ``samples`` test rows of ``trained`` for the own-merit checks (target 0:
+    the regression output)."""
+    import torch
+
+    from pytest_chaosmining.suites.properties import Probe
+
+    device = next(trained.model.parameters()).device
+    data = trained.data
+    inputs = torch.from_numpy(data.x_test[:samples]).to(device)
+    return Probe(trained.model, inputs, 0, tabular_context(SUITE, data.x_train, device))
 
 
 def _formula_key(fields: CaseFields) -> str:
@@ -95,7 +123,8 @@ class SymbolicSuite(SuiteDefaults):
         *judged("uscore"),
         *judged("sign_agreement"),
         *judged("map_agreement"),
-        *reported("attr_uscore", "untrained_fprec", "fingerprint"),
+        *own_merit("completeness", "truth_sign", "batch_consistency", "equivalence"),
+        *reported("attr_uscore", "untrained_fprec", "fingerprint", "self_agreement"),
     )
     calibration = Calibration(judged=calibrated(metrics))
     #: for the saliency suite: prediction quality and the scores compared (the first is judged)
@@ -163,6 +192,10 @@ class SymbolicSuite(SuiteDefaults):
             lambda: evaluate(model, explainer, session.device),
             (Cost,),
         )
+
+    def probe(self, trained: TrainedSymbolicModel, samples: int) -> Probe:
+        """The first ``samples`` test rows of ``trained`` (:func:`probe`)."""
+        return probe(trained, samples)
 
     def model_checks(self, session: ChaosminingSession) -> tuple[str, ...]:
         """Metrics of :meth:`score` judged on every model beside the primary score: none."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 
 from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL
+from pytest_chaosmining.suites.properties import drift_noise, own_merit_checks
 from pytest_chaosmining.suites.scoring import case_record, drift_checks, scored
 from pytest_chaosmining.suites.symbolic.suite import SUITE, SymbolicSuite
 
@@ -73,5 +74,25 @@ def test_fprec(chaosmining, symbolic_case, explainer_name, chaosmining_benchmark
                 "0.5 is a map that ignores the sample, 0 a flipped sign)",
             )
         )
-    checks += drift_checks(chaosmining, node, SUITE, explainer_name, result, make, key, what)
+    if "truth_sign" in result:  # a signed map: its signs follow the formula's where every exact attribution agrees
+        checks.append(
+            (
+                make("truth_sign", result["truth_sign"]),
+                bars.optional_metric(SUITE, tier, "truth_sign", key, explainer_name),
+                f"{what} (its map is signed: does a feature that raises the output get a positive attribution, "
+                "one that lowers it a negative one? 0.5 is a map of one sign, 0 a flipped sign)",
+            )
+        )
+    if "completeness" in result:  # it declares completeness: its sums are f(x) - f(0) in size too
+        checks.append(
+            (
+                make("completeness", result["completeness"]),
+                bars.optional_metric(SUITE, tier, "completeness", key, explainer_name),
+                f"{what} (it declares completeness: 1 - mean |sum of attributions - (f(x) - f(0))| / mean "
+                "|f(x) - f(0)|; a rescaled or flipped map scores 0 or below)",
+            )
+        )
+    checks += own_merit_checks(chaosmining, SYMBOLIC, SYMBOLIC, symbolic_case, explainer_name, node, make, what)
+    noise = drift_noise(chaosmining, SYMBOLIC, SYMBOLIC, symbolic_case, explainer_name)
+    checks += drift_checks(chaosmining, node, SUITE, explainer_name, result, make, key, what, noise)
     chaosmining.judge.require_all(node, checks)

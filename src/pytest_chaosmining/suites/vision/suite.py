@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_chaosmining.attribution_context import IMAGE_CLASSIFICATION
-from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
+from pytest_chaosmining.core.metrics.catalog import calibrated, judged, own_merit, reported
 from pytest_chaosmining.suites import Calibration, CaseFields
 from pytest_chaosmining.suites.classifier import ClassifierFunctions, ClassifierSuite
 from pytest_chaosmining.suites.digit_models.cases import (
@@ -42,8 +42,11 @@ if TYPE_CHECKING:
 
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.session import ChaosminingSession
+    from pytest_chaosmining.suites.properties import Probe
 
 PAPER_SIGMA, PAPER_CANVAS = 6.0, 224
+#: IG's internal batch on the own-merit checks' few images
+PROBE_BATCH = 320
 
 
 def _attribution_call(
@@ -67,6 +70,29 @@ def _attribution_call(
     context = attribution_context(trained.case, device, internal_batch_size)
     model = trained.model if model is None else model
     return lambda: attribute(explainer, model, inputs, target, context)
+
+
+def probe(trained: TrainedVisionModel, samples: int) -> Probe:
+    """The first ``samples`` validation images of ``trained`` for the own-merit checks:
+    their predicted classes, the runner-up classes and the suite's context."""
+    import torch
+
+    from pytest_chaosmining.core.training.classification import to_float
+    from pytest_chaosmining.suites.properties import Probe, other_classes
+
+    device = next(trained.model.parameters()).device
+    inputs = to_float(torch.from_numpy(trained.val.images[:samples])).to(device)
+    target = torch.from_numpy(trained.predictions[:samples]).to(device)
+    with torch.no_grad():
+        logits = trained.model(inputs)
+    return Probe(
+        trained.model,
+        inputs,
+        target,
+        attribution_context(trained.case, device, PROBE_BATCH),
+        other_classes(logits, target),
+        patch_mask(trained.case)[0].numpy(),
+    )
 
 
 def evaluate(
@@ -192,7 +218,8 @@ class VisionSuite(ClassifierSuite):
         *judged("iou", "training_gain", key=_condition_key),
         *judged("accuracy"),
         *judged("map_agreement"),
-        *reported("box_share", "untrained_iou", "fingerprint"),
+        *own_merit("batch_consistency", "target_sensitivity", "equivalence"),
+        *reported("box_share", "untrained_iou", "fingerprint", "self_agreement"),
     )
     calibration = Calibration(judged=calibrated(metrics))
     #: for the saliency suite: the scores compared (the first is judged)
@@ -200,7 +227,7 @@ class VisionSuite(ClassifierSuite):
     tiers = VISION
     disk_source = "torchvision"
     example_png = "vision_examples.png"
-    functions = ClassifierFunctions(plan_cases, trained_model, evaluate, example_figure)
+    functions = ClassifierFunctions(plan_cases, trained_model, evaluate, example_figure, probe)
 
     def chance(self, model: TrainedVisionModel) -> float:
         """IoU of a map that knows nothing: the foreground's 1/49 of the canvas."""

@@ -11,6 +11,7 @@ import functools
 import pytest
 
 from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL
+from pytest_chaosmining.suites.properties import drift_noise, own_merit_checks
 from pytest_chaosmining.suites.scoring import case_record, drift_checks, scored
 from pytest_chaosmining.suites.vision.suite import SUITE, VisionSuite
 
@@ -70,6 +71,17 @@ def test_iou(chaosmining, vision_case, explainer_name, chaosmining_benchmark, re
                 f"{what} (IoU on the untrained model {result['untrained_iou']:.3f}: "
                 "does the explainer depend on the model?)",
             ),
-            *drift_checks(chaosmining, node, SUITE, explainer_name, result, make, vision_case.condition, what),
+            *own_merit_checks(chaosmining, VISION, VISION, vision_case, explainer_name, node, make, what),
+            *drift_checks(
+                chaosmining,
+                node,
+                SUITE,
+                explainer_name,
+                result,
+                make,
+                vision_case.condition,
+                what,
+                drift_noise(chaosmining, VISION, VISION, vision_case, explainer_name),
+            ),
         ],
     )

@@ -1,0 +1,304 @@
+"""The checks of an explainer's own merit that every model suite shares (symbolic,
+vision, audio): batch consistency, its noise, target sensitivity, and the noise
+that excuses a stochastic explainer's drift from a baseline.
+
+They need no baseline: each compares the explainer's maps with its own maps of the
+same samples, called again in another batch, with another seed or another target
+(:mod:`pytest_chaosmining.core.metrics.properties`).  They run once per explainer
+and suite, on a few samples of the suite's first case (:func:`is_probe_case`), as
+checks of that case's explainer test.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+from pytest_chaosmining.core.metrics.properties import NOISE_FACTOR
+from pytest_chaosmining.judge import Check, explainer_failures
+
+if TYPE_CHECKING:
+    import pytest
+    import torch
+
+    from pytest_chaosmining.attribution_context import AttributionContext
+    from pytest_chaosmining.core.verdicts.records import Record
+    from pytest_chaosmining.explainers import Explainer
+    from pytest_chaosmining.session import ChaosminingSession
+    from pytest_chaosmining.suites import Case, ModelSuite, TrainedModel
+
+#: the distinct samples of a probe (the checks run on these few, once per explainer and suite)
+PROBE_SAMPLES = 6
+#: samples that appear twice in the probe's batch (two copies: two draws of a stochastic map)
+TWINS = 2
+#: the seeds and copies per batch of the draws the drift check's noise is measured from
+NOISE_SEEDS, NOISE_COPIES = (0, 1), 8
+#: the version of the checks' measurements, part of a built-in's cached result's key
+PROBE_VERSION = 4
+#: the metrics these checks judge
+PROPERTY_METRICS = ("batch_consistency", "target_sensitivity", "equivalence")
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What a suite offers the own-merit checks: a trained model, a few distinct
+    samples and their targets (the suite's own), for classifiers another class per
+    sample whose logit differs from the target's, the call's context, the feature
+    mask the drift fingerprint sums over and a guard around every call."""
+
+    model: torch.nn.Module
+    inputs: torch.Tensor
+    target: int | torch.Tensor | None
+    context: AttributionContext
+    other_target: torch.Tensor | None = None
+    fingerprint_mask: np.ndarray | None = None
+    guard: Callable[[], contextlib.AbstractContextManager[object]] = field(default=contextlib.nullcontext)
+
+
+class ProbedSuite(Protocol):
+    """A model suite that offers a :class:`Probe` of its trained models."""
+
+    def probe(self, trained: TrainedModel, samples: int) -> Probe:
+        """The first ``samples`` explained samples of ``trained`` as a :class:`Probe`."""
+        ...
+
+
+def other_classes(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """For each sample the class with the highest logit other than its target's."""
+    import torch
+
+    masked = logits.detach().clone().float()
+    masked[torch.arange(len(target)), target] = -float("inf")
+    return masked.argmax(dim=1)
+
+
+def _rows(target: int | torch.Tensor | None, index: torch.Tensor) -> int | torch.Tensor | None:
+    import torch
+
+    return target[index] if isinstance(target, torch.Tensor) and target.dim() > 0 else target
+
+
+def _explain(
+    explainer: Explainer, probe: Probe, index: list[int], target: int | torch.Tensor | None = None, seed: int = 0
+) -> np.ndarray:
+    """The explainer's maps of the probe's samples ``index`` (in that order) under ``seed``."""
+    import torch
+
+    from pytest_chaosmining.explainers import attribute
+
+    rows = torch.tensor(index, dtype=torch.long, device=probe.inputs.device)
+    chosen = _rows(probe.target if target is None else target, rows)
+    with probe.guard():
+        out = attribute(explainer, probe.model, probe.inputs[rows], chosen, probe.context, seed=seed)
+    return out.detach().cpu().double().numpy()
+
+
+def measured_merit(explainer: Explainer, probe: Probe) -> dict[str, object]:
+    """Measure the explainer on ``probe``: its maps of a batch of the distinct samples
+    and :data:`TWINS` copies, again with the same seed and with another, in reversed
+    order, of the first half on its own and (classifiers) for other classes.  The
+    checks' values, the noise and what moved most.  Target sensitivity allows only
+    the noise of two calls with the same seed (a seeded sampler draws the same
+    numbers for either class, so a map that ignores the target cannot hide in it)."""
+    from pytest_chaosmining.core.metrics import properties as p
+
+    n = len(probe.inputs)
+    batch = list(range(n)) + list(range(TWINS))
+    pairs = [(i, n + i) for i in range(TWINS)]
+    first = _explain(explainer, probe, batch)
+    repeated = p.dissimilarity(first, _explain(explainer, probe, batch))  # same seed: 0 unless it draws unseeded
+    reseeded = np.maximum(p.dissimilarity(first, _explain(explainer, probe, batch, seed=1)), repeated)
+    twins = p.dissimilarity(first[:TWINS], first[n:])
+    twins_ok = p.twins_identified(first, pairs)
+    noise = p.measured_noise(reseeded, twins, twins_ok)
+    reversed_maps = _explain(explainer, probe, batch[::-1])[::-1]
+    half = n // 2
+    alone = _explain(explainer, probe, list(range(half)))
+    moved = {
+        "in reversed order": p.dissimilarity(first, reversed_maps),
+        "on its own with half the batch": p.dissimilarity(first[:half], alone),
+    }
+    if not twins_ok:  # two copies of one sample got maps that are not each other's nearest: not noise
+        moved["beside a copy of itself"] = twins
+    how, worst = max(((how, float(d.max())) for how, d in moved.items()), key=lambda item: item[1])
+    sample = int(np.argmax(moved[how])) % n
+    blind = p.sample_blind(first[:n])
+    out: dict[str, object] = {
+        "batch_consistency": 0.0 if blind else p.batch_consistency(np.concatenate(list(moved.values())), noise),
+        "self_agreement": noise.agreement,
+        "noise_source": noise.source,
+        "moved_most": f"sample {sample} {how} (1 - cosine {worst:.2e})",
+        "sample_blind": blind,
+    }
+    if probe.other_target is not None:
+        other = _explain(explainer, probe, list(range(n)), target=probe.other_target)
+        between = p.dissimilarity(first[:n], other)
+        out["target_sensitivity"] = p.target_sensitivity(between, repeated[:n])  # same seed: noise cancels
+        out["target_moved_least"] = float(between.min())
+    return out
+
+
+def agreement_with(explainer: Explainer, reference: Explainer, probe: Probe) -> dict[str, object]:
+    """How well ``explainer``'s maps of the probe's samples agree with ``reference``'s
+    (the method it declares it implements): ``equivalence`` and the sample furthest apart,
+    each explainer's noise measured between two seeds."""
+    from pytest_chaosmining.core.metrics import properties as p
+
+    index = list(range(len(probe.inputs)))
+    mine, theirs = _explain(explainer, probe, index), _explain(reference, probe, index)
+    noise = np.maximum(
+        p.dissimilarity(mine, _explain(explainer, probe, index, seed=1)),
+        p.dissimilarity(theirs, _explain(reference, probe, index, seed=1)),
+    )
+    apart = p.dissimilarity(mine, theirs)
+    worst = int(np.argmax(apart))
+    return {
+        "equivalence": p.equivalence(apart, noise),
+        "apart_most": f"sample {worst} (1 - cosine {apart[worst]:.2e}; mean {apart.mean():.2e}, their mean noise "
+        f"{noise.mean():.2e})",
+    }
+
+
+def fingerprint_noise(explainer: Explainer, probe: Probe) -> float:
+    """How well two of the explainer's own draws of the probe's maps agree, as the
+    drift check compares maps (:func:`~pytest_chaosmining.core.metrics.drift.map_agreement`
+    of their fingerprints): the least agreement between any two of 16 draws (8 copies
+    of each sample in one batch, under two seeds: a few draws miss a sampler's rare
+    ones, and the drift a reseed causes then exceeds them many times); 1 for a
+    deterministic explainer."""
+    from pytest_chaosmining.core.metrics.drift import fingerprint, map_agreement
+
+    n, mask = len(probe.inputs), probe.fingerprint_mask
+    draws = []
+    for seed in NOISE_SEEDS:
+        copies = _explain(explainer, probe, list(range(n)) * NOISE_COPIES, seed=seed)
+        draws += [copies[i * n : (i + 1) * n] for i in range(NOISE_COPIES)]
+    prints = [fingerprint(d, mask) for d in draws]
+    return min(map_agreement(a, b)[0] for i, a in enumerate(prints) for b in prints[i + 1 :])
+
+
+def is_probe_case(session: ChaosminingSession, suite: ModelSuite, case: Case) -> bool:
+    """Whether ``case`` is the one the own-merit checks of ``suite`` run on: the first
+    case of the run's plan (whatever the shard: every shard agrees)."""
+    plan = suite.plan(session)
+    return bool(plan) and plan[0].id == case.id
+
+
+def own_merit_checks(
+    session: ChaosminingSession,
+    suite: ModelSuite,
+    probed: ProbedSuite,
+    case: Case,
+    explainer_name: str,
+    node: pytest.Item,
+    record: Callable[[str, float], Record],
+    what: str,
+) -> list[Check]:
+    """On the suite's probe case (:func:`is_probe_case`), the judged checks of the
+    explainer's own merit with the suite's bars and messages that name the property,
+    the sample and by how much; elsewhere none."""
+    from pytest_chaosmining.core.storage.derived import weights_digest
+
+    if not is_probe_case(session, suite, case):
+        return []
+    explainer = session.explainers[explainer_name]
+    trained = suite.model(session, case)
+    probe = probed.probe(trained, PROBE_SAMPLES)
+    key = {
+        "check": "own_merit",
+        "version": PROBE_VERSION,
+        "model": getattr(case, "training_config")(session.device.type),
+        "weights": weights_digest(trained.model),  # type: ignore[arg-type]
+        "samples": PROBE_SAMPLES,
+    }
+    with explainer_failures(node.config):
+        values = session.reuse.evaluated(suite.name, key, explainer, lambda: measured_merit(explainer, probe))
+    bars, tier = session.thresholds, session.settings.tier
+    noise = (
+        f"its own noise: draws agree to {float(values['self_agreement']):.4f} ({values['noise_source']})"  # type: ignore[arg-type]
+        if values["noise_source"] != "none"
+        else "it is deterministic: nothing may move beyond float rounding"
+    )
+    blind = " every sample got the same map;" if values["sample_blind"] else ""
+    checks: list[Check] = [
+        (
+            record("batch_consistency", float(values["batch_consistency"])),  # type: ignore[arg-type]
+            bars.optional_metric(suite.name, tier, "batch_consistency", "default", explainer_name),
+            f"{what}: batch consistency (a sample's map must not depend on the other samples of its batch):"
+            f"{blind} {values['moved_most']}; {noise}",
+        )
+    ]
+    if "target_sensitivity" in values:
+        checks.append(
+            (
+                record("target_sensitivity", float(values["target_sensitivity"])),  # type: ignore[arg-type]
+                bars.optional_metric(suite.name, tier, "target_sensitivity", "default", explainer_name),
+                f"{what}: target sensitivity (the map asked for another class, whose logit differs, must differ): "
+                f"share of {len(probe.inputs)} samples whose maps differ; the closest pair at 1 - cosine "
+                f"{float(values['target_moved_least']):.2e}",  # type: ignore[arg-type]
+            )
+        )
+    if explainer.same_as is not None:
+        checks += _equivalence_check(session, suite, explainer, probe, key, record, what)
+    session.judge.record(node, record("self_agreement", float(values["self_agreement"])))  # type: ignore[arg-type]
+    return checks
+
+
+def _equivalence_check(
+    session: ChaosminingSession,
+    suite: ModelSuite,
+    explainer: Explainer,
+    probe: Probe,
+    key: dict[str, object],
+    record: Callable[[str, float], Record],
+    what: str,
+) -> list[Check]:
+    """The check that ``explainer`` agrees with the explainer it declares it implements
+    (none where that one does not apply)."""
+    from pytest_chaosmining.explainers import ExplainerNotApplicable
+
+    name = str(explainer.same_as)
+    reference = session.explainers.get(name) or session.roster.registered.get(name)
+    if reference is None:
+        raise ValueError(
+            f"explainer {explainer.name!r} declares same_as={name!r}, which is not a registered "
+            f"explainer ({sorted(session.roster.registered)})"
+        )
+    with explainer_failures():
+        try:
+            found = session.reuse.evaluated(
+                suite.name,
+                {**key, "check": "equivalence", "reference": reference.name},
+                explainer,
+                lambda: agreement_with(explainer, reference, probe),
+            )
+        except ExplainerNotApplicable:  # the reference does not apply here: nothing to compare
+            return []
+    return [
+        (
+            record("equivalence", float(found["equivalence"])),  # type: ignore[arg-type]
+            session.thresholds.optional_metric(
+                suite.name, session.settings.tier, "equivalence", "default", explainer.name
+            ),
+            f"{what}: declared equivalence (it declares it implements {reference.name}; their maps must agree "
+            f"within {NOISE_FACTOR:g} x their own noise): furthest apart {found['apart_most']}",
+        )
+    ]
+
+
+def drift_noise(
+    session: ChaosminingSession, suite: ModelSuite, probed: ProbedSuite, case: Case, explainer_name: str
+) -> Callable[[], float]:
+    """A call measuring how well two of the explainer's own draws of ``case``'s
+    fingerprinted samples agree (:func:`fingerprint_noise`), for the drift check."""
+    from pytest_chaosmining.core.metrics.drift import FINGERPRINT_SAMPLES
+
+    def measure() -> float:
+        explainer = session.explainers[explainer_name]
+        return fingerprint_noise(explainer, probed.probe(suite.model(session, case), FINGERPRINT_SAMPLES))
+
+    return measure

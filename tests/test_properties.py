@@ -1,0 +1,219 @@
+"""The own-merit checks: their metrics on hand-made maps, and the probe on a small
+model with correct explainers and the bugs each check is there to catch."""
+
+import numpy as np
+import pytest
+import torch
+
+from pytest_chaosmining.attribution_context import AttributionContext
+from pytest_chaosmining.core.metrics import properties as p
+from pytest_chaosmining.explainers import Explainer, builtin_explainers
+from pytest_chaosmining.suites.properties import Probe, fingerprint_noise, measured_merit, other_classes
+
+
+def test_row_similarity_ignores_scale_and_sees_sign_and_other_samples():
+    a = np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
+    assert np.allclose(p.row_similarity(a, 1000 * a), [1.0, 1.0, 1.0])
+    assert np.allclose(p.row_similarity(a, -a), [-1.0, 1.0, -1.0])
+    assert p.row_similarity(a[:1], a[2:])[0] == pytest.approx(1 / np.sqrt(14))
+    assert p.row_similarity(a[1:2], a[2:])[0] == 0.0  # a zero map against another
+
+
+def test_sample_blind_and_twins():
+    maps = np.random.default_rng(0).normal(size=(6, 5))
+    assert not p.sample_blind(maps)
+    assert p.sample_blind(np.repeat(maps[:1], 6, axis=0))
+    noisy = np.concatenate([maps, maps[:2] + 0.05 * np.random.default_rng(1).normal(size=(2, 5))])
+    assert p.twins_identified(noisy, [(0, 6), (1, 7)])
+    assert not p.twins_identified(np.concatenate([maps, maps[2:4]]), [(0, 6), (1, 7)])  # another sample's map
+
+
+def test_measured_noise_and_batch_consistency():
+    none = p.measured_noise(np.zeros(4), np.zeros(2), True)
+    assert (none.source, none.stochastic, none.agreement) == ("none", False, 1.0)
+    seed = p.measured_noise(np.array([0.0, 0.1, 0.02]), np.array([0.05]), True)
+    assert (seed.source, seed.dissimilarity, seed.mean) == ("seed", 0.1, pytest.approx(0.04))
+    twins = p.measured_noise(np.zeros(3), np.array([0.2]), True)
+    assert twins.source == "twins" and twins.stochastic
+    assert not p.measured_noise(np.zeros(3), np.array([0.2]), False).stochastic  # twins that are not each other's
+    assert p.batch_consistency(np.array([1e-9, 0.0]), none) == pytest.approx(1.0)
+    assert p.batch_consistency(np.array([0.3, 0.0]), none) == pytest.approx(0.7)  # deterministic: the worst sample
+    assert p.batch_consistency(np.array([0.3, 0.0]), seed) == 1.0  # stochastic: the mean, within 4 x its mean noise
+    assert p.batch_consistency(np.array([0.5, 0.5]), seed) == pytest.approx(0.66)  # 1 - (0.5 - 4 x 0.04)
+
+
+def test_target_sensitivity_counts_samples_beyond_noise():
+    assert p.target_sensitivity(np.array([0.0, 0.0]), np.zeros(2)) == 0.0
+    assert p.target_sensitivity(np.array([0.5, 0.5, 1e-4]), np.zeros(3)) == pytest.approx(2 / 3)
+    assert p.target_sensitivity(np.array([0.5, 0.5]), np.array([0.2, 0.1])) == 0.5
+
+
+def test_truth_sign_agreement_is_balanced_and_needs_both_signs():
+    rng = np.random.default_rng(0)
+    truth = rng.normal(size=(200, 3))
+    assert p.truth_sign_agreement(truth * 5, [truth, truth]) == 1.0
+    assert p.truth_sign_agreement(-truth, [truth, truth]) == 0.0
+    assert p.truth_sign_agreement(np.abs(truth) + 1, [truth]) == 0.5  # one sign everywhere
+    disagreeing = truth.copy()
+    disagreeing[:, 0] *= -1  # where the exact attributions disagree on a sign, the entry does not count
+    assert p.truth_sign_agreement(truth, [truth, disagreeing]) == 1.0
+    assert p.truth_sign_agreement(truth, [np.abs(truth)]) is None  # one sign in the truth
+    assert p.is_signed(truth) and not p.is_signed(np.abs(truth))
+
+
+def test_completeness_fit_measures_size():
+    change = np.array([1.0, -2.0, 0.5])
+    assert p.completeness_fit(change, change) == 1.0
+    assert p.completeness_fit(1.1 * change, change) == pytest.approx(0.9)
+    assert p.completeness_fit(-change, change) == -1.0
+    assert p.completeness_fit(1000 * change, change) == -1.0
+
+
+class TwoLayer(torch.nn.Module):
+    """A small classifier with logits that differ per class."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.net = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 4))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+@pytest.fixture(scope="module")
+def probe():
+    model = TwoLayer().eval()
+    inputs = torch.randn(6, 8, generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        logits = model(inputs)
+    target = logits.argmax(1)
+    background = torch.randn(16, 8, generator=torch.Generator().manual_seed(2))
+    context = AttributionContext(
+        suite="t",
+        domain="tabular",
+        task="classification",
+        model_kind="mlp",
+        device=inputs.device,
+        background_source=lambda: background,
+    )
+    return Probe(model, inputs, target, context, other_classes(logits, target))
+
+
+def _gradient(model, inputs, target):
+    x = inputs.clone().requires_grad_(True)
+    out = model(x)
+    picked = out.gather(1, target.view(-1, 1)).sum() if isinstance(target, torch.Tensor) else out[:, target].sum()
+    (grad,) = torch.autograd.grad(picked, x)
+    return grad
+
+
+def _sum_of_outputs(model, inputs, target):
+    x = inputs.clone().requires_grad_(True)
+    (grad,) = torch.autograd.grad(model(x).sum(), x)
+    return grad
+
+
+def _rolled(model, inputs, target):
+    return _gradient(model, inputs, target).roll(1, dims=0)
+
+
+def _batch_mean_baseline(model, inputs, target):
+    return _gradient(model, inputs, target) * (inputs - inputs.mean(0, keepdim=True))
+
+
+def _first_target(model, inputs, target):
+    return _gradient(model, inputs, target[:1].expand_as(target))
+
+
+def _self_seeded_smoothgrad(model, inputs, target):
+    """SmoothGrad drawing its noise from a seed of its own, per row of the batch."""
+    torch.manual_seed(7)
+    noisy = inputs.unsqueeze(1) + 0.3 * torch.randn(len(inputs), 16, inputs.shape[1])
+    grads = [_gradient(model, noisy[:, k], target) for k in range(16)]
+    return torch.stack(grads).mean(0)
+
+
+def _explainer(name, method, **kwargs):
+    return Explainer(name, method, **kwargs)
+
+
+def test_correct_explainers_pass_every_property(probe):
+    for explainer in (_explainer("grad", _gradient), builtin_explainers()["IG"], builtin_explainers()["GS"]):
+        values = measured_merit(explainer, probe)
+        assert values["batch_consistency"] == pytest.approx(1.0, abs=1e-6), (explainer.name, values)
+        assert values["target_sensitivity"] == 1.0, (explainer.name, values)
+
+
+def test_a_self_seeded_sampler_is_found_stochastic_and_passes(probe):
+    values = measured_merit(_explainer("sg", _self_seeded_smoothgrad), probe)
+    assert values["noise_source"] == "twins" and values["self_agreement"] < 1.0
+    assert values["batch_consistency"] == 1.0 and values["target_sensitivity"] == 1.0
+    assert fingerprint_noise(_explainer("sg", _self_seeded_smoothgrad), probe) < 1.0
+    assert fingerprint_noise(_explainer("grad", _gradient), probe) == 1.0
+
+
+@pytest.mark.parametrize(
+    "method, check",
+    [
+        (_rolled, "batch_consistency"),
+        (_batch_mean_baseline, "batch_consistency"),
+        (_first_target, "batch_consistency"),
+        (_sum_of_outputs, "target_sensitivity"),
+        (builtin_explainers()["random"].method, "batch_consistency"),
+        (builtin_explainers()["random"].method, "target_sensitivity"),
+    ],
+)
+def test_each_bug_fails_its_check(probe, method, check):
+    values = measured_merit(_explainer("bug", method), probe)
+    assert values[check] < 0.99, values  # the bars: batch consistency 0.99, target sensitivity 0.5
+
+
+def _reseeded_gradient_shap(model, inputs, target, context):
+    """captum's GradientShap over the suite's background, drawing from a seed of its own."""
+    from captum.attr import GradientShap
+
+    torch.manual_seed(11)
+    return GradientShap(model).attribute(inputs, baselines=context.background, target=target, n_samples=10)
+
+
+def test_declared_equivalence_agrees_within_noise_and_tells_methods_apart(probe):
+    from pytest_chaosmining.suites.properties import agreement_with
+
+    builtins = builtin_explainers()
+    same = agreement_with(_explainer("grad", _gradient, same_as="SA"), builtins["SA"], probe)
+    assert same["equivalence"] == pytest.approx(1.0, abs=1e-9)
+    sampled = agreement_with(_explainer("gs", _reseeded_gradient_shap, same_as="GS"), builtins["GS"], probe)
+    assert sampled["equivalence"] == 1.0, sampled  # another draw of the same sampler: within their noise
+    other = agreement_with(_explainer("grad", _gradient, same_as="IG"), builtins["IG"], probe)
+    assert other["equivalence"] < 0.99, other  # a gradient is not integrated gradients
+    flipped = agreement_with(
+        _explainer("neg", lambda m, x, t: -_gradient(m, x, t), same_as="SA"), builtins["SA"], probe
+    )
+    assert flipped["equivalence"] < 0
+
+
+def test_own_merit_metrics_are_judged_by_their_bars_not_against_a_baseline():
+    """A check of the explainer's own maps is judged by its bar: a baseline does not compare
+    it (a share of 6 samples moves by 1/6 at a time, and its history adds nothing), while a
+    score beside it still is; its record disappearing is still a missing result."""
+    from pytest_chaosmining.core.verdicts.baseline import Baseline
+    from pytest_chaosmining.core.verdicts.records import Record
+    from pytest_chaosmining.suites import metric_catalog
+
+    catalog = metric_catalog()
+    fields = {"condition": "RBFP"}
+    for suite, metric in (
+        ("vision", "target_sensitivity"),
+        ("vision", "batch_consistency"),
+        ("symbolic", "truth_sign"),
+    ):
+        declared = catalog.judged(suite, metric)
+        assert declared.against_baseline is False
+        old = Record(suite, "m", "IG", 0, metric, 1.0, fields, threshold=0.5, passed=True)
+        baseline = Baseline([old], "base.json", catalog)
+        assert baseline.regression(Record(**{**old.to_dict(), "value": 0.6}), declared, 0.02) is None
+        assert baseline.judged[old.key()] is old  # kept: a result that disappears is still missed
+    score = Record("vision", "m", "IG", 0, "iou", 0.8, fields, threshold=0.3, passed=True)
+    dropped = Record(**{**score.to_dict(), "value": 0.5})
+    assert "iou regressed" in Baseline([score], "b", catalog).regression(dropped, catalog.judged("vision", "iou"), 0.04)
