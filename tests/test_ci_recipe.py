@@ -133,13 +133,13 @@ def test_run_baseline_and_annotate_steps(tmp_path, shared_cache):
     assert second.returncode == 0, second.stdout[-2000:]
     assert re.search(
         r"chaosmining: baseline \.github/chaosmining/baseline\.json: tier smoke, run of \S+, "
-        r"3 judged results",
+        r"4 judged results",  # uscore, SA's fprec, training_gain and truth_sign
         second.stdout,
     ), second.stdout[:1000]
     records = json.loads((tmp_path / "chaosmining-report" / "results.json").read_text())["records"]
     agreements = [r for r in records if r["metric"] == "map_agreement"]  # new: the maps against the baseline's
     assert agreements and all(r["passed"] for r in agreements)
-    assert f"compared 3, new {len(agreements)}, missing 0 judged results" in second.stdout
+    assert f"compared 4, new {len(agreements)}, missing 0 judged results" in second.stdout
     summary_file = tmp_path / "summary.md"
     clean = _step(tmp_path, "annotate", env={"GITHUB_STEP_SUMMARY": str(summary_file)})
     assert clean.returncode == 0 and "::error" not in clean.stdout
