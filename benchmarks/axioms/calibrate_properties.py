@@ -160,20 +160,18 @@ def run_seed(seed: int, cache_dir: Path, parts: tuple[str, ...] = PARTS) -> dict
             return None
 
     symbolic_cases = plan_cases(SYMBOLIC["smoke"], seeds)
-    suites = {
-        "symbolic": (SymbolicSuite(), lambda: trained_model(symbolic_cases[0], cache, device)),
-        "vision": (VisionSuite(), None),
-        "audio": (AudioSuite(), None),
-    }
-    for name, (suite, load) in suites.items():
-        if "probe" not in parts:
-            break
-        if load is None:
-            tier = suite.tiers["smoke"]  # type: ignore[attr-defined]
-            case = suite.functions.plan_cases(tier, seeds)[0]  # type: ignore[attr-defined]
-            trained = suite.functions.trained_model(case, cache, device)  # type: ignore[attr-defined]
-        else:
-            trained = load()
+    suites = {"symbolic": SymbolicSuite(), "vision": VisionSuite(), "audio": AudioSuite()}
+
+    def first_model(name: str) -> object:
+        """The trained model of the suite's probe case on this seed (the first of its plan)."""
+        if name == "symbolic":
+            return trained_model(symbolic_cases[0], cache, device)
+        suite = suites[name]
+        case = suite.functions.plan_cases(suite.tiers["smoke"], seeds)[0]  # type: ignore[attr-defined]
+        return suite.functions.trained_model(case, cache, device)  # type: ignore[attr-defined]
+
+    for name, suite in suites.items() if "probe" in parts else ():
+        trained = first_model(name)
         probe = suite.probe(trained, PROBE_SAMPLES)  # type: ignore[attr-defined]
         quality = float(suite.quality(trained))  # type: ignore[attr-defined]
         values = {e: measured(x, lambda x=x, pr=probe: measured_merit(x, pr)) for e, x in explainers.items()}  # type: ignore[misc]
@@ -183,14 +181,8 @@ def run_seed(seed: int, cache_dir: Path, parts: tuple[str, ...] = PARTS) -> dict
         from pytest_chaosmining.suites.properties import agreement_with
 
         out["equivalence"] = {}
-        for name, (suite, load) in suites.items():
-            if load is None:
-                tier = suite.tiers["smoke"]  # type: ignore[attr-defined]
-                case = suite.functions.plan_cases(tier, seeds)[0]  # type: ignore[attr-defined]
-                trained = suite.functions.trained_model(case, cache, device)  # type: ignore[attr-defined]
-            else:
-                trained = load()
-            probe = suite.probe(trained, PROBE_SAMPLES)  # type: ignore[attr-defined]
+        for name, suite in suites.items():
+            probe = suite.probe(first_model(name), PROBE_SAMPLES)  # type: ignore[attr-defined]
             out["equivalence"][name] = {  # type: ignore[index]
                 pair: agreement_with(Explainer(pair, method), builtins[ref], probe)["equivalence"]
                 for pair, (method, ref) in equivalent_pairs().items()
@@ -273,7 +265,7 @@ def bars() -> dict[str, object]:
                     "held_out_min": round(min(held), 5) if held else None,
                     "held_out_failed": sum(v < bar for v in held),
                 }  # fmt: skip
-            shared = PAPER_NAMES if metric != "equivalence" else correct
+            shared = {"equivalence": correct, "truth_sign": BUILTINS}.get(metric, PAPER_NAMES)
             papers = [e["bar"] for n, e in entry["explainers"].items() if n in shared and e["bar"] > 0]  # type: ignore[union-attr]
             entry["default"] = min(papers) if papers else None
             for name in must_fail() if metric != "equivalence" else [p for p in pairs if "must fail" in p]:
@@ -332,7 +324,9 @@ def report(found: dict[str, object]) -> str:
         f"{found['confidence']}, k exact from the noncentral t), rounded down and capped; held-out seeds "
         f"{HELD_OUT_SEEDS.start}-{HELD_OUT_SEEDS.stop - 1} were never used to set them.  A bar at or below 0 "
         "is not set (-inf: not judged for that explainer).  The default bar (an explainer of a user's) is the "
-        "lowest bar of the paper's four (SA, DL, IG, FA) that is set.",
+        "lowest bar of the paper's four (SA, DL, IG, FA) that is set; for truth_sign the lowest built-in's "
+        "(GradientShap's: a method of yours may attribute against a distribution of baselines, whose signs "
+        "follow the zero-baseline truth less closely).",
         "",
     ]
     for key, entry in found["metrics"].items():  # type: ignore[union-attr]

@@ -225,39 +225,17 @@ def _sum_of_outputs(
     return Saliency(total).attribute(inputs, abs=False)
 
 
-def _fixed_class(base: Method) -> Method:
-    """Output 0 explained whatever was asked (a regression output has only that one)."""
+def _retargeted(base: Method, how: Callable[[torch.Tensor], torch.Tensor]) -> Method:
+    """``base`` asked for the classes ``how(target)`` instead of the asked ones (a tensor
+    target; a regression output has only output 0)."""
 
     def call(
         model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None, context: AttributionContext
     ) -> torch.Tensor:
-        fixed = torch.zeros_like(target) if isinstance(target, torch.Tensor) else 0
-        return base(model, inputs, fixed, context)
+        changed = how(target) if isinstance(target, torch.Tensor) and target.dim() > 0 else 0
+        return base(model, inputs, changed, context)
 
     return call
-
-
-def _first_target(base: Method) -> Method:
-    """The first sample's target used for the whole batch."""
-
-    def call(
-        model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None, context: AttributionContext
-    ) -> torch.Tensor:
-        if isinstance(target, torch.Tensor) and target.dim() > 0:
-            target = target[:1].expand_as(target).contiguous()
-        return base(model, inputs, target, context)
-
-    return call
-
-
-def _batch_mean_baseline(
-    model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None, context: AttributionContext
-) -> torch.Tensor:
-    """IG from the mean of the batch instead of zeros (one statistic for every sample)."""
-    baseline = inputs.detach().mean(0, keepdim=True).expand_as(inputs).contiguous()
-    return IntegratedGradients(model).attribute(
-        inputs, baselines=baseline, target=target, n_steps=IG_STEPS, internal_batch_size=4096
-    )
 
 
 def _carried_state(attr: torch.Tensor, inputs: torch.Tensor, context: AttributionContext) -> torch.Tensor:
@@ -267,18 +245,8 @@ def _carried_state(attr: torch.Tensor, inputs: torch.Tensor, context: Attributio
     return out
 
 
-def _first_sample_baseline(
-    model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None, context: AttributionContext
-) -> torch.Tensor:
-    """IG of every sample from the first sample of the batch (one sample's baseline for all)."""
-    baseline = inputs.detach()[:1].expand_as(inputs).contiguous()
-    return IntegratedGradients(model).attribute(
-        inputs, baselines=baseline, target=target, n_steps=IG_STEPS, internal_batch_size=4096
-    )
-
-
-def _self_seeded(base: Method, seed: int) -> Method:
-    """``base`` drawing its random numbers from a seed of its own (the plugin seeds 0 per call)."""
+def _reseeded(base: Method, seed: int) -> Method:
+    """``base`` drawing its random numbers from another seed (the plugin seeds 0 per call)."""
 
     def call(
         model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None, context: AttributionContext
@@ -440,13 +408,27 @@ MUTANTS: dict[str, Mutant] = {
             "the gradient of the sum of all outputs (target ignored)",
             _sum_of_outputs,
         ),  # fmt: skip
-        Mutant("ig_fixed_class", "IG", HARMFUL, "class 0 explained whatever class was asked", _fixed_class(IG)),
         Mutant(
-            "ig_first_target", "IG", HARMFUL, "the first sample's target used for the whole batch", _first_target(IG)
+            "ig_fixed_class",
+            "IG",
+            HARMFUL,
+            "class 0 explained whatever class was asked",
+            _retargeted(IG, torch.zeros_like),
+        ),
+        Mutant(
+            "ig_first_target",
+            "IG",
+            HARMFUL,
+            "the first sample's target used for the whole batch",
+            _retargeted(IG, lambda t: t[:1].expand_as(t).contiguous()),
         ),  # fmt: skip
         Mutant(
-            "ig_batch_mean_baseline", "IG", HARMFUL, "IG from the batch's mean instead of zeros", _batch_mean_baseline
-        ),  # fmt: skip
+            "ig_batch_mean_baseline",
+            "IG",
+            HARMFUL,
+            "IG from the batch's mean instead of zeros",
+            _ig_baseline(lambda x: x.detach().mean(0, keepdim=True).expand_as(x).contiguous()),
+        ),
         Mutant(
             "sa_carried_state",
             "SA",
@@ -459,7 +441,7 @@ MUTANTS: dict[str, Mutant] = {
             "IG",
             HARMFUL,
             "IG of every sample from the batch's first sample",
-            _first_sample_baseline,
+            _ig_baseline(lambda x: x.detach()[:1].expand_as(x).contiguous()),
         ),  # fmt: skip
         Mutant(
             "ig_scaled_declared",
@@ -490,7 +472,7 @@ MUTANTS: dict[str, Mutant] = {
             "SG",
             BENIGN,
             "SmoothGrad drawing its noise from a seed of its own (7)",
-            _self_seeded(builtin("SG"), 7),
+            _reseeded(builtin("SG"), 7),
             declares=False,
         ),  # fmt: skip
         Mutant(
@@ -498,7 +480,7 @@ MUTANTS: dict[str, Mutant] = {
             "GS",
             BENIGN,
             "GradientShap drawing its samples from a seed of its own (7)",
-            _self_seeded(builtin("GS"), 7),
+            _reseeded(builtin("GS"), 7),
         ),  # fmt: skip
         Mutant("ig_float64", "IG", BENIGN, "IG computed in float64", _float64(IG)),
         Mutant(
@@ -518,18 +500,6 @@ MUTANTS: dict[str, Mutant] = {
         ),
     )
 }
-
-
-def _reseeded(base: Method, seed: int) -> Method:
-    """``base`` drawing its random numbers from another seed (the plugin seeds 0 per call)."""
-
-    def call(
-        model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None, context: AttributionContext
-    ) -> torch.Tensor:
-        torch.manual_seed(seed)
-        return base(model, inputs, target, context)
-
-    return call
 
 
 #: benign changes that calibrate the largest score drop a baseline allows

@@ -35,10 +35,12 @@ if TYPE_CHECKING:
 PROBE_SAMPLES = 6
 #: samples that appear twice in the probe's batch (two copies: two draws of a stochastic map)
 TWINS = 2
+#: the seeds of the further draws that measure a stochastic explainer's mean noise
+EXTRA_SEEDS = (2, 3)
 #: the seeds and copies per batch of the draws the drift check's noise is measured from
 NOISE_SEEDS, NOISE_COPIES = (0, 1), 8
 #: the version of the checks' measurements, part of a built-in's cached result's key
-PROBE_VERSION = 4
+PROBE_VERSION = 5
 #: the metrics these checks judge
 PROPERTY_METRICS = ("batch_consistency", "target_sensitivity", "equivalence")
 
@@ -65,6 +67,24 @@ class ProbedSuite(Protocol):
     def probe(self, trained: TrainedModel, samples: int) -> Probe:
         """The first ``samples`` explained samples of ``trained`` as a :class:`Probe`."""
         ...
+
+
+def classifier_probe(
+    model: torch.nn.Module,
+    inputs: torch.Tensor,
+    predictions: np.ndarray,
+    context: AttributionContext,
+    fingerprint_mask: np.ndarray,
+    guard: Callable[[], contextlib.AbstractContextManager[object]] = contextlib.nullcontext,
+) -> Probe:
+    """A classifier's :class:`Probe`: ``inputs`` explained for their predicted classes
+    (``predictions``), each also for the runner-up class of the model's logits."""
+    import torch
+
+    target = torch.from_numpy(predictions).to(inputs.device)
+    with torch.no_grad(), guard():
+        logits = model(inputs)
+    return Probe(model, inputs, target, context, other_classes(logits, target), fingerprint_mask, guard)
 
 
 def other_classes(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
@@ -115,6 +135,13 @@ def measured_merit(explainer: Explainer, probe: Probe) -> dict[str, object]:
     twins = p.dissimilarity(first[:TWINS], first[n:])
     twins_ok = p.twins_identified(first, pairs)
     noise = p.measured_noise(reseeded, twins, twins_ok)
+    if noise.stochastic:  # a sampler's mean noise from more draws: two more seeds, a copy of every sample
+        more = [p.dissimilarity(first, _explain(explainer, probe, batch, seed=s)) for s in EXTRA_SEEDS]
+        copies = _explain(explainer, probe, list(range(n)) * 2)
+        drawn = np.concatenate(
+            [reseeded, *more] if noise.source == "seed" else [twins, p.dissimilarity(copies[:n], copies[n:])]
+        )
+        noise = p.Noise(max(noise.dissimilarity, float(drawn.max())), noise.source, float(drawn.mean()))
     reversed_maps = _explain(explainer, probe, batch[::-1])[::-1]
     half = n // 2
     alone = _explain(explainer, probe, list(range(half)))

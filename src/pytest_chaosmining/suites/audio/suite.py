@@ -283,20 +283,16 @@ def probe(trained: TrainedAudioModel, samples: int) -> Probe:
 
     from pytest_chaosmining.core.training.classification import pcm_to_float
     from pytest_chaosmining.suites.audio.models import is_recurrent
-    from pytest_chaosmining.suites.properties import Probe, other_classes
+    from pytest_chaosmining.suites.properties import classifier_probe
 
     device = next(trained.model.parameters()).device
     inputs = pcm_to_float(torch.from_numpy(trained.val.waves[:samples])).to(device)
-    target = torch.from_numpy(trained.predictions[:samples]).to(device)
     recurrent = is_recurrent(trained.model)
-    with torch.no_grad(), torch.backends.cudnn.flags(enabled=not recurrent):
-        logits = trained.model(inputs)
-    return Probe(
+    return classifier_probe(
         trained.model,
         inputs,
-        target,
+        trained.predictions[:samples],
         attribution_context(trained.case, device, PROBE_BATCH),
-        other_classes(logits, target),
         segment_mask(trained.case)[0].numpy(),
         guard=lambda: torch.backends.cudnn.flags(enabled=not recurrent),
     )

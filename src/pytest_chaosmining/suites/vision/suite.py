@@ -78,20 +78,13 @@ def probe(trained: TrainedVisionModel, samples: int) -> Probe:
     import torch
 
     from pytest_chaosmining.core.training.classification import to_float
-    from pytest_chaosmining.suites.properties import Probe, other_classes
+    from pytest_chaosmining.suites.properties import classifier_probe
 
     device = next(trained.model.parameters()).device
     inputs = to_float(torch.from_numpy(trained.val.images[:samples])).to(device)
-    target = torch.from_numpy(trained.predictions[:samples]).to(device)
-    with torch.no_grad():
-        logits = trained.model(inputs)
-    return Probe(
-        trained.model,
-        inputs,
-        target,
-        attribution_context(trained.case, device, PROBE_BATCH),
-        other_classes(logits, target),
-        patch_mask(trained.case)[0].numpy(),
+    context = attribution_context(trained.case, device, PROBE_BATCH)
+    return classifier_probe(
+        trained.model, inputs, trained.predictions[:samples], context, patch_mask(trained.case)[0].numpy()
     )
 
 
