@@ -574,11 +574,9 @@ def explainer(name: str) -> Explainer:
         method, base = mutant.method, mutant.base
     declared = builtin_explainers()[base]  # a library declares what its method promises: so does the candidate
     if name.startswith("base:") or (MUTANTS.get(name) or CALIBRATION_CHANGES[name]).declares:
-        return Explainer(
-            "candidate",
-            method,
-            applies_to=declared.applies_to,
-            completeness=declared.completeness,
-            stochastic=declared.stochastic,
-        )
+        # every declaration the built-in makes (an earlier version of the plugin, run for the "before"
+        # figures, has fewer fields)
+        fields = {f.name for f in dataclasses.fields(Explainer)} & {"completeness", "stochastic"}
+        promises = {f: getattr(declared, f) for f in fields}
+        return Explainer("candidate", method, applies_to=declared.applies_to, **promises)
     return Explainer("candidate", method, applies_to=declared.applies_to)
