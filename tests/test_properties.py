@@ -195,8 +195,8 @@ def test_declared_equivalence_agrees_within_noise_and_tells_methods_apart(probe)
 
 def test_own_merit_metrics_are_judged_by_their_bars_not_against_a_baseline():
     """A check of the explainer's own maps is judged by its bar: a baseline does not compare
-    it (a share of 6 samples moves by 1/6 at a time, and its history adds nothing), while a
-    score beside it still is; its record disappearing is still a missing result."""
+    it (a share of 6 samples moves by 1/6 at a time, and its history adds nothing) nor miss it
+    (saliency made unsigned, abs=True, has no sign check), while a score beside it is both."""
     from pytest_chaosmining.core.verdicts.baseline import Baseline
     from pytest_chaosmining.core.verdicts.records import Record
     from pytest_chaosmining.suites import metric_catalog
@@ -213,7 +213,8 @@ def test_own_merit_metrics_are_judged_by_their_bars_not_against_a_baseline():
         old = Record(suite, "m", "IG", 0, metric, 1.0, fields, threshold=0.5, passed=True)
         baseline = Baseline([old], "base.json", catalog)
         assert baseline.regression(Record(**{**old.to_dict(), "value": 0.6}), declared, 0.02) is None
-        assert baseline.judged[old.key()] is old  # kept: a result that disappears is still missed
+        assert baseline.compare([], lambda r: True).missing == []
     score = Record("vision", "m", "IG", 0, "iou", 0.8, fields, threshold=0.3, passed=True)
     dropped = Record(**{**score.to_dict(), "value": 0.5})
     assert "iou regressed" in Baseline([score], "b", catalog).regression(dropped, catalog.judged("vision", "iou"), 0.04)
+    assert Baseline([score], "b", catalog).compare([], lambda r: True).missing == [score]

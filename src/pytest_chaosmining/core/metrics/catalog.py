@@ -32,7 +32,9 @@ class Metric:
     ``judged``: a bar (a lower bound: higher is better) may judge it, and a
     baseline compares it unless ``against_baseline`` is False (a property of the
     explainer's own maps, judged by its bar alone: its history adds nothing but the
-    noise of a discrete share); ``key``: the bar key of a record's condition, for the
+    noise of a discrete share, and it applies where the maps allow, so its absence
+    is no regression: the scores beside it are compared and missed); ``key``: the bar
+    key of a record's condition, for the
     metrics the calibration tool calibrates; ``slack``: for a cost, the growth
     always allowed on top of ``--chaosmining-max-slowdown`` when it is gated
     against a baseline (None: reported only); ``unit`` for messages."""
@@ -64,7 +66,7 @@ def judged(*names: str, key: KeyOf | None = None) -> tuple[Metric, ...]:
 
 def own_merit(*names: str) -> tuple[Metric, ...]:
     """Judged metrics of an explainer's own merit (higher is better): a bar judges them,
-    a baseline does not compare them (a result of theirs that disappears still counts)."""
+    a baseline neither compares them nor misses them (an unsigned map has no sign check)."""
     return tuple(Metric(name, judged=True, against_baseline=False) for name in names)
 
 

@@ -67,7 +67,9 @@ class Baseline:
 
     def compare(self, records: list[Record], in_scope: Callable[[Record], bool]) -> Comparison:
         """This run's judged ``records`` against the baseline's; a baseline result
-        counts as missing only where ``in_scope`` says this run should have judged it."""
+        counts as missing only where ``in_scope`` says this run should have judged it,
+        and where its metric is compared against a baseline (a check of the maps' own
+        merit applies where the maps allow: an unsigned map has no sign check)."""
         out = Comparison()
         here = {r.key(): r for r in records if r.threshold is not None}
         for key, record in here.items():
@@ -76,8 +78,14 @@ class Baseline:
                 out.new.append(record)
             else:
                 out.compared.append((record, old.value))
-        out.missing = [r for key, r in self.judged.items() if key not in here and in_scope(r)]
+        out.missing = [
+            r for key, r in self.judged.items() if key not in here and in_scope(r) and self._against_baseline(r)
+        ]
         return out
+
+    def _against_baseline(self, record: Record) -> bool:
+        metric = self.catalog.get(record.suite, record.metric)
+        return metric is None or metric.against_baseline
 
     def regression(self, record: Record, metric: Metric, max_drop: float) -> str | None:
         """A message if ``record`` (of the judged ``metric``: higher is better) fell more
