@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from pytest_chaosmining.core.verdicts.records import Record
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.session import ChaosminingSession
-    from pytest_chaosmining.suites import Case, ModelSuite, TrainedModel
+    from pytest_chaosmining.suites import Case, ModelSuite
 
 #: the distinct samples of a probe (the checks run on these few, once per explainer and suite)
 PROBE_SAMPLES = 6
@@ -41,8 +41,6 @@ EXTRA_SEEDS = (2, 3)
 NOISE_SEEDS, NOISE_COPIES = (0, 1), 8
 #: the version of the checks' measurements, part of a built-in's cached result's key
 PROBE_VERSION = 5
-#: the metrics these checks judge
-PROPERTY_METRICS = ("batch_consistency", "target_sensitivity", "equivalence")
 
 
 @dataclass(frozen=True)
@@ -59,14 +57,6 @@ class Probe:
     other_target: torch.Tensor | None = None
     fingerprint_mask: np.ndarray | None = None
     guard: Callable[[], contextlib.AbstractContextManager[object]] = field(default=contextlib.nullcontext)
-
-
-class ProbedSuite(Protocol):
-    """A model suite that offers a :class:`Probe` of its trained models."""
-
-    def probe(self, trained: TrainedModel, samples: int) -> Probe:
-        """The first ``samples`` explained samples of ``trained`` as a :class:`Probe`."""
-        ...
 
 
 def classifier_probe(
@@ -136,11 +126,12 @@ def measured_merit(explainer: Explainer, probe: Probe) -> dict[str, object]:
     twins_ok = p.twins_identified(first, pairs)
     noise = p.measured_noise(reseeded, twins, twins_ok)
     if noise.stochastic:  # a sampler's mean noise from more draws: two more seeds, a copy of every sample
-        more = [p.dissimilarity(first, _explain(explainer, probe, batch, seed=s)) for s in EXTRA_SEEDS]
-        copies = _explain(explainer, probe, list(range(n)) * 2)
-        drawn = np.concatenate(
-            [reseeded, *more] if noise.source == "seed" else [twins, p.dissimilarity(copies[:n], copies[n:])]
-        )
+        if noise.source == "seed":
+            more = [p.dissimilarity(first, _explain(explainer, probe, batch, seed=s)) for s in EXTRA_SEEDS]
+            drawn = np.concatenate([reseeded, *more])
+        else:  # it seeds itself: only copies in one batch draw anew
+            copies = _explain(explainer, probe, list(range(n)) * 2)
+            drawn = np.concatenate([twins, p.dissimilarity(copies[:n], copies[n:])])
         noise = p.Noise(max(noise.dissimilarity, float(drawn.max())), noise.source, float(drawn.mean()))
     reversed_maps = _explain(explainer, probe, batch[::-1])[::-1]
     half = n // 2
@@ -218,7 +209,6 @@ def is_probe_case(session: ChaosminingSession, suite: ModelSuite, case: Case) ->
 def own_merit_checks(
     session: ChaosminingSession,
     suite: ModelSuite,
-    probed: ProbedSuite,
     case: Case,
     explainer_name: str,
     node: pytest.Item,
@@ -234,7 +224,7 @@ def own_merit_checks(
         return []
     explainer = session.explainers[explainer_name]
     trained = suite.model(session, case)
-    probe = probed.probe(trained, PROBE_SAMPLES)
+    probe = suite.probe(trained, PROBE_SAMPLES)
     key = {
         "check": "own_merit",
         "version": PROBE_VERSION,
@@ -317,15 +307,13 @@ def _equivalence_check(
     ]
 
 
-def drift_noise(
-    session: ChaosminingSession, suite: ModelSuite, probed: ProbedSuite, case: Case, explainer_name: str
-) -> Callable[[], float]:
+def drift_noise(session: ChaosminingSession, suite: ModelSuite, case: Case, explainer_name: str) -> Callable[[], float]:
     """A call measuring how well two of the explainer's own draws of ``case``'s
     fingerprinted samples agree (:func:`fingerprint_noise`), for the drift check."""
     from pytest_chaosmining.core.metrics.drift import FINGERPRINT_SAMPLES
 
     def measure() -> float:
         explainer = session.explainers[explainer_name]
-        return fingerprint_noise(explainer, probed.probe(suite.model(session, case), FINGERPRINT_SAMPLES))
+        return fingerprint_noise(explainer, suite.probe(suite.model(session, case), FINGERPRINT_SAMPLES))
 
     return measure

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.session import ChaosminingSession
+    from pytest_chaosmining.suites.properties import Probe
 
 C = TypeVar("C")
 
@@ -138,6 +139,11 @@ class ModelSuite(Suite, Protocol):
 
     def model_checks(self, session: ChaosminingSession) -> tuple[str, ...]:
         """Scores judged on any model of the suite besides the primary one (with the suite's default bar)."""
+        ...
+
+    def probe(self, trained: TrainedModel, samples: int) -> Probe:
+        """The first ``samples`` explained samples of ``trained`` for the own-merit checks
+        (:mod:`pytest_chaosmining.suites.properties`)."""
         ...
 
     def guided_cases(self, tier: str, pick: DomainPick, data_dir: str | None) -> list[Case]:

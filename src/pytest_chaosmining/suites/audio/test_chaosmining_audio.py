@@ -83,7 +83,7 @@ def test_channel_attribution(chaosmining, audio_case, explainer_name, chaosminin
             "does the explainer depend on the model?)",
         )
     )
-    checks += own_merit_checks(chaosmining, AUDIO, AUDIO, audio_case, explainer_name, node, make, what)
-    noise = drift_noise(chaosmining, AUDIO, AUDIO, audio_case, explainer_name)
+    checks += own_merit_checks(chaosmining, AUDIO, audio_case, explainer_name, node, make, what)
+    noise = drift_noise(chaosmining, AUDIO, audio_case, explainer_name)
     checks += drift_checks(chaosmining, node, SUITE, explainer_name, result, make, key, what, noise)
     chaosmining.judge.require_all(node, checks)

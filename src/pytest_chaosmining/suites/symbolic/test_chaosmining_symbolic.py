@@ -92,7 +92,7 @@ def test_fprec(chaosmining, symbolic_case, explainer_name, chaosmining_benchmark
                 "|f(x) - f(0)|; a rescaled or flipped map scores 0 or below)",
             )
         )
-    checks += own_merit_checks(chaosmining, SYMBOLIC, SYMBOLIC, symbolic_case, explainer_name, node, make, what)
-    noise = drift_noise(chaosmining, SYMBOLIC, SYMBOLIC, symbolic_case, explainer_name)
+    checks += own_merit_checks(chaosmining, SYMBOLIC, symbolic_case, explainer_name, node, make, what)
+    noise = drift_noise(chaosmining, SYMBOLIC, symbolic_case, explainer_name)
     checks += drift_checks(chaosmining, node, SUITE, explainer_name, result, make, key, what, noise)
     chaosmining.judge.require_all(node, checks)

@@ -71,7 +71,7 @@ def test_iou(chaosmining, vision_case, explainer_name, chaosmining_benchmark, re
                 f"{what} (IoU on the untrained model {result['untrained_iou']:.3f}: "
                 "does the explainer depend on the model?)",
             ),
-            *own_merit_checks(chaosmining, VISION, VISION, vision_case, explainer_name, node, make, what),
+            *own_merit_checks(chaosmining, VISION, vision_case, explainer_name, node, make, what),
             *drift_checks(
                 chaosmining,
                 node,
@@ -81,7 +81,7 @@ def test_iou(chaosmining, vision_case, explainer_name, chaosmining_benchmark, re
                 make,
                 vision_case.condition,
                 what,
-                drift_noise(chaosmining, VISION, VISION, vision_case, explainer_name),
+                drift_noise(chaosmining, VISION, vision_case, explainer_name),
             ),
         ],
     )
