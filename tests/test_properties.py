@@ -218,3 +218,23 @@ def test_own_merit_metrics_are_judged_by_their_bars_not_against_a_baseline():
     dropped = Record(**{**score.to_dict(), "value": 0.5})
     assert "iou regressed" in Baseline([score], "b", catalog).regression(dropped, catalog.judged("vision", "iou"), 0.04)
     assert Baseline([score], "b", catalog).compare([], lambda r: True).missing == [score]
+
+
+def test_captum_samplers_declare_themselves_stochastic_and_exact_methods_do_not():
+    """Registered as classes, captum's samplers declare their noise; ShapleyValues, which
+    enumerates what its base ShapleyValueSampling samples, and the gradient methods do not."""
+    from captum.attr import (
+        GradientShap,
+        IntegratedGradients,
+        KernelShap,
+        NoiseTunnel,
+        ShapleyValues,
+        ShapleyValueSampling,
+    )
+
+    from pytest_chaosmining.explainers import as_explainer
+
+    for method in (GradientShap, KernelShap, NoiseTunnel, ShapleyValueSampling):
+        assert as_explainer("x", method, "user").stochastic, method
+    for method in (ShapleyValues, IntegratedGradients):
+        assert not as_explainer("x", method, "user").stochastic, method

@@ -74,7 +74,9 @@ def is_complete(method: object) -> bool:
     return found is not None and found.__name__ in COMPLETE_METHODS and keywords.get("multiply_by_inputs", True)
 
 
-#: captum methods whose maps are samples (random baselines, perturbations or noise)
+#: captum methods whose maps are samples (random baselines, perturbations or noise), by name as for
+#: :data:`COMPLETE_METHODS`: a subclass may be exact (``ShapleyValues`` enumerates what
+#: ``ShapleyValueSampling``, its base, samples)
 STOCHASTIC_METHODS = frozenset(
     {"GradientShap", "Lime", "LimeBase", "KernelShap", "ShapleyValueSampling", "FeaturePermutation", "NoiseTunnel"}
 )
@@ -83,7 +85,7 @@ STOCHASTIC_METHODS = frozenset(
 def is_stochastic(method: object) -> bool:
     """Whether ``method`` is a captum class whose maps are random samples (GradientShap, LIME, KernelSHAP, ...)."""
     found = captum_class(method)
-    return found is not None and any(c.__name__ in STOCHASTIC_METHODS for c in found.__mro__)
+    return found is not None and found.__name__ in STOCHASTIC_METHODS
 
 
 def _name(method: object) -> str:
