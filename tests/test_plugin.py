@@ -1316,8 +1316,9 @@ def _by(records, metric):
 def test_own_merit_checks_catch_what_the_bars_miss_without_a_baseline(pytester, run_suite):
     """Without a baseline: zennit's gradient and shap's GradientExplainer agree with the
     built-ins they declare (SA, GS), a gradient declaring IG does not; IG with its sign
-    flipped, registered as a plain callable, fails on the formula's signs; the gradient
-    of the sum of all outputs fails target sensitivity in vision and audio; a SmoothGrad
+    flipped, registered as a plain callable, fails on the formula's signs and the
+    classifiers'; the gradient of the sum of all outputs fails target sensitivity in
+    vision and audio, and the asked class's signs in audio; a SmoothGrad
     that seeds itself is found stochastic by its twin copies and passes.  Every message
     names the property."""
     pytester.makeconftest(OWN_MERIT_CONFTEST)
@@ -1340,6 +1341,10 @@ def test_own_merit_checks_catch_what_the_bars_miss_without_a_baseline(pytester, 
     assert noise[("vision", "sg_self_seeded")]["value"] < 1.0  # its copies in one batch differ: found stochastic
     sign = [r for r in records if r["metric"] == "truth_sign" and r["explainer"] == "ig_flipped"]
     assert sign and all(r["passed"] is False and r["value"] < 0.2 for r in sign)
+    assert {r["suite"] for r in sign} == {"symbolic", "vision", "audio"}  # the classifiers' own effects too
+    signs = _by(records, "truth_sign")  # the sum of all outputs does not follow the asked class's effects
+    assert signs[("audio", "sum_of_outputs")]["passed"] is False, signs[("audio", "sum_of_outputs")]
+    assert signs[("vision", "zennit_grad")]["passed"] is True and signs[("audio", "sg_self_seeded")]["passed"] is True
     target = _by(records, "target_sensitivity")
     assert target[("vision", "sum_of_outputs")]["value"] == 0.0 and target[("audio", "sum_of_outputs")]["value"] == 0.0
     assert target[("vision", "sg_self_seeded")]["passed"] is True

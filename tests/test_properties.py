@@ -58,6 +58,11 @@ def test_truth_sign_agreement_is_balanced_and_needs_both_signs():
     disagreeing[:, 0] *= -1  # where the exact attributions disagree on a sign, the entry does not count
     assert p.truth_sign_agreement(truth, [truth, disagreeing]) == 1.0
     assert p.truth_sign_agreement(truth, [np.abs(truth)]) is None  # one sign in the truth
+    # one-sided (classifiers, whose effects are mostly positive): the share of that sign alone
+    clear = np.sign(truth) * (1 + np.abs(truth))  # every entry above the floor
+    assert p.truth_sign_agreement(clear, [np.abs(clear)], one_sided=True) == pytest.approx((truth > 0).mean())
+    assert p.truth_sign_agreement(-np.abs(clear), [np.abs(clear)], one_sided=True) == 0.0
+    assert "600 of positive and 0 of negative" in p.counted_signs([np.abs(clear)])
     assert p.is_signed(truth) and not p.is_signed(np.abs(truth))
 
 
@@ -238,3 +243,65 @@ def test_captum_samplers_declare_themselves_stochastic_and_exact_methods_do_not(
         assert as_explainer("x", method, "user").stochastic, method
     for method in (ShapleyValues, IntegratedGradients):
         assert not as_explainer("x", method, "user").stochastic, method
+
+
+@pytest.fixture(scope="module")
+def effect_probe():
+    """A classifier probe of 32 samples, each input its own feature group, and the model's effects."""
+    from pytest_chaosmining.suites.class_effects import class_effects
+
+    model = TwoLayer().eval()
+    inputs = torch.randn(32, 8, generator=torch.Generator().manual_seed(3))
+    with torch.no_grad():
+        logits = model(inputs)
+    target = logits.argmax(1)
+    context = AttributionContext(
+        suite="t", domain="tabular", task="classification", model_kind="mlp", device=inputs.device
+    )
+    mask = np.arange(8)
+    probe = Probe(model, inputs, target, context, other_classes(logits, target), mask)
+    return probe, class_effects(model, inputs, target, mask, probe.guard)
+
+
+def test_class_effects_are_the_models_exact_attributions(effect_probe):
+    probe, effects = effect_probe
+    gradient, path, ablation = effects.truths
+    assert gradient == pytest.approx(_gradient(probe.model, probe.inputs, probe.target).double().numpy())
+    with torch.no_grad():
+        rows = torch.arange(len(probe.inputs))
+        full = probe.model(probe.inputs)[rows, probe.target]
+        zero = probe.model(torch.zeros_like(probe.inputs))[rows, probe.target]
+        dropped = probe.inputs.clone()
+        dropped[:, 3] = 0
+        third = full - probe.model(dropped)[rows, probe.target]
+    assert effects.change == pytest.approx((full - zero).double().numpy(), abs=1e-6)
+    assert path.sum(axis=1) == pytest.approx(effects.change, abs=2e-3)  # the path integral is complete
+    assert ablation[:, 3] == pytest.approx(third.double().numpy(), abs=1e-6)
+
+
+def test_signs_and_sums_against_the_models_effects(effect_probe):
+    """IG follows the model's signs and sums; IG of another class, IG flipped, and IG of one
+    step (declaring completeness) fail where the own-merit bars judge them."""
+    import dataclasses
+
+    from captum.attr import IntegratedGradients
+
+    from pytest_chaosmining.suites.properties import effect_merit
+
+    probe, effects = effect_probe
+
+    def ig(model, inputs, target, steps=32):
+        return IntegratedGradients(model).attribute(inputs, target=target, n_steps=steps)
+
+    def declared(name, method):
+        return dataclasses.replace(_explainer(name, method), completeness=True)
+
+    good = effect_merit(declared("ig", ig), probe, effects)
+    assert good["truth_sign"] > 0.95 and good["completeness"] > 0.95, good
+    assert effect_merit(declared("neg", lambda m, x, t: -ig(m, x, t)), probe, effects)["truth_sign"] == 0.0
+    other = effect_merit(_explainer("next", lambda m, x, t: ig(m, x, (t + 1) % 4)), probe, effects)
+    assert other["truth_sign"] < 0.7 and "completeness" not in other, other
+    one_step = effect_merit(declared("one", lambda m, x, t: ig(m, x, t, steps=1)), probe, effects)
+    assert one_step["completeness"] < 0.99 < good["completeness"], (one_step, good)  # a smooth net: a small gap
+    unsigned = effect_merit(_explainer("abs", lambda m, x, t: ig(m, x, t).abs()), probe, effects)
+    assert "truth_sign" not in unsigned  # an unsigned map has no signs to check

@@ -32,7 +32,7 @@ import json
 import math
 import re
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 HERE = Path(__file__).parent
@@ -41,6 +41,8 @@ SUITES = HERE.parents[1] / "src" / "pytest_chaosmining" / "suites"
 CALIBRATION_SEEDS, HELD_OUT_SEEDS = range(100, 106), range(300, 306)
 BUILTINS = ("SA", "DL", "IG", "FA", "IxG", "GBP", "SG", "GS", "OCC", "GradCAM")
 PAPER_NAMES = ("SA", "DL", "IG", "FA")
+#: the built-in samplers (their bars set the classifiers' sign bar of a stochastic explainer of yours)
+SAMPLERS = ("SG", "GS")
 #: maps no check may pass on its own where it applies (the rest of :func:`must_fail` are bugs the checks are for)
 CONTROLS = ("random", "centre", "constant")
 COVERAGE = 0.999
@@ -48,8 +50,8 @@ COVERAGE = 0.999
 METRICS: dict[str, tuple[tuple[str, ...], float, float]] = {
     "batch_consistency": (("symbolic", "vision", "audio"), 0.99, 0.01),
     "target_sensitivity": (("vision", "audio"), 0.5, 0.05),
-    "truth_sign": (("symbolic",), 0.8, 0.05),
-    "completeness": (("symbolic",), 0.5, 0.05),
+    "truth_sign": (("symbolic", "vision", "audio"), 0.8, 0.05),
+    "completeness": (("symbolic", "vision", "audio"), 0.95, 0.05),
     "equivalence": (("symbolic", "vision", "audio"), 0.99, 0.01),
 }
 
@@ -81,6 +83,14 @@ def must_fail() -> dict[str, Callable[..., object]]:
     def batch_mean_baseline(model: torch.nn.Module, inputs: torch.Tensor, target: object) -> torch.Tensor:
         return ig(model, inputs, target, baselines=inputs.mean(0, keepdim=True).expand_as(inputs).contiguous())
 
+    def next_class(model: torch.nn.Module, inputs: torch.Tensor, target: object) -> torch.Tensor:
+        with torch.no_grad():
+            classes = model(inputs[:1]).shape[1]
+        return ig(model, inputs, (target + 1) % classes)
+
+    def one_step(model: torch.nn.Module, inputs: torch.Tensor, target: object) -> torch.Tensor:
+        return IntegratedGradients(model).attribute(inputs, target=target, n_steps=1)  # type: ignore[arg-type]
+
     def sum_of_outputs(model: torch.nn.Module, inputs: torch.Tensor, target: object) -> torch.Tensor:
         def total(x: torch.Tensor) -> torch.Tensor:
             return model(x).reshape(len(x), -1).sum(1)
@@ -97,6 +107,8 @@ def must_fail() -> dict[str, Callable[..., object]]:
         "IG sign-flipped": flipped,
         "IG batch-mean baseline": batch_mean_baseline,
         "gradient of the sum of outputs": sum_of_outputs,
+        "IG of the next class": next_class,
+        "IG with 1 step": one_step,
     }
 
 
@@ -133,14 +145,16 @@ def run_seed(seed: int, cache_dir: Path, parts: tuple[str, ...] = PARTS) -> dict
     import numpy as np
     import torch
 
+    from pytest_chaosmining.attribution_context import Applicability
     from pytest_chaosmining.core.metrics.drift import FINGERPRINT_SAMPLES, fingerprint, map_agreement
     from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.core.storage.pack import ModelPack
     from pytest_chaosmining.explainers import Explainer, ExplainerNotApplicable, attribute, builtin_explainers
     from pytest_chaosmining.suites.audio.suite import AudioSuite
+    from pytest_chaosmining.suites.class_effects import ClassEffects, class_effects
     from pytest_chaosmining.suites.formula_models.cases import plan_cases, trained_model
     from pytest_chaosmining.suites.formula_models.tiers import SYMBOLIC
-    from pytest_chaosmining.suites.properties import PROBE_SAMPLES, fingerprint_noise, measured_merit
+    from pytest_chaosmining.suites.properties import EFFECT_SAMPLES, PROBE_SAMPLES, fingerprint_noise, measured_merit
     from pytest_chaosmining.suites.symbolic.suite import SymbolicSuite, evaluate
     from pytest_chaosmining.suites.vision.suite import VisionSuite
 
@@ -149,7 +163,11 @@ def run_seed(seed: int, cache_dir: Path, parts: tuple[str, ...] = PARTS) -> dict
     cache = ModelCache(cache_dir, ModelPack())
     explainers = {name: builtins[name] for name in BUILTINS}
     explainers |= {name: Explainer(name, method) for name, method in must_fail().items()}
-    explainers["IG sign-flipped"] = dataclasses.replace(explainers["IG sign-flipped"], completeness=True)
+    explainers["IG of the next class"] = dataclasses.replace(  # a regression has no other class
+        explainers["IG of the next class"], applies_to=Applicability(tasks=frozenset({"classification"}))
+    )
+    for declared in ("IG sign-flipped", "IG with 1 step"):  # as IG: declaring completeness
+        explainers[declared] = dataclasses.replace(explainers[declared], completeness=True)
     seeds = range(seed, seed + 1)
     out: dict[str, object] = {"seed": seed, "tier": "smoke", "probe": {}, "formulas": [], "reseed": []}
 
@@ -172,9 +190,15 @@ def run_seed(seed: int, cache_dir: Path, parts: tuple[str, ...] = PARTS) -> dict
 
     for name, suite in suites.items() if "probe" in parts else ():
         trained = first_model(name)
-        probe = suite.probe(trained, PROBE_SAMPLES)  # type: ignore[attr-defined]
+        probe = suite.probe(trained, EFFECT_SAMPLES)  # type: ignore[attr-defined]
+        effects: ClassEffects | None = None
+        if probe.other_target is not None:  # a classifier: the model's effects for the sign and completeness
+            effects = class_effects(probe.model, probe.inputs, probe.target, probe.fingerprint_mask, probe.guard)
         quality = float(suite.quality(trained))  # type: ignore[attr-defined]
-        values = {e: measured(x, lambda x=x, pr=probe: measured_merit(x, pr)) for e, x in explainers.items()}  # type: ignore[misc]
+        values = {
+            e: measured(x, lambda x=x, pr=probe, ef=effects: measured_merit(x, pr, ef))  # type: ignore[misc]
+            for e, x in explainers.items()
+        }
         out["probe"][name] = {"quality": quality, "values": values}  # type: ignore[index]
         print(f"seed {seed} {name} probe done", flush=True)
     if "equivalence" in parts:
@@ -229,7 +253,7 @@ def values(seeds: range, metric: str, explainer: str, suite: str) -> list[float]
             value = run.get("equivalence", {}).get(suite, {}).get(explainer)  # type: ignore[union-attr]
             if value is not None:
                 found.append(float(value))
-        elif metric in ("truth_sign", "completeness"):
+        elif metric in ("truth_sign", "completeness") and suite == "symbolic":
             for row in run["formulas"]:  # type: ignore[union-attr]
                 value = (row.get(explainer) or {}).get(metric)  # type: ignore[union-attr]
                 if value is not None:
@@ -265,9 +289,14 @@ def bars() -> dict[str, object]:
                     "held_out_min": round(min(held), 5) if held else None,
                     "held_out_failed": sum(v < bar for v in held),
                 }  # fmt: skip
-            shared = {"equivalence": correct, "truth_sign": BUILTINS}.get(metric, PAPER_NAMES)
-            papers = [e["bar"] for n, e in entry["explainers"].items() if n in shared and e["bar"] > 0]  # type: ignore[union-attr]
-            entry["default"] = min(papers) if papers else None
+            # GBP is left out of the default sign bar: it drops negative gradients at every ReLU, so it does
+            # not follow the model's signs (its bar is its own)
+            signs = [b for b in BUILTINS if b != "GBP"]
+            if metric == "truth_sign" and suite != "symbolic":  # a sampler's default apart: GradientShap's
+                signs = list(PAPER_NAMES)  # signs, against training images, follow the zero baseline's far less
+                entry["sampler_default"] = _lowest(entry, SAMPLERS)
+            shared = {"equivalence": correct, "truth_sign": signs}.get(metric, PAPER_NAMES)
+            entry["default"] = _lowest(entry, shared)
             for name in must_fail() if metric != "equivalence" else [p for p in pairs if "must fail" in p]:
                 seen = values(CALIBRATION_SEEDS, metric, name, suite) + values(HELD_OUT_SEEDS, metric, name, suite)
                 if seen:
@@ -295,6 +324,12 @@ def bars() -> dict[str, object]:
     return found
 
 
+def _lowest(entry: dict[str, object], names: Iterable[str]) -> float | None:
+    """The lowest bar above 0 that ``names`` have in ``entry`` (None: none has one)."""
+    bars = [e["bar"] for n, e in entry["explainers"].items() if n in names and e["bar"] > 0]  # type: ignore[union-attr]
+    return min(bars) if bars else None
+
+
 def write(found: dict[str, object]) -> None:
     """Store the bars as ``[<suite>.smoke.<metric>]`` in each suite's thresholds.toml."""
     for key, entry in found["metrics"].items():  # type: ignore[union-attr]
@@ -302,7 +337,10 @@ def write(found: dict[str, object]) -> None:
         path = SUITES / suite / "thresholds.toml"
         header = f"[{suite}.smoke.{metric}]"
         block = ["# calibrated by benchmarks/axioms/calibrate_properties.py (properties.md)", header]
-        block += [f"default = {entry['default'] if entry['default'] is not None else '-inf'}", ""]
+        block += [f"default = {entry['default'] if entry['default'] is not None else '-inf'}"]
+        if entry.get("sampler_default") is not None:
+            block.append(f"sampler_default = {entry['sampler_default']}")
+        block.append("")
         for name, e in entry["explainers"].items() if metric != "equivalence" else ():  # pairs set the default only
             bar = e["bar"] if e["bar"] > 0 else "-inf"
             block += [f"[{suite}.smoke.{metric}.explainer.{name}]", f"default = {bar}", ""]
@@ -324,13 +362,15 @@ def report(found: dict[str, object]) -> str:
         f"{found['confidence']}, k exact from the noncentral t), rounded down and capped; held-out seeds "
         f"{HELD_OUT_SEEDS.start}-{HELD_OUT_SEEDS.stop - 1} were never used to set them.  A bar at or below 0 "
         "is not set (-inf: not judged for that explainer).  The default bar (an explainer of a user's) is the "
-        "lowest bar of the paper's four (SA, DL, IG, FA) that is set; for truth_sign the lowest built-in's "
-        "(GradientShap's: a method of yours may attribute against a distribution of baselines, whose signs "
-        "follow the zero-baseline truth less closely).",
+        "lowest bar of the paper's four (SA, DL, IG, FA) that is set; for truth_sign in symbolic the lowest "
+        "built-in's but GBP's (GradientShap's: a method of yours may attribute against a distribution of "
+        "baselines, whose signs follow the zero-baseline truth less closely); in vision and audio a stochastic "
+        "explainer of yours (declared or found) gets the samplers' (SG, GS) lowest, `sampler_default`.",
         "",
     ]
     for key, entry in found["metrics"].items():  # type: ignore[union-attr]
-        lines += [f"## {key}", "", f"Default bar: {entry['default']}.", ""]
+        sampler = f" Sampler default: {entry['sampler_default']}." if entry.get("sampler_default") else ""
+        lines += [f"## {key}", "", f"Default bar: {entry['default']}.{sampler}", ""]
         lines += ["| explainer | values | mean | sd | k | min | bar | held-out values | held-out min | failed |"]
         lines += ["|---|---|---|---|---|---|---|---|---|---|"]
         for name, e in entry["explainers"].items():

@@ -1,12 +1,14 @@
 """The checks of an explainer's own merit that every model suite shares (symbolic,
 vision, audio): batch consistency, its noise, target sensitivity, and the noise
-that excuses a stochastic explainer's drift from a baseline.
+that excuses a stochastic explainer's drift from a baseline; on classifiers also
+the signs of a signed map against the model's own (:mod:`.class_effects`) and,
+where declared, completeness.
 
 They need no baseline: each compares the explainer's maps with its own maps of the
-same samples, called again in another batch, with another seed or another target
-(:mod:`pytest_chaosmining.core.metrics.properties`).  They run once per explainer
-and suite, on a few samples of the suite's first case (:func:`is_probe_case`), as
-checks of that case's explainer test.
+same samples, called again in another batch, with another seed or another target,
+or with the model's exact effects (:mod:`pytest_chaosmining.core.metrics.properties`).
+They run once per explainer and suite, on a few samples of the suite's first case
+(:func:`is_probe_case`), as checks of that case's explainer test.
 """
 
 from __future__ import annotations
@@ -30,9 +32,12 @@ if TYPE_CHECKING:
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.session import ChaosminingSession
     from pytest_chaosmining.suites import Case, ModelSuite
+    from pytest_chaosmining.suites.class_effects import ClassEffects
 
 #: the distinct samples of a probe (the checks run on these few, once per explainer and suite)
 PROBE_SAMPLES = 6
+#: the samples of a classifier's probe whose signs and sums are checked against the model's effects
+EFFECT_SAMPLES = 24
 #: samples that appear twice in the probe's batch (two copies: two draws of a stochastic map)
 TWINS = 2
 #: the seeds of the further draws that measure a stochastic explainer's mean noise
@@ -40,7 +45,7 @@ EXTRA_SEEDS = (2, 3)
 #: the seeds and copies per batch of the draws the drift check's noise is measured from
 NOISE_SEEDS, NOISE_COPIES = (0, 1), 8
 #: the version of the checks' measurements, part of a built-in's cached result's key
-PROBE_VERSION = 5
+PROBE_VERSION = 6
 
 
 @dataclass(frozen=True)
@@ -107,16 +112,18 @@ def _explain(
     return out.detach().cpu().double().numpy()
 
 
-def measured_merit(explainer: Explainer, probe: Probe) -> dict[str, object]:
-    """Measure the explainer on ``probe``: its maps of a batch of the distinct samples
-    and :data:`TWINS` copies, again with the same seed and with another, in reversed
-    order, of the first half on its own and (classifiers) for other classes.  The
-    checks' values, the noise and what moved most.  Target sensitivity allows only
-    the noise of two calls with the same seed (a seeded sampler draws the same
-    numbers for either class, so a map that ignores the target cannot hide in it)."""
+def measured_merit(explainer: Explainer, probe: Probe, effects: ClassEffects | None = None) -> dict[str, object]:
+    """Measure the explainer on ``probe``: its maps of a batch of the first
+    :data:`PROBE_SAMPLES` samples and :data:`TWINS` copies, again with the same seed
+    and with another, in reversed order, of the first half on its own and
+    (classifiers) for other classes; with the model's ``effects`` on all of the
+    probe's samples, its maps' signs and (declared) sums against them.  The checks'
+    values, the noise and what moved most.  Target sensitivity allows only the noise
+    of two calls with the same seed (a seeded sampler draws the same numbers for
+    either class, so a map that ignores the target cannot hide in it)."""
     from pytest_chaosmining.core.metrics import properties as p
 
-    n = len(probe.inputs)
+    n = min(PROBE_SAMPLES, len(probe.inputs))
     batch = list(range(n)) + list(range(TWINS))
     pairs = [(i, n + i) for i in range(TWINS)]
     first = _explain(explainer, probe, batch)
@@ -157,6 +164,30 @@ def measured_merit(explainer: Explainer, probe: Probe) -> dict[str, object]:
         between = p.dissimilarity(first[:n], other)
         out["target_sensitivity"] = p.target_sensitivity(between, repeated[:n])  # same seed: noise cancels
         out["target_moved_least"] = float(between.min())
+    if effects is not None:
+        out |= effect_merit(explainer, probe, effects)
+    return out
+
+
+def effect_merit(explainer: Explainer, probe: Probe, effects: ClassEffects) -> dict[str, object]:
+    """The explainer's maps of all the probe's samples against the model's ``effects``
+    per feature group: ``truth_sign`` for a signed map (one-sided where the effects
+    agree on one sign only, :func:`~pytest_chaosmining.core.metrics.properties.truth_sign_agreement`)
+    and, where it declares completeness, ``completeness`` of its sums against f(x) − f(0)."""
+    from pytest_chaosmining.core.metrics import properties as p
+    from pytest_chaosmining.suites.class_effects import group_ids, group_sums
+
+    maps = _explain(explainer, probe, list(range(len(probe.inputs))))
+    mask = probe.fingerprint_mask if probe.fingerprint_mask is not None else np.arange(maps[0].size)
+    sums = group_sums(maps, group_ids(mask, maps.shape[1:]))
+    out: dict[str, object] = {}
+    if p.is_signed(maps):
+        sign = p.truth_sign_agreement(sums, list(effects.truths), one_sided=True)
+        if sign is not None:
+            out["truth_sign"] = sign
+            out["truth_sign_counted"] = p.counted_signs(list(effects.truths))
+    if explainer.completeness:
+        out["completeness"] = p.completeness_fit(sums.sum(axis=1), effects.change)
     return out
 
 
@@ -224,16 +255,17 @@ def own_merit_checks(
         return []
     explainer = session.explainers[explainer_name]
     trained = suite.model(session, case)
-    probe = suite.probe(trained, PROBE_SAMPLES)
+    probe = suite.probe(trained, EFFECT_SAMPLES)
     key = {
         "check": "own_merit",
         "version": PROBE_VERSION,
         "model": getattr(case, "training_config")(session.device.type),
         "weights": weights_digest(trained.model),  # type: ignore[arg-type]
-        "samples": PROBE_SAMPLES,
+        "samples": [PROBE_SAMPLES, EFFECT_SAMPLES],
     }
+    effects = model_effects(session, suite, probe, key) if probe.other_target is not None else None
     with explainer_failures(node.config):
-        values = session.reuse.evaluated(suite.name, key, explainer, lambda: measured_merit(explainer, probe))
+        values = session.reuse.evaluated(suite.name, key, explainer, lambda: measured_merit(explainer, probe, effects))
     bars, tier = session.thresholds, session.settings.tier
     noise = (
         f"its own noise: draws agree to {float(values['self_agreement']):.4f} ({values['noise_source']})"  # type: ignore[arg-type]
@@ -259,10 +291,48 @@ def own_merit_checks(
                 f"{float(values['target_moved_least']):.2e}",  # type: ignore[arg-type]
             )
         )
+    sampler = explainer.stochastic or values["noise_source"] != "none"  # declared, or found by its draws
+    if "truth_sign" in values:
+        checks.append(
+            (
+                record("truth_sign", float(values["truth_sign"])),  # type: ignore[arg-type]
+                bars.optional_metric(suite.name, tier, "truth_sign", "default", explainer_name, stochastic=sampler),
+                f"{what}: signs (a signed map gives each feature the sign of its effect on the class's logit, where "
+                f"its gradient, its path from zero and its ablation agree): share of agreeing signs over "
+                f"{len(probe.inputs)} samples, {values['truth_sign_counted']} counted",
+            )
+        )
+    if "completeness" in values:
+        checks.append(
+            (
+                record("completeness", float(values["completeness"])),  # type: ignore[arg-type]
+                bars.optional_metric(suite.name, tier, "completeness", "default", explainer_name),
+                f"{what}: completeness (it declares it: its sums are f(x) - f(0) of the class's logit): 1 - mean "
+                f"|sum of attributions - (f(x) - f(0))| / mean |f(x) - f(0)| over {len(probe.inputs)} samples",
+            )
+        )
     if explainer.same_as is not None:
         checks += _equivalence_check(session, suite, explainer, probe, key, record, what)
     session.judge.record(node, record("self_agreement", float(values["self_agreement"])))  # type: ignore[arg-type]
     return checks
+
+
+def model_effects(session: ChaosminingSession, suite: ModelSuite, probe: Probe, key: dict[str, object]) -> ClassEffects:
+    """The model's :class:`~.class_effects.ClassEffects` on a classifier's probe, computed
+    once per model (the derived-results cache, under the probe's ``key``)."""
+    import torch
+
+    from pytest_chaosmining.suites.class_effects import ClassEffects, class_effects
+
+    assert isinstance(probe.target, torch.Tensor) and probe.fingerprint_mask is not None
+
+    def compute() -> dict[str, object]:
+        found = class_effects(probe.model, probe.inputs, probe.target, probe.fingerprint_mask, probe.guard)  # type: ignore[arg-type]
+        return {"truths": [t.tolist() for t in found.truths], "change": found.change.tolist()}
+
+    stored = session.reuse.reused(suite.name, {**key, "check": "class_effects"}, compute)
+    truths = tuple(np.asarray(t, dtype=np.float64) for t in stored["truths"])  # type: ignore[union-attr]
+    return ClassEffects(truths, np.asarray(stored["change"], dtype=np.float64))  # type: ignore[arg-type]
 
 
 def _equivalence_check(

@@ -9,7 +9,7 @@ no baseline, no history.
 - **Target sensitivity**: where the model's logits differ, the map asked for one
   class differs from the map asked for another.
 - **Truth sign**: a signed map gives a feature the sign of its true effect where
-  every exact attribution of the formula (gradient, path, ablation) agrees on it.
+  every exact attribution of the model (gradient, path, ablation) agrees on it.
 - **Completeness fit**: a complete method's sums are ``f(x) − f(baseline)`` in size.
 - **Equivalence**: an explainer that declares it implements a known method agrees
   with that method's maps on the same samples, within both their noises.
@@ -152,29 +152,48 @@ def is_signed(attr: np.ndarray) -> bool:
     return bool((values < 0).any() and (values > 0).any())
 
 
-def truth_sign_agreement(attr: np.ndarray, truths: list[np.ndarray]) -> float | None:
-    """Balanced agreement of the signs of ``attr`` with the true sign of each feature's
-    effect, on the entries where every one of ``truths`` (exact attributions of the
-    same shape: gradient, path, ablation) has the same sign and the first clears
-    :data:`SIGN_FLOOR` of its mean |value|: the mean of the share of positive entries
-    attributed positive and of negative entries attributed negative, in [0, 1].  A
-    flipped sign scores 0, a map of one sign everywhere 0.5.  None where fewer than
-    :data:`MIN_PER_SIGN` entries of either sign count."""
-    values = np.asarray(attr, dtype=np.float64)
+def _counted(truths: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The entries where every truth has the same sign and the first clears
+    :data:`SIGN_FLOOR` of its mean |value|: those of positive and of negative effect."""
     stack = np.stack([np.asarray(t, dtype=np.float64) for t in truths])
-    if stack.shape[1:] != values.shape:
-        raise ValueError(f"truth_sign_agreement: shapes differ {stack.shape[1:]} vs {values.shape}")
     signs = np.sign(stack)
     agreed = np.all(signs == signs[:1], axis=0) & (signs[0] != 0)
     size = np.abs(stack[0])
     nonzero = size[size > 0]
     if nonzero.size == 0:
-        return None
+        return np.zeros(size.shape, dtype=bool), np.zeros(size.shape, dtype=bool)
     counted = agreed & (size >= SIGN_FLOOR * nonzero.mean())
-    positive, negative = counted & (signs[0] > 0), counted & (signs[0] < 0)
-    if positive.sum() < MIN_PER_SIGN or negative.sum() < MIN_PER_SIGN:
-        return None
-    return float(0.5 * ((values[positive] > 0).mean() + (values[negative] < 0).mean()))
+    return counted & (signs[0] > 0), counted & (signs[0] < 0)
+
+
+def counted_signs(truths: list[np.ndarray]) -> str:
+    """How many entries of each sign the sign check counts (for its message)."""
+    positive, negative = _counted(truths)
+    return f"{int(positive.sum())} of positive and {int(negative.sum())} of negative effect"
+
+
+def truth_sign_agreement(attr: np.ndarray, truths: list[np.ndarray], one_sided: bool = False) -> float | None:
+    """Balanced agreement of the signs of ``attr`` with the true sign of each feature's
+    effect, on the entries where every one of ``truths`` (exact attributions of the
+    same shape: gradient, path, ablation) has the same sign and the first clears
+    :data:`SIGN_FLOOR` of its mean |value|: the mean of the share of positive entries
+    attributed positive and of negative entries attributed negative, in [0, 1].  A
+    flipped sign scores 0, a map of one sign everywhere 0.5.  Where fewer than
+    :data:`MIN_PER_SIGN` entries of a sign count: with ``one_sided`` the share of the
+    other sign alone (a map of that sign everywhere scores 1 there, so only signed
+    maps are judged so), else None; None where neither sign has enough."""
+    values = np.asarray(attr, dtype=np.float64)
+    if any(np.shape(t) != values.shape for t in truths):
+        raise ValueError(f"truth_sign_agreement: shapes differ {[np.shape(t) for t in truths]} vs {values.shape}")
+    positive, negative = _counted(truths)
+    shares = [
+        float((values[chosen] * sign > 0).mean())
+        for chosen, sign in ((positive, 1.0), (negative, -1.0))
+        if chosen.sum() >= MIN_PER_SIGN
+    ]
+    if len(shares) == 2:
+        return 0.5 * (shares[0] + shares[1])
+    return shares[0] if one_sided and shares else None
 
 
 def completeness_fit(sums: np.ndarray, change: np.ndarray) -> float:

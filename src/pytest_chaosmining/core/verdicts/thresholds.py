@@ -8,7 +8,8 @@ Layout::
                                             calibrated: how the tier's bars were calibrated;
                                             report_only: true where they were not (recorded, not judged)
     [<suite>.<tier>.<metric>]               per threshold key (``f03``, ``SBRP``, ...) and
-                                            ``default``: the bar of an explainer without its own
+                                            ``default``: the bar of an explainer without its own;
+                                            ``sampler_default``: where set, that bar of a stochastic one
     [<suite>.<tier>.<metric>.explainer.NAME]  the bars of one built-in explainer
     [<suite>.<tier>.max_drop]               per metric: how far it may fall below a baseline
 
@@ -122,23 +123,27 @@ class Thresholds:
         """The ``default`` bar of ``metric`` (for any case and explainer without its own)."""
         return float(self.section(suite, tier)[metric]["default"])
 
-    def optional_metric(self, suite: str, tier: str, metric: str, case_key: str, explainer: str) -> float | None:
+    def optional_metric(
+        self, suite: str, tier: str, metric: str, case_key: str, explainer: str, stochastic: bool = False
+    ) -> float | None:
         """Like :meth:`metric`, but None where the table has no bar or marks it ``-inf``
         (the metric is not judged there: calibration found it too noisy, or the
         random control reaches it), and for an explainer of :attr:`own_bars_only`
-        without a table of its own."""
+        without a table of its own.  A ``stochastic`` explainer without bars of its own
+        gets the table's ``sampler_default`` where it has one (samplers over a
+        distribution of baselines follow the zero baseline's signs less closely)."""
         table = self.section(suite, tier).get(metric, {})
         per_explainer = table.get("explainer", {}).get(explainer, {})
         if explainer in self.own_bars_only and not per_explainer:
             return None
+        default = "sampler_default" if stochastic and "sampler_default" in table else "default"
         found: float | None = None
-        for source in (per_explainer, table):
-            if case_key in source:
-                found = float(source[case_key])
-                break
-            if source is per_explainer and "default" in source:
-                found = float(source["default"])
-                break
-        else:
-            found = float(table["default"]) if "default" in table else None
+        if case_key in per_explainer:
+            found = float(per_explainer[case_key])
+        elif "default" in per_explainer:
+            found = float(per_explainer["default"])
+        elif case_key in table and case_key != "default":
+            found = float(table[case_key])
+        elif default in table:
+            found = float(table[default])
         return None if found == NOT_JUDGED else found

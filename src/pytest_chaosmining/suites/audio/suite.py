@@ -418,7 +418,7 @@ class AudioSuite(ClassifierSuite):
         *judged("channel_share", "top1_hit", "training_gain", key=_arch_key),
         *judged("accuracy"),
         *judged("map_agreement"),
-        *own_merit("batch_consistency", "target_sensitivity", "equivalence"),
+        *own_merit("batch_consistency", "target_sensitivity", "truth_sign", "completeness", "equivalence"),
         *reported("untrained_share", "untrained_top1_hit", "fingerprint", "self_agreement"),
     )
     calibration = Calibration(judged=calibrated(metrics), optional=frozenset({"channel_share"}))

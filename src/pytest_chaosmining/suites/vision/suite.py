@@ -211,7 +211,7 @@ class VisionSuite(ClassifierSuite):
         *judged("iou", "training_gain", key=_condition_key),
         *judged("accuracy"),
         *judged("map_agreement"),
-        *own_merit("batch_consistency", "target_sensitivity", "equivalence"),
+        *own_merit("batch_consistency", "target_sensitivity", "truth_sign", "completeness", "equivalence"),
         *reported("box_share", "untrained_iou", "fingerprint", "self_agreement"),
     )
     calibration = Calibration(judged=calibrated(metrics))
