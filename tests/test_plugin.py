@@ -1005,11 +1005,11 @@ def pytest_chaosmining_explainers(config):
 
 
 def test_markers_select_one_suite_and_one_explainer(pytester, run_suite):
-    """``-m "vision and SA"`` runs exactly the vision tests of SA (``-k SA`` would
-    also match the saliency suite's ids); markers pass ``--strict-markers``."""
-    result = run_suite(
-        "-m", "vision and SA", "--strict-markers", "--collect-only", "-q", k=None, fresh=False, report=None
-    )
+    """``-m "chaosmining_vision and chaosmining_explainer(name='SA')"`` runs exactly the
+    vision tests of SA (``-k SA`` would also match the saliency suite's ids); markers
+    pass ``--strict-markers``."""
+    expression = "chaosmining_vision and chaosmining_explainer(name='SA')"
+    result = run_suite("-m", expression, "--strict-markers", "--collect-only", "-q", k=None, fresh=False, report=None)
     ids = [line for line in result.stdout.lines if "::" in line]
     assert ids and all("test_chaosmining_vision.py::" in i and "-SA-" in i for i in ids), ids
     assert len(ids) == 4  # 4 conditions at smoke
