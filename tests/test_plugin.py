@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import SUBSET, load_results
 
+#: the installed package's sources (the results.json schema ships there)
+SRC = Path(__file__).resolve().parents[1] / "src" / "pytest_chaosmining"
 #: the built-ins a default run scores on the symbolic MLPs (GradCAM: no 2-D convolution, skipped; KS: on request)
 EXPLAINERS = ("SA", "DL", "IG", "FA", "IxG", "GBP", "SG", "GS", "OCC")
 
@@ -109,6 +111,9 @@ def test_smoke_run_from_an_empty_directory(pytester, run_suite):
     payload = load_results(pytester)
     assert payload["meta"]["tier"] == "smoke" and payload["meta"]["device"] == "cpu"
     assert payload["meta"]["versions"]["torch"]
+    import jsonschema  # a run's results.json follows the shipped schema
+
+    jsonschema.validate(payload, json.loads((SRC / "reports" / "results.schema.json").read_text()))
     fprec = [r for r in payload["records"] if r["metric"] == "fprec"]
     assert {r["explainer"] for r in fprec} == {*EXPLAINERS, "random"}
     record = fprec[0]
