@@ -1061,6 +1061,12 @@ def test_benchmark_options_carry_every_explainers_timing_and_never_skip_a_judgem
     assert "| SA | 1.000 (" in report and (pytester.path / "report" / "figure5.png").exists()
     result = run_suite(*args, "--benchmark-only", "--benchmark-json", "bench.json", k="f01 or cost", fresh=False)
     result.assert_outcomes(passed=9, xfailed=1)
+    lines = result.stdout.lines  # pytest-benchmark's table compact, one per explainer; the verdicts after it
+    tables = [i for i, line in enumerate(lines) if "benchmark 'explainer_name=" in line]
+    summary = max(i for i, line in enumerate(lines) if "chaosmining summary" in line)
+    assert tables and max(tables) < summary, "\n".join(lines[-60:])
+    header = next(line for line in lines if line.startswith("Name (time in"))
+    assert "Median" in header and "Rounds" in header and "StdDev" not in header and "Mean" not in header
     bench = json.loads((pytester.path / "bench.json").read_text())["benchmarks"]
     info = {(b["extra_info"]["suite"], b["extra_info"]["explainer"]): b for b in bench}
     assert set(info) == {(suite, e) for suite in ("symbolic", "cost") for e in ("SA", "IG", "random")}

@@ -47,6 +47,7 @@ def pytest_configure(config: pytest.Config) -> None:
     _register_markers(config)
     if not settings.enabled:
         return
+    _compact_benchmark_table(config)
     from pytest_chaosmining.reports.collector import ResultCollector
     from pytest_chaosmining.session import ChaosminingSession
 
@@ -76,6 +77,27 @@ def pytest_configure(config: pytest.Config) -> None:
                 )
             collector.baseline_check = BaselineCheck(baseline, BaselineScope(session).covers, lambda: collector.records)
             config.pluginmanager.register(collector.baseline_check, "chaosmining-baseline")
+
+
+#: pytest-benchmark's table in a chaosmining run, where its options are not given: the
+#: median and the rounds, the test's short name, one table per explainer
+COMPACT_BENCHMARK = {"benchmark_columns": ["median", "rounds"], "benchmark_name": "short"}
+COMPACT_GROUP_BY = "param:explainer_name"
+
+
+def _compact_benchmark_table(config: pytest.Config) -> None:
+    """Make pytest-benchmark's table compact where the run does not set its options
+    (``--benchmark-columns``, ``--benchmark-name``, ``--benchmark-group-by``): two
+    columns, short names, a table per explainer.  Runs before pytest-benchmark reads
+    them (this hook is ``tryfirst``)."""
+    option = config.option
+    if not hasattr(option, "benchmark_columns"):
+        return  # pytest-benchmark is not active
+    for name, value in COMPACT_BENCHMARK.items():
+        if getattr(option, name, None) in (None, [], "normal"):
+            setattr(option, name, value)
+    if getattr(option, "benchmark_group_by", None) == "group":
+        option.benchmark_group_by = COMPACT_GROUP_BY
 
 
 def _register_markers(config: pytest.Config) -> None:
