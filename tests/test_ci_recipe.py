@@ -225,6 +225,24 @@ def test_run_baseline_and_annotate_steps(tmp_path, shared_cache):
     assert "| symbolic | constant |" in summary_file.read_text()
 
 
+def test_the_recipes_run_judges_the_librarys_own_explainers_and_says_so(tmp_path, shared_cache):
+    """Without ``--chaosmining-explainers`` the run step judges what the conftest
+    registers and the control, not the built-ins (captum's), and says so; the pasted
+    template, registering nothing yet, stops with a message saying what to register."""
+    folder = _adopting_repository(tmp_path)
+    env = {"CHAOSMINING_CACHE": str(shared_cache)}
+    args = ("--chaosmining-suites", "symbolic", "-k", "f08", "-p", "no:randomly", "--collect-only", "-q")
+    empty = _step(tmp_path, "run", *args, env=env)
+    assert empty.returncode != 0 and "no explainer of yours is registered" in empty.stdout + empty.stderr
+    (folder / "conftest.py").write_text(CONSTANT_CONFTEST)
+    result = _step(tmp_path, "run", *args, env=env)
+    assert "chaosmining: judging explainers 'own'" in result.stdout, result.stdout[-2000:]
+    ids = [line for line in result.stdout.splitlines() if "::test_fprec[" in line]
+    assert ids and {re.search(r"-(constant|random)-s0\]", i) is not None for i in ids} == {True}, ids
+    everything = _step(tmp_path, "run", *args, env={**env, "CHAOSMINING_EXPLAINERS": ""})
+    assert any("-SA-s0]" in line for line in everything.stdout.splitlines()), everything.stdout[-2000:]
+
+
 def test_run_without_the_recipes_folder_says_what_to_copy(tmp_path):
     result = _step(tmp_path, "run")
     assert result.returncode == 2 and "no .github/chaosmining/pytest.ini" in result.stderr

@@ -8,7 +8,8 @@
 #   chaosmining.sh install-plugin  the plugin and your package, with the installed torch pinned
 #                             (.chaosmining-constraints.txt); writes .chaosmining-versions
 #   chaosmining.sh run [ARGS] the suites (default tier smoke) from .github/chaosmining/, never your
-#                             own tests; against the committed baseline when there is one
+#                             own tests; your explainers and the control (CHAOSMINING_EXPLAINERS,
+#                             default own); against the committed baseline when there is one
 #   chaosmining.sh annotate   ::error lines and a step-summary table for every failed conformance test
 #   chaosmining.sh baseline   this run's results become the baseline (.github/chaosmining/baseline.json):
 #                             commit it; a committed file never expires, a CI cache does
@@ -61,6 +62,14 @@ case "$step" in
       exit 2
     fi
     args=(--chaosmining --chaosmining-report "$(absolute "$report")" --chaosmining-cache "$(absolute "$cache")")
+    # judge what is yours: the explainers your conftest registers and the control (the built-ins are
+    # captum's; CHAOSMINING_EXPLAINERS= empty runs every registered explainer, a list names some)
+    explainers=${CHAOSMINING_EXPLAINERS-own}
+    if [ -n "$explainers" ] && [[ " $* " != *" --chaosmining-explainers"* ]]; then
+      args+=(--chaosmining-explainers "$explainers")
+      echo "chaosmining: judging explainers '$explainers' (own: those your conftest registers, and the control;" \
+           "CHAOSMINING_EXPLAINERS= for every registered explainer, the built-ins included)"
+    fi
     if [ -f "$baseline" ]; then
       python - "$baseline" <<'PY'
 import json, sys
