@@ -11,10 +11,12 @@ held-out calibration runs of the same seeds.
 
 from __future__ import annotations
 
-import json
 import statistics
 import sys
 from collections import defaultdict
+from pathlib import Path
+
+from pytest_chaosmining.tools.calibrate import read_results
 
 METRICS = ("accuracy", "iou", "top1_hit", "channel_share", "training_gain")
 EXPLAINERS = ("-", "SA", "DL", "IG", "FA")
@@ -25,7 +27,7 @@ def values(paths: list[str]) -> dict[tuple, float]:
     (the model's name without its ``-bf16`` suffix, so that the two runs' models pair up)."""
     out = {}
     for path in paths:
-        for r in json.load(open(path))["records"]:
+        for r in read_results(Path(path))["records"]:
             if r["metric"] in METRICS and r["explainer"] in EXPLAINERS:
                 model = r["model"].removesuffix("-bf16")
                 out[(r["suite"], r["condition"]["condition"], r["metric"], r["explainer"], r["seed"], model)] = r[

@@ -38,7 +38,7 @@ def test_corrupt_entry_is_retrained_not_crashed_on(tmp_path, garbage):
     cache.get_or_train("s", {"a": 1}, _trainer(calls))
     path = cache.path("s", cache_key({"a": 1}))
     path.write_bytes(garbage)
-    with pytest.warns(UserWarning, match="corrupt"):
+    with pytest.warns(pytest.PytestWarning, match="corrupt"):
         _, _, trained = cache.get_or_train("s", {"a": 1}, _trainer(calls))
     assert trained and len(calls) == 2
 
@@ -49,7 +49,7 @@ def test_entry_that_needs_unpickling_is_refused(tmp_path):
     path = cache.path("s", cache_key({"a": 1}))
     path.parent.mkdir(parents=True)
     torch.save({"state_dict": {}, "meta": {"key": cache_key({"a": 1})}, "evil": object()}, path)
-    with pytest.warns(UserWarning, match="corrupt"):
+    with pytest.warns(pytest.PytestWarning, match="corrupt"):
         _, _, trained = cache.get_or_train("s", {"a": 1}, _trainer(calls))
     assert trained
 

@@ -49,13 +49,70 @@ def test_the_workflow_runs_only_the_scripts_steps():
     assert "chaosmining-baseline" not in workflow  # the baseline is a committed file, not a cache that expires
 
 
+#: the plugin's source as the workflow sets it (a commit)
+PINNED = "git+https://example.org/owner/pytest-chaosmining@" + "0" * 40
+
+
 def test_install_uses_cpu_only_torch_wheels_and_pins_them(tmp_path):
-    result = _step(tmp_path, "install", env={"CHAOSMINING_PIP": "echo pip"})
+    result = _step(tmp_path, "install", env={"CHAOSMINING_PIP": "echo pip", "CHAOSMINING_PLUGIN": PINNED})
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == "pip install --index-url https://download.pytorch.org/whl/cpu torch torchvision torchaudio"
-    assert lines[-1] == "pip install -c .chaosmining-constraints.txt pytest-chaosmining ."
+    assert lines[-1] == f"pip install -c .chaosmining-constraints.txt {PINNED} ."
     assert (tmp_path / ".chaosmining-versions").exists()
+
+
+@pytest.mark.parametrize(
+    "plugin",
+    [
+        None,  # unset: never the package index by name
+        "pytest-chaosmining",  # a bare name: whoever registers it first
+        "pytest-chaosmining==0.1.0",  # a version is not a source
+        "git+https://example.org/owner/pytest-chaosmining@main",  # a branch moves
+        "https://example.org/pytest_chaosmining-0.1.0-py3-none-any.whl",  # a wheel URL without its hash
+    ],
+)
+def test_the_plugin_is_installed_only_from_a_pinned_source(tmp_path, plugin):
+    env = {"CHAOSMINING_PIP": "echo pip", "CHAOSMINING_PLUGIN": plugin or ""}
+    result = _step(tmp_path, "install-plugin", env=env)
+    assert result.returncode == 2 and "pip install" not in result.stdout, result.stdout
+    assert "CHAOSMINING_PLUGIN" in result.stderr
+
+
+def test_the_workflow_sets_a_pinned_source_as_its_header_says():
+    workflow = (RECIPE / "chaosmining.yml").read_text()
+    pinned = re.search(r'CHAOSMINING_PLUGIN: "([^"]+)"', workflow)
+    assert pinned and re.fullmatch(r"git\+https://.+@[0-9a-f]{40}", pinned.group(1))
+    assert "Set CHAOSMINING_PLUGIN" in workflow and "Set CHAOSMINING_PLUGIN" in SCRIPT.read_text()
+
+
+def test_a_wheel_built_from_the_checkout_installs_as_a_users_ci_would(tmp_path):
+    """The recipe's install step as a user's CI runs it, with the plugin from a wheel
+    (one of the header's pinned forms): pip takes the wheel itself, not a name on the
+    package index (``--force-reinstall --no-deps``: this environment has the plugin
+    already; the requirements' resolution is the test above)."""
+    wheels = tmp_path / "wheels"
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(wheels),
+         str(RECIPE.parents[1])],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stderr[-2000:]
+    (wheel,) = wheels.glob("pytest_chaosmining-*.whl")
+    report = tmp_path / "pip-report.json"
+    env = {
+        "CHAOSMINING_PIP": f"{sys.executable} -m pip",
+        "CHAOSMINING_PLUGIN": str(wheel),
+        "CHAOSMINING_PACKAGE": "",
+        "CHAOSMINING_PIP_ARGS": f"--dry-run --quiet --force-reinstall --no-deps --report {report}",
+    }
+    result = _step(tmp_path, "install-plugin", env=env)
+    if result.returncode != 0 and "No matching distribution" in result.stderr + result.stdout:
+        pytest.skip(f"the package index is not reachable: {result.stderr[-300:]}")
+    assert result.returncode == 0, result.stderr[-2000:]
+    installs = {item["metadata"]["name"].lower(): item for item in json.loads(report.read_text())["install"]}
+    assert set(installs) == {"pytest-chaosmining"}, sorted(installs)
+    assert installs["pytest-chaosmining"]["download_info"]["url"] == wheel.as_uri()
 
 
 def test_the_plugins_install_cannot_replace_the_installed_torch(tmp_path):
@@ -166,6 +223,24 @@ def test_run_baseline_and_annotate_steps(tmp_path, shared_cache):
     assert errors and all(line.startswith("::error title=chaosmining: constant failed symbolic::") for line in errors)
     assert "test_fprec[" in errors[0] and "threshold" in errors[0]
     assert "| symbolic | constant |" in summary_file.read_text()
+
+
+def test_the_recipes_run_judges_the_librarys_own_explainers_and_says_so(tmp_path, shared_cache):
+    """Without ``--chaosmining-explainers`` the run step judges what the conftest
+    registers and the control, not the built-ins (captum's), and says so; the pasted
+    template, registering nothing yet, stops with a message saying what to register."""
+    folder = _adopting_repository(tmp_path)
+    env = {"CHAOSMINING_CACHE": str(shared_cache)}
+    args = ("--chaosmining-suites", "symbolic", "-k", "f08", "-p", "no:randomly", "--collect-only", "-q")
+    empty = _step(tmp_path, "run", *args, env=env)
+    assert empty.returncode != 0 and "no explainer of yours is registered" in empty.stdout + empty.stderr
+    (folder / "conftest.py").write_text(CONSTANT_CONFTEST)
+    result = _step(tmp_path, "run", *args, env=env)
+    assert "chaosmining: judging explainers 'own'" in result.stdout, result.stdout[-2000:]
+    ids = [line for line in result.stdout.splitlines() if "::test_fprec[" in line]
+    assert ids and {re.search(r"-(constant|random)-s0\]", i) is not None for i in ids} == {True}, ids
+    everything = _step(tmp_path, "run", *args, env={**env, "CHAOSMINING_EXPLAINERS": ""})
+    assert any("-SA-s0]" in line for line in everything.stdout.splitlines()), everything.stdout[-2000:]
 
 
 def test_run_without_the_recipes_folder_says_what_to_copy(tmp_path):

@@ -62,6 +62,25 @@ def test_registry_merges_hook_results_and_selects():
         select(reg, ["nope"])
 
 
+def test_own_selects_what_the_user_registered_and_the_control():
+    """``--chaosmining-explainers own``: a library's CI judges its explainers, not the built-ins."""
+    reg = collect_explainers([{"mine": lambda m, x, t: x, "theirs": lambda m, x, t: -x}])
+    assert list(select(reg, ["own"])) == ["mine", "theirs", "random"]
+    assert list(select(reg, ["own", "IG"])) == ["mine", "theirs", "random", "IG"]
+    with pytest.raises(ValueError, match="no explainer of yours is registered"):
+        select(collect_explainers([]), ["own"])
+
+
+def test_a_baseline_scoped_to_own_still_misses_an_explainer_that_is_gone():
+    """Under ``own`` a baseline's result of an explainer no longer registered is in scope
+    (missing: a regression), a built-in's is not (not asked for), the control's is."""
+    from pytest_chaosmining.baseline_scope import BaselineScope
+
+    named = ("own",)
+    assert BaselineScope.is_named("gone", named) and BaselineScope.is_named("random", named)
+    assert not BaselineScope.is_named("IG", named) and BaselineScope.is_named("IG", ("own", "IG"))
+
+
 def test_captum_class_is_recognised():
     from captum.attr import InputXGradient
 

@@ -60,7 +60,7 @@ def test_a_shipped_model_that_does_not_reproduce_its_score_is_retrained(tmp_path
         return _fit(model)
 
     cache = ModelCache(tmp_path / "b", ModelPack(tmp_path / "pack"))
-    with pytest.warns(UserWarning, match="scores 2.5000 on the data generated here against 1.5000"):
+    with pytest.warns(pytest.PytestWarning, match="scores 2.5000 on the data generated here against 1.5000"):
         _, meta = cache.model("s", config, _build, fit, torch.device("cpu"), check=lambda m: _check(m) + 1.0)
     assert calls == [1] and "shipped" not in meta
 

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import SUBSET, load_results
 
+#: the installed package's sources (the results.json schema ships there)
+SRC = Path(__file__).resolve().parents[1] / "src" / "pytest_chaosmining"
 #: the built-ins a default run scores on the symbolic MLPs (GradCAM: no 2-D convolution, skipped; KS: on request)
 EXPLAINERS = ("SA", "DL", "IG", "FA", "IxG", "GBP", "SG", "GS", "OCC")
 
@@ -109,6 +111,9 @@ def test_smoke_run_from_an_empty_directory(pytester, run_suite):
     payload = load_results(pytester)
     assert payload["meta"]["tier"] == "smoke" and payload["meta"]["device"] == "cpu"
     assert payload["meta"]["versions"]["torch"]
+    import jsonschema  # a run's results.json follows the shipped schema
+
+    jsonschema.validate(payload, json.loads((SRC / "reports" / "results.schema.json").read_text()))
     fprec = [r for r in payload["records"] if r["metric"] == "fprec"]
     assert {r["explainer"] for r in fprec} == {*EXPLAINERS, "random"}
     record = fprec[0]
@@ -1005,11 +1010,11 @@ def pytest_chaosmining_explainers(config):
 
 
 def test_markers_select_one_suite_and_one_explainer(pytester, run_suite):
-    """``-m "vision and SA"`` runs exactly the vision tests of SA (``-k SA`` would
-    also match the saliency suite's ids); markers pass ``--strict-markers``."""
-    result = run_suite(
-        "-m", "vision and SA", "--strict-markers", "--collect-only", "-q", k=None, fresh=False, report=None
-    )
+    """``-m "chaosmining_vision and chaosmining_explainer(name='SA')"`` runs exactly the
+    vision tests of SA (``-k SA`` would also match the saliency suite's ids); markers
+    pass ``--strict-markers``."""
+    expression = "chaosmining_vision and chaosmining_explainer(name='SA')"
+    result = run_suite("-m", expression, "--strict-markers", "--collect-only", "-q", k=None, fresh=False, report=None)
     ids = [line for line in result.stdout.lines if "::" in line]
     assert ids and all("test_chaosmining_vision.py::" in i and "-SA-" in i for i in ids), ids
     assert len(ids) == 4  # 4 conditions at smoke
@@ -1056,6 +1061,12 @@ def test_benchmark_options_carry_every_explainers_timing_and_never_skip_a_judgem
     assert "| SA | 1.000 (" in report and (pytester.path / "report" / "figure5.png").exists()
     result = run_suite(*args, "--benchmark-only", "--benchmark-json", "bench.json", k="f01 or cost", fresh=False)
     result.assert_outcomes(passed=9, xfailed=1)
+    lines = result.stdout.lines  # pytest-benchmark's table compact, one per explainer; the verdicts after it
+    tables = [i for i, line in enumerate(lines) if "benchmark 'explainer_name=" in line]
+    summary = max(i for i, line in enumerate(lines) if "chaosmining summary" in line)
+    assert tables and max(tables) < summary, "\n".join(lines[-60:])
+    header = next(line for line in lines if line.startswith("Name (time in"))
+    assert "Median" in header and "Rounds" in header and "StdDev" not in header and "Mean" not in header
     bench = json.loads((pytester.path / "bench.json").read_text())["benchmarks"]
     info = {(b["extra_info"]["suite"], b["extra_info"]["explainer"]): b for b in bench}
     assert set(info) == {(suite, e) for suite in ("symbolic", "cost") for e in ("SA", "IG", "random")}

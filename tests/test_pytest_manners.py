@@ -7,6 +7,7 @@ import signal
 import time
 import warnings
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -17,15 +18,25 @@ from pytest_chaosmining.reports.markdown import terminal_table
 from pytest_chaosmining.suites import SUITES_DIR, all_suites
 
 
-def test_markers_are_listed_without_a_chaosmining_run(pytester):
+def test_markers_are_listed_without_a_chaosmining_run_all_in_the_plugins_namespace(pytester):
+    """A library that installs the plugin keeps its own ``vision`` or ``IG`` marker:
+    every marker the plugin registers starts with ``chaosmining``."""
+    from pytest_chaosmining.suites import REGISTRY
+
     result = pytester.runpytest_subprocess("--markers")
     result.stdout.fnmatch_lines(
         [
             "@pytest.mark.chaosmining: a shipped ChaosMining conformance test*",
-            "@pytest.mark.vision: a test of the chaosmining vision suite*",
-            "@pytest.mark.IG: a chaosmining test of the built-in explainer IG*",
+            "@pytest.mark.chaosmining_vision: a test of the chaosmining vision suite*",
+            "@pytest.mark.chaosmining_explainer(name): a chaosmining test of the explainer name*",
         ]
     )
+    listed = {line.split(":")[0].split("(")[0] for line in result.stdout.lines if line.startswith("@pytest.mark.")}
+    ours = {m for m in listed if "chaosmining" in m}
+    assert ours == {"@pytest.mark.chaosmining", "@pytest.mark.chaosmining_explainer"} | {
+        f"@pytest.mark.chaosmining_{name}" for name in REGISTRY
+    }
+    assert not listed & {f"@pytest.mark.{name}" for name in (*REGISTRY, "IG", "SA", "random")}
 
 
 def test_the_report_header_says_what_the_run_judges(pytester, shared_cache):
@@ -42,7 +53,23 @@ def test_the_report_header_says_what_the_run_judges(pytester, shared_cache):
     result.stdout.fnmatch_lines([f"chaosmining: tier smoke, suites symbolic, device cpu, cache {shared_cache}"])
 
 
+def test_the_working_tree_is_light():
+    """A library's checkout of the plugin (a submodule, a vendored copy) stays light:
+    the tracked files weigh at most 25 MB (the calibration runs are compressed, the
+    figures quantised)."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True, check=False)
+    if listed.returncode != 0:
+        pytest.skip("not a git checkout")
+    files = [root / name for name in listed.stdout.decode().split("\0") if name]
+    total = sum(f.stat().st_size for f in files if f.is_file())
+    assert total <= 25_000_000, f"{total / 1e6:.1f} MB tracked"
+
+
 def test_the_plugins_warnings_have_their_own_category():
+    assert issubclass(ChaosminingWarning, pytest.PytestWarning)  # -W error::pytest.PytestWarning covers them
     with pytest.warns(ChaosminingWarning, match="explainer 'SA' from pytest_chaosmining_explainers hook replaces"):
         collect_explainers([{"SA": lambda model, inputs, target: inputs}])
     with warnings.catch_warnings():

@@ -8,7 +8,7 @@ builtins=SA,DL,IG,FA,IxG,GBP,SG,GS,OCC,GradCAM,random
 cheats=centre,constant,edges,first,fixed_gradient,input_magnitude
 chunk() {  # kind first last explainers
     local out="$raw/rp-$1-smoke-vision-audio-$2-$3.json"
-    [ -f "$out" ] && return
+    { [ -f "$out" ] || [ -f "$out.gz" ]; } && return  # done (committed compressed: .json.gz)
     "$here/run.sh" smoke vision,audio "$2-$3" "$4" "$out.part" -n 2 -k "RBRP or SBRP" && mv "$out.part" "$out"
     [ -f "$out" ] || echo "chunk $2-$3 wrote nothing" >&2
 }

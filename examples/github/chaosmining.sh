@@ -8,10 +8,19 @@
 #   chaosmining.sh install-plugin  the plugin and your package, with the installed torch pinned
 #                             (.chaosmining-constraints.txt); writes .chaosmining-versions
 #   chaosmining.sh run [ARGS] the suites (default tier smoke) from .github/chaosmining/, never your
-#                             own tests; against the committed baseline when there is one
+#                             own tests; your explainers and the control (CHAOSMINING_EXPLAINERS,
+#                             default own); against the committed baseline when there is one
 #   chaosmining.sh annotate   ::error lines and a step-summary table for every failed conformance test
 #   chaosmining.sh baseline   this run's results become the baseline (.github/chaosmining/baseline.json):
 #                             commit it; a committed file never expires, a CI cache does
+#
+# Set CHAOSMINING_PLUGIN (chaosmining.yml's env) to where the plugin comes from, pinned: it is not
+# on the package index yet, and a bare name there would install whatever someone registers first.
+# One of:
+#   git+https://<host>/<owner>/pytest-chaosmining@<40-hex commit>   a commit, not a branch or tag
+#   path/to/pytest_chaosmining-<version>-py3-none-any.whl           a wheel you vendor in your repository
+#   https://…/pytest_chaosmining-<version>-py3-none-any.whl#sha256=<hash>
+#   path/to/a/checkout                                              a directory (a submodule)
 set -euo pipefail
 step=${1:?usage: chaosmining.sh install|install-plugin|run|annotate|baseline [pytest args]}
 shift
@@ -28,10 +37,21 @@ case "$step" in
     bash "$0" install-plugin
     ;;
   install-plugin)
+    plugin=${CHAOSMINING_PLUGIN:-}
+    if [ -z "$plugin" ]; then
+      echo "chaosmining: set CHAOSMINING_PLUGIN to the plugin's pinned source (a commit, a wheel or a" \
+           "checkout: the header of chaosmining.sh); it is not installed from the package index by name" >&2
+      exit 2
+    fi
+    if ! { [ -e "$plugin" ] || [[ "$plugin" =~ ^git\+.+@[0-9a-f]{40}$ ]] \
+           || [[ "$plugin" =~ ^https://.+\.whl#sha256=[0-9a-f]{64}$ ]]; }; then
+      echo "chaosmining: CHAOSMINING_PLUGIN=$plugin is not pinned: give a git URL at a 40-hex commit, a" \
+           "wheel (a path, or an https URL with #sha256=) or a checkout's directory" >&2
+      exit 2
+    fi
     # pin the torch just installed: no later install may swap the CPU build for another
     $pip freeze | grep -i -E '^(torch|torchvision|torchaudio)==' > .chaosmining-constraints.txt || true
-    $pip install ${CHAOSMINING_PIP_ARGS:-} -c .chaosmining-constraints.txt \
-      "${CHAOSMINING_PLUGIN:-pytest-chaosmining}" ${CHAOSMINING_PACKAGE-.}
+    $pip install ${CHAOSMINING_PIP_ARGS:-} -c .chaosmining-constraints.txt "$plugin" ${CHAOSMINING_PACKAGE-.}
     # what the model cache depends on: its key changes when one of these does
     $pip freeze | grep -i -E '^(torch|torchvision|captum|numpy|pytest-chaosmining)[=@ ]' > .chaosmining-versions || true
     ;;
@@ -42,6 +62,14 @@ case "$step" in
       exit 2
     fi
     args=(--chaosmining --chaosmining-report "$(absolute "$report")" --chaosmining-cache "$(absolute "$cache")")
+    # judge what is yours: the explainers your conftest registers and the control (the built-ins are
+    # captum's; CHAOSMINING_EXPLAINERS= empty runs every registered explainer, a list names some)
+    explainers=${CHAOSMINING_EXPLAINERS-own}
+    if [ -n "$explainers" ] && [[ " $* " != *" --chaosmining-explainers"* ]]; then
+      args+=(--chaosmining-explainers "$explainers")
+      echo "chaosmining: judging explainers '$explainers' (own: those your conftest registers, and the control;" \
+           "CHAOSMINING_EXPLAINERS= for every registered explainer, the built-ins included)"
+    fi
     if [ -f "$baseline" ]; then
       python - "$baseline" <<'PY'
 import json, sys

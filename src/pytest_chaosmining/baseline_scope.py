@@ -17,17 +17,28 @@ class BaselineScope:
     def __init__(self, session: ChaosminingSession):
         self.session = session
 
+    @staticmethod
+    def is_named(explainer: str, named: tuple[str, ...]) -> bool:
+        """Whether ``--chaosmining-explainers`` ``named`` names ``explainer`` (``own``: see :meth:`covers`)."""
+        from pytest_chaosmining.explainers import BUILTIN_NAMES, CONTROL_NAME, OWN
+
+        if explainer in named:
+            return True
+        return OWN in named and (explainer not in BUILTIN_NAMES or explainer == CONTROL_NAME)
+
     def covers(self, record: Record) -> bool:
         """Whether this run should judge ``record`` of the baseline again: a registered
         suite's record when its suite was selected and its seed is among this run's
         (every record of a user's own test suite); its explainer where
-        ``--chaosmining-explainers`` names them; in a shard run, only this shard's cases."""
+        ``--chaosmining-explainers`` names them (``own``: every explainer that is not
+        a built-in, one no longer registered included, and the control); in a shard
+        run, only this shard's cases."""
         from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, parameter_id
         from pytest_chaosmining.suites import REGISTRY, get_suite
 
         settings = self.session.settings
         named = settings.explainers
-        if named and record.explainer != MODEL_LEVEL and record.explainer not in named:
+        if named and record.explainer != MODEL_LEVEL and not self.is_named(record.explainer, named):
             return False
         if record.suite not in REGISTRY:
             return True

@@ -47,6 +47,7 @@ def pytest_configure(config: pytest.Config) -> None:
     _register_markers(config)
     if not settings.enabled:
         return
+    _compact_benchmark_table(config)
     from pytest_chaosmining.reports.collector import ResultCollector
     from pytest_chaosmining.session import ChaosminingSession
 
@@ -78,18 +79,41 @@ def pytest_configure(config: pytest.Config) -> None:
             config.pluginmanager.register(collector.baseline_check, "chaosmining-baseline")
 
 
-def _register_markers(config: pytest.Config) -> None:
-    """The markers the plugin sets, listed by ``pytest --markers`` whether or not the
-    suites run (a user's explainer names are added when a run marks its tests)."""
-    from pytest_chaosmining.explainers import BUILTIN_NAMES
+#: pytest-benchmark's table in a chaosmining run, where its options are not given: the
+#: median and the rounds, the test's short name, one table per explainer
+COMPACT_BENCHMARK = {"benchmark_columns": ["median", "rounds"], "benchmark_name": "short"}
+COMPACT_GROUP_BY = "param:explainer_name"
 
+
+def _compact_benchmark_table(config: pytest.Config) -> None:
+    """Make pytest-benchmark's table compact where the run does not set its options
+    (``--benchmark-columns``, ``--benchmark-name``, ``--benchmark-group-by``): two
+    columns, short names, a table per explainer.  Runs before pytest-benchmark reads
+    them (this hook is ``tryfirst``)."""
+    option = config.option
+    if not hasattr(option, "benchmark_columns"):
+        return  # pytest-benchmark is not active
+    for name, value in COMPACT_BENCHMARK.items():
+        if getattr(option, name, None) in (None, [], "normal"):
+            setattr(option, name, value)
+    if getattr(option, "benchmark_group_by", None) == "group":
+        option.benchmark_group_by = COMPACT_GROUP_BY
+
+
+def _register_markers(config: pytest.Config) -> None:
+    """The plugin's markers, all in its namespace, listed by ``pytest --markers``
+    whether or not the suites run: ``chaosmining``, ``chaosmining_<suite>`` and
+    ``chaosmining_explainer(name)``."""
     config.addinivalue_line("markers", "chaosmining: a shipped ChaosMining conformance test (set by the plugin)")
     for name in REGISTRY:
-        config.addinivalue_line("markers", f"{name}: a test of the chaosmining {name} suite (set by the plugin)")
-    for name in BUILTIN_NAMES:
         config.addinivalue_line(
-            "markers", f"{name}: a chaosmining test of the built-in explainer {name} (set by the plugin)"
+            "markers", f"{MARKER_PREFIX}{name}: a test of the chaosmining {name} suite (set by the plugin)"
         )
+    config.addinivalue_line(
+        "markers",
+        f"{EXPLAINER_MARKER}(name): a chaosmining test of the explainer name; select with "
+        f"-m \"{EXPLAINER_MARKER}(name='SA')\" (set by the plugin)",
+    )
 
 
 def _add_suite_paths(config: pytest.Config) -> None:
@@ -167,6 +191,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     get_suite(name).parametrize(metafunc, metafunc.config.stash.get(SESSION_KEY, None))
 
 
+#: the prefix of the suites' markers (``chaosmining_vision``)
+MARKER_PREFIX = "chaosmining_"
+#: the marker naming a test's explainer: ``chaosmining_explainer(name="SA")``
+EXPLAINER_MARKER = "chaosmining_explainer"
+
 #: pytest-benchmark's warning for a test that timed nothing (its built-in result was reused)
 UNUSED_BENCHMARK_FILTER = "ignore:Benchmark fixture was not used at all in this test"
 
@@ -177,30 +206,28 @@ BENCHMARK_SKIPS = ("Skipping benchmark", "Skipping non-benchmark")
 
 @pytest.hookimpl(wrapper=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> Generator[None, None, None]:
-    """Mark each shipped suite test with ``chaosmining``, its suite and its
-    explainer, so that ``-m "vision and SA"`` or ``-m "not random"`` selects
-    exactly those (``-k`` matches substrings of ids: ``-k SA`` also matches
-    ``saliency``).  A test whose built-in result was reused from the cache makes
-    no call to time: pytest-benchmark's "fixture was not used" warning is
-    silenced for the shipped tests.  Marks before the other plugins' hooks (``-m``
-    deselects by them), and takes back, after pytest-benchmark's hook, the skips
-    it gives the shipped tests."""
+    """Mark each shipped suite test with ``chaosmining``, ``chaosmining_<suite>``
+    and ``chaosmining_explainer(name=...)``, so that
+    ``-m "chaosmining_vision and chaosmining_explainer(name='SA')"`` or
+    ``-m "not chaosmining_explainer(name='random')"`` selects exactly those (``-k``
+    matches substrings of ids: ``-k SA`` also matches ``saliency``); no marker
+    outside the plugin's namespace, so a library's own ``vision`` marker keeps its
+    meaning.  A test whose built-in result was reused from the cache makes no call
+    to time: pytest-benchmark's "fixture was not used" warning is silenced for the
+    shipped tests.  Marks before the other plugins' hooks (``-m`` deselects by
+    them), and takes back, after pytest-benchmark's hook, the skips it gives the
+    shipped tests."""
     if SESSION_KEY not in config.stash:
         return (yield)
-    registered: set[str] = set()
     for item in items:
         suite = suite_of(Path(str(item.path)))
         if suite is None:
             continue
-        names = ["chaosmining", suite]
+        item.add_marker("chaosmining")
+        item.add_marker(f"{MARKER_PREFIX}{suite}")
         callspec = getattr(item, "callspec", None)
         if callspec is not None and "explainer_name" in callspec.params:
-            names.append(str(callspec.params["explainer_name"]))
-        for name in names:
-            if name not in registered:
-                config.addinivalue_line("markers", f"{name}: a chaosmining suite or explainer (set by the plugin)")
-                registered.add(name)
-            item.add_marker(name)
+            item.add_marker(getattr(pytest.mark, EXPLAINER_MARKER)(name=str(callspec.params["explainer_name"])))
         item.add_marker(pytest.mark.filterwarnings(UNUSED_BENCHMARK_FILTER))
     result = yield
     for item in items:

@@ -23,7 +23,11 @@ _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
     ("report", {"metavar": "DIR"}, "write results.json, results.csv, report.md and plots to DIR"),
     ("cache", {"metavar": "DIR"}, "model cache directory (default: the user cache dir)"),
     ("device", {"metavar": "DEVICE"}, "torch device (default: cuda if available, else cpu)"),
-    ("explainers", {"metavar": "NAMES"}, "comma list of explainers to run (default: all registered)"),
+    (
+        "explainers",
+        {"metavar": "NAMES"},
+        "comma list of explainers to run (default: all registered; own: those you registered, and the control)",
+    ),
     ("suites", {"metavar": "NAMES"}, "comma list of suites to run (default: all: {suites})"),
     ("seeds", {"metavar": "N|A-B"}, "number of seeds N (seeds 0..N-1) or an inclusive range A-B (default: the tier's)"),
     (

@@ -34,6 +34,7 @@ from pytest_chaosmining.explainers.contract import (
 )
 from pytest_chaosmining.explainers.registry import (
     ENTRY_POINT_GROUP,
+    OWN,
     applies_nowhere,
     as_explainer,
     collect_explainers,
@@ -47,6 +48,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "IG_STEPS",
     "NOISE_SAMPLES",
+    "OWN",
     "PAPER_NAMES",
     "CallTimeout",
     "Explainer",

@@ -14,7 +14,7 @@ from pytest_chaosmining.attribution_context import AttributedShape
 if TYPE_CHECKING:
     pass
 
-from pytest_chaosmining.explainers.builtins import builtin_explainers
+from pytest_chaosmining.explainers.builtins import CONTROL_NAME, builtin_explainers
 from pytest_chaosmining.explainers.contract import Explainer
 
 ENTRY_POINT_GROUP = "pytest_chaosmining.explainers"
@@ -76,6 +76,10 @@ def collect_explainers(hook_results: list[dict[str, Any]]) -> dict[str, Explaine
     return registry
 
 
+#: the name that selects the explainers a user registered (and the control): ``--chaosmining-explainers own``
+OWN = "own"
+
+
 def select(
     registry: dict[str, Explainer],
     names: list[str] | None,
@@ -83,9 +87,19 @@ def select(
 ) -> dict[str, Explainer]:
     """Keep only ``names`` (when None: those ``in_default_run``, less the
     built-ins that apply in none of ``suites``: suite name → the shapes it
-    attributes); unknown names raise ``KeyError`` listing the known ones, and a
-    named or registered explainer that applies in none of ``suites`` (when given)
-    raises ``ValueError``."""
+    attributes); :data:`OWN` among them stands for every explainer registered by
+    the hook or an entry point (not a built-in) and the control.  Unknown names
+    raise ``KeyError`` listing the known ones, :data:`OWN` with no explainer of the
+    user's ``ValueError``, and a named or registered explainer that applies in none
+    of ``suites`` (when given) ``ValueError``."""
+    if names and OWN in names:
+        own = [n for n, e in registry.items() if e.source != "builtin"]
+        if not own:
+            raise ValueError(
+                f"{OWN!r}: no explainer of yours is registered (a conftest's pytest_chaosmining_explainers hook "
+                "or an entry point registers them); registered: built-ins only"
+            )
+        names = list(dict.fromkeys([*own, CONTROL_NAME, *(n for n in names if n != OWN)]))
     if not names:
         chosen = {
             n: e

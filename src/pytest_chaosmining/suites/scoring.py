@@ -85,7 +85,6 @@ def drift_checks(
     of its draws agree, 1 when deterministic): a stochastic explainer's maps may move
     :data:`~pytest_chaosmining.core.metrics.properties.NOISE_FACTOR` times as far as
     its draws lie apart, so a reseeded SmoothGrad passes and a changed one does not."""
-    from pytest_chaosmining.core.metrics.drift import map_agreement
     from pytest_chaosmining.core.metrics.properties import NOISE_FACTOR
     from pytest_chaosmining.core.verdicts.records import FINGERPRINT
 
@@ -96,10 +95,10 @@ def drift_checks(
     kept.maps = maps
     chaosmining.judge.record(node, kept)
     baseline = chaosmining.judge.baseline
-    then = baseline.fingerprint(kept) if baseline is not None else None
-    if then is None or chaosmining.judge.is_control(explainer):
+    moved = baseline.moved(kept) if baseline is not None else None
+    if moved is None or chaosmining.judge.is_control(explainer):
         return []
-    agreement, worst, least = map_agreement(maps, then)
+    agreement, worst, least = moved
     bar = chaosmining.thresholds.optional_metric(suite, chaosmining.settings.tier, "map_agreement", where, explainer)
     allowance = ""
     if bar is not None and agreement < bar and noise is not None:

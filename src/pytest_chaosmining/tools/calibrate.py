@@ -573,10 +573,22 @@ def plan_runs(raw: Path, entries: Iterable[str | dict], suite: str = "") -> list
     ]
 
 
+def read_results(path: Path) -> dict:
+    """A results.json file, or the gzip-compressed ``<path>.gz`` where only that exists
+    (the committed calibration runs are compressed)."""
+    import gzip
+
+    packed = path.with_name(path.name + ".gz")
+    if path.suffix == ".gz" or (not path.exists() and packed.exists()):
+        with gzip.open(path if path.suffix == ".gz" else packed, "rt", encoding="utf-8") as handle:
+            return json.load(handle)
+    return json.loads(path.read_text())
+
+
 def _read_run(spec: Path | str) -> tuple[dict, list[dict]]:
     """The meta and the kept records of one run spec (see :func:`run_spec`)."""
     path, *parts = str(spec).split(PART_SEP)
-    payload = json.loads(Path(path).read_text())
+    payload = read_results(Path(path))
     records = payload["records"]
     kept = dict(part.split("=", 1) for part in parts)
     if "suite" in kept:

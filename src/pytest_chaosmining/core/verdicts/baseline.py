@@ -98,9 +98,16 @@ class Baseline:
             f"(drop {old.value - record.value:.4f}; baseline {self.source})"
         )
 
-    def fingerprint(self, record: Record) -> list[list[float]] | None:
-        """The baseline's fingerprint of the maps ``record`` (a fingerprint record) keeps, if any."""
-        return self.fingerprints.get(record.key())
+    def moved(self, record: Record) -> tuple[float, int, float] | None:
+        """How far the maps of a fingerprint ``record`` moved from the baseline's: the
+        :func:`~pytest_chaosmining.core.metrics.drift.map_agreement` of the two
+        fingerprints (None where the baseline kept none for it)."""
+        from pytest_chaosmining.core.metrics.drift import map_agreement
+
+        then = self.fingerprints.get(record.key())
+        if then is None or record.maps is None:
+            return None
+        return map_agreement(record.maps, then)
 
     def cost_regression(self, record: Record, max_factor: float) -> str | None:
         """A message if ``record`` (a gated cost: CPU time or peak memory) grew beyond

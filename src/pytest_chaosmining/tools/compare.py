@@ -1,0 +1,156 @@
+"""Compare two runs offline: ``chaosmining-compare OLD.json NEW.json``.
+
+The verdicts a run against ``--chaosmining-baseline OLD.json`` gives NEW's
+results, from the two ``results.json`` files alone, with the baseline check's
+own code (:class:`~pytest_chaosmining.core.verdicts.baseline.Baseline`):
+
+- **regressed**: a judged result fell more than its metric's allowed drop
+  (the shipped ``max_drop``, or ``--max-drop``) below OLD's;
+- **drift**: a fingerprint of maps moved beyond the suite's ``map_agreement``
+  bar (offline there is no model to measure a stochastic explainer's noise on:
+  a moved sampler is flagged and says so; the random control is never compared);
+- **cost**: CPU time or peak memory grew beyond ``--max-slowdown`` × OLD's plus
+  the metric's slack;
+- **missing**: judged in OLD, not in NEW (of the suites NEW ran, unless
+  ``--all-suites``);
+- **new**: judged in NEW, not in OLD (listed, not a failure).
+
+A Markdown table on stdout; exit 1 when anything regressed, drifted, grew or
+went missing, 0 otherwise, 2 when a file cannot be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pytest_chaosmining.core.verdicts.baseline import Baseline
+from pytest_chaosmining.core.verdicts.records import FINGERPRINT, Record
+
+if TYPE_CHECKING:
+    from pytest_chaosmining.core.metrics.catalog import MetricCatalog
+    from pytest_chaosmining.core.verdicts.thresholds import Thresholds
+
+#: the kinds of finding that fail a comparison (``new`` does not)
+FAILING = ("regressed", "drift", "cost", "missing")
+#: the explainer names of the random control (recorded, never compared for drift)
+CONTROLS = frozenset({"random"})
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One verdict of the comparison: its ``kind`` (:data:`FAILING` or ``new``), the
+    test it concerns and what the baseline check would say."""
+
+    kind: str
+    nodeid: str
+    message: str
+
+
+def _load(path: Path) -> tuple[list[Record], dict[str, object]]:
+    payload = json.loads(Path(path).read_text())
+    return [Record.from_dict(r) for r in payload["records"]], dict(payload.get("meta", {}))
+
+
+def compare_runs(
+    old: Path,
+    new: Path,
+    max_drop: float | None = None,
+    max_slowdown: float = 2.0,
+    thresholds_file: Path | None = None,
+    all_suites: bool = False,
+) -> list[Finding]:
+    """The :class:`Finding` s of ``new``'s results against ``old``'s (both results.json)."""
+    from pytest_chaosmining.suites import metric_catalog, shipped_thresholds
+
+    catalog = metric_catalog()
+    baseline = Baseline.load(old, catalog)
+    records, meta = _load(new)
+    tier = str(meta.get("tier") or baseline.tier or "smoke")
+    thresholds = shipped_thresholds(thresholds_file)
+    ran = {r.suite for r in records}
+    findings: list[Finding] = []
+    comparison = baseline.compare(records, lambda r: all_suites or r.suite in ran)
+    for record, _ in comparison.compared:
+        metric = catalog.get(record.suite, record.metric)
+        if metric is None:
+            continue
+        drop = max_drop if max_drop is not None else thresholds.max_drop(record.suite, tier, record.metric)
+        message = baseline.regression(record, metric, drop)
+        if message:
+            findings.append(Finding("regressed", record.nodeid, message))
+    for record in records:
+        cost = baseline.cost_regression(record, max_slowdown)
+        if cost:
+            findings.append(Finding("cost", record.nodeid, cost))
+        if record.metric == FINGERPRINT and record.explainer not in CONTROLS:
+            findings += _drift(baseline, record, thresholds, tier, catalog)
+    for r in comparison.missing:
+        findings.append(Finding("missing", r.nodeid, f"{r.metric} judged in the baseline, not here"))
+    for r in comparison.new:
+        findings.append(Finding("new", r.nodeid, f"{r.metric} = {r.value:.4f}, not in the baseline"))
+    return findings
+
+
+def _drift(
+    baseline: Baseline, record: Record, thresholds: Thresholds, tier: str, catalog: MetricCatalog
+) -> list[Finding]:
+    """The drift finding of one fingerprint record, if its maps moved beyond the bar."""
+    moved = baseline.moved(record)
+    if moved is None:
+        return []
+    agreement, worst, least = moved
+    metric = catalog.get(record.suite, "map_agreement")
+    where = metric.key(record.case) if metric is not None and metric.key is not None else "default"
+    bar = thresholds.optional_metric(record.suite, tier, "map_agreement", where, record.explainer)
+    if bar is None or agreement >= bar:
+        return []
+    return [
+        Finding(
+            "drift",
+            record.nodeid,
+            f"its maps moved from the baseline's (cosine of the feature masses {agreement:.4f} < {bar:g}; explained "
+            f"sample {worst} moved most, {least:.4f}; a stochastic explainer's own noise is not measured offline)",
+        )
+    ]
+
+
+def table(findings: list[Finding], old: str, new: str) -> str:
+    """The findings as Markdown: a verdict line, then one row each (failing kinds first)."""
+    failing = [f for f in findings if f.kind in FAILING]
+    counts = ", ".join(f"{kind} {sum(f.kind == kind for f in findings)}" for kind in (*FAILING, "new"))
+    head = f"**chaosmining-compare {new} against {old}: {'FAILED' if failing else 'no regression'}** ({counts})"
+    if not findings:
+        return head + "\n"
+    order = {kind: i for i, kind in enumerate((*FAILING, "new"))}
+    rows = [
+        f"| {f.kind} | `{f.nodeid}` | {f.message.replace('|', '/')} |"
+        for f in sorted(findings, key=lambda f: (order[f.kind], f.nodeid))
+    ]
+    return "\n".join([head, "", "| verdict | test | why |", "|---|---|---|", *rows]) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("old", type=Path, help="the baseline's results.json")
+    parser.add_argument("new", type=Path, help="the results.json to judge against it")
+    parser.add_argument("--max-drop", type=float, default=None, help="one allowed drop for every metric")
+    parser.add_argument("--max-slowdown", type=float, default=2.0, help="allowed growth of CPU time and memory")
+    parser.add_argument("--thresholds", type=Path, default=None, help="a TOML merged over the shipped bars")
+    parser.add_argument("--all-suites", action="store_true", help="a suite NEW did not run is missing too")
+    args = parser.parse_args(argv)
+    try:
+        findings = compare_runs(args.old, args.new, args.max_drop, args.max_slowdown, args.thresholds, args.all_suites)
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"chaosmining-compare: {exc}", file=sys.stderr)
+        return 2
+    sys.stdout.write(table(findings, str(args.old), str(args.new)))
+    return 1 if any(f.kind in FAILING for f in findings) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

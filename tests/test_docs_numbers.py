@@ -1,0 +1,29 @@
+"""The numbers the README and the docs state are the committed reports' numbers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+REPORT = ROOT / "reports" / "smoke" / "report.md"
+LEADERBOARD_HEADER = "| explainer | symbolic fprec |"
+
+
+def _table(text: str, header: str) -> list[str]:
+    """The rows of the first Markdown table whose header starts with ``header`` (header included)."""
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith(header)), None)
+    assert start is not None, f"no table starting {header!r}"
+    end = start
+    while end < len(lines) and lines[end].startswith("|"):
+        end += 1
+    return lines[start:end]
+
+
+@pytest.mark.parametrize("document", ["README.md", "docs/explainers.md"])
+def test_the_leaderboard_shown_is_the_default_runs(document):
+    """The leaderboard a document shows is, row for row, the one of reports/smoke/report.md."""
+    shown = _table((ROOT / document).read_text(), LEADERBOARD_HEADER)
+    assert shown == _table(REPORT.read_text(), LEADERBOARD_HEADER)
