@@ -273,44 +273,29 @@ def own_merit_checks(
         else "it is deterministic: nothing may move beyond float rounding"
     )
     blind = " every sample got the same map;" if values["sample_blind"] else ""
+    sampler = explainer.stochastic or values["noise_source"] != "none"  # declared, or found by its draws
+    n = len(probe.inputs)
+    messages = {
+        "batch_consistency": f"batch consistency (a sample's map must not depend on the other samples of its "
+        f"batch):{blind} {values['moved_most']}; {noise}",
+        "target_sensitivity": "target sensitivity (the map asked for another class, whose logit differs, must "
+        f"differ): share of {n} samples whose maps differ; the closest pair at 1 - cosine "
+        f"{float(values.get('target_moved_least', 0.0)):.2e}",  # type: ignore[arg-type]
+        "truth_sign": "signs (a signed map gives each feature the sign of its effect on the class's logit, where "
+        f"its gradient, its path from zero and its ablation agree): share of agreeing signs over {n} samples, "
+        f"{values.get('truth_sign_counted')} counted",
+        "completeness": "completeness (it declares it: its sums are f(x) - f(0) of the class's logit): 1 - mean "
+        f"|sum of attributions - (f(x) - f(0))| / mean |f(x) - f(0)| over {n} samples",
+    }
     checks: list[Check] = [
         (
-            record("batch_consistency", float(values["batch_consistency"])),  # type: ignore[arg-type]
-            bars.optional_metric(suite.name, tier, "batch_consistency", "default", explainer_name),
-            f"{what}: batch consistency (a sample's map must not depend on the other samples of its batch):"
-            f"{blind} {values['moved_most']}; {noise}",
+            record(metric, float(values[metric])),  # type: ignore[arg-type]
+            bars.optional_metric(suite.name, tier, metric, "default", explainer_name, stochastic=sampler),
+            f"{what}: {message}",
         )
+        for metric, message in messages.items()
+        if metric in values
     ]
-    if "target_sensitivity" in values:
-        checks.append(
-            (
-                record("target_sensitivity", float(values["target_sensitivity"])),  # type: ignore[arg-type]
-                bars.optional_metric(suite.name, tier, "target_sensitivity", "default", explainer_name),
-                f"{what}: target sensitivity (the map asked for another class, whose logit differs, must differ): "
-                f"share of {len(probe.inputs)} samples whose maps differ; the closest pair at 1 - cosine "
-                f"{float(values['target_moved_least']):.2e}",  # type: ignore[arg-type]
-            )
-        )
-    sampler = explainer.stochastic or values["noise_source"] != "none"  # declared, or found by its draws
-    if "truth_sign" in values:
-        checks.append(
-            (
-                record("truth_sign", float(values["truth_sign"])),  # type: ignore[arg-type]
-                bars.optional_metric(suite.name, tier, "truth_sign", "default", explainer_name, stochastic=sampler),
-                f"{what}: signs (a signed map gives each feature the sign of its effect on the class's logit, where "
-                f"its gradient, its path from zero and its ablation agree): share of agreeing signs over "
-                f"{len(probe.inputs)} samples, {values['truth_sign_counted']} counted",
-            )
-        )
-    if "completeness" in values:
-        checks.append(
-            (
-                record("completeness", float(values["completeness"])),  # type: ignore[arg-type]
-                bars.optional_metric(suite.name, tier, "completeness", "default", explainer_name),
-                f"{what}: completeness (it declares it: its sums are f(x) - f(0) of the class's logit): 1 - mean "
-                f"|sum of attributions - (f(x) - f(0))| / mean |f(x) - f(0)| over {len(probe.inputs)} samples",
-            )
-        )
     if explainer.same_as is not None:
         checks += _equivalence_check(session, suite, explainer, probe, key, record, what)
     session.judge.record(node, record("self_agreement", float(values["self_agreement"])))  # type: ignore[arg-type]
