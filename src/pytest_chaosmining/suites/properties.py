@@ -311,13 +311,13 @@ def model_effects(session: ChaosminingSession, suite: ModelSuite, probe: Probe, 
 
     assert isinstance(probe.target, torch.Tensor) and probe.fingerprint_mask is not None
 
-    def compute() -> dict[str, object]:
+    def compute() -> dict[str, list[object]]:
         found = class_effects(probe.model, probe.inputs, probe.target, probe.fingerprint_mask, probe.guard)  # type: ignore[arg-type]
         return {"truths": [t.tolist() for t in found.truths], "change": found.change.tolist()}
 
     stored = session.reuse.reused(suite.name, {**key, "check": "class_effects"}, compute)
-    truths = tuple(np.asarray(t, dtype=np.float64) for t in stored["truths"])  # type: ignore[union-attr]
-    return ClassEffects(truths, np.asarray(stored["change"], dtype=np.float64))  # type: ignore[arg-type]
+    gradient, path, ablation = (np.asarray(t, dtype=np.float64) for t in stored["truths"])
+    return ClassEffects((gradient, path, ablation), np.asarray(stored["change"], dtype=np.float64))
 
 
 def _equivalence_check(
