@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.session import ChaosminingSession
+    from pytest_chaosmining.suites.bam.data import BamSpec
 
 SUITE = "bam"
 #: training images a shipped model is re-scored on before use
@@ -135,12 +136,13 @@ def model_config(case: BamCase, role: str, device_type: str) -> dict[str, Any]:
 def _train(
     case: BamCase,
     role: str,
-    images: np.ndarray,
-    labels: np.ndarray,
+    data: Callable[[], tuple[np.ndarray, np.ndarray]],
     cache: ModelCache,
     device: torch.device,
     progress: Callable[..., None] | None,
 ) -> tuple[Any, float]:
+    """The model of ``role``, from the cache, else the pack, else trained; ``data()``
+    (its training images and labels) is made only where a model is checked or trained."""
     import torch
 
     from pytest_chaosmining.core.training.classification import ClassifierTraining, train_classifier
@@ -151,6 +153,7 @@ def _train(
 
     def fit(model: torch.nn.Module) -> float:
         settings = ClassifierTraining(case.epochs, case.batch_size, case.lr, t0=case.epochs)
+        images, labels = data()
         return train_classifier(
             model, torch.from_numpy(images), torch.from_numpy(labels), settings, case.seed, progress
         )
@@ -161,6 +164,7 @@ def _train(
         """Accuracy on the first training images (the pack's reproduction check)."""
         from pytest_chaosmining.core.training.classification import predict_array
 
+        images, labels = data()
         return float((predict_array(model, images[:CHECK_IMAGES]) == labels[:CHECK_IMAGES]).mean())
 
     model, meta = cache.model(SUITE, config, build, fit, device, bam_code(), check)
@@ -183,6 +187,19 @@ class BamModels:
     delta: Any = None  # ((n, steps), x + δ, neutral) of the first n no-object images (computed lazily)
 
 
+def _lazily(spec: BamSpec) -> Callable[[str], Callable[[], tuple[np.ndarray, np.ndarray]]]:
+    """``labels → data()``: the images of ``spec`` with those labels, generated on the
+    first call of any of them (once)."""
+    from pytest_chaosmining.suites.bam.data import generate
+
+    made = functools.cache(lambda: generate(spec))
+
+    def data(labels: str) -> Callable[[], tuple[np.ndarray, np.ndarray]]:
+        return lambda: (made().images, getattr(made(), labels))
+
+    return data
+
+
 def trained_models(
     case: BamCase, cache: ModelCache, device: torch.device, progress: Callable[[str], Any] = lambda label: None
 ) -> BamModels:
@@ -190,16 +207,16 @@ def trained_models(
     from pytest_chaosmining.core.training.classification import predict_array
     from pytest_chaosmining.suites.bam.data import generate
 
-    train = generate(case.spec("objects", "train"))
-    f_o, t_o = _train(case, "object", train.images, train.objects, cache, device, progress("object model"))
-    f_s, t_s = _train(case, "scene", train.images, train.scenes, cache, device, progress("scene model"))
-    del train
+    # the training data is made only where a model is not in the cache (a warm run makes none)
+    train = _lazily(case.spec("objects", "train"))
+    f_o, t_o = _train(case, "object", train("objects"), cache, device, progress("object model"))
+    f_s, t_s = _train(case, "scene", train("scenes"), cache, device, progress("scene model"))
     seconds = {"object": t_o, "scene": t_s}
     f_k = {}
     for k in case.ks:
-        data = generate(case.spec("common", "train", k))
+        common = _lazily(case.spec("common", "train", k))
         f_k[k], seconds[f"k{k:g}"] = _train(
-            case, f"k{k:g}", data.images, data.scenes, cache, device, progress(f"scene model k={k:g}")
+            case, f"k{k:g}", common("scenes"), cache, device, progress(f"scene model k={k:g}")
         )
     val = generate(case.spec("objects", "val"))
     cf_val = generate(case.spec("common", "val", 1.0, scene_class=0))
@@ -408,6 +425,7 @@ class BamSuite(SuiteDefaults):
             "delta_steps": tier.delta_steps,
         }
         weights = weights_digest(models.f_o, models.f_s, *models.f_k.values())
+        self._neutral_patches(session, models, weights, min(tier.n_explain, len(models.val)), tier.delta_steps)
         return session.reuse.evaluated(
             SUITE,
             {"case": dataclasses.asdict(models.case), "weights": weights, **sizes},
@@ -415,6 +433,24 @@ class BamSuite(SuiteDefaults):
             lambda: evaluate(models, explainer, session.device, **sizes),
             (Cost,),
         )
+
+    @staticmethod
+    def _neutral_patches(session: ChaosminingSession, models: BamModels, weights: str, n: int, steps: int) -> None:
+        """Fill ``models.delta`` (:func:`neutral_patches`: 100 optimiser steps on f_s, the
+        same for every explainer) from the derived-results cache, keyed by the models'
+        weights, or compute and keep it there: every explainer of every run needs it."""
+        import numpy as np
+
+        if models.delta is not None and models.delta[0] == (n, steps):
+            return
+
+        def compute() -> dict[str, list[object]]:
+            moved, same = neutral_patches(models, n, session.device, steps)
+            return {"moved": moved.tolist(), "same": same.tolist()}
+
+        key = {"check": "neutral_patches", "case": dataclasses.asdict(models.case), "weights": weights}
+        stored = session.reuse.reused(SUITE, {**key, "n": n, "steps": steps}, compute)
+        models.delta = ((n, steps), np.asarray(stored["moved"], dtype=np.uint8), np.asarray(stored["same"], dtype=bool))
 
     def models(self, session: ChaosminingSession, case: BamCase) -> BamModels:
         """The BAM models of ``case`` (f_o, f_s, every f_k), trained at most once (and cached on disk)."""
