@@ -1,7 +1,8 @@
 """Wall time of the default conformance run, as a CI runner sees it: cold (empty
 directory, empty cache), warm (same cache), and warm with one user explainer
-(captum's InputXGradient registered in a conftest under its own name), with the
-time per suite.
+(captum's InputXGradient registered in a conftest under its own name); then a
+library's gate, that explainer alone with the control (``--chaosmining-explainers
+own``), cold from an empty cache and warm; with the time per suite.
 
     python benchmarks/tier_times.py [--tier smoke] [--pack none] [-- extra pytest args]
 
@@ -38,13 +39,24 @@ def per_suite(junit: Path) -> Counter[str]:
     return seconds
 
 
+#: the runs, in order: label, the cache folder (the own runs start from an empty one), the conftest
+#: registering a user's explainer, and their extra arguments
+RUNS: tuple[tuple[str, str, bool, tuple[str, ...]], ...] = (
+    ("cold", "cache", False, ()),
+    ("warm", "cache", False, ()),
+    ("warm + InputXGradient", "cache", True, ()),
+    ("own cold", "own-cache", True, ("--chaosmining-explainers", "own")),
+    ("own warm", "own-cache", True, ("--chaosmining-explainers", "own")),
+)
+
+
 def run(tier: str, pack: str | None, extra: list[str], report: str | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         cwd = Path(tmp)
-        for label in ("cold", "warm", "warm + InputXGradient"):
-            if label.startswith("warm +"):
+        for i, (label, cache, user, args) in enumerate(RUNS):
+            if user:
                 (cwd / "conftest.py").write_text(USER_CONFTEST)
-            junit = cwd / f"{label.split()[0]}-{len(label)}.xml"
+            junit = cwd / f"run-{i}.xml"
             cmd = [
                 sys.executable,
                 "-m",
@@ -53,7 +65,7 @@ def run(tier: str, pack: str | None, extra: list[str], report: str | None = None
                 "--chaosmining-tier",
                 tier,
                 "--chaosmining-cache",
-                str(cwd / "cache"),
+                str(cwd / cache),
                 "--junitxml",
                 str(junit),
                 "-q",
@@ -61,6 +73,7 @@ def run(tier: str, pack: str | None, extra: list[str], report: str | None = None
                 "no:cacheprovider",
                 *(["--chaosmining-pack", pack] if pack else []),
                 *(["--chaosmining-report", report] if report and label == "cold" else []),
+                *args,
                 *extra,
             ]
             start = time.perf_counter()
