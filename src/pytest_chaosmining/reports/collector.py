@@ -197,9 +197,11 @@ class ResultCollector:
         """With pytest-html installed: the leaderboard at the top of its report."""
         from pytest_chaosmining.reports.html import LEADERBOARD_STYLE, leaderboard_table
         from pytest_chaosmining.reports.leaderboard import build_leaderboard
+        from pytest_chaosmining.reports.reference import shipped_reference
 
         outcomes = outcome_counts(self.outcomes)
         board = build_leaderboard(human_facing(sort_records(self.records)), outcomes, self.suites())
+        board = board.with_reference(shipped_reference(self.metadata()))
         if board.rows:
             prefix.append(LEADERBOARD_STYLE + leaderboard_table(board, sortable=False))
 

@@ -39,18 +39,50 @@ class Cell:
 
 @dataclass(frozen=True)
 class Leaderboard:
-    """The columns (suite, headline metric) and a row of cells per explainer."""
+    """The columns (suite, headline metric) and a row of cells per explainer; the rows
+    named in ``reference`` are the built-ins' shipped results of version ``source``
+    (:mod:`pytest_chaosmining.reports.reference`), not this run's."""
 
     columns: list[tuple[str, str]]
     rows: list[tuple[str, list[Cell]]]
+    reference: frozenset[str] = frozenset()
+    source: str = ""
 
     def explainer_label(self, name: str) -> str:
-        """The explainer's name, marked where it is the random control or one of the paper's four."""
+        """The explainer's name, marked where it is the random control, one of the
+        paper's four or a shipped reference row."""
         from pytest_chaosmining.explainers import CONTROL_NAME, PAPER_NAMES
 
+        if name in self.reference:
+            return f"{name} (reference {self.source}, not run)"
         if name == CONTROL_NAME:
             return f"{name} (control)"
         return f"{name} (paper)" if name in PAPER_NAMES else name
+
+    def with_reference(self, reference: Leaderboard | None) -> Leaderboard:
+        """This run's rows, then ``reference``'s rows of explainers it did not run, in
+        this run's columns (a column the reference lacks: not run), each verdict
+        marked as the reference's."""
+        if reference is None or not self.rows:
+            return self
+        ran = {name for name, _ in self.rows}
+        where = {column: i for i, column in enumerate(reference.columns)}
+        added = [
+            (
+                name,
+                [
+                    Cell(cells[where[c]].score, cells[where[c]].spread, f"reference: {cells[where[c]].verdict}", {})
+                    if c in where
+                    else Cell(None, None, NOT_RUN, {})
+                    for c in self.columns
+                ],
+            )
+            for name, cells in reference.rows
+            if name not in ran
+        ]
+        if not added:
+            return self
+        return Leaderboard(self.columns, self.rows + added, frozenset(n for n, _ in added), reference.source)
 
 
 def _verdict(counts: Counter[str], control: bool) -> str:

@@ -18,6 +18,7 @@ from pytest_chaosmining import ChaosminingWarning
 from pytest_chaosmining.core.storage.atomic import atomic_write_text
 from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, RESULTS_FORMAT, Record
 from pytest_chaosmining.reports.leaderboard import build_leaderboard, leaderboard_markdown
+from pytest_chaosmining.reports.reference import shipped_reference
 from pytest_chaosmining.reports.scorecard import scorecard_markdown
 from pytest_chaosmining.reports.tables import (
     SKIP_LEGEND,
@@ -90,7 +91,7 @@ def step_summary(run: RunResults, suites: Sequence[ReportedSuite]) -> str:
     )
     lines = [f"# ChaosMining ({meta.get('tier')} tier): {headline}", ""]
     lines += _failure_section(failures)
-    lines += leaderboard_markdown(build_leaderboard(records, outcomes, suites))
+    lines += leaderboard_markdown(build_leaderboard(records, outcomes, suites).with_reference(shipped_reference(meta)))
     lines += [note for note in _run_notes(meta) if note]
     return "\n".join(lines) + "\n"
 
@@ -221,7 +222,8 @@ def build_markdown(run: RunResults, suites: Sequence[ReportedSuite]) -> str:
     lines = ["# ChaosMining conformance report", ""]
     lines += markdown_table(["run", ""], [list(row) for row in meta_rows(meta)]) + [""]
     lines += _run_notes(meta)
-    lines += leaderboard_markdown(build_leaderboard(records, outcomes, suites), "leaderboard.png")
+    board = build_leaderboard(records, outcomes, suites).with_reference(shipped_reference(meta))
+    lines += leaderboard_markdown(board, "leaderboard.png")
     lines += _failure_section(failures)
     lines += scorecard_markdown(records, meta.get("baseline"))
     lines += _outcome_section(outcomes)

@@ -47,11 +47,12 @@ def render(
     from pytest_chaosmining.reports.html import build_html
     from pytest_chaosmining.reports.leaderboard import build_leaderboard
     from pytest_chaosmining.reports.markdown import build_markdown, embed_figures, write_reports
+    from pytest_chaosmining.reports.reference import shipped_reference
     from pytest_chaosmining.reports.run_figures import run_figures
 
     out_dir, shown = Path(out_dir), run.human_facing()
     out_dir.mkdir(parents=True, exist_ok=True)
-    board = build_leaderboard(shown.records, run.outcomes, suites)
+    board = build_leaderboard(shown.records, run.outcomes, suites).with_reference(shipped_reference(run.meta))
     drawn = run_figures(shown.records, board, out_dir) + figures(shown.records, out_dir, session, suites)
     markdown = embed_figures(build_markdown(shown, suites), [Path(f).name for f in drawn])
     written = write_reports(out_dir, run, markdown)
