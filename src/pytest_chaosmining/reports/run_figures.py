@@ -32,7 +32,8 @@ def draw_leaderboard(board: Leaderboard, path: Path) -> bool:
     from matplotlib.patches import Patch
 
     n_rows, n_cols = len(board.rows), len(board.columns)
-    fig, ax = plt.subplots(figsize=(1.2 + 1.15 * n_cols, 0.9 + 0.32 * n_rows))
+    label = max((len(board.explainer_label(e)) for e, _ in board.rows), default=0)  # room for the longest name
+    fig, ax = plt.subplots(figsize=(1.2 + 0.06 * max(0, label - 12) + 1.15 * n_cols, 0.9 + 0.32 * n_rows))
     for i, (_, cells) in enumerate(board.rows):
         for j, cell in enumerate(cells):
             ax.add_patch(plt.Rectangle((j, i), 1, 1, color=_COLOURS.get(cell.verdict, "#ffffff"), ec="#999999"))
