@@ -8,7 +8,7 @@ import torch
 from pytest_chaosmining.attribution_context import AttributionContext
 from pytest_chaosmining.core.metrics import properties as p
 from pytest_chaosmining.explainers import Explainer, builtin_explainers
-from pytest_chaosmining.suites.properties import Probe, fingerprint_noise, measured_merit, other_classes
+from pytest_chaosmining.suites.properties import classifier_probe, fingerprint_noise, measured_merit
 
 
 def test_row_similarity_ignores_scale_and_sees_sign_and_other_samples():
@@ -86,13 +86,14 @@ class TwoLayer(torch.nn.Module):
         return self.net(x)
 
 
-@pytest.fixture(scope="module")
-def probe():
+def _tabular_probe(samples, seed):
+    """A probe of ``samples`` random rows explained for :class:`TwoLayer`'s predicted
+    classes (each input its own feature), as a classifier suite builds it, with a
+    training background."""
     model = TwoLayer().eval()
-    inputs = torch.randn(6, 8, generator=torch.Generator().manual_seed(1))
+    inputs = torch.randn(samples, 8, generator=torch.Generator().manual_seed(seed))
     with torch.no_grad():
-        logits = model(inputs)
-    target = logits.argmax(1)
+        predictions = model(inputs).argmax(1).numpy()
     background = torch.randn(16, 8, generator=torch.Generator().manual_seed(2))
     context = AttributionContext(
         suite="t",
@@ -102,7 +103,12 @@ def probe():
         device=inputs.device,
         background_source=lambda: background,
     )
-    return Probe(model, inputs, target, context, other_classes(logits, target))
+    return classifier_probe(model, inputs, predictions, context, np.arange(8))
+
+
+@pytest.fixture(scope="module")
+def probe():
+    return _tabular_probe(6, seed=1)
 
 
 def _gradient(model, inputs, target):
@@ -250,17 +256,8 @@ def effect_probe():
     """A classifier probe of 32 samples, each input its own feature group, and the model's effects."""
     from pytest_chaosmining.suites.class_effects import class_effects
 
-    model = TwoLayer().eval()
-    inputs = torch.randn(32, 8, generator=torch.Generator().manual_seed(3))
-    with torch.no_grad():
-        logits = model(inputs)
-    target = logits.argmax(1)
-    context = AttributionContext(
-        suite="t", domain="tabular", task="classification", model_kind="mlp", device=inputs.device
-    )
-    mask = np.arange(8)
-    probe = Probe(model, inputs, target, context, other_classes(logits, target), mask)
-    return probe, class_effects(model, inputs, target, mask, probe.guard)
+    probe = _tabular_probe(32, seed=3)
+    return probe, class_effects(probe.model, probe.inputs, probe.target, probe.fingerprint_mask, probe.guard)
 
 
 def test_class_effects_are_the_models_exact_attributions(effect_probe):

@@ -79,6 +79,11 @@ def pytest_configure(config: pytest.Config) -> None:
             config.pluginmanager.register(collector.baseline_check, "chaosmining-baseline")
 
 
+#: the prefix of the suites' markers (``chaosmining_vision``)
+MARKER_PREFIX = "chaosmining_"
+#: the marker naming a test's explainer: ``chaosmining_explainer(name="SA")``
+EXPLAINER_MARKER = "chaosmining_explainer"
+
 #: pytest-benchmark's table in a chaosmining run, where its options are not given: the
 #: median and the rounds, the test's short name, one table per explainer
 COMPACT_BENCHMARK = {"benchmark_columns": ["median", "rounds"], "benchmark_name": "short"}
@@ -190,11 +195,6 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
     get_suite(name).parametrize(metafunc, metafunc.config.stash.get(SESSION_KEY, None))
 
-
-#: the prefix of the suites' markers (``chaosmining_vision``)
-MARKER_PREFIX = "chaosmining_"
-#: the marker naming a test's explainer: ``chaosmining_explainer(name="SA")``
-EXPLAINER_MARKER = "chaosmining_explainer"
 
 #: pytest-benchmark's warning for a test that timed nothing (its built-in result was reused)
 UNUSED_BENCHMARK_FILTER = "ignore:Benchmark fixture was not used at all in this test"

@@ -66,20 +66,16 @@ class Leaderboard:
         if reference is None or not self.rows:
             return self
         ran = {name for name, _ in self.rows}
-        where = {column: i for i, column in enumerate(reference.columns)}
-        added = [
-            (
-                name,
-                [
-                    Cell(cells[where[c]].score, cells[where[c]].spread, f"reference: {cells[where[c]].verdict}", {})
-                    if c in where
-                    else Cell(None, None, NOT_RUN, {})
-                    for c in self.columns
-                ],
-            )
-            for name, cells in reference.rows
-            if name not in ran
-        ]
+        missing = Cell(None, None, NOT_RUN, {})
+
+        def shown(cell: Cell) -> Cell:
+            return Cell(cell.score, cell.spread, f"reference: {cell.verdict}", {})
+
+        added = []
+        for name, cells in reference.rows:
+            if name not in ran:
+                by_column = dict(zip(reference.columns, cells))
+                added.append((name, [shown(by_column[c]) if c in by_column else missing for c in self.columns]))
         if not added:
             return self
         return Leaderboard(self.columns, self.rows + added, frozenset(n for n, _ in added), reference.source)

@@ -8,6 +8,7 @@ and never judged.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -45,12 +46,18 @@ def reference_payload(results: Mapping[str, Any], suites: Sequence[ReportedSuite
     }
 
 
+@functools.cache
+def _shipped_payload() -> dict[str, Any] | None:
+    """:data:`SHIPPED`, read once (package data: it does not change during a run)."""
+    return json.loads(SHIPPED.read_text()) if SHIPPED.exists() else None
+
+
 def shipped_reference(meta: Mapping[str, Any]) -> Leaderboard | None:
     """The shipped reference rows where they describe this run's setting (its tier and
     seeds), else None."""
-    if not SHIPPED.exists():
+    payload = _shipped_payload()
+    if payload is None:
         return None
-    payload = json.loads(SHIPPED.read_text())
     if payload["tier"] != meta.get("tier") or any(
         str(payload["seeds"].get(suite)) != str(seeds) for suite, seeds in dict(meta.get("seeds") or {}).items()
     ):

@@ -41,18 +41,6 @@ class ClassEffects:
     change: np.ndarray
 
 
-def group_ids(mask: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    """The feature group of every element of one sample (``mask`` broadcast to ``shape``), flattened."""
-    return np.broadcast_to(np.asarray(mask), shape).reshape(-1).astype(np.int64)
-
-
-def group_sums(maps: np.ndarray, ids: np.ndarray) -> np.ndarray:
-    """Each sample's map summed per feature group (``ids``: :func:`group_ids`): ``(n, groups)``."""
-    flat = np.asarray(maps, dtype=np.float64).reshape(len(maps), -1)
-    size = int(ids.max()) + 1
-    return np.stack([np.bincount(ids, weights=row, minlength=size) for row in flat])
-
-
 def class_effects(
     model: torch.nn.Module,
     inputs: torch.Tensor,
@@ -65,7 +53,9 @@ def class_effects(
     sample)."""
     import torch
 
-    ids = group_ids(mask, tuple(inputs.shape[1:]))
+    from pytest_chaosmining.core.metrics.attribution import feature_sums
+
+    member = torch.from_numpy(np.broadcast_to(np.asarray(mask), inputs.shape[1:]).astype(np.int64)).to(inputs.device)
 
     def logit(x: torch.Tensor, which: torch.Tensor) -> torch.Tensor:
         return model(x)[torch.arange(len(x), device=x.device), which]
@@ -82,8 +72,7 @@ def class_effects(
         with torch.no_grad():
             full = logit(inputs, target)
             change = full - logit(torch.zeros_like(inputs), target)
-            groups = int(ids.max()) + 1
-            member = torch.from_numpy(ids).to(inputs.device).reshape(inputs.shape[1:])
+            groups = int(member.max()) + 1
             ablation = torch.zeros(len(inputs), groups, dtype=torch.float64)
             pairs = [(i, g) for i in range(len(inputs)) for g in range(groups)]
             for start in range(0, len(pairs), ABLATION_BATCH):
@@ -95,8 +84,8 @@ def class_effects(
                 ablation[sample.cpu(), group.cpu()] = dropped.double().cpu()
     return ClassEffects(
         (
-            group_sums(gradient.detach().cpu().double().numpy(), ids),
-            group_sums(path.detach().cpu().double().numpy(), ids),
+            feature_sums(gradient.detach().cpu().double().numpy(), mask),
+            feature_sums(path.detach().cpu().double().numpy(), mask),
             ablation.numpy(),
         ),
         change.detach().cpu().double().numpy(),

@@ -175,11 +175,10 @@ def effect_merit(explainer: Explainer, probe: Probe, effects: ClassEffects) -> d
     agree on one sign only, :func:`~pytest_chaosmining.core.metrics.properties.truth_sign_agreement`)
     and, where it declares completeness, ``completeness`` of its sums against f(x) − f(0)."""
     from pytest_chaosmining.core.metrics import properties as p
-    from pytest_chaosmining.suites.class_effects import group_ids, group_sums
+    from pytest_chaosmining.core.metrics.attribution import feature_sums
 
     maps = _explain(explainer, probe, list(range(len(probe.inputs))))
-    mask = probe.fingerprint_mask if probe.fingerprint_mask is not None else np.arange(maps[0].size)
-    sums = group_sums(maps, group_ids(mask, maps.shape[1:]))
+    sums = feature_sums(maps, probe.fingerprint_mask)
     out: dict[str, object] = {}
     if p.is_signed(maps):
         sign = p.truth_sign_agreement(sums, list(effects.truths), one_sided=True)

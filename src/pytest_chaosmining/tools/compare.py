@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from pytest_chaosmining.core.verdicts.baseline import Baseline
 from pytest_chaosmining.core.verdicts.records import FINGERPRINT, Record
+from pytest_chaosmining.explainers import CONTROL_NAME
 
 if TYPE_CHECKING:
     from pytest_chaosmining.core.metrics.catalog import MetricCatalog
@@ -37,8 +38,6 @@ if TYPE_CHECKING:
 
 #: the kinds of finding that fail a comparison (``new`` does not)
 FAILING = ("regressed", "drift", "cost", "missing")
-#: the explainer names of the random control (recorded, never compared for drift)
-CONTROLS = frozenset({"random"})
 
 
 @dataclass(frozen=True)
@@ -87,7 +86,7 @@ def compare_runs(
         cost = baseline.cost_regression(record, max_slowdown)
         if cost:
             findings.append(Finding("cost", record.nodeid, cost))
-        if record.metric == FINGERPRINT and record.explainer not in CONTROLS:
+        if record.metric == FINGERPRINT and record.explainer != CONTROL_NAME:
             findings += _drift(baseline, record, thresholds, tier, catalog)
     for r in comparison.missing:
         findings.append(Finding("missing", r.nodeid, f"{r.metric} judged in the baseline, not here"))

@@ -162,3 +162,15 @@ def channel_scores(attr: np.ndarray, true_channel: np.ndarray) -> tuple[np.ndarr
     others[rows, true_channel] = -np.inf
     hit = (true_mass > others.max(axis=1)).astype(np.float64)
     return share, hit
+
+
+def feature_sums(maps: np.ndarray, feature_mask: np.ndarray | None = None) -> np.ndarray:
+    """Each sample's map summed per feature, ``(n, features)`` (``feature_mask``:
+    integer feature ids broadcastable to one sample's map; None: every value its own
+    feature)."""
+    values = np.asarray(maps, dtype=np.float64)
+    flat = values.reshape(len(values), -1)
+    if feature_mask is None:
+        return flat
+    ids = np.broadcast_to(np.asarray(feature_mask), values.shape[1:]).reshape(-1).astype(np.int64)
+    return np.stack([np.bincount(ids, weights=row, minlength=int(ids.max()) + 1) for row in flat])

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from pytest_chaosmining.core.metrics.attribution import feature_sums
+
 #: explained samples whose maps a fingerprint keeps
 FINGERPRINT_SAMPLES = 4
 #: significant digits kept of each feature's mass (a fingerprint is stored in results.json)
@@ -23,11 +25,7 @@ def fingerprint(attr: np.ndarray, feature_mask: np.ndarray | None = None) -> lis
     """The |attribution| mass per feature of the first :data:`FINGERPRINT_SAMPLES`
     samples of ``attr`` (``feature_mask``: integer feature ids broadcastable to one
     sample's map; None: every value its own feature)."""
-    maps = np.abs(np.asarray(attr, dtype=np.float64)[:FINGERPRINT_SAMPLES])
-    flat = maps.reshape(len(maps), -1)
-    if feature_mask is not None:
-        ids = np.broadcast_to(np.asarray(feature_mask), maps.shape[1:]).reshape(-1).astype(np.int64)
-        flat = np.stack([np.bincount(ids, weights=row, minlength=int(ids.max()) + 1) for row in flat])
+    flat = feature_sums(np.abs(np.asarray(attr, dtype=np.float64)[:FINGERPRINT_SAMPLES]), feature_mask)
     return [[float(f"{v:.{DIGITS}g}") for v in row] for row in flat]
 
 

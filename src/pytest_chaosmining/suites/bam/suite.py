@@ -439,8 +439,6 @@ class BamSuite(SuiteDefaults):
         """Fill ``models.delta`` (:func:`neutral_patches`: 100 optimiser steps on f_s, the
         same for every explainer) from the derived-results cache, keyed by the models'
         weights, or compute and keep it there: every explainer of every run needs it."""
-        import numpy as np
-
         if models.delta is not None and models.delta[0] == (n, steps):
             return
 
