@@ -229,3 +229,43 @@ def test_the_default_run_trains_no_model_the_pack_could_ship(pytester):
     pack = ModelPack()
     missing = [name for name, config in models.items() if not pack.path(str(config["suite"]), config).is_file()]
     assert not missing, f"not in the shipped pack (rebuild it: chaosmining-pack): {missing}"
+
+
+def test_a_shippable_entry_is_shipped_under_its_key_and_used_only_there(tmp_path):
+    """Entries the code marks shippable go into the pack under their cache keys (config,
+    code, torch version); a fresh cache takes them without training, a changed config misses."""
+    calls = []
+
+    def train(value: float) -> tuple[dict[str, torch.Tensor], dict[str, object]]:
+        calls.append(value)
+        return {"w": torch.tensor([value])}, {"result": value}
+
+    first = ModelCache(tmp_path / "a")
+    first.get_or_train("s", {"n": 1, "device": "cpu"}, functools.partial(train, 1.0), shippable=True)
+    first.get_or_train(
+        "s", {"n": 2, "device": "cpu"}, functools.partial(train, 2.0)
+    )  # not shippable: stays out of the pack
+    assert build_pack(tmp_path / "a", tmp_path / "pack") == {"s/entries": 1}
+    fresh = ModelCache(tmp_path / "b", ModelPack(tmp_path / "pack"))
+    assert fresh.has("s", {"n": 1, "device": "cpu"}) and not fresh.has("s", {"n": 2, "device": "cpu"})
+    state, meta, trained = fresh.get_or_train("s", {"n": 1, "device": "cpu"}, functools.partial(train, 9.0))
+    assert not trained and meta["shipped"] and meta["result"] == 1.0 and state["w"].item() == 1.0
+    fresh.get_or_train("s", {"n": 1, "device": "cpu", "changed": True}, functools.partial(train, 3.0))
+    assert calls == [1.0, 2.0, 3.0]
+
+
+def test_shipped_derived_results_stand_in_under_the_same_key_only(tmp_path):
+    computed = []
+
+    def compute(value: int) -> dict[str, int]:
+        computed.append(value)
+        return {"score": value}
+
+    DerivedCache(tmp_path / "a").get_or_compute("s", {"case": 1, "device": "cpu"}, functools.partial(compute, 1))
+    DerivedCache(tmp_path / "a").get_or_compute("s", {"case": 2, "device": "cuda"}, functools.partial(compute, 2))
+    assert build_pack(tmp_path / "a", tmp_path / "pack") == {"derived": 1}  # CPU results only
+    fresh = DerivedCache(tmp_path / "b", tmp_path / "pack")
+    assert fresh.get_or_compute("s", {"case": 1, "device": "cpu"}, functools.partial(compute, 7)) == {"score": 1}
+    assert fresh.get_or_compute("s", {"case": 3, "device": "cpu"}, functools.partial(compute, 3)) == {"score": 3}
+    assert computed == [1, 2, 3]
+    assert (tmp_path / "b" / "derived" / "s").is_dir()  # copied into the user's cache: the pack is read once

@@ -36,7 +36,7 @@ class ResultReuse:
         """Cached scores of the built-in explainers, beside the model cache."""
         from pytest_chaosmining.core.storage.derived import DerivedCache
 
-        return DerivedCache(self._cache_root())
+        return DerivedCache(self._cache_root(), self.settings.pack)
 
     def evaluated(
         self,

@@ -59,15 +59,20 @@ class ModelCache:
     """Train-or-load store of model state dicts under ``root/<suite>/<key>.pt``."""
 
     def __init__(self, root: str | os.PathLike[str], pack: ModelPack | None = None):
+        from pytest_chaosmining.core.storage.arrays import ArrayCache  # arrays imports this module's key
+
         self.root = Path(root)
         self.pack = pack
+        #: the generated datasets the models train and are scored on, beside them
+        self.data = ArrayCache(self.root)
 
     def path(self, suite: str, key: str) -> Path:
         return self.root / suite / f"{key}.pt"
 
     def has(self, suite: str, config: dict[str, Any], code: Code = ()) -> bool:
-        """Whether an entry for ``config`` exists (it is not validated here)."""
-        return self.path(suite, cache_key(config, code)).exists()
+        """Whether an entry for ``config`` exists here or in the pack (it is not validated here)."""
+        key = cache_key(config, code)
+        return self.path(suite, key).exists() or (self.pack is not None and self.pack.entry(suite, key) is not None)
 
     def get_or_train(
         self,
@@ -75,12 +80,15 @@ class ModelCache:
         config: dict[str, Any],
         train: Callable[[], tuple[dict[str, torch.Tensor], dict[str, Any]]],
         code: Code = (),
+        shippable: bool = False,
     ) -> tuple[dict[str, torch.Tensor], dict[str, Any], bool]:
         """Return ``(state_dict, meta, trained_now)``.
 
-        ``train`` is called only when no valid entry exists; it returns the state
-        dict and JSON-like metadata (numbers, strings, lists) to store beside it.
-        ``code`` are the modules whose source enters the key.
+        ``train`` is called only when no valid entry exists, here or (under the
+        same key) in the pack; it returns the state dict and JSON-like metadata
+        (numbers, strings, lists) to store beside it.  ``code`` are the modules
+        whose source enters the key; ``shippable``: the pack builder copies the
+        entry (what the plugin computes the same for every user).
         """
         key = cache_key(config, code)
         path = self.path(suite, key)
@@ -97,10 +105,30 @@ class ModelCache:
                         category=ChaosminingWarning,
                     )
                     path.unlink(missing_ok=True)
+            shipped = self._shipped(suite, key)
+            if shipped is not None:
+                self._save(path, *shipped)
+                return shipped[0], shipped[1], False
             state, meta = train()
             meta = {**meta, "key": key, "config": json.dumps(config, sort_keys=True)}
+            if shippable:
+                meta["shippable"] = True
             self._save(path, state, meta)
             return state, meta, True
+
+    def _shipped(self, suite: str, key: str) -> tuple[dict[str, torch.Tensor], dict[str, Any]] | None:
+        """The pack's entry of ``key`` (a key carries the code and torch version: a match is this entry)."""
+        shipped = self.pack.entry(suite, key) if self.pack is not None else None
+        if shipped is None:
+            return None
+        try:
+            state, meta = self._load(shipped, key)
+        except CorruptEntry as exc:
+            warnings.warn(
+                f"chaosmining: unusable shipped entry {shipped}: {exc}", stacklevel=3, category=ChaosminingWarning
+            )
+            return None
+        return state, {**meta, "shipped": True}
 
     def model(
         self,
@@ -111,6 +139,7 @@ class ModelCache:
         device: torch.device,
         code: Code = (),
         check: Callable[[torch.nn.Module], float] | None = None,
+        shippable: bool = False,
     ) -> tuple[torch.nn.Module, dict[str, Any]]:
         """The model for ``config`` in eval mode on ``device``, with its metadata.
 
@@ -119,7 +148,8 @@ class ModelCache:
         a model in eval mode (the suite's quality measure), stored as ``check``.
         Without a valid cache entry, the shipped pack's model is used where it
         reproduces its check score here; otherwise the model is trained.
-        ``train_seconds`` and ``final_loss`` are stored beside the weights.
+        ``train_seconds`` and ``final_loss`` are stored beside the weights;
+        ``shippable``: as in :meth:`get_or_train`.
         """
 
         def train() -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
@@ -135,7 +165,7 @@ class ModelCache:
                 meta["check"] = check(fresh.eval())
             return fresh.state_dict(), meta
 
-        state, meta, _ = self.get_or_train(suite, config, train, code)
+        state, meta, _ = self.get_or_train(suite, config, train, code, shippable)
         model = build()
         model.load_state_dict(state)
         return model.to(device).eval(), meta

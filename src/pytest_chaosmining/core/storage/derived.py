@@ -9,13 +9,16 @@ that breaks a method recomputes) and a fingerprint of the whole package's
 source (any code change recomputes).
 Entries are JSON, written atomically under a file lock.  Only built-in
 explainers are cached: a user's explainer may change between runs under the
-same name.  A cached entry replays the time and memory of the run that computed it.
+same name.  A pack may ship entries (``chaosmining-pack``): found under the same
+key, they stand in for computing, as a cached entry does.  A cached entry
+replays the time and memory of the run that computed it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import gzip
 import hashlib
 import importlib.util
 import json
@@ -125,11 +128,19 @@ def decode(value: object, types: dict[str, type]) -> object:
     return value
 
 
-class DerivedCache:
-    """Evaluation results of built-in explainers under ``root/derived/<suite>/<key>.json``."""
+#: the folder of shipped derived results in a pack (``<suite>/<key>.json.gz``)
+SHIPPED_DERIVED = "derived"
 
-    def __init__(self, root: Path):
+
+class DerivedCache:
+    """Evaluation results of built-in explainers under ``root/derived/<suite>/<key>.json``;
+    ``pack``: a model pack folder whose ``derived/`` holds shipped entries under the
+    same keys (the package fingerprint is in every key: an entry is used only by
+    the code and captum that computed it)."""
+
+    def __init__(self, root: Path, pack: Path | None = None):
         self.root = Path(root) / "derived"
+        self.shipped = Path(pack) / SHIPPED_DERIVED if pack is not None else None
 
     def key(self, suite: str, parts: dict[str, object]) -> str:
         """The entry key of ``parts`` (JSON-serialisable) in ``suite``."""
@@ -146,16 +157,29 @@ class DerivedCache:
         path = self.root / suite / f"{key}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         names = {cls.__qualname__: cls for cls in types}
+        shipped = self.shipped / suite / f"{key}.json.gz" if self.shipped is not None else None
         with FileLock(str(path) + ".lock", timeout=LOCK_TIMEOUT_S):
-            if path.exists():
+            for source in (path, shipped):
+                if source is None or not source.exists():
+                    continue
                 try:
-                    return decode(json.loads(path.read_text())["result"], names)  # type: ignore[return-value]
-                except (ValueError, KeyError, TypeError, AssertionError) as exc:
+                    text = (
+                        gzip.decompress(source.read_bytes()).decode() if source.suffix == ".gz" else source.read_text()
+                    )
+                    entry = json.loads(text)
+                    if entry["key"] != key:
+                        raise ValueError("key mismatch")
+                    result = decode(entry["result"], names)
+                except (OSError, ValueError, KeyError, TypeError, AssertionError) as exc:
                     warnings.warn(
-                        f"chaosmining: discarding corrupt derived result {path}: {exc}",
+                        f"chaosmining: discarding corrupt derived result {source}: {exc}",
                         stacklevel=2,
                         category=ChaosminingWarning,
                     )
+                    continue
+                if source is not path:
+                    atomic_write_text(path, text)
+                return result  # type: ignore[return-value]
             result = compute()
             atomic_write_text(path, json.dumps({"key": key, "parts": parts, "result": encode(result)}, default=str))
             return result

@@ -10,6 +10,16 @@ than :data:`TOLERANCE` (another numpy or torch draws other data, the generator
 changed) the model is retrained with a warning.  Identical shipped models also
 make baselines comparable across machines.
 
+Beside the models, ``<suite>/entries/`` holds cache entries that the code which
+made them marked shippable (results the plugin computes the same for every user:
+the statistical RFE selections, the built-ins' RFEwNA selections, RFEwNA's
+first-round networks, the cost suite's snapshots), under their model-cache keys:
+a key holds the config, the source of the code that made the entry and the torch
+version, so an entry is used only where all three match, and never re-checked.
+``derived/`` holds the derived results of the run the pack was built from (the
+built-ins', the control's and the references' scores; see
+:mod:`~pytest_chaosmining.core.storage.derived`), gzipped, under their keys.
+
 Regenerate: run the smoke tier into an empty cache, then
 ``python -m pytest_chaosmining.tools.pack CACHE_DIR`` (writes the pack folder).
 """
@@ -17,6 +27,7 @@ Regenerate: run the smoke tier into an empty cache, then
 from __future__ import annotations
 
 import functools
+import gzip
 import hashlib
 import json
 import shutil
@@ -29,8 +40,11 @@ import torch
 
 from pytest_chaosmining import ChaosminingWarning
 from pytest_chaosmining.core.storage.atomic import atomic_write
+from pytest_chaosmining.core.storage.derived import SHIPPED_DERIVED
 from pytest_chaosmining.core.storage.pack_location import SHIPPED
 
+#: the pack's sub-folder of shipped cache entries, kept under their cache keys
+ENTRIES = "entries"
 #: largest accepted change of a shipped model's check score (accuracy, UScore) when re-measured here
 TOLERANCE = 0.02
 
@@ -53,6 +67,11 @@ class ModelPack:
     def path(self, suite: str, config: dict[str, Any]) -> Path:
         """Where the entry of ``config`` would be."""
         return self.root / suite / f"{spec_key(config)}.pt"
+
+    def entry(self, suite: str, key: str) -> Path | None:
+        """The shipped cache entry of ``key`` (a model cache key: config, code and torch version), if any."""
+        path = self.root / suite / ENTRIES / f"{key}.pt"
+        return path if path.is_file() else None
 
     def load(
         self,
@@ -103,6 +122,12 @@ def build_pack(cache_dir: Path, out: Path = SHIPPED) -> dict[str, int]:
     for entry in sorted(Path(cache_dir).glob("*/*.pt")):
         payload = torch.load(entry, map_location="cpu", weights_only=True)
         meta = payload.get("meta", {})
+        if meta.get("shippable") and json.loads(meta["config"]).get("device") == "cpu":
+            target = staging / entry.parent.name / ENTRIES / entry.name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(entry, target)
+            counts[f"{entry.parent.name}/{ENTRIES}"] = counts.get(f"{entry.parent.name}/{ENTRIES}", 0) + 1
+            continue
         if "check" not in meta or json.loads(meta["config"]).get("device") != "cpu":
             continue
         suite = entry.parent.name
@@ -113,6 +138,13 @@ def build_pack(cache_dir: Path, out: Path = SHIPPED) -> dict[str, int]:
         target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(target, functools.partial(_save, {"state_dict": payload["state_dict"], "meta": kept}))
         counts[suite] = counts.get(suite, 0) + 1
+    for entry in sorted((Path(cache_dir) / SHIPPED_DERIVED).glob("*/*.json")):
+        if json.loads(entry.read_text()).get("parts", {}).get("device") != "cpu":
+            continue
+        target = staging / SHIPPED_DERIVED / entry.parent.name / f"{entry.name}.gz"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(gzip.compress(entry.read_bytes(), mtime=0))
+        counts[SHIPPED_DERIVED] = counts.get(SHIPPED_DERIVED, 0) + 1
     shutil.rmtree(out, ignore_errors=True)
     if staging.exists():
         staging.rename(out)

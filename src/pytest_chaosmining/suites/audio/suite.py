@@ -149,23 +149,18 @@ class TrainedAudioModel:
     train_seconds: float
 
 
-def data_split(case: AudioCase, split: str) -> Any:
-    """The ``train`` or ``val`` clips of ``case``."""
-    from pytest_chaosmining.suites.audio.data import AudioSpec, generate
+def data_split(case: AudioCase, split: str, cache: ModelCache | None = None) -> Any:
+    """The ``train`` or ``val`` clips of ``case`` (embedded ones through ``cache``'s data, where given)."""
+    from pytest_chaosmining.suites import noise_conditions
+    from pytest_chaosmining.suites.audio import data
 
     n = case.n_train if split == "train" else case.n_val
-    spec = AudioSpec(
+    spec = data.AudioSpec(
         case.condition, case.channels, case.rate, case.duration, n, split, case.seed, case.source, case.data_dir
     )
-    return _validation_data(spec) if split == "val" else generate(spec)
-
-
-@functools.lru_cache(maxsize=4)
-def _validation_data(spec: Any) -> Any:
-    """Validation clips are the same for every model of a condition and seed: made once."""
-    from pytest_chaosmining.suites.audio.data import generate
-
-    return generate(spec)
+    if cache is None or case.source != "embedded":
+        return data.generate(spec)
+    return cache.data.get_or_make("audio", spec, lambda: data.generate(spec), data.AudioData, (data, noise_conditions))
 
 
 def n_classes(case: AudioCase) -> int:
@@ -188,7 +183,7 @@ def trained_model(
         data = data_split(case, "train")
         return data.waves, data.labels
 
-    val = data_split(case, "val")
+    val = data_split(case, "val", cache)
     model, meta, pred = cached_classifier(
         SUITE, case, cache, device, audio_code(), lambda: untrained_model(case), train_data,
         (val.waves, val.labels), progress, pcm_to_float,

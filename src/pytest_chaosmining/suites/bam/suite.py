@@ -200,12 +200,21 @@ def _lazily(spec: BamSpec) -> Callable[[str], Callable[[], tuple[np.ndarray, np.
     return data
 
 
+def _split(spec: BamSpec, cache: ModelCache) -> Any:
+    """The images of ``spec`` (embedded ones through ``cache``'s data)."""
+    from pytest_chaosmining.suites.bam import data
+    from pytest_chaosmining.suites.digit_models import data as digits
+
+    if spec.source != "embedded":
+        return data.generate(spec)
+    return cache.data.get_or_make("bam", spec, lambda: data.generate(spec), data.BamData, (data, digits))
+
+
 def trained_models(
     case: BamCase, cache: ModelCache, device: torch.device, progress: Callable[[str], Any] = lambda label: None
 ) -> BamModels:
     """Train (or load) f_o, f_s and every f_k; measure their accuracies."""
     from pytest_chaosmining.core.training.classification import predict_array
-    from pytest_chaosmining.suites.bam.data import generate
 
     # the training data is made only where a model is not in the cache (a warm run makes none)
     train = _lazily(case.spec("objects", "train"))
@@ -218,8 +227,8 @@ def trained_models(
         f_k[k], seconds[f"k{k:g}"] = _train(
             case, f"k{k:g}", common("scenes"), cache, device, progress(f"scene model k={k:g}")
         )
-    val = generate(case.spec("objects", "val"))
-    cf_val = generate(case.spec("common", "val", 1.0, scene_class=0))
+    val = _split(case.spec("objects", "val"), cache)
+    cf_val = _split(case.spec("common", "val", 1.0, scene_class=0), cache)
     accuracy = {}
     for name, model, labels in (("f_o", f_o, val.objects), ("f_s", f_s, val.scenes)):
         for version in ("images", "no_object", "gray"):

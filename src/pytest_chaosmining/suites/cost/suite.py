@@ -148,5 +148,5 @@ def _snapshots(session: ChaosminingSession, case: SymbolicCase) -> list[tuple[in
         return train_regressor(model, x, y, settings, seed=case.seed, guide=case.guide, on_epoch=keep)
 
     config = {**case.training_config(device.type), "snapshots": list(epochs)}
-    stack, _ = session.cache.model(SUITE, config, build, fit, device, symbolic_code())
+    stack, _ = session.cache.model(SUITE, config, build, fit, device, symbolic_code(), shippable=True)
     return [(epoch, model.eval()) for epoch, model in zip(epochs, stack)]  # type: ignore[call-overload]

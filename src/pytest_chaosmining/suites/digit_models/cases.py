@@ -113,12 +113,18 @@ class TrainedVisionModel:
     train_seconds: float
 
 
-def data_split(case: VisionCase, split: str) -> Any:
-    """The ``train`` or ``val`` images of ``case``."""
-    from pytest_chaosmining.suites.digit_models.data import VisionSpec, generate
+def data_split(case: VisionCase, split: str, cache: ModelCache | None = None) -> Any:
+    """The ``train`` or ``val`` images of ``case`` (embedded ones through ``cache``'s data, where given)."""
+    from pytest_chaosmining.suites import noise_conditions
+    from pytest_chaosmining.suites.digit_models import data
 
     n = case.n_train if split == "train" else case.n_val
-    return generate(VisionSpec(case.condition, case.fg, n, split, case.seed, case.source, case.data_dir))
+    spec = data.VisionSpec(case.condition, case.fg, n, split, case.seed, case.source, case.data_dir)
+    if cache is None or case.source != "embedded":
+        return data.generate(spec)
+    return cache.data.get_or_make(
+        "vision", spec, lambda: data.generate(spec), data.VisionData, (data, noise_conditions)
+    )
 
 
 def trained_model(
@@ -131,7 +137,7 @@ def trained_model(
         data = data_split(case, "train")
         return data.images, data.labels
 
-    val = data_split(case, "val")
+    val = data_split(case, "val", cache)
     model, meta, pred = cached_classifier(
         SUITE, case, cache, device, vision_code(), lambda: untrained_model(case), train_data,
         (val.images, val.labels), progress,

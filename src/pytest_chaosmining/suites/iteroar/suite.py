@@ -153,6 +153,10 @@ class ChainResult:
         return self.box_share[0] - self.untrained_box_share
 
 
+#: ``(key, compute) → compute()``, or a result of the same key kept from an earlier run
+Remembered = Callable[[dict[str, object], Callable[[], float]], float]
+
+
 def _rng(case: IteroarCase, stream: str, iteration: int) -> np.random.Generator:
     h = int(hashlib.sha256(stream.encode()).hexdigest()[:8], 16)
     return np.random.default_rng(np.random.SeedSequence([case.base.seed, iteration, h]))
@@ -253,16 +257,18 @@ def run_chain(
     internal_batch_size: int,
     progress: Callable[..., None] | None = None,
     stream: str = REFERENCE,
+    remembered: Remembered | None = None,
 ) -> ChainResult:
     """Run one chain from the trained vision model ``f0`` (with its validation
     data) and its training data ``train``; ``explainer`` None is the reference
-    chain.  ``stream`` names the chain in the tie-breaking random draws."""
+    chain.  ``stream`` names the chain in the tie-breaking random draws;
+    ``remembered(key, compute)`` keeps the mask-leakage classifiers' accuracies
+    between runs, keyed by a digest of the masks and labels they learn from."""
     from pytest_chaosmining.core.training.classification import predict_array
     from pytest_chaosmining.suites.iteroar.masks import (
         apply_masks,
         box_shares,
         cumulative_area,
-        leakage_accuracy,
         mask_metrics,
     )
 
@@ -286,10 +292,7 @@ def run_chain(
         box_share.append(float(on_box.mean()))
         box_covered.append(float(covered.mean()))
         if i == 0:
-            leak = (
-                leakage_accuracy(m_train, train_y, m_test, test_y, case.base.seed),
-                leakage_accuracy(m_train, train_y, m_test, test_y, case.base.seed, shuffle_labels=True),
-            )
+            leak = _leakage(case, m_train, train_y, m_test, test_y, remembered)
             untrained_share = _untrained_box_share(case, test_x, boxes, explainer, device, internal_batch_size, stream)
         train_x = apply_masks(train_x, m_train, case.fill)
         test_x = apply_masks(test_x, m_test, case.fill)
@@ -309,6 +312,29 @@ def run_chain(
         seconds,
         untrained_share,
     )
+
+
+def _leakage(
+    case: IteroarCase,
+    m_train: np.ndarray,
+    train_y: np.ndarray,
+    m_test: np.ndarray,
+    test_y: np.ndarray,
+    remembered: Remembered | None,
+) -> tuple[float, float]:
+    """The mask-leakage accuracies with the true labels and with shuffled ones."""
+    from pytest_chaosmining.suites.iteroar.masks import leakage_accuracy
+
+    digest = hashlib.sha256(b"".join(a.tobytes() for a in (m_train, train_y, m_test, test_y))).hexdigest()
+
+    def leaked(shuffle: bool) -> float:
+        def compute() -> float:
+            return leakage_accuracy(m_train, train_y, m_test, test_y, case.base.seed, shuffle_labels=shuffle)
+
+        key = {"leakage": digest, "seed": case.base.seed, "shuffle_labels": shuffle}
+        return remembered(key, compute) if remembered is not None else compute()
+
+    return leaked(False), leaked(True)
 
 
 def _untrained_box_share(
@@ -400,7 +426,7 @@ class IteroarSuite(SuiteDefaults):
             batch = VISION[session.tier].internal_batch_size
 
             def compute() -> ChainResult:
-                train = session.memo(("vision-train", case.base), lambda: data_split(case.base, "train"))
+                train = session.memo(("vision-train", case.base), lambda: data_split(case.base, "train", session.cache))
                 name = explainer or REFERENCE
                 return run_chain(
                     case,
@@ -412,6 +438,7 @@ class IteroarSuite(SuiteDefaults):
                     batch,
                     session.progress(f"iteroar {case.id} {name}"),
                     stream=name,
+                    remembered=lambda key, compute: session.reuse.reused(SUITE, key, compute),
                 )
 
             parts = {

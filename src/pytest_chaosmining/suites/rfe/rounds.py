@@ -19,17 +19,25 @@ tolerance, not bit for bit).
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 if TYPE_CHECKING:
+    import torch
     from torch import nn
+
+    from pytest_chaosmining.core.storage.cache import ModelCache
+
+#: the model-cache folder of the round networks
+SUITE = "rfe"
 
 #: a network factory: (number of features, number of outputs) → an initialised module
 NetworkFactory = Callable[[int, int], "nn.Module"]
@@ -151,14 +159,26 @@ def _train_ensemble(
 NetworkKey = tuple[RoundTraining, str, tuple[int, ...]]
 
 
+def rounds_code() -> tuple[ModuleType, ...]:
+    """The modules whose source enters the key of a round network on disk."""
+    from pytest_chaosmining.core.training import ensemble
+    from pytest_chaosmining.suites.rfe import rounds
+
+    return (rounds, ensemble)
+
+
 class RoundNetworks:
     """Trained round networks of one dataset, each distinct one trained once
     (keyed by its training, a digest of its rows and its columns).  ``ensemble``:
     the distinct networks of one :meth:`train` call that keep as many features
-    train as one batched ensemble."""
+    train as one batched ensemble.  ``store``: a model cache that keeps the
+    networks of the default architecture between runs (with the seconds their
+    training took), so a warm run retrains none that an explainer's choices
+    reproduce."""
 
-    def __init__(self, ensemble: bool = False):
+    def __init__(self, ensemble: bool = False, store: ModelCache | None = None):
         self.ensemble = ensemble
+        self.store = store
         self._trained: dict[NetworkKey, tuple[nn.Module, float]] = {}
         #: networks trained (not reused) so far
         self.trained_count = 0
@@ -177,7 +197,7 @@ class RoundNetworks:
         keys = [key(r) for r in requests]
         todo: dict[NetworkKey, RoundRequest] = {}
         for k, request in zip(keys, requests):
-            if k not in self._trained:
+            if k not in self._trained and not self._stored(k):
                 todo.setdefault(k, request)
         groups: dict[tuple[object, ...], list[NetworkKey]] = defaultdict(list)
         for k in todo:
@@ -192,16 +212,55 @@ class RoundNetworks:
                 for m in members:
                     begun = time.perf_counter()
                     net = train_network(todo[m].training, todo[m].x[:, todo[m].columns], todo[m].y)
-                    self._store(m, net, time.perf_counter() - begun)
+                    self._store(m, net, time.perf_counter() - begun, len(m[2]) == todo[m].x.shape[1])
             else:
                 seconds = (time.perf_counter() - start) / len(members)
                 for m, net in zip(members, nets):
-                    self._store(m, net, seconds)
+                    self._store(m, net, seconds, len(m[2]) == todo[m].x.shape[1])
         return [self._copy(k) for k in keys]
 
-    def _store(self, key: NetworkKey, net: nn.Module, seconds: float) -> None:
+    def _store(self, key: NetworkKey, net: nn.Module, seconds: float, first_round: bool) -> None:
+        """Keep ``key``'s trained network (on disk too where there is a store; a
+        first round's, on every feature, is the same whatever the explainer: shippable)."""
         self._trained[key] = (copy.deepcopy(net).eval(), seconds)
         self.trained_count += 1
+        config = self._disk_config(key)
+        if self.store is not None and config is not None:
+            state = {name: t.detach().cpu() for name, t in net.state_dict().items()}
+            record = (state, {"train_seconds": seconds})
+            self.store.get_or_train(SUITE, config, lambda: record, rounds_code(), shippable=first_round)
+
+    def _stored(self, key: NetworkKey) -> bool:
+        """Whether ``key``'s network was loaded from :attr:`store` (then kept in memory)."""
+        config = self._disk_config(key)
+        if self.store is None or config is None or not self.store.has(SUITE, config, rounds_code()):
+            return False
+
+        def missing() -> tuple[dict[str, torch.Tensor], dict[str, object]]:
+            raise LookupError("the stored round network went away")
+
+        try:
+            state, meta, _ = self.store.get_or_train(SUITE, config, missing, rounds_code())
+        except LookupError:
+            return False
+        net = initial_network(key[0], len(key[2]))
+        net.load_state_dict(state)
+        self._trained[key] = (net.eval(), float(meta["train_seconds"]))
+        return True
+
+    def _disk_config(self, key: NetworkKey) -> dict[str, object] | None:
+        """The model-cache config of ``key`` (None: a custom architecture, whose code is not keyed)."""
+        training, rows, columns = key
+        if training.network is not None:
+            return None
+        fields = {f.name: getattr(training, f.name) for f in dataclasses.fields(training) if f.name != "network"}
+        return {
+            "round": fields,
+            "rows": rows,
+            "columns": list(columns),
+            "ensemble": self.ensemble,
+            "device": fields["device"],
+        }
 
     def _copy(self, key: NetworkKey) -> TrainedRound:
         net, seconds = self._trained[key]

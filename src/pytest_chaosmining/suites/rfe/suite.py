@@ -326,7 +326,9 @@ def _side_by_side(
     for explainer, fitted, error in zip(todo, selectors, errors):
         if error is None:
             meta = _selection_meta(case, data, fitted)
-            cache.get_or_train(SUITE, configs[explainer.name], functools.partial(_no_weights, meta), rfe_code())
+            cache.get_or_train(
+                SUITE, configs[explainer.name], functools.partial(_no_weights, meta), rfe_code(), shippable=True
+            )
             ran.append(explainer.name)
     return ran
 
@@ -380,9 +382,10 @@ def run_statistical(
 def _selection(
     name: str, data: Any, run: Any, cache: ModelCache | None, config: dict[str, Any] | None
 ) -> SelectionResult:
-    """``run()``'s selection (from ``cache`` under ``config`` when a config is given), as a result."""
+    """``run()``'s selection (from ``cache`` under ``config`` when a config is given: a
+    statistical method's or a built-in explainer's, shipped in the pack), as a result."""
     if config is not None and cache is not None:
-        _, meta, _ = cache.get_or_train(SUITE, config, run, rfe_code())
+        _, meta, _ = cache.get_or_train(SUITE, config, run, rfe_code(), shippable=True)
     else:
         _, meta = run()
     support = np.zeros(data.n_features, dtype=bool)
@@ -500,7 +503,9 @@ class RfeSuite(SuiteDefaults):
 
         if session.reuse.fresh_timings:
             return None
-        return session.memo(("rfe-networks", case), lambda: RoundNetworks(ensemble=session.placement.ensemble))
+        return session.memo(
+            ("rfe-networks", case), lambda: RoundNetworks(ensemble=session.placement.ensemble, store=session.cache)
+        )
 
     def run_side_by_side(self, session: ChaosminingSession, case: RFECase) -> None:
         """Before the case's first RFEwNA test: the run's selected built-in explainers
