@@ -5,7 +5,8 @@ import textwrap
 import pytest
 import torch
 
-from pytest_chaosmining.core.storage.cache import ModelCache, cache_key
+from pytest_chaosmining.core.storage.cache import ModelCache
+from pytest_chaosmining.core.storage.keys import cache_key
 
 
 def _trainer(calls):

@@ -4,7 +4,7 @@ would otherwise draw again (seconds per split).
 An entry is one dataset (a dataclass of numpy arrays, plus JSON-able fields such
 as class names) made from one spec (a frozen dataclass), keyed by the spec's
 fields, the source of the modules that generate it, the package and torch versions
-(:func:`~pytest_chaosmining.core.storage.cache.cache_key`) and those of numpy,
+(:func:`~pytest_chaosmining.core.storage.keys.cache_key`) and those of numpy,
 scikit-learn and scipy.  Files
 are ``.npz`` written atomically under a file lock and read with
 ``allow_pickle=False``; an unreadable or mismatching entry is made again.
@@ -25,7 +25,7 @@ from filelock import FileLock
 
 from pytest_chaosmining import ChaosminingWarning
 from pytest_chaosmining.core.storage.atomic import atomic_write
-from pytest_chaosmining.core.storage.cache import LOCK_TIMEOUT_S, Code, cache_key
+from pytest_chaosmining.core.storage.keys import LOCK_TIMEOUT_S, Code, cache_key
 
 D = TypeVar("D")
 _FIELDS = "__fields__"  # the entry's non-array fields, as JSON
@@ -36,7 +36,7 @@ def _save(data: object, key: str, fh: IO[bytes]) -> None:
     values = {f.name: getattr(data, f.name) for f in dataclasses.fields(data)}
     arrays = {k: v for k, v in values.items() if isinstance(v, np.ndarray)}
     rest = {k: v for k, v in values.items() if k not in arrays}
-    np.savez(fh, **arrays, **{_FIELDS: np.array(json.dumps({"key": key, "fields": rest}))})
+    np.savez(fh, **{**arrays, _FIELDS: np.array(json.dumps({"key": key, "fields": rest}))})  # type: ignore[arg-type]
 
 
 def _load(path: Path, key: str, cls: type[D]) -> D:
@@ -72,7 +72,7 @@ class ArrayCache:
     def get_or_make(self, kind: str, spec: object, make: Callable[[], D], cls: type[D], code: Code) -> D:
         """The dataset of ``spec`` (a dataclass), or ``make()`` stored for next time;
         ``code``: the modules whose source decides what ``make`` returns."""
-        assert dataclasses.is_dataclass(spec)
+        assert dataclasses.is_dataclass(spec) and not isinstance(spec, type)
         config = {"spec": type(spec).__qualname__, "fields": dataclasses.asdict(spec), "stack": _versions()}
         key = cache_key(config, code)
         path = self.root / kind / f"{key}.npz"

@@ -10,45 +10,22 @@ and a corrupt or mismatching entry is discarded and rebuilt.
 
 from __future__ import annotations
 
-import hashlib
-import inspect
 import json
 import os
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import torch
 from filelock import FileLock
 
-from pytest_chaosmining import ChaosminingWarning, __version__
+from pytest_chaosmining import ChaosminingWarning
+from pytest_chaosmining.core.storage.arrays import ArrayCache
 from pytest_chaosmining.core.storage.atomic import atomic_write
+from pytest_chaosmining.core.storage.keys import LOCK_TIMEOUT_S, Code, cache_key
 from pytest_chaosmining.core.storage.pack import ModelPack
-
-LOCK_TIMEOUT_S = 3600.0
-#: the modules whose source decides what a cached entry looks like (data, model, training code)
-Code = Sequence[ModuleType]
-
-
-def code_fingerprint(modules: Code = ()) -> str:
-    """Hash of the package version and the source of ``modules`` (module objects,
-    so moving or renaming a file changes nothing unless its source changes)."""
-    h = hashlib.sha256(__version__.encode())
-    for module in modules:
-        source = inspect.getsourcefile(module)
-        if source is None:
-            raise ValueError(f"no source file for module {module.__name__}")
-        h.update(Path(source).read_bytes())
-    return h.hexdigest()[:16]
-
-
-def cache_key(config: dict[str, Any], code: Code = ()) -> str:
-    """Stable hash of a JSON-serialisable training config plus the fingerprint of ``code``."""
-    payload = json.dumps({"config": config, "code": code_fingerprint(code), "torch": torch.__version__}, sort_keys=True)
-    return hashlib.sha256(payload.encode()).hexdigest()[:24]
 
 
 class CorruptEntry(Exception):
@@ -59,8 +36,6 @@ class ModelCache:
     """Train-or-load store of model state dicts under ``root/<suite>/<key>.pt``."""
 
     def __init__(self, root: str | os.PathLike[str], pack: ModelPack | None = None):
-        from pytest_chaosmining.core.storage.arrays import ArrayCache  # arrays imports this module's key
-
         self.root = Path(root)
         self.pack = pack
         #: the generated datasets the models train and are scored on, beside them

@@ -32,12 +32,12 @@ from filelock import FileLock
 
 from pytest_chaosmining import ChaosminingWarning
 from pytest_chaosmining.core.storage.atomic import atomic_write_text
+from pytest_chaosmining.core.storage.keys import LOCK_TIMEOUT_S
 
 if TYPE_CHECKING:
     import torch
 
 T = TypeVar("T")
-LOCK_TIMEOUT_S = 3600.0
 
 
 #: the attribution libraries whose code the built-ins run: their installed source is hashed

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from filelock import FileLock
 
-from pytest_chaosmining.core.storage.cache import LOCK_TIMEOUT_S, Code, cache_key
+from pytest_chaosmining.core.storage.keys import LOCK_TIMEOUT_S, Code, cache_key
 
 if TYPE_CHECKING:
     import torch

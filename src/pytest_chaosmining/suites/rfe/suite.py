@@ -290,7 +290,7 @@ def run_side_by_side(
     makes xdist workers run a case once."""
     from filelock import FileLock
 
-    from pytest_chaosmining.core.storage.cache import LOCK_TIMEOUT_S, cache_key
+    from pytest_chaosmining.core.storage.keys import LOCK_TIMEOUT_S, cache_key
 
     configs = {e.name: rfewna_config(case, e.name, device, networks.ensemble) for e in explainers}
 
