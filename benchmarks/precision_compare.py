@@ -1,7 +1,7 @@
 """fp32 against bf16 training (``--chaosmining-precision bf16``) on the same seeds: mean
 accuracy and explainer scores per suite, condition and metric, and the largest change.
 
-    python benchmarks/precision_compare.py reports/precision/bf16-smoke-vision-audio-500-505.json \\
+    python benchmarks/precision_compare.py reports/precision/bf16-smoke-vision-audio-500-505.json.gz \\
         reports/calibration/raw/held4-smoke-vision.json reports/calibration/raw/held4-smoke-audio.json
 
 The bf16 run: ``pytest --chaosmining --chaosmining-suites vision,audio --chaosmining-seeds 500-505

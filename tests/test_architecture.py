@@ -160,7 +160,7 @@ def test_core_reports_and_settings_never_reach_the_suites():
     lower = [m for m in graph if m.startswith(("pytest_chaosmining.core", "pytest_chaosmining.reports"))]
     offenders = {
         module: sorted(d for d in _reaches(graph, module) if d.startswith("pytest_chaosmining.suites"))[:3]
-        for module in [*lower, "pytest_chaosmining.settings"]
+        for module in [*lower, "pytest_chaosmining.run.settings"]
     }
     assert not {m: d for m, d in offenders.items() if d}
 
@@ -197,7 +197,7 @@ def test_ruff_lint_and_format_are_clean():
 NINTH_SUITE = """
 from dataclasses import dataclass
 
-from pytest_chaosmining.attribution_context import TABULAR_REGRESSION
+from pytest_chaosmining.explainers.context import TABULAR_REGRESSION
 from pytest_chaosmining.core.metrics.catalog import judged
 from pytest_chaosmining.suites import Calibration, SuiteDefaults
 
@@ -244,7 +244,7 @@ def sections(df):
 NINTH_TESTS = '''
 import torch
 
-from pytest_chaosmining.attribution_context import tabular_context
+from pytest_chaosmining.explainers.context import tabular_context
 from pytest_chaosmining.core.metrics.attribution import fprec
 from pytest_chaosmining.core.verdicts.records import Record
 from pytest_chaosmining.explainers import attribute

@@ -6,8 +6,6 @@ import pytest
 import torch
 from captum.attr import GradientShap, KernelShap, LayerGradCam, Occlusion
 
-from pytest_chaosmining.attribution_context import Applicability, AttributionContext, last_conv2d, tabular_context
-from pytest_chaosmining.binding import captum_kwargs
 from pytest_chaosmining.explainers import (
     Explainer,
     ExplainerError,
@@ -16,6 +14,8 @@ from pytest_chaosmining.explainers import (
     builtin_explainers,
     select,
 )
+from pytest_chaosmining.explainers.binding import captum_kwargs
+from pytest_chaosmining.explainers.context import Applicability, AttributionContext, last_conv2d, tabular_context
 from pytest_chaosmining.suites import shapes_of
 from pytest_chaosmining.suites.digit_models.cases import grid_mask, image_context
 

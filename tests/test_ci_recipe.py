@@ -19,7 +19,7 @@ SCRIPT = RECIPE / "chaosmining.sh"
 
 #: a conftest registering a constant map (every feature tied): it fails the symbolic suite
 CONSTANT_CONFTEST = """
-from pytest_chaosmining.cheats import CHEATS
+from pytest_chaosmining.explainers.cheats import CHEATS
 
 def pytest_chaosmining_explainers(config):
     return {"constant": CHEATS["constant"]}

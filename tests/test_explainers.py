@@ -74,7 +74,7 @@ def test_own_selects_what_the_user_registered_and_the_control():
 def test_a_baseline_scoped_to_own_still_misses_an_explainer_that_is_gone():
     """Under ``own`` a baseline's result of an explainer no longer registered is in scope
     (missing: a regression), a built-in's is not (not asked for), the control's is."""
-    from pytest_chaosmining.baseline_scope import BaselineScope
+    from pytest_chaosmining.plugin.baseline_scope import BaselineScope
 
     named = ("own",)
     assert BaselineScope.is_named("gone", named) and BaselineScope.is_named("random", named)
@@ -143,7 +143,7 @@ def test_a_call_past_the_time_limit_is_stopped_and_named(monkeypatch):
 def test_degenerate_maps_are_described(maps, expected):
     import torch
 
-    from pytest_chaosmining.diagnosis import describe
+    from pytest_chaosmining.explainers.diagnosis import describe
 
     text = describe(torch.tensor(maps))
     assert (text is None) if expected is None else (expected in text)

@@ -191,8 +191,8 @@ def _default_run_models(pytester: pytest.Pytester) -> dict[str, dict[str, object
     config: the symbolic, vision and audio models, the saliency suite's standard
     and guided pairs, BAM's f_o, f_s and f_k, and IteROAR's f_0.  (IteROAR's retrained
     models are keyed by the masked data, which the explainers' maps decide.)"""
-    from pytest_chaosmining.session import ChaosminingSession
-    from pytest_chaosmining.settings import resolve
+    from pytest_chaosmining.run.session import ChaosminingSession
+    from pytest_chaosmining.run.settings import resolve
     from pytest_chaosmining.suites.bam.suite import model_config
     from pytest_chaosmining.suites.registry import REGISTRY, get_suite
 

@@ -17,7 +17,7 @@ EXPLAINERS = ("SA", "DL", "IG", "FA", "IxG", "GBP", "SG", "GS", "OCC")
 
 #: a conftest registering the shipped cheats and misbehaving explainers
 CHEATS_CONFTEST = """
-from pytest_chaosmining.cheats import CHEATS, MISBEHAVING
+from pytest_chaosmining.explainers.cheats import CHEATS, MISBEHAVING
 
 def pytest_chaosmining_explainers(config):
     return {**CHEATS, **MISBEHAVING}
@@ -428,7 +428,7 @@ def test_xdist_workers_report_what_trains(pytester, run_suite, tmp_path):
 
 def test_loadgroup_runs_every_test_of_a_model_on_one_worker(pytester, run_suite):
     """--dist loadgroup keeps a model's tests on one worker (xdist's own grouping is
-    lost on pytest >= 9.2: pytest_chaosmining.scheduling schedules from the plan)."""
+    lost on pytest >= 9.2: pytest_chaosmining.plugin.scheduling schedules from the plan)."""
     import re
 
     result = run_suite(
@@ -454,7 +454,7 @@ def test_loadgroup_runs_every_test_of_a_model_on_one_worker(pytester, run_suite)
 
 
 def test_the_scheduling_scope_comes_from_the_plan():
-    from pytest_chaosmining.scheduling import scope_of
+    from pytest_chaosmining.plugin.scheduling import scope_of
 
     groups = {("rfe", "f10-n1500-nf150-e150-SA-s0"): "rfe:f10-n1500-nf150-e150-s0"}
     assert (
@@ -870,7 +870,7 @@ def test_not_applicable_skips_a_constant_map_is_diagnosed_and_a_hang_is_stopped(
     pytester.makeconftest("""
 import time
 
-from pytest_chaosmining.cheats import CHEATS
+from pytest_chaosmining.explainers.cheats import CHEATS
 
 
 def cam(model, inputs, target):
@@ -916,7 +916,7 @@ from captum.attr import GradientShap, LayerGradCam, Occlusion
 from torchcam.methods import GradCAM
 from zennit.composites import EpsilonPlus
 
-from pytest_chaosmining.adapters import torchcam_method, zennit_method
+from pytest_chaosmining.explainers.adapters import torchcam_method, zennit_method
 
 
 def pytest_chaosmining_explainers(config):
@@ -970,7 +970,7 @@ from captum.attr import IntegratedGradients
 from pytorch_grad_cam import GradCAM
 from zennit.composites import EpsilonPlus
 
-from pytest_chaosmining.adapters import grad_cam_method, quantus_method, shap_method, zennit_method
+from pytest_chaosmining.explainers.adapters import grad_cam_method, quantus_method, shap_method, zennit_method
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -1184,8 +1184,8 @@ def test_the_quantus_adapter_keeps_every_channel_of_the_map():
     quantus = pytest.importorskip("quantus")
     import torch
 
-    from pytest_chaosmining.adapters import quantus_method
     from pytest_chaosmining.explainers import plain_context
+    from pytest_chaosmining.explainers.adapters import quantus_method
 
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(4 * 16, 3))
@@ -1201,7 +1201,7 @@ DECLARED_COMPLETE_CONFTEST = """
 import dataclasses
 
 from pytest_chaosmining.explainers import Explainer
-from pytest_chaosmining.cheats import CHEATS
+from pytest_chaosmining.explainers.cheats import CHEATS
 from pytest_chaosmining.explainers import attribute, builtin_explainers
 
 IG = builtin_explainers()["IG"]
@@ -1290,7 +1290,7 @@ import shap
 import torch
 from captum.attr import IntegratedGradients, Saliency
 
-from pytest_chaosmining.adapters import shap_method, zennit_method
+from pytest_chaosmining.explainers.adapters import shap_method, zennit_method
 from pytest_chaosmining.explainers import Explainer, builtin_explainers
 
 SG = builtin_explainers()["SG"].method

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 import torch
 
-from pytest_chaosmining.attribution_context import AttributionContext
 from pytest_chaosmining.core.metrics import properties as p
 from pytest_chaosmining.explainers import Explainer, builtin_explainers
+from pytest_chaosmining.explainers.context import AttributionContext
 from pytest_chaosmining.suites.properties import classifier_probe, fingerprint_noise, measured_merit
 
 

@@ -66,8 +66,7 @@ def must_fail() -> dict[str, Callable[..., object]]:
     import torch
     from captum.attr import IntegratedGradients, Saliency
 
-    from pytest_chaosmining import cheats
-    from pytest_chaosmining.explainers import builtin_explainers
+    from pytest_chaosmining.explainers import builtin_explainers, cheats
 
     random = builtin_explainers()["random"].method
 
@@ -121,7 +120,7 @@ def equivalent_pairs() -> dict[str, tuple[Callable[..., object], str]]:
     import shap
     from captum.attr import IntegratedGradients, Saliency
 
-    from pytest_chaosmining.adapters import shap_method, zennit_method
+    from pytest_chaosmining.explainers.adapters import shap_method, zennit_method
 
     def captum_ig(model: object, inputs: object, target: object) -> object:
         return IntegratedGradients(model).attribute(inputs, target=target, n_steps=10)  # type: ignore[arg-type]
@@ -145,11 +144,11 @@ def run_seed(seed: int, cache_dir: Path, parts: tuple[str, ...] = PARTS) -> dict
     import numpy as np
     import torch
 
-    from pytest_chaosmining.attribution_context import Applicability
     from pytest_chaosmining.core.metrics.drift import FINGERPRINT_SAMPLES, fingerprint, map_agreement
     from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.core.storage.pack import ModelPack
     from pytest_chaosmining.explainers import Explainer, ExplainerNotApplicable, attribute, builtin_explainers
+    from pytest_chaosmining.explainers.context import Applicability
     from pytest_chaosmining.suites.audio.suite import AudioSuite
     from pytest_chaosmining.suites.class_effects import ClassEffects, class_effects
     from pytest_chaosmining.suites.formula_models.cases import plan_cases, trained_model

@@ -51,11 +51,11 @@ def run_seed(seed: int, cache_dir: Path) -> dict[str, object]:
     import numpy as np
     import torch
 
-    from pytest_chaosmining.attribution_context import tabular_context
     from pytest_chaosmining.core.metrics.axioms import output_change, sign_agreement
     from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.core.storage.pack import ModelPack
     from pytest_chaosmining.explainers import attribute, builtin_explainers
+    from pytest_chaosmining.explainers.context import tabular_context
     from pytest_chaosmining.suites.formula_models.cases import plan_cases, trained_model
     from pytest_chaosmining.suites.formula_models.tiers import SYMBOLIC
     from pytest_chaosmining.suites.symbolic.suite import evaluate

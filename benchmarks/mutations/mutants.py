@@ -19,9 +19,9 @@ import torch
 import torch.nn.functional as F
 from captum.attr import FeatureAblation, IntegratedGradients, LayerGradCam, NoiseTunnel, Occlusion, Saliency
 
-from pytest_chaosmining.attribution_context import AttributionContext
-from pytest_chaosmining.binding import call_explainer, upsampled
 from pytest_chaosmining.explainers import IG_STEPS, NOISE_SAMPLES, Explainer, NotApplicable, builtin_explainers
+from pytest_chaosmining.explainers.binding import call_explainer, upsampled
+from pytest_chaosmining.explainers.context import AttributionContext
 
 #: an explainer as the plugin calls a callable: (model, inputs, target, context) -> map
 Method = Callable[[torch.nn.Module, torch.Tensor, "int | torch.Tensor | None", AttributionContext], torch.Tensor]

@@ -18,8 +18,8 @@ from pytest_chaosmining.core.metrics.catalog import MetricCatalog
 from pytest_chaosmining.core.verdicts.baseline import Baseline
 from pytest_chaosmining.core.verdicts.records import OUTCOME_PROPERTY, USER_PROPERTY, Record
 from pytest_chaosmining.core.verdicts.skips import NOT_APPLICABLE_PREFIX, NOT_JUDGED_PREFIX, REPORT_ONLY_PHRASE
-from pytest_chaosmining.diagnosis import MapNotes
 from pytest_chaosmining.explainers import Explainer, ExplainerError, ExplainerNotApplicable
+from pytest_chaosmining.explainers.diagnosis import MapNotes
 
 if TYPE_CHECKING:
     from pytest_chaosmining.core.metrics.cost import Cost

@@ -2,7 +2,7 @@
 
 Each entry is one line: a captum class (or a functools.partial of one), a
 callable ``(model, inputs, target, context) -> map``, or an adapter of
-pytest_chaosmining.adapters (shap, pytorch-grad-cam, Quantus, zennit).
+pytest_chaosmining.explainers.adapters (shap, pytorch-grad-cam, Quantus, zennit).
 The plugin's README ("Registering an explainer") and docs/explainers.md say more.
 """
 

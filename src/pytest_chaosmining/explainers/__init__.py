@@ -2,11 +2,11 @@
 
 An explainer is either a captum ``Attribution`` class (constructed with the
 model, then ``.attribute(inputs, target=..., **kwargs)``; what it needs from the
-suite is passed by parameter name, see :mod:`pytest_chaosmining.binding`) or any
+suite is passed by parameter name, see :mod:`pytest_chaosmining.explainers.binding`) or any
 callable ``(model, inputs, target) -> Tensor`` of the inputs' shape, which may
-also take ``context=`` (:class:`~pytest_chaosmining.attribution_context.AttributionContext`).
+also take ``context=`` (:class:`~pytest_chaosmining.explainers.context.AttributionContext`).
 Wrap either in :class:`Explainer` to pass keyword arguments, to declare where it
-applies (:class:`~pytest_chaosmining.attribution_context.Applicability`) or which
+applies (:class:`~pytest_chaosmining.explainers.context.Applicability`) or which
 exact ground truth it estimates ('gradient', 'ablation' or 'path').
 
 Registration, merged in this order: the built-ins, installed packages through

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pytest_chaosmining.attribution_context import Applicability, AttributionContext
+from pytest_chaosmining.explainers.context import Applicability, AttributionContext
 
 if TYPE_CHECKING:
     pass

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from pytest_chaosmining.attribution_context import PLAIN_SHAPES, AttributionContext
+from pytest_chaosmining.explainers.context import PLAIN_SHAPES, AttributionContext
 
 if TYPE_CHECKING:
     import torch
@@ -113,7 +113,7 @@ def attribute(
     context: AttributionContext | None = None,
     seed: int = 0,
 ) -> torch.Tensor:
-    """Run ``explainer`` in isolation (:func:`~pytest_chaosmining.isolation.isolated_call`:
+    """Run ``explainer`` in isolation (:func:`~pytest_chaosmining.explainers.isolation.isolated_call`:
     a private copy of the model and inputs, process state restored, the random
     generators seeded with ``seed``: 0 but where a check measures the explainer's
     noise) and validate its output (tensor, same shape and
@@ -130,8 +130,8 @@ def attribute(
     import numpy as np
     import torch
 
-    from pytest_chaosmining.binding import MissingInput, call_explainer
-    from pytest_chaosmining.isolation import IsolationViolation, isolated_call
+    from pytest_chaosmining.explainers.binding import MissingInput, call_explainer
+    from pytest_chaosmining.explainers.isolation import IsolationViolation, isolated_call
 
     base = context if context is not None else plain_context(model, inputs)
     if explainer.applies_to is not None:

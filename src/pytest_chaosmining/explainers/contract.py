@@ -7,10 +7,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from pytest_chaosmining.attribution_context import Applicability
+from pytest_chaosmining.explainers.context import Applicability
 
 if TYPE_CHECKING:
-    from pytest_chaosmining.diagnosis import MapNotes
+    from pytest_chaosmining.explainers.diagnosis import MapNotes
 
 #: a captum ``Attribution`` class or a callable ``(model, inputs, target) -> Tensor``
 ExplainerMethod = Callable[..., object]
@@ -80,6 +80,6 @@ class Explainer:
     def is_captum(self) -> bool:
         """Whether ``method`` is a captum ``Attribution`` class, or one with constructor
         arguments bound by ``functools.partial`` (``partial(DeepLift, eps=1e-6)``)."""
-        from pytest_chaosmining.binding import captum_class
+        from pytest_chaosmining.explainers.captum_methods import captum_class
 
         return captum_class(self.method) is not None

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pytest_chaosmining import ChaosminingWarning
-from pytest_chaosmining.attribution_context import AttributedShape
+from pytest_chaosmining.explainers.context import AttributedShape
 
 if TYPE_CHECKING:
     pass
@@ -24,7 +24,7 @@ def as_explainer(name: str, obj: Any, source: str) -> Explainer:
     """Normalise a registered object into an :class:`Explainer`."""
     if isinstance(obj, Explainer):
         return dataclasses.replace(obj, name=name, source=source)  # the caller's object stays as it was
-    from pytest_chaosmining.binding import captum_class, is_complete, is_stochastic
+    from pytest_chaosmining.explainers.captum_methods import captum_class, is_complete, is_stochastic
 
     if captum_class(obj) is not None:
         return Explainer(name, obj, source=source, completeness=is_complete(obj), stochastic=is_stochastic(obj))

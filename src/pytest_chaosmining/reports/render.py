@@ -17,7 +17,7 @@ from pytest_chaosmining.core.verdicts.records import Record
 if TYPE_CHECKING:
     from pytest_chaosmining.reports.reported_suite import ReportedSuite
     from pytest_chaosmining.reports.run_results import RunResults
-    from pytest_chaosmining.session import ChaosminingSession
+    from pytest_chaosmining.run.session import ChaosminingSession
 
 
 def figures(

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
     from pytest_chaosmining.core.tiers import Seeds
     from pytest_chaosmining.core.verdicts.records import Record
-    from pytest_chaosmining.session import ChaosminingSession
+    from pytest_chaosmining.run.session import ChaosminingSession
 
 
 class ReportedSuite(Protocol):

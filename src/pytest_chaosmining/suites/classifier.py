@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from pytest_chaosmining.core.training.modes import SaliencyGuided
     from pytest_chaosmining.core.verdicts.records import Record
     from pytest_chaosmining.explainers import Explainer
-    from pytest_chaosmining.session import ChaosminingSession
+    from pytest_chaosmining.run.session import ChaosminingSession
     from pytest_chaosmining.suites import DomainPick
     from pytest_chaosmining.suites.properties import Probe
 

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     import pytest
 
     from pytest_chaosmining.core.verdicts.records import Record
-    from pytest_chaosmining.session import ChaosminingSession
+    from pytest_chaosmining.run.session import ChaosminingSession
 
 
 class SuiteDefaults:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, TypeVar
 if TYPE_CHECKING:
     import pytest
 
-    from pytest_chaosmining.session import ChaosminingSession
+    from pytest_chaosmining.run.session import ChaosminingSession
 
 
 from pytest_chaosmining.suites.registry import get_suite

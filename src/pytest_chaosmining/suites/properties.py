@@ -27,10 +27,10 @@ if TYPE_CHECKING:
     import pytest
     import torch
 
-    from pytest_chaosmining.attribution_context import AttributionContext
     from pytest_chaosmining.core.verdicts.records import Record
     from pytest_chaosmining.explainers import Explainer
-    from pytest_chaosmining.session import ChaosminingSession
+    from pytest_chaosmining.explainers.context import AttributionContext
+    from pytest_chaosmining.run.session import ChaosminingSession
     from pytest_chaosmining.suites import Case, ModelSuite
     from pytest_chaosmining.suites.class_effects import ClassEffects
 

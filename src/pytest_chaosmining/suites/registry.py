@@ -10,8 +10,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_chaosmining.attribution_context import AttributedShape
 from pytest_chaosmining.core.metrics.catalog import MetricCatalog
+from pytest_chaosmining.explainers.context import AttributedShape
 
 if TYPE_CHECKING:
     from pytest_chaosmining.core.verdicts.thresholds import Thresholds

@@ -13,7 +13,7 @@ from pytest_chaosmining.judge import Check, explainer_failures
 if TYPE_CHECKING:
     from pytest_benchmark.fixture import BenchmarkFixture
 
-    from pytest_chaosmining.session import ChaosminingSession
+    from pytest_chaosmining.run.session import ChaosminingSession
     from pytest_chaosmining.suites import Case, ModelSuite
 
 

@@ -7,15 +7,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from pytest_chaosmining.attribution_context import AttributedShape
 from pytest_chaosmining.core.metrics.catalog import KeyOf, Metric
+from pytest_chaosmining.explainers.context import AttributedShape
 from pytest_chaosmining.reports.reported_suite import ReportedSuite
 
 if TYPE_CHECKING:
     import pytest
 
     from pytest_chaosmining.explainers import Explainer
-    from pytest_chaosmining.session import ChaosminingSession
+    from pytest_chaosmining.run.session import ChaosminingSession
     from pytest_chaosmining.suites.properties import Probe
 
 C = TypeVar("C")

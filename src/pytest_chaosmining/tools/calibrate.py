@@ -7,7 +7,7 @@ Procedure (the one the shipped smoke bars were made with; ``benchmarks/calibrati
        benchmarks/calibration/run.sh smoke symbolic 100-111 SA,DL,IG,FA,random cal.json
 
 2. Run it again on further unseen seeds, with the reference cheats
-   (:mod:`pytest_chaosmining.cheats`) beside the built-ins::
+   (:mod:`pytest_chaosmining.explainers.cheats`) beside the built-ins::
 
        benchmarks/calibration/run.sh smoke symbolic 200-209 SA,...,random,input_magnitude,... held.json
 
@@ -434,7 +434,7 @@ def report(
         "had them) over the same seeds.  Discrete values (RFE FPrec, steps of 1/k) take the bar half a step "
         "below the lowest calibration value instead, with the order-statistic rate 1/(m+1).",
         "",
-        "Cheats: the highest value any cheat of `pytest_chaosmining.cheats` reached on the held-out seeds.",
+        "Cheats: the highest value any cheat of `pytest_chaosmining.explainers.cheats` reached on the held-out seeds.",
         "",
         "| suite | metric | key | explainer | m | mean | sd | k | bar | predicted false-fail | control max "
         "| cheats max |",

@@ -13,7 +13,7 @@ make baselines comparable across machines.
 Beside the models, ``<suite>/entries/`` holds cache entries that the code which
 made them marked shippable (results the plugin computes the same for every user:
 the statistical RFE selections, the built-ins' RFEwNA selections, RFEwNA's
-first-round networks, the cost suite's snapshots), under their model-cache keys:
+first-round networks), under their model-cache keys:
 a key holds the config, the source of the code that made the entry and the torch
 version, so an entry is used only where all three match, and never re-checked.
 ``derived/`` holds the derived results of the run the pack was built from (the

@@ -34,10 +34,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from pytest_chaosmining.attribution_context import AUDIO_CLASSIFICATION, BACKGROUND_SIZE, AttributionContext
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, own_merit, reported
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training.modes import SaliencyGuided
+from pytest_chaosmining.explainers.context import AUDIO_CLASSIFICATION, BACKGROUND_SIZE, AttributionContext
 from pytest_chaosmining.suites import Calibration, CaseFields
 from pytest_chaosmining.suites.audio import report
 from pytest_chaosmining.suites.audio.tiers import AUDIO, AudioTier
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 
     from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.explainers import Explainer
-    from pytest_chaosmining.session import ChaosminingSession
+    from pytest_chaosmining.run.session import ChaosminingSession
     from pytest_chaosmining.suites.properties import Probe
 
 SUITE = "audio"

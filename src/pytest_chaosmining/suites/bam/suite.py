@@ -31,9 +31,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pytest_chaosmining.attribution_context import BACKGROUND_SIZE, IMAGE_CLASSIFICATION
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
 from pytest_chaosmining.core.tiers import Seeds, seed_range
+from pytest_chaosmining.explainers.context import BACKGROUND_SIZE, IMAGE_CLASSIFICATION
 from pytest_chaosmining.suites import Calibration, CaseFields, SuiteDefaults
 from pytest_chaosmining.suites.bam import report
 from pytest_chaosmining.suites.bam.tiers import BAM, BamTier
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
     from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.explainers import Explainer
-    from pytest_chaosmining.session import ChaosminingSession
+    from pytest_chaosmining.run.session import ChaosminingSession
     from pytest_chaosmining.suites.bam.data import BamSpec
 
 SUITE = "bam"

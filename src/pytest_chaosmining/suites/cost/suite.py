@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pytest_chaosmining.attribution_context import TABULAR_REGRESSION
 from pytest_chaosmining.core.metrics.catalog import reported
 from pytest_chaosmining.core.tiers import Seeds
+from pytest_chaosmining.explainers.context import TABULAR_REGRESSION
 from pytest_chaosmining.suites import Calibration, SuiteDefaults
 from pytest_chaosmining.suites.cost import report
 from pytest_chaosmining.suites.formula_models.cases import SymbolicCase, TrainedSymbolicModel, cost_case
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import torch
 
     from pytest_chaosmining.explainers import Explainer
-    from pytest_chaosmining.session import ChaosminingSession
+    from pytest_chaosmining.run.session import ChaosminingSession
 
 SUITE = "cost"
 #: the paper's convergence curve spans 300 training epochs; fewer where the tier trains fewer
@@ -99,9 +99,9 @@ class CostSuite(SuiteDefaults):
         def compute() -> Convergence:
             import torch
 
-            from pytest_chaosmining.attribution_context import tabular_context
             from pytest_chaosmining.core.metrics.attribution import fprec
             from pytest_chaosmining.explainers import attribute
+            from pytest_chaosmining.explainers.context import tabular_context
 
             data = trained.data
             inputs = torch.from_numpy(data.x_test).to(session.device)
@@ -148,5 +148,5 @@ def _snapshots(session: ChaosminingSession, case: SymbolicCase) -> list[tuple[in
         return train_regressor(model, x, y, settings, seed=case.seed, guide=case.guide, on_epoch=keep)
 
     config = {**case.training_config(device.type), "snapshots": list(epochs)}
-    stack, _ = session.cache.model(SUITE, config, build, fit, device, symbolic_code(), shippable=True)
+    stack, _ = session.cache.model(SUITE, config, build, fit, device, symbolic_code())
     return [(epoch, model.eval()) for epoch, model in zip(epochs, stack)]  # type: ignore[call-overload]

@@ -12,10 +12,10 @@ xdist with pytest-benchmark's own warning) the rounds are timed by hand.  Record
 
 from __future__ import annotations
 
-from pytest_chaosmining.attribution_context import tabular_context
 from pytest_chaosmining.core.metrics.attribution import consistency
 from pytest_chaosmining.core.verdicts.records import Record
 from pytest_chaosmining.explainers import attribute
+from pytest_chaosmining.explainers.context import tabular_context
 from pytest_chaosmining.judge import explainer_failures
 from pytest_chaosmining.suites.cost.suite import SUITE, CostSuite
 from pytest_chaosmining.timing import timed

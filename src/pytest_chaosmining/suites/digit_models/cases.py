@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from pytest_chaosmining.attribution_context import BACKGROUND_SIZE, AttributionContext
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training.modes import SaliencyGuided
+from pytest_chaosmining.explainers.context import BACKGROUND_SIZE, AttributionContext
 from pytest_chaosmining.suites.classifier import ClassifierCase
 from pytest_chaosmining.suites.digit_models.tiers import VisionTier
 

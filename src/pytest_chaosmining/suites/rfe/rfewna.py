@@ -249,8 +249,8 @@ class RFEwNA(SelectorMixin, BaseEstimator):
         the first training rows)."""
         import torch
 
-        from pytest_chaosmining.attribution_context import tabular_context
         from pytest_chaosmining.explainers import attribute
+        from pytest_chaosmining.explainers.context import tabular_context
         from pytest_chaosmining.timing import timed
 
         x = torch.from_numpy(np.ascontiguousarray(X)).to(device)

@@ -31,9 +31,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pytest_chaosmining.attribution_context import TABULAR_CLASSIFICATION, TABULAR_REGRESSION
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
 from pytest_chaosmining.core.tiers import Seeds, seed_range
+from pytest_chaosmining.explainers.context import TABULAR_CLASSIFICATION, TABULAR_REGRESSION
 from pytest_chaosmining.suites import Calibration, CaseFields, SuiteDefaults, parametrize_cases, sharded
 from pytest_chaosmining.suites.rfe import report
 from pytest_chaosmining.suites.rfe.tiers import RFE_TIERS
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
     from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.explainers import Explainer
-    from pytest_chaosmining.session import ChaosminingSession
+    from pytest_chaosmining.run.session import ChaosminingSession
     from pytest_chaosmining.suites.rfe.rounds import RoundNetworks
 
 SUITE = "rfe"

@@ -25,10 +25,10 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pytest_chaosmining.attribution_context import AUDIO_CLASSIFICATION, IMAGE_CLASSIFICATION, TABULAR_REGRESSION
 from pytest_chaosmining.core.metrics.catalog import judged, reported
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training.modes import SaliencyGuided
+from pytest_chaosmining.explainers.context import AUDIO_CLASSIFICATION, IMAGE_CLASSIFICATION, TABULAR_REGRESSION
 from pytest_chaosmining.suites import (
     Calibration,
     SuiteDefaults,
@@ -40,7 +40,7 @@ from pytest_chaosmining.suites.saliency import report
 from pytest_chaosmining.suites.saliency.tiers import SALIENCY, SaliencyTier
 
 if TYPE_CHECKING:
-    from pytest_chaosmining.session import ChaosminingSession
+    from pytest_chaosmining.run.session import ChaosminingSession
 
 SUITE = "saliency"
 #: the domain suites compared, in report order

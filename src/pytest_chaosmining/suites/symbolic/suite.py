@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pytest_chaosmining.attribution_context import TABULAR_REGRESSION, tabular_context
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, own_merit, reported
 from pytest_chaosmining.core.tiers import Seeds, seed_range
+from pytest_chaosmining.explainers.context import TABULAR_REGRESSION, tabular_context
 from pytest_chaosmining.suites import Calibration, CaseFields, SuiteDefaults, sharded
 from pytest_chaosmining.suites.formula_models.cases import (
     SUITE,
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     import torch
 
     from pytest_chaosmining.explainers import Explainer
-    from pytest_chaosmining.session import ChaosminingSession
+    from pytest_chaosmining.run.session import ChaosminingSession
     from pytest_chaosmining.suites import DomainPick
     from pytest_chaosmining.suites.properties import Probe
 

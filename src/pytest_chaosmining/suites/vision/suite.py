@@ -20,8 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_chaosmining.attribution_context import IMAGE_CLASSIFICATION
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, own_merit, reported
+from pytest_chaosmining.explainers.context import IMAGE_CLASSIFICATION
 from pytest_chaosmining.suites import Calibration, CaseFields
 from pytest_chaosmining.suites.classifier import ClassifierFunctions, ClassifierSuite
 from pytest_chaosmining.suites.digit_models.cases import (
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     import torch
 
     from pytest_chaosmining.explainers import Explainer
-    from pytest_chaosmining.session import ChaosminingSession
+    from pytest_chaosmining.run.session import ChaosminingSession
     from pytest_chaosmining.suites.properties import Probe
 
 PAPER_SIGMA, PAPER_CANVAS = 6.0, 224

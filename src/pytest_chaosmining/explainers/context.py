@@ -3,7 +3,7 @@
 A callable explainer that names a ``context`` parameter receives an
 :class:`AttributionContext` by keyword (``(model, inputs, target, *, context)``);
 the three-argument form keeps working.  captum classes receive the same values
-by parameter name (see :mod:`pytest_chaosmining.binding`).
+by parameter name (see :mod:`pytest_chaosmining.explainers.binding`).
 
 An explainer can declare where it applies with :class:`Applicability`; where it
 does not, its test is skipped with the reason, as when it raises

@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_chaosmining.settings import Settings
+from pytest_chaosmining.run.settings import Settings
 
 if TYPE_CHECKING:
     from pytest_chaosmining.core.verdicts.thresholds import Thresholds
-    from pytest_chaosmining.diagnosis import MapNotes
     from pytest_chaosmining.explainers import Explainer
+    from pytest_chaosmining.explainers.diagnosis import MapNotes
 
 
 class ExplainerRoster:
@@ -49,7 +49,7 @@ class ExplainerRoster:
     @functools.cached_property
     def map_notes(self) -> MapNotes:
         """What the run's explainers noted about their maps (for the judge's messages)."""
-        from pytest_chaosmining.diagnosis import MapNotes
+        from pytest_chaosmining.explainers.diagnosis import MapNotes
 
         return MapNotes()
 

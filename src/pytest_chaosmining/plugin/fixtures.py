@@ -3,7 +3,7 @@
 All of them skip the test unless the run has ``--chaosmining``.
 
 ``chaosmining``
-    The :class:`~pytest_chaosmining.session.ChaosminingSession` (settings,
+    The :class:`~pytest_chaosmining.run.session.ChaosminingSession` (settings,
     device, explainers, thresholds, model cache).
 ``chaosmining_judge``
     The :class:`~pytest_chaosmining.judge.Judge`: records values into the
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from pytest_benchmark.fixture import BenchmarkFixture
 
     from pytest_chaosmining.judge import Judge
-    from pytest_chaosmining.session import ChaosminingSession
+    from pytest_chaosmining.run.session import ChaosminingSession
     from pytest_chaosmining.suites import Case, TrainedModel
 
 SESSION_KEY = pytest.StashKey["ChaosminingSession"]()
@@ -92,7 +92,7 @@ def chaosmining_model(chaosmining: ChaosminingSession) -> Callable[[str, Case], 
     from pytest_chaosmining.suites import get_model_suite
 
     def model(suite: str, case: Case) -> TrainedModel:
-        from pytest_chaosmining.threads import one_intra_op_thread
+        from pytest_chaosmining.run.threads import one_intra_op_thread
 
         with one_intra_op_thread():  # trained (and cached) as the suites train it
             return get_model_suite(suite).model(chaosmining, case)

@@ -2,7 +2,7 @@
 
 Nothing heavy is imported here; without ``--chaosmining`` the plugin adds its
 options and does nothing else.  The public fixtures live in
-:mod:`pytest_chaosmining.fixtures`.
+:mod:`pytest_chaosmining.plugin.fixtures`.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_chaosmining import fixtures
-from pytest_chaosmining.benchmark_folder import BenchmarkFolder
-from pytest_chaosmining.fixtures import SESSION_KEY
-from pytest_chaosmining.settings import Settings, add_options, resolve
+from pytest_chaosmining.plugin import fixtures
+from pytest_chaosmining.plugin.benchmark_folder import BenchmarkFolder
+from pytest_chaosmining.plugin.fixtures import SESSION_KEY
+from pytest_chaosmining.run.settings import Settings, add_options, resolve
 from pytest_chaosmining.suites import REGISTRY, all_suites, folder_of_suite, suite_of, suite_roots
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
@@ -28,7 +28,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
-    import pytest_chaosmining.hookspecs as hookspecs
+    import pytest_chaosmining.plugin.hookspecs as hookspecs
 
     pluginmanager.add_hookspecs(hookspecs)
 
@@ -48,8 +48,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if not settings.enabled:
         return
     _compact_benchmark_table(config)
-    from pytest_chaosmining.reports.collector import ResultCollector
-    from pytest_chaosmining.session import ChaosminingSession
+    from pytest_chaosmining.plugin.collector import ResultCollector
+    from pytest_chaosmining.run.session import ChaosminingSession
 
     session = ChaosminingSession(config, settings)
     try:
@@ -62,7 +62,7 @@ def pytest_configure(config: pytest.Config) -> None:
         collector = ResultCollector(config, settings, session, all_suites)
         config.pluginmanager.register(collector, "chaosmining-results")
         if settings.baseline_file is not None:
-            from pytest_chaosmining.baseline_scope import BaselineScope
+            from pytest_chaosmining.plugin.baseline_scope import BaselineScope
             from pytest_chaosmining.reports.baseline_check import BaselineCheck
 
             try:
@@ -155,7 +155,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     (the models they ask for through ``chaosmining_model`` train with one thread too)."""
     if SESSION_KEY not in item.config.stash or suite_of(Path(str(item.path))) is None:
         return (yield)
-    from pytest_chaosmining.threads import one_intra_op_thread
+    from pytest_chaosmining.run.threads import one_intra_op_thread
 
     with one_intra_op_thread():
         return (yield)
@@ -252,12 +252,12 @@ def _unskip_benchmark(item: pytest.Item) -> None:
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
     """With ``--dist loadgroup``, schedule a chaosmining run by model from the plan
-    (:mod:`pytest_chaosmining.scheduling`: xdist's own grouping is silently lost
+    (:mod:`pytest_chaosmining.plugin.scheduling`: xdist's own grouping is silently lost
     on pytest ≥ 9.2); anything else is xdist's."""
     chaosmining = config.stash.get(SESSION_KEY, None)
     if chaosmining is None or config.getvalue("dist") != "loadgroup":
         return None
-    from pytest_chaosmining.scheduling import CaseGroupScheduling
+    from pytest_chaosmining.plugin.scheduling import CaseGroupScheduling
     from pytest_chaosmining.suites import case_groups
 
     return CaseGroupScheduling(config, log, case_groups(chaosmining))

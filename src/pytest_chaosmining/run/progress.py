@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
-from pytest_chaosmining.placement import worker_id
+from pytest_chaosmining.run.placement import worker_id
 
 #: seconds between progress lines of one model on an xdist worker
 WORKER_EVERY_S = 10.0

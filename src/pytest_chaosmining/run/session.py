@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, TypeVar
 
 import pytest
 
-from pytest_chaosmining.case_selection import CaseSelection
-from pytest_chaosmining.model_memo import ModelMemo
-from pytest_chaosmining.placement import Placement
-from pytest_chaosmining.progress import ProgressLines
-from pytest_chaosmining.result_reuse import ResultReuse
-from pytest_chaosmining.roster import ExplainerRoster
-from pytest_chaosmining.settings import Settings
+from pytest_chaosmining.run.case_selection import CaseSelection
+from pytest_chaosmining.run.model_memo import ModelMemo
+from pytest_chaosmining.run.placement import Placement
+from pytest_chaosmining.run.progress import ProgressLines
+from pytest_chaosmining.run.result_reuse import ResultReuse
+from pytest_chaosmining.run.roster import ExplainerRoster
+from pytest_chaosmining.run.settings import Settings
 
 if TYPE_CHECKING:
     import torch
@@ -69,12 +69,12 @@ class ChaosminingSession:
 
     @property
     def device(self) -> torch.device:
-        """The run's torch device (:class:`~pytest_chaosmining.placement.Placement`)."""
+        """The run's torch device (:class:`~pytest_chaosmining.run.placement.Placement`)."""
         return self.placement.device
 
     @property
     def explainers(self) -> dict[str, Explainer]:
-        """The selected explainers (:class:`~pytest_chaosmining.roster.ExplainerRoster`)."""
+        """The selected explainers (:class:`~pytest_chaosmining.run.roster.ExplainerRoster`)."""
         return self.roster.selected
 
     @functools.cached_property

@@ -30,12 +30,12 @@ from pytest_chaosmining.core.verdicts.records import (
 )
 from pytest_chaosmining.core.verdicts.skips import skip_kind, skip_message
 from pytest_chaosmining.reports.tables import outcome_counts
-from pytest_chaosmining.settings import Settings
+from pytest_chaosmining.run.settings import Settings
 
 if TYPE_CHECKING:
     from pytest_chaosmining.reports.baseline_check import BaselineCheck
     from pytest_chaosmining.reports.reported_suite import ReportedSuite
-    from pytest_chaosmining.session import ChaosminingSession
+    from pytest_chaosmining.run.session import ChaosminingSession
 
 _PACKAGES = ("pytest-chaosmining", "torch", "captum", "numpy", "sympy", "pytest", "pytest-xdist", "pytest-benchmark")
 

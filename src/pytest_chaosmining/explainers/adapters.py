@@ -1,13 +1,13 @@
 """One-line registration of attribution methods from libraries other than captum.
 
 Each adapter returns an explainer callable ``(model, inputs, target, *, context)``
-(:mod:`pytest_chaosmining.binding`) that runs the library's method on the model
+(:mod:`pytest_chaosmining.explainers.binding`) that runs the library's method on the model
 it is given and returns a map of the inputs' shape::
 
     import quantus, shap
     from pytorch_grad_cam import GradCAM
     from zennit.composites import EpsilonPlus
-    from pytest_chaosmining.adapters import grad_cam_method, quantus_method, shap_method, zennit_method
+    from pytest_chaosmining.explainers.adapters import grad_cam_method, quantus_method, shap_method, zennit_method
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_chaosmining_explainers(config):
@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from pytest_chaosmining.attribution_context import AttributionContext
+from pytest_chaosmining.explainers.context import AttributionContext
 
 if TYPE_CHECKING:
     import torch
@@ -93,8 +93,8 @@ def torchcam_method(method: Callable[..., object]) -> ContextExplainer:
     ) -> torch.Tensor:
         import torch
 
-        from pytest_chaosmining.binding import upsampled
         from pytest_chaosmining.explainers import NotApplicable
+        from pytest_chaosmining.explainers.binding import upsampled
 
         if context.layer_name is None or inputs.dim() != 4:
             raise NotApplicable(f"{getattr(method, '__name__', method)} needs an image model with a 2-D convolution")
