@@ -6,12 +6,13 @@ from __future__ import annotations
 import ast
 import inspect
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 import pytest_chaosmining
-from pytest_chaosmining.suites import REGISTRY, SUITES_DIR, Suite, get_suite, suite_of, suite_test_file
+from pytest_chaosmining.suites import SUITES_DIR, Suite, get_suite, registered_suites, suite_of, suite_test_file
 
 PACKAGE = Path(pytest_chaosmining.__file__).parent
 
@@ -103,7 +104,7 @@ def test_the_checker_finds_a_cycle(tmp_path, monkeypatch):
         test_no_import_cycles_even_through_lazy_imports()
 
 
-@pytest.mark.parametrize("name", list(REGISTRY))
+@pytest.mark.parametrize("name", list(registered_suites()))
 def test_every_registered_suite_is_one_folder_behind_the_seam(name):
     suite = get_suite(name)
     assert suite.name == name
@@ -269,13 +270,15 @@ def test_fprec(chaosmining, ninth_case, explainer_name, request):
 '''
 
 
-def test_a_ninth_suite_is_one_folder_and_one_registry_line(pytester, monkeypatch, tmp_path):
-    """A suite from a folder outside the package (its suite, report section, tests and
-    bars) plus one registry line runs end to end: collected, parametrised by the
-    explainers, judged against its own bars (the control must fail them), in the report.
+def test_a_ninth_suite_is_one_folder_and_one_entry_point(pytester, monkeypatch, tmp_path):
+    """A suite from a package outside the plugin (its suite, report section, tests and
+    bars) registered by one entry point (group ``pytest_chaosmining.suites``), as a
+    third party adds it, runs end to end: collected, parametrised by the explainers,
+    judged against its own bars (the control must fail them), in the report.
     The run is a subprocess: an in-process run would drop the modules it imported
     (numpy's among them) from this process, breaking every later test that imports them."""
-    folder = tmp_path / "site" / "ninth_suite"
+    site = tmp_path / "site"
+    folder = site / "ninth_suite"
     folder.mkdir(parents=True)
     (folder / "__init__.py").write_text("")
     (folder / "suite.py").write_text(NINTH_SUITE)
@@ -284,16 +287,13 @@ def test_a_ninth_suite_is_one_folder_and_one_registry_line(pytester, monkeypatch
     (folder / "thresholds.toml").write_text(
         '[ninth.smoke]\ncalibrated = "a test suite"\nquality_gate = 0.0\n\n[ninth.smoke.fprec]\ndefault = 0.9\n'
     )
-    pytester.makeconftest(
-        f"""
-import sys
-
-sys.path.insert(0, {str(folder.parent)!r})
-from pytest_chaosmining.suites import REGISTRY
-
-REGISTRY["ninth"] = "ninth_suite.suite:NinthSuite"  # the one registry line
-"""
+    installed = site / "ninth_suite-0.1.dist-info"  # what pip install leaves: metadata and the entry point
+    installed.mkdir()
+    (installed / "METADATA").write_text("Metadata-Version: 2.1\nName: ninth-suite\nVersion: 0.1\n")
+    (installed / "entry_points.txt").write_text(
+        "[pytest_chaosmining.suites]\nninth = ninth_suite.suite:NinthSuite\n"  # the one registration line
     )
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")])))
     for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
         monkeypatch.delenv(name, raising=False)
     result = pytester.runpytest_subprocess(
@@ -327,20 +327,44 @@ def test_no_suite_imports_another_suite():
     found: dict[str, set[str]] = {}
     for name, path in _modules().items():
         parts = name.split(".")
-        if len(parts) < 4 or parts[:2] != ["pytest_chaosmining", "suites"] or parts[2] not in REGISTRY:
+        if len(parts) < 4 or parts[:2] != ["pytest_chaosmining", "suites"] or parts[2] not in registered_suites():
             continue
         for node in _imports(path):
             module = node.module if isinstance(node, ast.ImportFrom) else node.names[0].name
             target = (module or "").split(".")
-            if target[:2] == ["pytest_chaosmining", "suites"] and len(target) > 2 and target[2] in REGISTRY:
+            if target[:2] == ["pytest_chaosmining", "suites"] and len(target) > 2 and target[2] in registered_suites():
                 if target[2] != parts[2]:
                     found.setdefault(parts[2], set()).add(target[2])
+    suites = list(registered_suites())
     shared = [
         name
         for name, path in _modules().items()
-        if name.startswith("pytest_chaosmining.suites") and name.split(".")[2:3] not in ([s] for s in REGISTRY)
-        and any((n.module or "").startswith(tuple(f"pytest_chaosmining.suites.{s}" for s in REGISTRY))
+        if name.startswith("pytest_chaosmining.suites") and name.split(".")[2:3] not in ([s] for s in suites)
+        and any((n.module or "").startswith(tuple(f"pytest_chaosmining.suites.{s}" for s in suites))
                 for n in _imports(path) if isinstance(n, ast.ImportFrom))
     ]  # fmt: skip
     assert not found, found
     assert not shared, f"shared suite modules import a suite folder: {shared}"
+
+
+def test_a_suite_entry_point_cannot_take_a_shipped_suites_name(monkeypatch):
+    """Entry-point suites come after the shipped ones; one that reuses a taken name is
+    left out with a warning (it cannot replace a shipped suite)."""
+    from importlib import metadata
+
+    from pytest_chaosmining import ChaosminingWarning
+    from pytest_chaosmining.suites import BUILTIN_SUITES, ENTRY_POINT_GROUP, registry
+
+    found = [
+        metadata.EntryPoint("vision", "elsewhere.suite:Impostor", ENTRY_POINT_GROUP),
+        metadata.EntryPoint("tenth", "tenth.suite:TenthSuite", ENTRY_POINT_GROUP),
+    ]
+    monkeypatch.setattr(metadata, "entry_points", lambda group: found if group == ENTRY_POINT_GROUP else [])
+    registry.registered_suites.cache_clear()
+    try:
+        with pytest.warns(ChaosminingWarning, match="entry point vision = 'elsewhere.suite:Impostor' is left out"):
+            suites = registry.registered_suites()
+        assert dict(suites) == {**BUILTIN_SUITES, "tenth": "tenth.suite:TenthSuite"}
+        assert list(suites) == [*BUILTIN_SUITES, "tenth"]
+    finally:
+        registry.registered_suites.cache_clear()

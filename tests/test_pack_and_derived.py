@@ -194,10 +194,10 @@ def _default_run_models(pytester: pytest.Pytester) -> dict[str, dict[str, object
     from pytest_chaosmining.run.session import ChaosminingSession
     from pytest_chaosmining.run.settings import resolve
     from pytest_chaosmining.suites.bam.suite import model_config
-    from pytest_chaosmining.suites.registry import REGISTRY, get_suite
+    from pytest_chaosmining.suites.registry import get_suite, registered_suites
 
     config = pytester.parseconfig("--chaosmining")
-    session = ChaosminingSession(config, resolve(config, tuple(REGISTRY)))
+    session = ChaosminingSession(config, resolve(config, tuple(registered_suites())))
     assert session.tier == "smoke"
     models: dict[str, dict[str, object]] = {}
 

@@ -17,14 +17,14 @@ from pytest_chaosmining.plugin import fixtures
 from pytest_chaosmining.plugin.benchmark_folder import BenchmarkFolder
 from pytest_chaosmining.plugin.fixtures import SESSION_KEY
 from pytest_chaosmining.run.settings import Settings, add_options, resolve
-from pytest_chaosmining.suites import REGISTRY, all_suites, folder_of_suite, suite_of, suite_roots
+from pytest_chaosmining.suites import all_suites, folder_of_suite, registered_suites, suite_of, suite_roots
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
 BENCHMARK_FOLDER_KEY = pytest.StashKey[BenchmarkFolder]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    add_options(parser, tuple(REGISTRY))
+    add_options(parser, tuple(registered_suites()))
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -36,7 +36,7 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     try:
-        settings = resolve(config, tuple(REGISTRY))
+        settings = resolve(config, tuple(registered_suites()))
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[SETTINGS_KEY] = settings
@@ -110,7 +110,7 @@ def _register_markers(config: pytest.Config) -> None:
     whether or not the suites run: ``chaosmining``, ``chaosmining_<suite>`` and
     ``chaosmining_explainer(name)``."""
     config.addinivalue_line("markers", "chaosmining: a shipped ChaosMining conformance test (set by the plugin)")
-    for name in REGISTRY:
+    for name in registered_suites():
         config.addinivalue_line(
             "markers", f"{MARKER_PREFIX}{name}: a test of the chaosmining {name} suite (set by the plugin)"
         )

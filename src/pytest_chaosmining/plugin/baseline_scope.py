@@ -34,13 +34,13 @@ class BaselineScope:
         a built-in, one no longer registered included, and the control); in a shard
         run, only this shard's cases."""
         from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, parameter_id
-        from pytest_chaosmining.suites import REGISTRY, get_suite
+        from pytest_chaosmining.suites import get_suite, registered_suites
 
         settings = self.session.settings
         named = settings.explainers
         if named and record.explainer != MODEL_LEVEL and not self.is_named(record.explainer, named):
             return False
-        if record.suite not in REGISTRY:
+        if record.suite not in registered_suites():
             return True
         if record.suite not in settings.suites:
             return False

@@ -3,8 +3,10 @@
 A suite folder holds its data, models, tier settings, cases, evaluation, report
 section and figures, thresholds (``thresholds.toml``) and its shipped tests
 (``test_chaosmining_<name>.py``: the prefix keeps their node ids apart from a
-user's own test files).  Adding a suite is one new folder plus one line in
-:data:`REGISTRY`.  This module stays light: the entry module imports it.
+user's own test files).  A shipped suite is one new folder plus one line in
+:data:`BUILTIN_SUITES`; a package adds its own by entry point (group
+:data:`ENTRY_POINT_GROUP`, ``name = "module:Class"``).  This module stays light:
+the entry module imports it.
 """
 
 from pytest_chaosmining.suites.defaults import SuiteDefaults
@@ -17,13 +19,15 @@ from pytest_chaosmining.suites.parametrize import (
     sharded,
 )
 from pytest_chaosmining.suites.registry import (
-    REGISTRY,
+    BUILTIN_SUITES,
+    ENTRY_POINT_GROUP,
     SUITES_DIR,
     all_suites,
     folder_of_suite,
     get_model_suite,
     get_suite,
     metric_catalog,
+    registered_suites,
     shapes_of,
     shipped_thresholds,
     suite_folder,
@@ -42,7 +46,8 @@ from pytest_chaosmining.suites.seam import (
 )
 
 __all__ = [
-    "REGISTRY",
+    "BUILTIN_SUITES",
+    "ENTRY_POINT_GROUP",
     "SUITES_DIR",
     "Calibration",
     "Case",
@@ -62,6 +67,7 @@ __all__ = [
     "metric_catalog",
     "parametrize_cases",
     "planned",
+    "registered_suites",
     "shapes_of",
     "sharded",
     "shipped_thresholds",

@@ -1,13 +1,15 @@
-"""The registered suites: name → ``module:Class``, each suite's folder (its module's
-package, wherever it is), and what is looked up through them."""
+"""The registered suites (the shipped ones and those of entry points): name →
+``module:Class``, each suite's folder (its module's package, wherever it is), and
+what is looked up through them."""
 
 from __future__ import annotations
 
 import functools
 import importlib
 import importlib.util
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from pytest_chaosmining.core.metrics.catalog import MetricCatalog
@@ -19,17 +21,49 @@ if TYPE_CHECKING:
 
 from pytest_chaosmining.suites.seam import ModelSuite, Suite
 
-#: name (the value of ``--chaosmining-suites``) → ``module:class`` of its :class:`Suite`, in report order
-REGISTRY: dict[str, str] = {
-    "symbolic": "pytest_chaosmining.suites.symbolic.suite:SymbolicSuite",
-    "cost": "pytest_chaosmining.suites.cost.suite:CostSuite",
-    "vision": "pytest_chaosmining.suites.vision.suite:VisionSuite",
-    "audio": "pytest_chaosmining.suites.audio.suite:AudioSuite",
-    "rfe": "pytest_chaosmining.suites.rfe.suite:RfeSuite",
-    "saliency": "pytest_chaosmining.suites.saliency.suite:SaliencySuite",
-    "iteroar": "pytest_chaosmining.suites.iteroar.suite:IteroarSuite",
-    "bam": "pytest_chaosmining.suites.bam.suite:BamSuite",
-}
+#: the shipped suites: name (the value of ``--chaosmining-suites``) → ``module:class`` of its
+#: :class:`Suite`, in report order
+BUILTIN_SUITES: Mapping[str, str] = MappingProxyType(
+    {
+        "symbolic": "pytest_chaosmining.suites.symbolic.suite:SymbolicSuite",
+        "cost": "pytest_chaosmining.suites.cost.suite:CostSuite",
+        "vision": "pytest_chaosmining.suites.vision.suite:VisionSuite",
+        "audio": "pytest_chaosmining.suites.audio.suite:AudioSuite",
+        "rfe": "pytest_chaosmining.suites.rfe.suite:RfeSuite",
+        "saliency": "pytest_chaosmining.suites.saliency.suite:SaliencySuite",
+        "iteroar": "pytest_chaosmining.suites.iteroar.suite:IteroarSuite",
+        "bam": "pytest_chaosmining.suites.bam.suite:BamSuite",
+    }
+)
+#: the entry-point group a package registers its own suites in (``name = "module:Class"``)
+ENTRY_POINT_GROUP = "pytest_chaosmining.suites"
+
+
+@functools.cache
+def registered_suites() -> Mapping[str, str]:
+    """Every registered suite, name → ``module:class``: the shipped ones, then those of
+    installed packages' entry points (group :data:`ENTRY_POINT_GROUP`), in that order.
+    Reading an entry point imports nothing; one that reuses a taken name is left out
+    with a warning."""
+    import warnings
+    from importlib import metadata
+
+    from pytest_chaosmining import ChaosminingWarning
+
+    found = dict(BUILTIN_SUITES)
+    for entry in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        if entry.name in found:
+            warnings.warn(
+                f"chaosmining: the suite entry point {entry.name} = {entry.value!r} is left out: "
+                f"a suite of that name is registered ({found[entry.name]})",
+                stacklevel=2,
+                category=ChaosminingWarning,
+            )
+            continue
+        found[entry.name] = entry.value
+    return MappingProxyType(found)
+
+
 SUITES_DIR = Path(__file__).parent  # the shipped suites' folders
 
 
@@ -38,7 +72,7 @@ def shipped_thresholds(user_file: Path | None = None, own_bars_only: frozenset[s
     bars has none), with ``user_file`` (``--chaosmining-thresholds``) merged over them."""
     from pytest_chaosmining.core.verdicts.thresholds import Thresholds
 
-    files = [path for name in REGISTRY if (path := suite_folder(name) / "thresholds.toml").exists()]
+    files = [path for name in registered_suites() if (path := suite_folder(name) / "thresholds.toml").exists()]
     return Thresholds.load(files, user_file, own_bars_only)
 
 
@@ -55,7 +89,7 @@ def metric_catalog() -> MetricCatalog:
 @functools.cache
 def get_suite(name: str) -> Suite:
     """The registered suite called ``name`` (imported on first use)."""
-    module, _, cls = REGISTRY[name].partition(":")
+    module, _, cls = registered_suites()[name].partition(":")
     suite: Suite = getattr(importlib.import_module(module), cls)()
     return suite
 
@@ -70,13 +104,13 @@ def get_model_suite(name: str) -> ModelSuite:
 
 def all_suites() -> list[Suite]:
     """Every registered suite, in report order."""
-    return [get_suite(name) for name in REGISTRY]
+    return [get_suite(name) for name in registered_suites()]
 
 
 def suite_folder(name: str) -> Path:
     """The folder of suite ``name``: the package of its registry entry's module (found
     without importing it), wherever it is (the shipped suites: in :data:`SUITES_DIR`)."""
-    return _module_folder(REGISTRY[name].partition(":")[0])
+    return _module_folder(registered_suites()[name].partition(":")[0])
 
 
 @functools.cache
@@ -96,19 +130,19 @@ def suite_of(path: Path) -> str | None:
     """The registered suite whose test module is ``path`` (None: not a suite test)."""
     path = Path(path)
     name = path.stem.removeprefix("test_chaosmining_")
-    return name if name in REGISTRY and path == suite_test_file(name) else None
+    return name if name in registered_suites() and path == suite_test_file(name) else None
 
 
 def folder_of_suite(path: Path) -> str | None:
     """The registered suite whose folder is ``path`` (None: none)."""
-    return next((name for name in REGISTRY if Path(path) == suite_folder(name)), None)
+    return next((name for name in registered_suites() if Path(path) == suite_folder(name)), None)
 
 
 def suite_roots() -> tuple[Path, ...]:
     """The folders that hold the registered suites: :data:`SUITES_DIR` and the
     folder of any suite registered from elsewhere (asked for every path a pytest
     run collects: worked out once per registry content)."""
-    return _roots(tuple(REGISTRY.values()))
+    return _roots(tuple(registered_suites().values()))
 
 
 @functools.cache

@@ -53,7 +53,7 @@ from pathlib import Path
 
 from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, case_of
 from pytest_chaosmining.explainers import BUILTIN_NAMES, CONTROL_NAME, PAPER_NAMES
-from pytest_chaosmining.suites import REGISTRY, Calibration, get_suite
+from pytest_chaosmining.suites import Calibration, get_suite, registered_suites
 
 #: proportion of future seeds a bar covers, and the confidence of that claim
 COVERAGE, CONFIDENCE = 0.995, 0.90
@@ -75,7 +75,7 @@ BUILT_INS = tuple(n for n in BUILTIN_NAMES if n != CONTROL_NAME)
 
 def _calibration(suite: str) -> Calibration:
     """What suite ``suite`` judges (empty for a name no longer registered)."""
-    return get_suite(suite).calibration if suite in REGISTRY else Calibration()
+    return get_suite(suite).calibration if suite in registered_suites() else Calibration()
 
 
 def _is_optional(suite: str, metric: str) -> bool:
