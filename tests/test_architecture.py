@@ -161,9 +161,54 @@ def test_core_reports_and_settings_never_reach_the_suites():
     lower = [m for m in graph if m.startswith(("pytest_chaosmining.core", "pytest_chaosmining.reports"))]
     offenders = {
         module: sorted(d for d in _reaches(graph, module) if d.startswith("pytest_chaosmining.suites"))[:3]
-        for module in [*lower, "pytest_chaosmining.run.settings"]
+        for module in [*lower, "pytest_chaosmining.settings"]
     }
     assert not {m: d for m, d in offenders.items() if d}
+
+
+#: the floors of the house, top down: the pytest side and the tools, the run's parts, the
+#: suites, the report writers, the modules at the root, the explainer side, the core
+FLOORS = (
+    ("pytest_chaosmining.plugin", "pytest_chaosmining.tools"),
+    ("pytest_chaosmining.run",),
+    ("pytest_chaosmining.suites",),
+    ("pytest_chaosmining.reports",),
+    (
+        "pytest_chaosmining.judge",
+        "pytest_chaosmining.timing",
+        "pytest_chaosmining.settings",
+        "pytest_chaosmining.run_view",
+    ),
+    ("pytest_chaosmining.explainers",),
+    ("pytest_chaosmining.core", "pytest_chaosmining.pack", "pytest_chaosmining"),
+)
+
+
+def _floor(module: str) -> int:
+    return next(
+        i for i, prefixes in enumerate(FLOORS) if any(module == p or module.startswith(p + ".") for p in prefixes)
+    )
+
+
+def test_every_import_points_down_even_for_type_checking():
+    """The tree reads pytest side → run → suites → reports → root modules → explainers →
+    core: no module imports one on a floor above its own, not even under ``TYPE_CHECKING``
+    (the suites and reports see the run as ``run_view.RunView``), and the package root
+    holds at most 8 modules."""
+    modules = _modules()
+    upward = []
+    for name, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("pytest_chaosmining"):
+                targets = [node.module]
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names if a.name.startswith("pytest_chaosmining")]
+            else:
+                continue
+            upward += [f"{name} -> {t}" for t in targets if _floor(t) < _floor(name)]
+    assert not upward, upward
+    root = [p.name for p in PACKAGE.glob("*.py")]
+    assert len(root) <= 8, root
 
 
 def test_mypy_is_clean_on_the_package(tmp_path):

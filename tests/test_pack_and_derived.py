@@ -192,7 +192,7 @@ def _default_run_models(pytester: pytest.Pytester) -> dict[str, dict[str, object
     and guided pairs, BAM's f_o, f_s and f_k, and IteROAR's f_0.  (IteROAR's retrained
     models are keyed by the masked data, which the explainers' maps decide.)"""
     from pytest_chaosmining.run.session import ChaosminingSession
-    from pytest_chaosmining.run.settings import resolve
+    from pytest_chaosmining.settings import resolve
     from pytest_chaosmining.suites.bam.suite import model_config
     from pytest_chaosmining.suites.registry import get_suite, registered_suites
 

@@ -209,7 +209,7 @@ def test_protocol_report_sections_from_records(tmp_path):
 
 
 def test_seed_ranges_plan_exactly_those_seeds():
-    from pytest_chaosmining.run.settings import parse_seeds
+    from pytest_chaosmining.settings import parse_seeds
     from pytest_chaosmining.suites.formula_models.cases import plan_cases
     from pytest_chaosmining.suites.formula_models.tiers import SYMBOLIC
 
@@ -254,7 +254,7 @@ def test_report_lists_failures_first_and_embeds_the_figures_it_names():
 
 def test_shards_split_the_cases_by_id_alone_and_cover_each_once():
     from pytest_chaosmining.run.placement import worker_gpu
-    from pytest_chaosmining.run.settings import parse_shard
+    from pytest_chaosmining.settings import parse_shard
     from pytest_chaosmining.suites import in_shard
 
     assert parse_shard("2/3") == (2, 3)

@@ -16,7 +16,7 @@ import pytest
 from pytest_chaosmining.plugin import fixtures
 from pytest_chaosmining.plugin.benchmark_folder import BenchmarkFolder
 from pytest_chaosmining.plugin.fixtures import SESSION_KEY
-from pytest_chaosmining.run.settings import Settings, add_options, resolve
+from pytest_chaosmining.settings import Settings, add_options, resolve
 from pytest_chaosmining.suites import all_suites, folder_of_suite, registered_suites, suite_of, suite_roots
 
 SETTINGS_KEY = pytest.StashKey[Settings]()

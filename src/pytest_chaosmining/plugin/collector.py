@@ -30,7 +30,7 @@ from pytest_chaosmining.core.verdicts.records import (
 )
 from pytest_chaosmining.core.verdicts.skips import skip_kind, skip_message
 from pytest_chaosmining.reports.tables import outcome_counts
-from pytest_chaosmining.run.settings import Settings
+from pytest_chaosmining.settings import Settings
 
 if TYPE_CHECKING:
     from pytest_chaosmining.reports.baseline_check import BaselineCheck

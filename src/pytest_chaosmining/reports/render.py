@@ -17,11 +17,11 @@ from pytest_chaosmining.core.verdicts.records import Record
 if TYPE_CHECKING:
     from pytest_chaosmining.reports.reported_suite import ReportedSuite
     from pytest_chaosmining.reports.run_results import RunResults
-    from pytest_chaosmining.run.session import ChaosminingSession
+    from pytest_chaosmining.run_view import RunView
 
 
 def figures(
-    records: list[Record], out_dir: Path, session: ChaosminingSession | None, suites: Sequence[ReportedSuite]
+    records: list[Record], out_dir: Path, session: RunView | None, suites: Sequence[ReportedSuite]
 ) -> list[str]:
     """The figures of ``suites`` (without a session, those drawn from models are left
     out); a failure costs that suite's figures, not the report."""
@@ -40,7 +40,7 @@ def figures(
 
 
 def render(
-    out_dir: Path, run: RunResults, session: ChaosminingSession | None, suites: Sequence[ReportedSuite]
+    out_dir: Path, run: RunResults, session: RunView | None, suites: Sequence[ReportedSuite]
 ) -> tuple[str, list[str]]:
     """Write the whole report folder; report.md's text and the paths written."""
     from pytest_chaosmining.core.storage.atomic import atomic_write_text

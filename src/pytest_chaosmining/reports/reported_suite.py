@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
     from pytest_chaosmining.core.tiers import Seeds
     from pytest_chaosmining.core.verdicts.records import Record
-    from pytest_chaosmining.run.session import ChaosminingSession
+    from pytest_chaosmining.run_view import RunView
 
 
 class ReportedSuite(Protocol):
@@ -37,7 +37,7 @@ class ReportedSuite(Protocol):
         """The suite's sections of report.md, from the run's records as a frame."""
         ...
 
-    def figures(self, records: list[Record], out_dir: Path, session: ChaosminingSession | None) -> list[Path]:
+    def figures(self, records: list[Record], out_dir: Path, session: RunView | None) -> list[Path]:
         """Write the suite's figures into ``out_dir``; the paths written (``session``
         None: a report rebuilt from results files, without models)."""
         ...

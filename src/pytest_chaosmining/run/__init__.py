@@ -1,2 +1,2 @@
-"""The run's parts: the session and what it composes (settings, roster, placement,
+"""The run's parts: the session and what it composes (roster, placement,
 result reuse, model memo, case selection, progress, threads)."""

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import pytest
 
-from pytest_chaosmining.run.settings import Settings
+from pytest_chaosmining.settings import Settings
 
 if TYPE_CHECKING:
     from pytest_chaosmining.core.storage.derived import DerivedCache

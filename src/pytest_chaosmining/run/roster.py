@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_chaosmining.run.settings import Settings
+from pytest_chaosmining.settings import Settings
 
 if TYPE_CHECKING:
     from pytest_chaosmining.core.verdicts.thresholds import Thresholds

@@ -24,7 +24,7 @@ from pytest_chaosmining.run.placement import Placement
 from pytest_chaosmining.run.progress import ProgressLines
 from pytest_chaosmining.run.result_reuse import ResultReuse
 from pytest_chaosmining.run.roster import ExplainerRoster
-from pytest_chaosmining.run.settings import Settings
+from pytest_chaosmining.settings import Settings
 
 if TYPE_CHECKING:
     import torch

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from pytest_chaosmining.core.training.modes import SaliencyGuided
     from pytest_chaosmining.core.verdicts.records import Record
     from pytest_chaosmining.explainers import Explainer
-    from pytest_chaosmining.run.session import ChaosminingSession
+    from pytest_chaosmining.run_view import RunView
     from pytest_chaosmining.suites import DomainPick
     from pytest_chaosmining.suites.properties import Probe
 
@@ -107,7 +107,7 @@ class ClassifierFunctions:
     plan_cases: Callable[..., list[Any]]
     trained_model: Callable[..., Any]
     evaluate: Callable[..., dict[str, Any]]
-    example_figure: Callable[[ChaosminingSession, Path], bool]
+    example_figure: Callable[[RunView, Path], bool]
     probe: Callable[[Any, int], Probe]
 
 
@@ -133,7 +133,7 @@ class ClassifierSuite(SuiteDefaults):
         """Where data comes from: the suite's disk source under ``--chaosmining-data``, else the embedded set."""
         return (self.disk_source, data_dir) if data_dir else ("embedded", None)
 
-    def plan(self, session: ChaosminingSession) -> list[Any]:
+    def plan(self, session: RunView) -> list[Any]:
         cases = session.per_training(
             self.functions.plan_cases(self.tiers[session.tier], session.settings.seeds, *self.source(session.data_dir))
         )
@@ -143,7 +143,7 @@ class ClassifierSuite(SuiteDefaults):
             for c in cases
         ]
 
-    def model(self, session: ChaosminingSession, case: Any) -> Any:
+    def model(self, session: RunView, case: Any) -> Any:
         """The trained classifier of ``case``, trained at most once (and cached on disk)."""
         return session.memo(
             case,
@@ -160,7 +160,7 @@ class ClassifierSuite(SuiteDefaults):
         """The threshold key of ``case`` in the saliency suite: its condition (``SBFP``)."""
         return str(case.condition)
 
-    def score(self, session: ChaosminingSession, model: Any, explainer: Explainer) -> dict[str, Any]:
+    def score(self, session: RunView, model: Any, explainer: Explainer) -> dict[str, Any]:
         """The suite's evaluation at the session's tier sizes (a built-in's from the derived cache)."""
         from pytest_chaosmining.core.metrics.cost import Cost
         from pytest_chaosmining.core.storage.derived import weights_digest
@@ -175,7 +175,7 @@ class ClassifierSuite(SuiteDefaults):
             (Cost,),
         )
 
-    def model_checks(self, session: ChaosminingSession) -> tuple[str, ...]:
+    def model_checks(self, session: RunView) -> tuple[str, ...]:
         """Metrics of :meth:`score` judged on every model beside the primary score."""
         return ("training_gain",)
 
@@ -190,11 +190,11 @@ class ClassifierSuite(SuiteDefaults):
         sized = self.tiers[tier].resized(models, pick.keys, pick.sizes)
         return self.functions.plan_cases(sized, 1, *self.source(data_dir))
 
-    def train_together(self, session: ChaosminingSession, cases: Sequence[Any]) -> None:
+    def train_together(self, session: RunView, cases: Sequence[Any]) -> None:
         """Nothing: the classifiers train one at a time (their batch norm keeps running
         statistics per model, which one stacked ensemble would not reproduce)."""
 
-    def figures(self, records: list[Record], out_dir: Path, session: ChaosminingSession | None) -> list[Path]:
+    def figures(self, records: list[Record], out_dir: Path, session: RunView | None) -> list[Path]:
         path = out_dir / self.example_png
         if session is None or not any(r.suite == self.name for r in records):
             return []  # the examples are drawn from the trained models

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     import pytest
 
     from pytest_chaosmining.core.verdicts.records import Record
-    from pytest_chaosmining.run.session import ChaosminingSession
+    from pytest_chaosmining.run_view import RunView
 
 
 class SuiteDefaults:
@@ -24,14 +24,14 @@ class SuiteDefaults:
 
     report: ModuleType  # the suite's report module (``sections``, ``FIGURES``)
 
-    def parametrize(self, metafunc: pytest.Metafunc, session: ChaosminingSession | None) -> None:
+    def parametrize(self, metafunc: pytest.Metafunc, session: RunView | None) -> None:
         parametrize_cases(metafunc, session, self)  # type: ignore[arg-type]
 
     def sections(self, frame: pd.DataFrame) -> list[str]:
         sections: Callable[[pd.DataFrame], list[str]] = self.report.sections
         return sections(frame)
 
-    def figures(self, records: list[Record], out_dir: Path, session: ChaosminingSession | None) -> list[Path]:
+    def figures(self, records: list[Record], out_dir: Path, session: RunView | None) -> list[Path]:
         from pytest_chaosmining.reports.figures import drawn
 
         return drawn(records, out_dir, self.report.FIGURES)

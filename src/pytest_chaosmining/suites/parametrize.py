@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, TypeVar
 if TYPE_CHECKING:
     import pytest
 
-    from pytest_chaosmining.run.session import ChaosminingSession
+    from pytest_chaosmining.run_view import RunView
 
 
 from pytest_chaosmining.suites.registry import get_suite
@@ -29,17 +29,17 @@ def in_shard(suite: str, case_id: str, shard: tuple[int, int] | None) -> bool:
     return zlib.crc32(f"{suite}/{case_id}".encode()) % count == index - 1
 
 
-def sharded(session: ChaosminingSession, suite: str, cases: Sequence[C]) -> list[C]:
+def sharded(session: RunView, suite: str, cases: Sequence[C]) -> list[C]:
     """Those of ``cases`` (of ``suite``) in this run's shard (``--chaosmining-shard``)."""
     return [case for case in cases if in_shard(suite, str(getattr(case, "id")), session.settings.shard)]
 
 
-def planned(session: ChaosminingSession | None, suite: Suite) -> list[Case]:
+def planned(session: RunView | None, suite: Suite) -> list[Case]:
     """The suite's cases in this run's shard (none without a session)."""
     return sharded(session, suite.name, suite.plan(session)) if session is not None else []
 
 
-def parametrize_cases(metafunc: pytest.Metafunc, session: ChaosminingSession | None, suite: Suite) -> None:
+def parametrize_cases(metafunc: pytest.Metafunc, session: RunView | None, suite: Suite) -> None:
     """The one parametrisation of suite tests: over the suite's cases (its
     ``case_arg``) in this run's shard and, where the test takes ``explainer_name``,
     over cases × registered explainers, with the case's ids, the control's
@@ -80,7 +80,7 @@ def group_name(suite: Suite, case: Case) -> str:
     return f"{suite.name}:{case.id}"
 
 
-def case_groups(session: ChaosminingSession) -> dict[tuple[str, str], str]:
+def case_groups(session: RunView) -> dict[tuple[str, str], str]:
     """(suite, test parameter id) → group, for every test :func:`parametrize_cases`
     gives a group in this run (the ids of a case's tests and of its explainer tests)."""
     groups: dict[tuple[str, str], str] = {}

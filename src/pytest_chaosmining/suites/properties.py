@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from pytest_chaosmining.core.verdicts.records import Record
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.explainers.context import AttributionContext
-    from pytest_chaosmining.run.session import ChaosminingSession
+    from pytest_chaosmining.run_view import RunView
     from pytest_chaosmining.suites import Case, ModelSuite
     from pytest_chaosmining.suites.class_effects import ClassEffects
 
@@ -229,7 +229,7 @@ def fingerprint_noise(explainer: Explainer, probe: Probe) -> float:
     return min(map_agreement(a, b)[0] for i, a in enumerate(prints) for b in prints[i + 1 :])
 
 
-def is_probe_case(session: ChaosminingSession, suite: ModelSuite, case: Case) -> bool:
+def is_probe_case(session: RunView, suite: ModelSuite, case: Case) -> bool:
     """Whether ``case`` is the one the own-merit checks of ``suite`` run on: the first
     case of the run's plan (whatever the shard: every shard agrees)."""
     plan = suite.plan(session)
@@ -237,7 +237,7 @@ def is_probe_case(session: ChaosminingSession, suite: ModelSuite, case: Case) ->
 
 
 def own_merit_checks(
-    session: ChaosminingSession,
+    session: RunView,
     suite: ModelSuite,
     case: Case,
     explainer_name: str,
@@ -301,7 +301,7 @@ def own_merit_checks(
     return checks
 
 
-def model_effects(session: ChaosminingSession, suite: ModelSuite, probe: Probe, key: dict[str, object]) -> ClassEffects:
+def model_effects(session: RunView, suite: ModelSuite, probe: Probe, key: dict[str, object]) -> ClassEffects:
     """The model's :class:`~.class_effects.ClassEffects` on a classifier's probe, computed
     once per model (the derived-results cache, under the probe's ``key``)."""
     import torch
@@ -320,7 +320,7 @@ def model_effects(session: ChaosminingSession, suite: ModelSuite, probe: Probe, 
 
 
 def _equivalence_check(
-    session: ChaosminingSession,
+    session: RunView,
     suite: ModelSuite,
     explainer: Explainer,
     probe: Probe,
@@ -361,7 +361,7 @@ def _equivalence_check(
     ]
 
 
-def drift_noise(session: ChaosminingSession, suite: ModelSuite, case: Case, explainer_name: str) -> Callable[[], float]:
+def drift_noise(session: RunView, suite: ModelSuite, case: Case, explainer_name: str) -> Callable[[], float]:
     """A call measuring how well two of the explainer's own draws of ``case``'s
     fingerprinted samples agree (:func:`fingerprint_noise`), for the drift check."""
     from pytest_chaosmining.core.metrics.drift import FINGERPRINT_SAMPLES

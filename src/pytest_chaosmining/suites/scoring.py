@@ -13,7 +13,7 @@ from pytest_chaosmining.judge import Check, explainer_failures
 if TYPE_CHECKING:
     from pytest_benchmark.fixture import BenchmarkFixture
 
-    from pytest_chaosmining.run.session import ChaosminingSession
+    from pytest_chaosmining.run_view import RunView
     from pytest_chaosmining.suites import Case, ModelSuite
 
 
@@ -35,7 +35,7 @@ def case_record(suite: str, case: RecordedCase, explainer: str, metric: str, val
 
 
 def scored(
-    chaosmining: ChaosminingSession,
+    chaosmining: RunView,
     suite: ModelSuite,
     case: Case,
     explainer: str,
@@ -67,7 +67,7 @@ def scored(
 
 
 def drift_checks(
-    chaosmining: ChaosminingSession,
+    chaosmining: RunView,
     node: pytest.Item,
     suite: str,
     explainer: str,

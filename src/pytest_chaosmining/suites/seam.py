@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     import pytest
 
     from pytest_chaosmining.explainers import Explainer
-    from pytest_chaosmining.run.session import ChaosminingSession
+    from pytest_chaosmining.run_view import RunView
     from pytest_chaosmining.suites.properties import Probe
 
 C = TypeVar("C")
@@ -87,11 +87,11 @@ class Suite(ReportedSuite, Protocol):
         """What the calibration tool judges."""
         ...
 
-    def plan(self, session: ChaosminingSession) -> Sequence[Case]:
+    def plan(self, session: RunView) -> Sequence[Case]:
         """The cases of this run (tier, seeds, data source and training modes from the session)."""
         ...
 
-    def parametrize(self, metafunc: pytest.Metafunc, session: ChaosminingSession | None) -> None:
+    def parametrize(self, metafunc: pytest.Metafunc, session: RunView | None) -> None:
         """Parametrise one of the suite's test functions (usually :func:`parametrize_cases`)."""
         ...
 
@@ -117,7 +117,7 @@ class ModelSuite(Suite, Protocol):
         """The scores compared between models; the first is the primary one."""
         ...
 
-    def model(self, session: ChaosminingSession, case: Case) -> TrainedModel:
+    def model(self, session: RunView, case: Case) -> TrainedModel:
         """The trained model of ``case`` (memoised, cached on disk)."""
         ...
 
@@ -133,11 +133,11 @@ class ModelSuite(Suite, Protocol):
         """The threshold key of ``case`` (its formula or condition)."""
         ...
 
-    def score(self, session: ChaosminingSession, model: TrainedModel, explainer: Explainer) -> dict[str, object]:
+    def score(self, session: RunView, model: TrainedModel, explainer: Explainer) -> dict[str, object]:
         """Every score of ``explainer`` on ``model`` (the suite's evaluation)."""
         ...
 
-    def model_checks(self, session: ChaosminingSession) -> tuple[str, ...]:
+    def model_checks(self, session: RunView) -> tuple[str, ...]:
         """Scores judged on any model of the suite besides the primary one (with the suite's default bar)."""
         ...
 
@@ -150,7 +150,7 @@ class ModelSuite(Suite, Protocol):
         """The seed-0 standard cases of ``tier`` that ``pick`` selects."""
         ...
 
-    def train_together(self, session: ChaosminingSession, cases: Sequence[Case]) -> None:
+    def train_together(self, session: RunView, cases: Sequence[Case]) -> None:
         """Train those of ``cases`` that can share one batched ensemble together,
         where the run asks for ensembles (``--chaosmining-ensemble``); their models
         then load from the cache.  A suite without ensembles does nothing."""

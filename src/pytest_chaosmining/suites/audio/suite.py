@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 
     from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.explainers import Explainer
-    from pytest_chaosmining.run.session import ChaosminingSession
+    from pytest_chaosmining.run_view import RunView
     from pytest_chaosmining.suites.properties import Probe
 
 SUITE = "audio"
@@ -331,7 +331,7 @@ def evaluate(
     }
 
 
-def example_figure(session: ChaosminingSession, path: Path) -> bool:
+def example_figure(session: RunView, path: Path) -> bool:
     """One validation clip of the first cached model (SB before RB, FP before RP):
     each channel's waveform (speech channel in colour) beside each explainer's
     per-channel share of |attribution|.  Uses cached models only; returns False

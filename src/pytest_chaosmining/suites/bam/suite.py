@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
     from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.explainers import Explainer
-    from pytest_chaosmining.run.session import ChaosminingSession
+    from pytest_chaosmining.run_view import RunView
     from pytest_chaosmining.suites.bam.data import BamSpec
 
 SUITE = "bam"
@@ -418,11 +418,11 @@ class BamSuite(SuiteDefaults):
     def seeds(self, tier: str, seeds: Seeds | None) -> range:
         return seed_range(BAM[tier].seeds, seeds)
 
-    def plan(self, session: ChaosminingSession) -> list[BamCase]:
+    def plan(self, session: RunView) -> list[BamCase]:
         source = ("torchvision", session.data_dir) if session.data_dir else ("embedded", None)
         return plan_cases(BAM[session.tier], session.settings.seeds, *source)
 
-    def score(self, session: ChaosminingSession, models: BamModels, explainer: Explainer) -> dict[str, Any]:
+    def score(self, session: RunView, models: BamModels, explainer: Explainer) -> dict[str, Any]:
         """:func:`evaluate` at the session's tier sizes (a built-in's scores from the derived cache)."""
         from pytest_chaosmining.core.metrics.cost import Cost
         from pytest_chaosmining.core.storage.derived import weights_digest
@@ -444,7 +444,7 @@ class BamSuite(SuiteDefaults):
         )
 
     @staticmethod
-    def _neutral_patches(session: ChaosminingSession, models: BamModels, weights: str, n: int, steps: int) -> None:
+    def _neutral_patches(session: RunView, models: BamModels, weights: str, n: int, steps: int) -> None:
         """Fill ``models.delta`` (:func:`neutral_patches`: 100 optimiser steps on f_s, the
         same for every explainer) from the derived-results cache, keyed by the models'
         weights, or compute and keep it there: every explainer of every run needs it."""
@@ -459,7 +459,7 @@ class BamSuite(SuiteDefaults):
         stored = session.reuse.reused(SUITE, {**key, "n": n, "steps": steps}, compute)
         models.delta = ((n, steps), np.asarray(stored["moved"], dtype=np.uint8), np.asarray(stored["same"], dtype=bool))
 
-    def models(self, session: ChaosminingSession, case: BamCase) -> BamModels:
+    def models(self, session: RunView, case: BamCase) -> BamModels:
         """The BAM models of ``case`` (f_o, f_s, every f_k), trained at most once (and cached on disk)."""
         return session.memo(
             ("bam", case),

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import torch
 
     from pytest_chaosmining.explainers import Explainer
-    from pytest_chaosmining.run.session import ChaosminingSession
+    from pytest_chaosmining.run_view import RunView
 
 SUITE = "cost"
 #: the paper's convergence curve spans 300 training epochs; fewer where the tier trains fewer
@@ -69,14 +69,14 @@ class CostSuite(SuiteDefaults):
     def seeds(self, tier: str, seeds: Seeds | None) -> range | None:
         return None
 
-    def plan(self, session: ChaosminingSession) -> list[SymbolicCase]:
+    def plan(self, session: RunView) -> list[SymbolicCase]:
         return [self.case(session)]
 
-    def case(self, session: ChaosminingSession) -> SymbolicCase:
+    def case(self, session: RunView) -> SymbolicCase:
         """The symbolic model the explainers are timed on."""
         return cost_case(SYMBOLIC[session.tier])
 
-    def model(self, session: ChaosminingSession) -> TrainedSymbolicModel:
+    def model(self, session: RunView) -> TrainedSymbolicModel:
         """The trained (cached) model of :meth:`case`."""
         from pytest_chaosmining.suites import get_model_suite
 
@@ -84,12 +84,12 @@ class CostSuite(SuiteDefaults):
         assert isinstance(trained, TrainedSymbolicModel)
         return trained
 
-    def snapshots(self, session: ChaosminingSession) -> list[tuple[int, torch.nn.Module]]:
+    def snapshots(self, session: RunView) -> list[tuple[int, torch.nn.Module]]:
         """:meth:`case`'s model at each :func:`snapshot_epochs` epoch of its training
         (one training run, cached on disk as one entry), each in eval mode."""
         return session.memo(("cost-snapshots", self.case(session)), lambda: _snapshots(session, self.case(session)))
 
-    def convergence(self, session: ChaosminingSession, explainer: Explainer) -> Convergence:
+    def convergence(self, session: RunView, explainer: Explainer) -> Convergence:
         """FPrec of ``explainer`` on every snapshot (a built-in's reused from the derived cache)."""
         from pytest_chaosmining.core.storage.derived import weights_digest
 
@@ -119,7 +119,7 @@ class CostSuite(SuiteDefaults):
         return session.reuse.evaluated(SUITE, parts, explainer, compute, (Convergence,))
 
 
-def _snapshots(session: ChaosminingSession, case: SymbolicCase) -> list[tuple[int, torch.nn.Module]]:
+def _snapshots(session: RunView, case: SymbolicCase) -> list[tuple[int, torch.nn.Module]]:
     import copy
 
     import torch

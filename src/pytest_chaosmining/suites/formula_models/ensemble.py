@@ -14,42 +14,89 @@ import json
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from filelock import FileLock
 
 from pytest_chaosmining.core.storage.keys import LOCK_TIMEOUT_S, Code, cache_key
+from pytest_chaosmining.core.training.modes import SaliencyGuided
 
 if TYPE_CHECKING:
     import torch
 
     from pytest_chaosmining.core.storage.cache import ModelCache
-    from pytest_chaosmining.suites.formula_models.cases import SymbolicCase
 
 SUITE = "symbolic"
 
 
-def eligible(case: SymbolicCase) -> bool:
+class EnsembleCase(Protocol):
+    """What the ensemble trainer reads of a symbolic case (a frozen dataclass: hashable)."""
+
+    @property
+    def formula(self) -> int: ...
+
+    @property
+    def noise_features(self) -> int: ...
+
+    @property
+    def label_noise(self) -> float: ...
+
+    @property
+    def n_samples(self) -> int: ...
+
+    @property
+    def width(self) -> int: ...
+
+    @property
+    def depth(self) -> int: ...
+
+    @property
+    def dropout(self) -> float: ...
+
+    @property
+    def optimizer(self) -> str: ...
+
+    @property
+    def lr(self) -> float: ...
+
+    @property
+    def epochs(self) -> int: ...
+
+    @property
+    def seed(self) -> int: ...
+
+    @property
+    def guide(self) -> SaliencyGuided | None: ...
+
+    def __hash__(self) -> int: ...
+
+    def training_config(self, device_type: str) -> dict[str, Any]: ...
+
+
+Case = TypeVar("Case", bound=EnsembleCase)
+
+
+def eligible(case: EnsembleCase) -> bool:
     """Whether ``case`` trains the same as one member of an ensemble as alone (no
     dropout; every symbolic case is full batch; saliency guided members mask with
     their own seeded generators)."""
     return case.dropout == 0
 
 
-def ensemble_config(case: SymbolicCase, device_type: str) -> dict[str, Any]:
+def ensemble_config(case: EnsembleCase, device_type: str) -> dict[str, Any]:
     """The cache config of ``case``'s model trained in an ensemble."""
     return {**case.training_config(device_type), "trainer": "ensemble"}
 
 
-def _shape_key(case: SymbolicCase, n_features: int) -> tuple[object, ...]:
+def _shape_key(case: EnsembleCase, n_features: int) -> tuple[object, ...]:
     return (n_features, case.n_samples, case.width, case.depth, case.epochs, case.lr, case.optimizer, case.guide)
 
 
 def train_groups(
-    cases: Sequence[SymbolicCase],
+    cases: Sequence[Case],
     cache: ModelCache,
     device: torch.device,
-    build: Callable[[SymbolicCase, int], torch.nn.Module],
+    build: Callable[[Case, int], torch.nn.Module],
     code: Code,
     progress: Callable[[int, int, float, Any], None] | None = None,
 ) -> int:
@@ -67,7 +114,7 @@ def train_groups(
     data = {
         c: generate(SymbolicDataSpec(c.formula, c.noise_features, c.label_noise, c.n_samples, c.seed)) for c in todo
     }
-    groups: dict[tuple[object, ...], list[SymbolicCase]] = defaultdict(list)
+    groups: dict[tuple[object, ...], list[Case]] = defaultdict(list)
     for case in todo:
         groups[_shape_key(case, data[case].n_features)].append(case)
     trained = 0

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 
     from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.explainers import Explainer
-    from pytest_chaosmining.run.session import ChaosminingSession
+    from pytest_chaosmining.run_view import RunView
 
 SUITE = "iteroar"
 REFERENCE = "random-pixels"  # name of the reference chain (uniformly random removal)
@@ -398,7 +398,7 @@ class IteroarSuite(SuiteDefaults):
     def seeds(self, tier: str, seeds: Seeds | None) -> range:
         return seed_range(ITEROAR[tier].seeds, seeds)
 
-    def plan(self, session: ChaosminingSession) -> list[IteroarCase]:
+    def plan(self, session: RunView) -> list[IteroarCase]:
         from pytest_chaosmining.suites.digit_models.tiers import VISION
 
         return plan_cases(
@@ -408,11 +408,11 @@ class IteroarSuite(SuiteDefaults):
             *_vision_suite().source(session.data_dir),
         )
 
-    def f0(self, session: ChaosminingSession, case: IteroarCase) -> Any:
+    def f0(self, session: RunView, case: IteroarCase) -> Any:
         """The trained vision model the chains of ``case`` start from (the vision suite's)."""
         return _vision_suite().model(session, case.base)
 
-    def chain(self, session: ChaosminingSession, case: IteroarCase, explainer: str | None) -> ChainResult:
+    def chain(self, session: RunView, case: IteroarCase, explainer: str | None) -> ChainResult:
         """The chain of ``explainer`` (None: the random-pixel reference) on ``case``,
         run at most once per process; its retrained models are cached on disk."""
         import dataclasses

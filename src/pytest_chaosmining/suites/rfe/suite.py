@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
     from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.explainers import Explainer
-    from pytest_chaosmining.run.session import ChaosminingSession
+    from pytest_chaosmining.run_view import RunView
     from pytest_chaosmining.suites.rfe.rounds import RoundNetworks
 
 SUITE = "rfe"
@@ -461,10 +461,10 @@ class RfeSuite(SuiteDefaults):
     def seeds(self, tier: str, seeds: Seeds | None) -> range:
         return seed_range(RFE_TIERS[tier].seeds, seeds)
 
-    def plan(self, session: ChaosminingSession) -> list[RFECase]:
+    def plan(self, session: RunView) -> list[RFECase]:
         return plan_cases(RFE_TIERS[session.tier], session.settings.seeds, session.data_dir)
 
-    def parametrize(self, metafunc: pytest.Metafunc, session: ChaosminingSession | None) -> None:
+    def parametrize(self, metafunc: pytest.Metafunc, session: RunView | None) -> None:
         """Explainer-driven tests over cases × explainers; ``method`` tests over cases × statistical estimators."""
         if "method" not in metafunc.fixturenames:
             parametrize_cases(metafunc, session, self)
@@ -477,7 +477,7 @@ class RfeSuite(SuiteDefaults):
             [pytest.param(case, f"RFE-{m}", id=f"{case.id}-RFE-{m}") for case in cases for m in STATISTICAL[case.task]],
         )
 
-    def selection(self, session: ChaosminingSession, case: RFECase, method: str) -> SelectionResult:
+    def selection(self, session: RunView, case: RFECase, method: str) -> SelectionResult:
         """The selection of ``method`` (a registered explainer driving RFEwNA, or
         ``RFE-<estimator>``) on ``case``, computed at most once per process."""
         if method.startswith("RFE-"):
@@ -496,7 +496,7 @@ class RfeSuite(SuiteDefaults):
             ),
         )
 
-    def networks(self, session: ChaosminingSession, case: RFECase) -> RoundNetworks | None:
+    def networks(self, session: RunView, case: RFECase) -> RoundNetworks | None:
         """The round networks the case's RFEwNA runs share (None where each explainer
         is timed on its own: with pytest-benchmark results asked for)."""
         from pytest_chaosmining.suites.rfe.rounds import RoundNetworks
@@ -507,7 +507,7 @@ class RfeSuite(SuiteDefaults):
             ("rfe-networks", case), lambda: RoundNetworks(ensemble=session.placement.ensemble, store=session.cache)
         )
 
-    def run_side_by_side(self, session: ChaosminingSession, case: RFECase) -> None:
+    def run_side_by_side(self, session: RunView, case: RFECase) -> None:
         """Before the case's first RFEwNA test: the run's selected built-in explainers
         on ``case`` run side by side (once per process; see :func:`run_side_by_side`)."""
         networks = self.networks(session, case)

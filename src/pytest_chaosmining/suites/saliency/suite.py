@@ -40,7 +40,7 @@ from pytest_chaosmining.suites.saliency import report
 from pytest_chaosmining.suites.saliency.tiers import SALIENCY, SaliencyTier
 
 if TYPE_CHECKING:
-    from pytest_chaosmining.run.session import ChaosminingSession
+    from pytest_chaosmining.run_view import RunView
 
 SUITE = "saliency"
 #: the domain suites compared, in report order
@@ -99,7 +99,7 @@ def plan_cases(
     return comparisons
 
 
-def guided_bars(session: ChaosminingSession, domain: str, model: TrainedModel) -> dict[str, float]:
+def guided_bars(session: RunView, domain: str, model: TrainedModel) -> dict[str, float]:
     """The bars every guided model's explanations must clear (metric → threshold):
     the primary score at least ``min_above_chance`` above chance, and the domain
     suite's own model checks (vision, audio: the model-randomisation check) at
@@ -154,12 +154,12 @@ class SaliencySuite(SuiteDefaults):
     def seeds(self, tier: str, seeds: Seeds | None) -> range:
         return seed_range(SALIENCY[tier].seeds, seeds)
 
-    def plan(self, session: ChaosminingSession) -> list[SaliencyComparison]:
+    def plan(self, session: RunView) -> list[SaliencyComparison]:
         return plan_cases(
             session.tier, SALIENCY[session.tier], session.settings.guide(), session.settings.seeds, session.data_dir
         )
 
-    def prepare_models(self, session: ChaosminingSession, comparison: SaliencyComparison) -> None:
+    def prepare_models(self, session: RunView, comparison: SaliencyComparison) -> None:
         """Before ``comparison``'s models are first needed: with ensembles on, the
         standard and guided models of the run's comparisons in its domain (every
         seed) train as the domain suite's batched ensembles (once per run)."""

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     import torch
 
     from pytest_chaosmining.explainers import Explainer
-    from pytest_chaosmining.run.session import ChaosminingSession
+    from pytest_chaosmining.run_view import RunView
     from pytest_chaosmining.suites import DomainPick
     from pytest_chaosmining.suites.properties import Probe
 
@@ -134,12 +134,12 @@ class SymbolicSuite(SuiteDefaults):
     def seeds(self, tier: str, seeds: Seeds | None) -> range:
         return seed_range(SYMBOLIC[tier].seeds, seeds)
 
-    def plan(self, session: ChaosminingSession) -> list[SymbolicCase]:
+    def plan(self, session: RunView) -> list[SymbolicCase]:
         return session.per_training(
             plan_cases(SYMBOLIC[session.tier], session.settings.seeds, list(session.settings.sweeps))
         )
 
-    def model(self, session: ChaosminingSession, case: SymbolicCase) -> TrainedSymbolicModel:
+    def model(self, session: RunView, case: SymbolicCase) -> TrainedSymbolicModel:
         """The trained model of ``case``, trained at most once (and cached on disk);
         with ensembles on, the run's models of its shape train together first."""
         from pytest_chaosmining.suites.formula_models.ensemble import eligible
@@ -153,7 +153,7 @@ class SymbolicSuite(SuiteDefaults):
 
         return session.memo(case, load)
 
-    def train_together(self, session: ChaosminingSession, cases: Sequence[SymbolicCase]) -> None:
+    def train_together(self, session: RunView, cases: Sequence[SymbolicCase]) -> None:
         """With ensembles on (``--chaosmining-ensemble``), train those of ``cases``
         not yet cached as batched ensembles, one per shape and training mode."""
         from pytest_chaosmining.suites.formula_models.ensemble import train_groups
@@ -180,7 +180,7 @@ class SymbolicSuite(SuiteDefaults):
         """The threshold key of ``case``: its formula (``f02``)."""
         return f"f{case.formula:02d}"
 
-    def score(self, session: ChaosminingSession, model: TrainedSymbolicModel, explainer: Explainer) -> dict[str, Any]:
+    def score(self, session: RunView, model: TrainedSymbolicModel, explainer: Explainer) -> dict[str, Any]:
         """:func:`evaluate` on the session's device."""
         from pytest_chaosmining.core.metrics.cost import Cost
         from pytest_chaosmining.core.storage.derived import weights_digest
@@ -197,7 +197,7 @@ class SymbolicSuite(SuiteDefaults):
         """The first ``samples`` test rows of ``trained`` (:func:`probe`)."""
         return probe(trained, samples)
 
-    def model_checks(self, session: ChaosminingSession) -> tuple[str, ...]:
+    def model_checks(self, session: RunView) -> tuple[str, ...]:
         """Metrics of :meth:`score` judged on every model beside the primary score: none."""
         return ()
 

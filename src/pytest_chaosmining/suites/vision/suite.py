@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     import torch
 
     from pytest_chaosmining.explainers import Explainer
-    from pytest_chaosmining.run.session import ChaosminingSession
+    from pytest_chaosmining.run_view import RunView
     from pytest_chaosmining.suites.properties import Probe
 
 PAPER_SIGMA, PAPER_CANVAS = 6.0, 224
@@ -127,7 +127,7 @@ def evaluate(
     }
 
 
-def example_figure(session: ChaosminingSession, path: Path, per_condition: int = 1) -> bool:
+def example_figure(session: RunView, path: Path, per_condition: int = 1) -> bool:
     """For the first cached model of each condition: a few validation images, each
     explainer's smoothed map with its top-k box (red) and the true box (green).
     Uses cached models only; returns False when there is nothing to draw."""
