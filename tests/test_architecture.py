@@ -243,9 +243,14 @@ def test_ruff_lint_and_format_are_clean():
 NINTH_SUITE = """
 from dataclasses import dataclass
 
-from pytest_chaosmining.explainers.context import TABULAR_REGRESSION
+import torch
+
+from pytest_chaosmining.core.metrics.attribution import fprec
 from pytest_chaosmining.core.metrics.catalog import judged
-from pytest_chaosmining.suites import Calibration, SuiteDefaults
+from pytest_chaosmining.explainers import attribute
+from pytest_chaosmining.explainers.context import TABULAR_REGRESSION, tabular_context
+from pytest_chaosmining.judge import explainer_failures
+from pytest_chaosmining.suites import Calibration, ScoreCheck, Scored, SuiteDefaults
 
 from ninth_suite import report
 
@@ -253,6 +258,7 @@ from ninth_suite import report
 @dataclass(frozen=True)
 class NinthCase:
     seed: int
+    model_id = "linear"
 
     @property
     def id(self):
@@ -261,6 +267,9 @@ class NinthCase:
     def explainer_id(self, explainer):
         return f"linear-{explainer}-s{self.seed}"
 
+    def case_fields(self):
+        return {"task": "linear"}
+
 
 class NinthSuite(SuiteDefaults):
     report = report
@@ -268,14 +277,41 @@ class NinthSuite(SuiteDefaults):
     shapes = (TABULAR_REGRESSION,)
     case_arg = "ninth_case"
     score_metric = "fprec"
-    metrics = judged("fprec")
+    metrics = judged("fprec", "mass_on_truth")
     calibration = Calibration()
+    # each check declared once: the score's metric (its record and its bar) and its message
+    checks = (
+        ScoreCheck("fprec"),
+        ScoreCheck("mass_on_truth", "{what}: {mass_on_truth:.3f} of the |attribution| on the predictive features"),
+    )
+    recorded = ()
 
     def seeds(self, tier, seeds):
         return range(1)
 
     def plan(self, session):
         return [NinthCase(0)]
+
+    def bar_key(self, fields):
+        return fields["task"]
+
+    def scored(self, session, case, explainer, benchmark, node, record):
+        \"\"\"A linear model of six features whose first two are predictive.\"\"\"
+        session.judge.tag_test(node, "ninth", explainer)
+        torch.manual_seed(case.seed)
+        inputs = torch.randn(64, 6)
+        model = torch.nn.Linear(6, 1)
+        with torch.no_grad():
+            model.weight.copy_(torch.tensor([[3.0, -2.0, 0.0, 0.0, 0.0, 0.0]]))
+            model.bias.zero_()
+        context = tabular_context("ninth", inputs.numpy(), session.device)
+        with explainer_failures(node.config):
+            attr = attribute(session.explainers[explainer], model, inputs, 0, context)
+        mass = attr.abs().sum(0)
+        return Scored({"fprec": fprec(attr.numpy(), [0, 1]), "mass_on_truth": float(mass[:2].sum() / mass.sum())})
+
+    def more_checks(self, session, case, explainer, node, record, what, scored):
+        return []
 """
 
 NINTH_REPORT = """
@@ -287,39 +323,26 @@ def sections(df):
     return ["## The ninth suite", "", f"{len(ninth)} records", ""] if not ninth.empty else []
 """
 
-NINTH_TESTS = '''
-import torch
+NINTH_TESTS = """
+from pytest_chaosmining.suites.checks import judge_explainer
 
-from pytest_chaosmining.explainers.context import tabular_context
-from pytest_chaosmining.core.metrics.attribution import fprec
-from pytest_chaosmining.core.verdicts.records import Record
-from pytest_chaosmining.explainers import attribute
-from pytest_chaosmining.judge import explainer_failures
+from ninth_suite.suite import NinthSuite
+
+NINTH = NinthSuite()
 
 
-def test_fprec(chaosmining, ninth_case, explainer_name, request):
-    """A linear model of six features whose first two are predictive."""
-    torch.manual_seed(ninth_case.seed)
-    inputs = torch.randn(64, 6)
-    model = torch.nn.Linear(6, 1)
-    with torch.no_grad():
-        model.weight.copy_(torch.tensor([[3.0, -2.0, 0.0, 0.0, 0.0, 0.0]]))
-        model.bias.zero_()
-    chaosmining.judge.tag_test(request.node, "ninth", explainer_name)
-    context = tabular_context("ninth", inputs.numpy(), chaosmining.device)
-    with explainer_failures(request.config):
-        attr = attribute(chaosmining.explainers[explainer_name], model, inputs, 0, context)
-    record = Record("ninth", "linear", explainer_name, ninth_case.seed, "fprec", fprec(attr.numpy(), [0, 1]), {})
-    bar = chaosmining.thresholds.metric("ninth", chaosmining.tier, "fprec", "linear", explainer_name)
-    chaosmining.judge.require_all(request.node, [(record, bar, f"{explainer_name} on linear")])
-'''
+def test_fprec(chaosmining, ninth_case, explainer_name, chaosmining_benchmark, request):
+    judge_explainer(chaosmining, NINTH, ninth_case, explainer_name, chaosmining_benchmark, request.node)
+"""
 
 
 def test_a_ninth_suite_is_one_folder_and_one_entry_point(pytester, monkeypatch, tmp_path):
     """A suite from a package outside the plugin (its suite, report section, tests and
     bars) registered by one entry point (group ``pytest_chaosmining.suites``), as a
     third party adds it, runs end to end: collected, parametrised by the explainers,
-    judged against its own bars (the control must fail them), in the report.
+    judged against its own bars (the control must fail them), in the report.  Its
+    test file is one call; each of its two metrics is its computation and one
+    declaration (suite.py) and its bar (thresholds.toml): nothing else names it.
     The run is a subprocess: an in-process run would drop the modules it imported
     (numpy's among them) from this process, breaking every later test that imports them."""
     site = tmp_path / "site"
@@ -331,6 +354,7 @@ def test_a_ninth_suite_is_one_folder_and_one_entry_point(pytester, monkeypatch, 
     (folder / "test_chaosmining_ninth.py").write_text(NINTH_TESTS)
     (folder / "thresholds.toml").write_text(
         '[ninth.smoke]\ncalibrated = "a test suite"\nquality_gate = 0.0\n\n[ninth.smoke.fprec]\ndefault = 0.9\n'
+        "\n[ninth.smoke.mass_on_truth]\ndefault = 0.8\n"  # a metric is its computation, a declaration, its bars
     )
     installed = site / "ninth_suite-0.1.dist-info"  # what pip install leaves: metadata and the entry point
     installed.mkdir()
@@ -359,8 +383,9 @@ def test_a_ninth_suite_is_one_folder_and_one_entry_point(pytester, monkeypatch, 
     result.assert_outcomes(passed=1, xfailed=1)
     result.stdout.fnmatch_lines(["test_chaosmining_ninth.py .x*", "*ninth*SA*1*fprec 1.000*"])
     payload = json.loads((pytester.path / "report" / "results.json").read_text())
-    scores = {r["explainer"]: r["value"] for r in payload["records"] if r["suite"] == "ninth"}
-    assert scores["SA"] == 1.0 and scores["random"] < 0.9
+    scores = {(r["explainer"], r["metric"]): r["value"] for r in payload["records"] if r["suite"] == "ninth"}
+    assert scores["SA", "fprec"] == 1.0 and scores["random", "fprec"] < 0.9
+    assert scores["SA", "mass_on_truth"] == pytest.approx(1.0) and scores["random", "mass_on_truth"] < 0.8
     assert "## The ninth suite" in (pytester.path / "report" / "report.md").read_text()
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training.modes import guided_model_id, training_key
 from pytest_chaosmining.suites import SuiteDefaults
+from pytest_chaosmining.suites.scoring import ModelScoring
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -111,10 +112,11 @@ class ClassifierFunctions:
     probe: Callable[[Any, int], Probe]
 
 
-class ClassifierSuite(SuiteDefaults):
+class ClassifierSuite(ModelScoring, SuiteDefaults):
     """The shared half of the vision and audio suites (see the module docstring)."""
 
     quality_metric = "accuracy"
+    model_records = ("train_seconds", "params_m")
     #: the registry name (``Record.suite``)
     name: str
     #: the suite's tiers by name

@@ -3,11 +3,13 @@ parametrisation, and the report section and figures of the folder's ``report`` m
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from pytest_chaosmining.suites.checks import RecordedCase, case_record
 from pytest_chaosmining.suites.parametrize import parametrize_cases
 
 if TYPE_CHECKING:
@@ -24,8 +26,14 @@ class SuiteDefaults:
 
     report: ModuleType  # the suite's report module (``sections``, ``FIGURES``)
 
+    name: str
+
     def parametrize(self, metafunc: pytest.Metafunc, session: RunView | None) -> None:
         parametrize_cases(metafunc, session, self)  # type: ignore[arg-type]
+
+    def records(self, case: RecordedCase, explainer: str) -> Callable[[str, float], Record]:
+        """Records of ``case`` in this suite: its model, seed and reported fields."""
+        return functools.partial(case_record, self.name, case, explainer)
 
     def sections(self, frame: pd.DataFrame) -> list[str]:
         sections: Callable[[pd.DataFrame], list[str]] = self.report.sections

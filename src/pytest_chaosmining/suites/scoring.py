@@ -1,37 +1,27 @@
-"""The part every model suite's explainer test shares (symbolic, vision, audio)."""
+"""What the model suites' tests share (symbolic, vision, audio): the model test
+(quality against the tier's gate, :func:`judge_model`) and their half of the
+explainer test's generic path (:class:`ModelScoring`: the gate, the timed score,
+the own-merit and drift checks)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_chaosmining.core.verdicts.records import Record
+from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
 from pytest_chaosmining.judge import Check, explainer_failures
+from pytest_chaosmining.suites.checks import case_record
+from pytest_chaosmining.suites.properties import drift_noise, own_merit_checks
+from pytest_chaosmining.suites.seam import Scored
 
 if TYPE_CHECKING:
     from pytest_benchmark.fixture import BenchmarkFixture
 
     from pytest_chaosmining.run_view import RunView
     from pytest_chaosmining.suites import Case, ModelSuite
-
-
-class RecordedCase(Protocol):
-    """A model suite's case as its records name it."""
-
-    @property
-    def model_id(self) -> str: ...
-
-    @property
-    def seed(self) -> int: ...
-
-    def case_fields(self) -> dict[str, Any]: ...
-
-
-def case_record(suite: str, case: RecordedCase, explainer: str, metric: str, value: float) -> Record:
-    """A record of ``case`` in ``suite``: its model, seed and reported fields."""
-    return Record(suite, case.model_id, explainer, case.seed, metric, float(value), case.case_fields())
 
 
 def scored(
@@ -114,3 +104,60 @@ def drift_checks(
             f"explained sample {worst} moved most, {least:.4f}; baseline {baseline.source}{allowance})",  # type: ignore[union-attr]
         )
     ]
+
+
+def judge_model(chaosmining: RunView, suite: ModelSuite, case: Case, node: pytest.Item) -> None:
+    """A model suite's model test: the model's quality at least the tier's gate (an
+    expected failure where the bars declare the model not expected to learn), with the
+    suite's :attr:`~pytest_chaosmining.suites.seam.ModelSuite.model_records`."""
+    trained = suite.model(chaosmining, case)
+    make = functools.partial(case_record, suite.name, case, MODEL_LEVEL)  # type: ignore[arg-type]
+    made = {
+        "train_seconds": lambda: float(getattr(trained, "train_seconds")),
+        "params_m": lambda: sum(p.numel() for p in getattr(trained.model, "parameters")()) / 1e6,
+    }
+    for metric in suite.model_records:
+        chaosmining.judge.record(node, make(metric, made[metric]()))
+    tier = chaosmining.settings.tier
+    gate = chaosmining.thresholds.quality_gate(suite.name, tier)
+    quality = suite.quality(trained)
+    keys = suite.unlearned_keys(case)
+    reason = chaosmining.thresholds.unlearned(suite.name, tier, *keys) if keys else None
+    if reason and quality < gate:
+        chaosmining.judge.record(node, make(suite.quality_metric, quality))
+        pytest.xfail(f"{reason} ({suite.quality_metric} {quality:.3f} < gate {gate:.3f})")
+    chaosmining.judge.require(node, make(suite.quality_metric, quality), gate, f"model {case.id}")
+
+
+class ModelScoring:
+    """The explainer test of a model suite on the generic path: the model's gate, the
+    timed score, then the own-merit checks and, against a baseline, the drift check."""
+
+    name: str
+
+    def scored(
+        self,
+        session: RunView,
+        case: Case,
+        explainer: str,
+        benchmark: BenchmarkFixture | None,
+        node: pytest.Item,
+        record: Callable[[str, float], Record],
+    ) -> Scored:
+        return Scored(scored(session, self, case, explainer, benchmark, node, record))  # type: ignore[arg-type]
+
+    def more_checks(
+        self,
+        session: RunView,
+        case: Case,
+        explainer: str,
+        node: pytest.Item,
+        record: Callable[[str, float], Record],
+        what: str,
+        scored: Scored,
+    ) -> list[Check]:
+        suite: ModelSuite = self  # type: ignore[assignment]
+        key = suite.bar_key(getattr(case, "case_fields")())
+        checks = own_merit_checks(session, suite, case, explainer, node, record, what)
+        noise = drift_noise(session, suite, case, explainer)
+        return checks + drift_checks(session, node, self.name, explainer, dict(scored.values), record, key, what, noise)

@@ -13,8 +13,11 @@ from pytest_chaosmining.reports.reported_suite import ReportedSuite
 
 if TYPE_CHECKING:
     import pytest
+    from pytest_benchmark.fixture import BenchmarkFixture
 
+    from pytest_chaosmining.core.verdicts.records import Record
     from pytest_chaosmining.explainers import Explainer
+    from pytest_chaosmining.judge import Check
     from pytest_chaosmining.run_view import RunView
     from pytest_chaosmining.suites.properties import Probe
 
@@ -36,6 +39,31 @@ class Calibration:
     judged: dict[str, KeyOf] = field(default_factory=dict)
     optional: frozenset[str] = frozenset()
     steps: dict[str, Callable[[CaseFields], float]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ScoreCheck:
+    """One judged check of a model suite's explainer test, declared once.
+
+    ``metric``: the score's key, the record's metric and the bar's (looked up under
+    the suite's :meth:`ModelSuite.bar_key` of the case; declared judged in the
+    suite's ``metrics``); ``message``: what a failure says (``{what}`` is the
+    explainer on the case, and the score's values fill in by name);
+    ``when_present``: judged only where the score holds the metric (a property the
+    explainer declares, such as completeness); ``unbarred_recorded``: where no bar
+    applies, recorded and not judged (calibration found it too close to chance)."""
+
+    metric: str
+    message: str = "{what}"
+    when_present: bool = False
+    unbarred_recorded: bool = False
+    value: str | None = None  # the score's key where it is not the metric's name
+    bar: str = "metric"  # "metric": the metric's bar; "quality_gate": the suite's quality gate
+
+    @property
+    def source(self) -> str:
+        """The score's key the value comes from."""
+        return self.value or self.metric
 
 
 @dataclass(frozen=True)
@@ -96,6 +124,67 @@ class Suite(ReportedSuite, Protocol):
         ...
 
 
+@dataclass
+class Scored:
+    """What an explainer test measured: the scores by metric (the declared checks and
+    recorded scores read them; messages fill in from them) and records the suite made
+    itself (per iteration, per epoch), recorded as they are."""
+
+    values: Mapping[str, object]
+    records: list[Record] = field(default_factory=list)
+
+
+class CheckedSuite(Suite, Protocol):
+    """A suite whose explainer test runs on the one generic path
+    (:func:`~pytest_chaosmining.suites.checks.judge_explainer`): it scores, the path
+    records and judges what it declares."""
+
+    @property
+    def checks(self) -> tuple[ScoreCheck, ...]:
+        """The judged checks of the suite's explainer test, in order."""
+        ...
+
+    @property
+    def recorded(self) -> tuple[str, ...]:
+        """The scores its explainer test records beside the checks, where the score holds them."""
+        ...
+
+    def bar_key(self, fields: CaseFields) -> str:
+        """The key a case's explainer bars are looked up under, from its record fields."""
+        ...
+
+    def records(self, case: Case, explainer: str) -> Callable[[str, float], Record]:
+        """How the explainer test makes a record of a metric on ``case``."""
+        ...
+
+    def scored(
+        self,
+        session: RunView,
+        case: Case,
+        explainer: str,
+        benchmark: BenchmarkFixture | None,
+        node: pytest.Item,
+        record: Callable[[str, float], Record],
+    ) -> Scored:
+        """Tag the test as ``explainer``'s, skip it where the case cannot judge, and score
+        the explainer (timed; ``record`` makes the test's records of a metric)."""
+        ...
+
+    def more_checks(
+        self,
+        session: RunView,
+        case: Case,
+        explainer: str,
+        node: pytest.Item,
+        record: Callable[[str, float], Record],
+        what: str,
+        scored: Scored,
+    ) -> list[Check]:
+        """Checks the suite judges beside its declared ones (the model suites' own merit
+        and drift); ``what`` names the explainer on the case."""
+        ...
+
+
 class TrainedModel(Protocol):
     """A trained (or cached) model of a model suite, with its case and data."""
 
@@ -103,7 +192,7 @@ class TrainedModel(Protocol):
     def model(self) -> object: ...
 
 
-class ModelSuite(Suite, Protocol):
+class ModelSuite(CheckedSuite, Protocol):
     """A suite whose cases are trained models scored per explainer (symbolic,
     vision, audio); the saliency suite composes these through this seam."""
 
@@ -115,6 +204,16 @@ class ModelSuite(Suite, Protocol):
     @property
     def compared(self) -> tuple[str, ...]:
         """The scores compared between models; the first is the primary one."""
+        ...
+
+    @property
+    def model_records(self) -> tuple[str, ...]:
+        """What its model test records beside the quality: ``train_seconds``, ``params_m``."""
+        ...
+
+    def unlearned_keys(self, case: Case) -> tuple[str, ...]:
+        """The keys under which the bars may declare ``case``'s model not expected to
+        learn (its test then expects failure below the gate); empty: none."""
         ...
 
     def model(self, session: RunView, case: Case) -> TrainedModel:

@@ -38,7 +38,7 @@ from pytest_chaosmining.core.metrics.catalog import calibrated, judged, own_meri
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training.modes import SaliencyGuided
 from pytest_chaosmining.explainers.context import AUDIO_CLASSIFICATION, BACKGROUND_SIZE, AttributionContext
-from pytest_chaosmining.suites import Calibration, CaseFields
+from pytest_chaosmining.suites import Calibration, CaseFields, ScoreCheck
 from pytest_chaosmining.suites.audio import report
 from pytest_chaosmining.suites.audio.tiers import AUDIO, AudioTier
 from pytest_chaosmining.suites.classifier import ClassifierCase, ClassifierFunctions, ClassifierSuite
@@ -417,12 +417,30 @@ class AudioSuite(ClassifierSuite):
         *reported("untrained_share", "untrained_top1_hit", "fingerprint", "self_agreement"),
     )
     calibration = Calibration(judged=calibrated(metrics), optional=frozenset({"channel_share"}))
+    checks = (
+        ScoreCheck("channel_share", unbarred_recorded=True),
+        ScoreCheck("top1_hit"),
+        ScoreCheck(
+            "training_gain",
+            "{what} (top-1 hit rate on the untrained model {untrained_top1_hit:.3f}: "
+            "does the explainer depend on the model?)",
+        ),
+    )
+    recorded = ("untrained_share", "untrained_top1_hit")
     #: for the saliency suite: the scores compared (the first is judged)
     compared = ("channel_share", "top1_hit")
     tiers = AUDIO
     disk_source = "files"
     example_png = "audio_examples.png"
     functions = ClassifierFunctions(plan_cases, trained_model, evaluate, example_figure, probe)
+
+    def bar_key(self, fields: CaseFields) -> str:
+        """The architecture and condition (``tcn-SBFP``)."""
+        return _arch_key(fields)
+
+    def unlearned_keys(self, case: Any) -> tuple[str, ...]:
+        """The architecture and condition, the model, the condition."""
+        return (case.threshold_key, case.model, case.condition)
 
     def chance(self, model: TrainedAudioModel) -> float:
         """Channel share of a map that knows nothing: 1 / channels."""

@@ -33,16 +33,20 @@ import numpy as np
 
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
 from pytest_chaosmining.core.tiers import Seeds, seed_range
+from pytest_chaosmining.core.verdicts.records import Record
 from pytest_chaosmining.explainers.context import BACKGROUND_SIZE, IMAGE_CLASSIFICATION
-from pytest_chaosmining.suites import Calibration, CaseFields, SuiteDefaults
+from pytest_chaosmining.suites import Calibration, CaseFields, ScoreCheck, Scored, SuiteDefaults
 from pytest_chaosmining.suites.bam import report
 from pytest_chaosmining.suites.bam.tiers import BAM, BamTier
 
 if TYPE_CHECKING:
+    import pytest
     import torch
+    from pytest_benchmark.fixture import BenchmarkFixture
 
     from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.explainers import Explainer
+    from pytest_chaosmining.judge import Check
     from pytest_chaosmining.run_view import RunView
     from pytest_chaosmining.suites.bam.data import BamSpec
 
@@ -383,6 +387,10 @@ def evaluate(
     return out
 
 
+def _record(case: BamCase, explainer: str, metric: str, value: float, **extra: str | int | float) -> Record:
+    return Record(SUITE, case.model_id, explainer, case.seed, metric, float(value), {**case.case_fields(), **extra})
+
+
 def _canvas_key(fields: CaseFields) -> str:
     return f"{fields['canvas']}px"
 
@@ -414,6 +422,93 @@ class BamSuite(SuiteDefaults):
         ),
     )
     calibration = Calibration(judged=calibrated(metrics), optional=frozenset({"idr_gain"}))
+    checks = (
+        ScoreCheck("mcs_gain", "{what}: MCS {mcs:.3f} against the random-region baseline {mcs_baseline:.3f}"),
+        ScoreCheck(
+            "idr_gain",
+            "{what}: IDR {idr:.3f} against the random-region baseline {idr_baseline:.3f}",
+            unbarred_recorded=True,
+        ),
+    )
+    recorded = ("mcs", "mcs_baseline", "idr", "idr_baseline", "iir", "iir_pairs", "mcs_k_corr")
+
+    def bar_key(self, fields: CaseFields) -> str:
+        """The canvas (``32px``)."""
+        return _canvas_key(fields)
+
+    def premise(self, session: RunView, models: BamModels) -> list[str]:
+        """Why the premise of MCS and IDR does not hold on ``models`` (empty: it holds)."""
+        section = session.thresholds.section(SUITE, session.settings.tier)
+        gate = float(section["quality_gate"])
+        low = [
+            f"{name} accuracy {models.accuracy[f'{name}/images']:.3f} < gate {gate:.3f}"
+            for name in ("f_o", "f_s")
+            if models.accuracy[f"{name}/images"] < gate
+        ]
+        return low + relative_importance(models, float(section["chance_margin"]), float(section["keep_margin"]))
+
+    def judge_premise(self, session: RunView, case: BamCase, node: pytest.Item) -> None:
+        """The relative-importance test: the models' accuracies, CF drops and training
+        times recorded; the premise holds or the test fails naming why."""
+        import pytest
+
+        from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL
+
+        models = self.models(session, case)
+        for key, value in models.accuracy.items():
+            model, version = key.split("/")
+            session.judge.record(node, _record(case, MODEL_LEVEL, "accuracy", value, role=model, version=version))
+        for k, drop in models.cf_drop.items():
+            session.judge.record(node, _record(case, MODEL_LEVEL, "cf_drop", drop, k=k))
+        for role, seconds in models.train_seconds.items():
+            session.judge.record(node, _record(case, MODEL_LEVEL, "train_seconds", seconds, role=role))
+        violations = self.premise(session, models)
+        session.judge.record(node, _record(case, MODEL_LEVEL, "premise_holds", float(not violations)))
+        if violations:
+            pytest.fail(f"BAM premise does not hold on {case.id}: " + "; ".join(violations), pytrace=False)
+
+    def scored(
+        self,
+        session: RunView,
+        case: BamCase,
+        explainer: str,
+        benchmark: BenchmarkFixture | None,
+        node: pytest.Item,
+        record: Callable[[str, float], Record],
+    ) -> Scored:
+        """The explainer's MCS, IDR and IIR on the case's models (skipped where the
+        premise does not hold), timed; the gains over their random-region baselines
+        and the MCS_k series."""
+        import pytest
+
+        from pytest_chaosmining.judge import explainer_failures
+
+        session.judge.tag_test(node, SUITE, explainer)
+        models = self.models(session, case)
+        violations = self.premise(session, models)
+        if violations:
+            pytest.skip(f"BAM premise does not hold on {case.id}; nothing to score ({'; '.join(violations)})")
+        with (
+            session.timer(benchmark, SUITE, case.id, explainer, record=record) as timer,
+            explainer_failures(node.config),
+        ):
+            out = self.score(session, models, session.explainers[explainer])
+        session.judge.record_costs(node, timer.cost_or(out["cost"]), record)
+        values = {**out, "mcs_gain": out["mcs"] - out["mcs_baseline"], "idr_gain": out["idr"] - out["idr_baseline"]}
+        return Scored(values, [_record(case, explainer, "mcs_k", v, k=k) for k, v in out["mcs_k"].items()])
+
+    def more_checks(
+        self,
+        session: RunView,
+        case: BamCase,
+        explainer: str,
+        node: pytest.Item,
+        record: Callable[[str, float], Record],
+        what: str,
+        scored: Scored,
+    ) -> list[Check]:
+        """None beyond the declared ones."""
+        return []
 
     def seeds(self, tier: str, seeds: Seeds | None) -> range:
         return seed_range(BAM[tier].seeds, seeds)

@@ -21,7 +21,9 @@ from pytest_chaosmining.suites.formula_models.cases import SymbolicCase, Trained
 from pytest_chaosmining.suites.formula_models.tiers import SYMBOLIC
 
 if TYPE_CHECKING:
+    import pytest
     import torch
+    from pytest_benchmark.fixture import BenchmarkFixture
 
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.run_view import RunView
@@ -117,6 +119,54 @@ class CostSuite(SuiteDefaults):
             "weights": weights_digest(*(m for _, m in snapshots)),
         }
         return session.reuse.evaluated(SUITE, parts, explainer, compute, (Convergence,))
+
+    def judge_cost(
+        self, session: RunView, explainer: str, benchmark: BenchmarkFixture | None, node: pytest.Item, rounds: int
+    ) -> None:
+        """Time and memory of one attribution of the whole test set (``rounds`` timed
+        rounds after a warm-up) and the consistency of its maps: recorded, gated only
+        against a baseline."""
+        import torch
+
+        from pytest_chaosmining.core.metrics.attribution import consistency
+        from pytest_chaosmining.core.verdicts.records import Record
+        from pytest_chaosmining.explainers import attribute
+        from pytest_chaosmining.explainers.context import tabular_context
+        from pytest_chaosmining.judge import explainer_failures
+        from pytest_chaosmining.timing import timed
+
+        case, trained, call = self.case(session), self.model(session), session.explainers[explainer]
+        inputs = torch.from_numpy(trained.data.x_test).to(session.device)
+        context = tabular_context(SUITE, trained.data.x_train, session.device)
+        with (
+            session.timer(benchmark, SUITE, case.id, explainer, rounds=rounds),
+            explainer_failures(node.config),
+        ):
+            attr, cost = timed(lambda: attribute(call, trained.model, inputs, 0, context), session.device)
+        fields = {**case.case_fields(), "rows": int(inputs.shape[0]), "features": int(inputs.shape[1])}
+
+        def record(metric: str, value: float) -> Record:
+            return Record(SUITE, case.model_id, explainer, case.seed, metric, float(value), fields)
+
+        session.judge.record(node, record("consistency", consistency(attr.cpu().numpy(), len(trained.data.truth))))
+        session.judge.record_costs(node, cost, record)
+        session.judge.raise_cost_regressions(node)
+
+    def record_convergence(self, session: RunView, explainer: str, node: pytest.Item) -> None:
+        """FPrec of the explainer on the snapshots, and the area under that curve per epoch (recorded)."""
+        from pytest_chaosmining.core.verdicts.records import Record
+        from pytest_chaosmining.judge import explainer_failures
+
+        case = self.case(session)
+        with explainer_failures(node.config):
+            curve = self.convergence(session, session.explainers[explainer])
+
+        def record(metric: str, value: float, **fields: int) -> Record:
+            return Record(SUITE, case.model_id, explainer, case.seed, metric, value, {**case.case_fields(), **fields})
+
+        for epoch, value in zip(curve.epochs, curve.fprec):
+            session.judge.record(node, record("fprec_epoch", value, epoch=epoch))
+        session.judge.record(node, record("convergence", curve.auc, epochs=curve.epochs[-1]))
 
 
 def _snapshots(session: RunView, case: SymbolicCase) -> list[tuple[int, torch.nn.Module]]:

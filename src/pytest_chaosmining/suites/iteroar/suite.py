@@ -40,17 +40,21 @@ import numpy as np
 
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
 from pytest_chaosmining.core.tiers import Seeds, seed_range
+from pytest_chaosmining.core.verdicts.records import Record
 from pytest_chaosmining.explainers.context import IMAGE_CLASSIFICATION
-from pytest_chaosmining.suites import Calibration, CaseFields, SuiteDefaults
+from pytest_chaosmining.suites import Calibration, CaseFields, ScoreCheck, Scored, SuiteDefaults
 from pytest_chaosmining.suites.classifier import ClassifierSuite
 from pytest_chaosmining.suites.iteroar import report
 from pytest_chaosmining.suites.iteroar.tiers import ITEROAR, IteroarTier
 
 if TYPE_CHECKING:
+    import pytest
     import torch
+    from pytest_benchmark.fixture import BenchmarkFixture
 
     from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.explainers import Explainer
+    from pytest_chaosmining.judge import Check
     from pytest_chaosmining.run_view import RunView
 
 SUITE = "iteroar"
@@ -93,6 +97,15 @@ class IteroarCase:
     def key(self) -> str:
         """Threshold key: ``SBRP-zero``, ... (the fill changes what MAMO measures)."""
         return f"{self.base.condition}-{self.fill}"
+
+    @property
+    def model_id(self) -> str:
+        """The model the chains start from (f_0's)."""
+        return str(self.base.model_id)
+
+    @property
+    def seed(self) -> int:
+        return int(self.base.seed)
 
     @property
     def id(self) -> str:
@@ -376,6 +389,27 @@ def _vision_suite() -> ClassifierSuite:
     return suite
 
 
+def chain_records(case: IteroarCase, name: str, result: ChainResult) -> list[Record]:
+    """What a chain records: accuracy per iteration, each removed mask's share on the box
+    and of the box, the mask metrics, leakage, the accuracy drop and the retraining time."""
+
+    def record(metric: str, value: float, iteration: int | None = None) -> Record:
+        fields = case.case_fields()
+        if iteration is not None:
+            fields["iteration"] = iteration
+        return Record(SUITE, case.model_id, name, case.seed, metric, float(value), fields)
+
+    made = [record("accuracy", acc, i) for i, acc in enumerate(result.accuracy)]
+    for i, (share, covered) in enumerate(zip(result.box_share, result.box_covered)):
+        made += [record("mask_on_box", share, i), record("box_removed", covered, i)]
+    made += [record(m, getattr(result, m)) for m in ("mmo", "mamo", "cma", "leak_accuracy", "leak_random_accuracy")]
+    return [*made, record("accuracy_drop", accuracy_drop(result)), record("train_seconds", sum(result.train_seconds))]
+
+
+def _curve(accuracy: list[float]) -> str:
+    return " → ".join(f"{a:.3f}" for a in accuracy)
+
+
 class IteroarSuite(SuiteDefaults):
     """IteROAR: remove what each explainer marks, retrain, and compare the accuracy
     drop with random removal; the first mask must land on the true box more with
@@ -394,6 +428,15 @@ class IteroarSuite(SuiteDefaults):
         ),
     )
     calibration = Calibration(judged=calibrated(metrics))
+    checks = (
+        ScoreCheck("drop_gain", "{what}: accuracy {curve} against random removal {reference_curve}"),
+        ScoreCheck(
+            "training_gain",
+            "{what}: first mask on the true box {first_on_box:.3f} with f_0's maps against "
+            "{untrained_box_share:.3f} with the untrained model's",
+        ),
+    )
+    recorded = ()
 
     def seeds(self, tier: str, seeds: Seeds | None) -> range:
         return seed_range(ITEROAR[tier].seeds, seeds)
@@ -451,3 +494,74 @@ class IteroarSuite(SuiteDefaults):
             return session.reuse.reused(SUITE, {**parts, "explainer": REFERENCE}, compute, (ChainResult,))
 
         return session.memo(("iteroar", case, explainer), run)
+
+    def bar_key(self, fields: CaseFields) -> str:
+        """The condition and fill (``SBFP-zero``)."""
+        return _chain_key(fields)
+
+    def gate(self, session: RunView, case: IteroarCase) -> None:
+        """Skip the test where f_0 is below the IteROAR accuracy gate."""
+        import pytest
+
+        trained = self.f0(session, case)
+        gate = session.thresholds.quality_gate(SUITE, session.settings.tier)
+        if trained.accuracy < gate:
+            pytest.skip(
+                f"f_0 of {case.id} is below the IteROAR accuracy gate ({trained.accuracy:.3f} < {gate:.3f}): "
+                "removing features from a model that has not learned measures nothing"
+            )
+
+    def judge_reference(self, session: RunView, case: IteroarCase, node: pytest.Item) -> None:
+        """The reference chain's test: its records, and f_0's accuracy at least the gate."""
+        from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL
+
+        self.gate(session, case)
+        result = self.chain(session, case, None)
+        for made in chain_records(case, REFERENCE, result):
+            session.judge.record(node, made)
+        first = Record(SUITE, case.model_id, MODEL_LEVEL, case.seed, "accuracy", result.accuracy[0], {
+            **case.case_fields(), "iteration": 0
+        })  # fmt: skip
+        gate = session.thresholds.quality_gate(SUITE, session.settings.tier)
+        session.judge.require(node, first, gate, f"f_0 of {case.id}")
+
+    def scored(
+        self,
+        session: RunView,
+        case: IteroarCase,
+        explainer: str,
+        benchmark: BenchmarkFixture | None,
+        node: pytest.Item,
+        record: Callable[[str, float], Record],
+    ) -> Scored:
+        """The explainer's chain (timed) beside the reference chain: the drop gain and
+        the training gain, and the chain's records."""
+        from pytest_chaosmining.judge import explainer_failures
+
+        session.judge.tag_test(node, SUITE, explainer)
+        self.gate(session, case)
+        reference = self.chain(session, case, None)
+        with session.timer(benchmark, SUITE, case.id, explainer), explainer_failures(node.config):
+            result = self.chain(session, case, explainer)
+        values = {
+            "drop_gain": accuracy_drop(result) - accuracy_drop(reference),
+            "training_gain": result.training_gain,
+            "curve": _curve(result.accuracy),
+            "reference_curve": _curve(reference.accuracy),
+            "first_on_box": result.box_share[0],
+            "untrained_box_share": result.untrained_box_share,
+        }
+        return Scored(values, chain_records(case, explainer, result))
+
+    def more_checks(
+        self,
+        session: RunView,
+        case: IteroarCase,
+        explainer: str,
+        node: pytest.Item,
+        record: Callable[[str, float], Record],
+        what: str,
+        scored: Scored,
+    ) -> list[Check]:
+        """None beyond the declared ones."""
+        return []

@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -33,17 +33,28 @@ import numpy as np
 
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
 from pytest_chaosmining.core.tiers import Seeds, seed_range
+from pytest_chaosmining.core.verdicts.records import Record
 from pytest_chaosmining.explainers.context import TABULAR_CLASSIFICATION, TABULAR_REGRESSION
-from pytest_chaosmining.suites import Calibration, CaseFields, SuiteDefaults, parametrize_cases, sharded
+from pytest_chaosmining.suites import (
+    Calibration,
+    CaseFields,
+    ScoreCheck,
+    Scored,
+    SuiteDefaults,
+    parametrize_cases,
+    sharded,
+)
 from pytest_chaosmining.suites.rfe import report
 from pytest_chaosmining.suites.rfe.tiers import RFE_TIERS
 
 if TYPE_CHECKING:
     import pytest
     import torch
+    from pytest_benchmark.fixture import BenchmarkFixture
 
     from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.explainers import Explainer
+    from pytest_chaosmining.judge import Check
     from pytest_chaosmining.run_view import RunView
     from pytest_chaosmining.suites.rfe.rounds import RoundNetworks
 
@@ -432,6 +443,25 @@ def _statistical_selection(
     return support, scores, curve, seconds
 
 
+def _selection_record(
+    case: RFECase, method: str, explainer: str, metric: str, value: float, **extra: str | int | float
+) -> Record:
+    """A record of a selection on ``case`` (its fields, the selection size k and the feature count)."""
+    data = load(case)
+    fields = {**case.case_fields(), "k": n_select(case, data), "total_features": data.n_features, **extra}
+    return Record(SUITE, method, explainer, case.seed, metric, float(value), fields)
+
+
+def selection_records(case: RFECase, method: str, explainer: str, result: SelectionResult) -> list[Record]:
+    """What a selection records: its test scores, its fitting time and its validation curve."""
+    made = [_selection_record(case, method, explainer, m, v) for m, v in result.scores.items()]
+    made.append(_selection_record(case, method, explainer, "fit_seconds", result.seconds))
+    return made + [
+        _selection_record(case, method, explainer, "val_score", score, n_remaining=n_remaining)
+        for n_remaining, score in result.curve
+    ]
+
+
 def _dataset_key(fields: CaseFields) -> str:
     return str(fields["dataset"])
 
@@ -457,6 +487,75 @@ class RfeSuite(SuiteDefaults):
         *reported("mae", "bi_mae", higher_is_better=False),
     )
     calibration = Calibration(judged=calibrated(metrics), steps={"fprec": _fprec_step})
+    checks = (
+        ScoreCheck("fprec", "RFEwNA-{what}", when_present=True),
+        ScoreCheck("fprec_over_linear", "RFEwNA-{what} (linear RFE: FPrec {linear_fprec:.3f})", when_present=True),
+        # where the truth is unknown (Santander): the selection's test accuracy against the quality gate
+        ScoreCheck("accuracy", "RFEwNA-{what}", when_present=True, value="accuracy_without_truth", bar="quality_gate"),
+    )
+    recorded = ()
+
+    def bar_key(self, fields: CaseFields) -> str:
+        """The dataset (``f10``, ``generated``)."""
+        return _dataset_key(fields)
+
+    def records(self, case: RFECase, explainer: str) -> Callable[[str, float], Record]:  # type: ignore[override]
+        """RFEwNA's records of ``case``: its fields with the selection size and the feature count."""
+        return functools.partial(_selection_record, case, "RFEwNA", explainer)
+
+    def scored(
+        self,
+        session: RunView,
+        case: RFECase,
+        explainer: str,
+        benchmark: BenchmarkFixture | None,
+        node: pytest.Item,
+        record: Callable[[str, float], Record],
+    ) -> Scored:
+        """RFEwNA driven by the explainer (timed; the case's built-ins run side by side
+        first, sharing round networks): FPrec and its margin over linear RFE, or the
+        test accuracy where the truth is unknown; the selection's records."""
+        from pytest_chaosmining.judge import explainer_failures
+
+        session.judge.tag_test(node, SUITE, explainer)
+        self.run_side_by_side(session, case)  # the case's built-ins, once: shared round networks
+        with session.timer(benchmark, SUITE, case.id, explainer), explainer_failures(node.config):
+            result = self.selection(session, case, explainer)
+        made = selection_records(case, "RFEwNA", explainer, result)
+        if result.fprec is None:
+            return Scored({"accuracy_without_truth": result.scores["accuracy"]}, made)
+        linear = self.selection(session, case, f"RFE-{LINEAR[case.task]}")
+        assert linear.fprec is not None  # the same data: the truth is known to both
+        values = {"fprec": result.fprec, "fprec_over_linear": result.fprec - linear.fprec, "linear_fprec": linear.fprec}
+        return Scored(values, made)
+
+    def more_checks(
+        self,
+        session: RunView,
+        case: RFECase,
+        explainer: str,
+        node: pytest.Item,
+        record: Callable[[str, float], Record],
+        what: str,
+        scored: Scored,
+    ) -> list[Check]:
+        """None beyond the declared ones."""
+        return []
+
+    def judge_statistical(self, session: RunView, case: RFECase, method: str, node: pytest.Item) -> None:
+        """A statistical method's selection: its records; exactly k features and finite test scores."""
+        import math
+
+        from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL
+
+        result = self.selection(session, case, method)
+        for made in selection_records(case, method, MODEL_LEVEL, result):
+            session.judge.record(node, made)
+        if result.fprec is not None:
+            session.judge.record(node, _selection_record(case, method, MODEL_LEVEL, "fprec", result.fprec))
+        k = n_select(case, load(case))
+        assert result.support.sum() == k, f"{method} kept {result.support.sum()} features, expected {k}"
+        assert all(math.isfinite(v) for v in result.scores.values()), result.scores
 
     def seeds(self, tier: str, seeds: Seeds | None) -> range:
         return seed_range(RFE_TIERS[tier].seeds, seeds)

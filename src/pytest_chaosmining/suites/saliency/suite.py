@@ -22,12 +22,14 @@ report says so.
 from __future__ import annotations
 
 import dataclasses
+import statistics
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pytest_chaosmining.core.metrics.catalog import judged, reported
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training.modes import SaliencyGuided
+from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
 from pytest_chaosmining.explainers.context import AUDIO_CLASSIFICATION, IMAGE_CLASSIFICATION, TABULAR_REGRESSION
 from pytest_chaosmining.suites import (
     Calibration,
@@ -40,6 +42,9 @@ from pytest_chaosmining.suites.saliency import report
 from pytest_chaosmining.suites.saliency.tiers import SALIENCY, SaliencyTier
 
 if TYPE_CHECKING:
+    import pytest
+    from pytest_benchmark.fixture import BenchmarkFixture
+
     from pytest_chaosmining.run_view import RunView
 
 SUITE = "saliency"
@@ -174,3 +179,120 @@ class SaliencySuite(SuiteDefaults):
             return True
 
         session.memo(("saliency-ensembles", domain), train)
+
+    def judge_quality(self, session: RunView, comparison: SaliencyComparison, node: pytest.Item) -> None:
+        """Saliency guided training keeps prediction quality: the mean paired change
+        (guided − standard) at least ``−quality_margin`` where ``quality_kept`` lists
+        the comparison; elsewhere an expected failure with this run's numbers."""
+        import pytest
+
+        suite = get_model_suite(comparison.domain)
+        metric = suite.quality_metric
+        self.prepare_models(session, comparison)
+        changes = []
+        for standard, guided in comparison.pairs():
+            models = {standard: suite.model(session, standard), guided: suite.model(session, guided)}
+            for case, model in models.items():
+                session.judge.record(node, _record(comparison, case, MODEL_LEVEL, metric, suite.quality(model)))
+                seconds = float(getattr(model, "train_seconds"))
+                session.judge.record(node, _record(comparison, case, MODEL_LEVEL, "train_seconds", seconds))
+            change = suite.quality(models[guided]) - suite.quality(models[standard])
+            session.judge.record(node, _record(comparison, standard, MODEL_LEVEL, f"{metric}_change", change))
+            changes.append(change)
+        section = session.thresholds.section(SUITE, session.settings.tier)
+        margin = float(section["quality_margin"])
+        mean = _record(
+            comparison, comparison.base, MODEL_LEVEL, f"{metric}_change_mean", statistics.fmean(changes), ALL_SEEDS
+        )
+        per_seed = ", ".join(f"{c:+.3f}" for c in changes)
+        if not section.get("quality_kept", {}).get(comparison.key, False):
+            session.judge.record(node, mean)
+            pytest.xfail(
+                f"not asserted: our calibration runs found saliency guided training does not keep {metric} "
+                f"within {margin:.3f} on {comparison.key} (this run: mean change {mean.value:+.3f}; per seed "
+                f"{per_seed})"
+            )
+        session.judge.require(
+            node, mean, -margin, f"saliency guided training on {comparison.id} ({metric} per seed: {per_seed})"
+        )
+
+    def judge_attribution(
+        self,
+        session: RunView,
+        comparison: SaliencyComparison,
+        explainer_name: str,
+        benchmark: BenchmarkFixture | None,
+        node: pytest.Item,
+    ) -> None:
+        """On every seed the explainer's score on the guided model clears chance and
+        (vision, audio) gains from training; where ``score_kept`` lists the explainer
+        for this comparison, the mean paired change of the domain's score is at
+        least ``−claim_tolerance``."""
+        import pytest
+
+        from pytest_chaosmining.judge import Check, explainer_failures
+
+        session.judge.tag_test(node, SUITE, explainer_name)
+        domain = comparison.domain
+        explainer = session.explainers[explainer_name]
+        gate = session.thresholds.quality_gate(domain, session.settings.tier)
+        suite = get_model_suite(domain)
+        checks: list[Check] = []
+        changes: dict[str, list[float]] = {m: [] for m in suite.compared}
+        self.prepare_models(session, comparison)
+        timer = session.timer(benchmark, SUITE, comparison.id, explainer_name)  # times the first call
+        for standard, guided in comparison.pairs():
+            models = {standard: suite.model(session, standard), guided: suite.model(session, guided)}
+            weak = [f"{c.id} ({suite.quality(m):.3f})" for c, m in models.items() if suite.quality(m) < gate]
+            if weak:
+                pytest.skip(f"below the {domain} quality gate {gate:.3f}: {', '.join(weak)}; not compared")
+            results = {}
+            for case, model in models.items():
+                with timer, explainer_failures(node.config):
+                    results[case] = suite.score(session, model, explainer)
+            bars = guided_bars(session, domain, models[guided])
+            for metric in suite.compared:
+                value: Any = results[standard][metric]
+                session.judge.record(node, _record(comparison, standard, explainer_name, metric, value))
+                change = results[guided][metric] - value
+                changes[metric].append(change)
+                session.judge.record(node, _record(comparison, standard, explainer_name, f"{metric}_change", change))
+            for metric in dict.fromkeys(suite.compared + tuple(bars)):
+                record = _record(comparison, guided, explainer_name, metric, results[guided][metric])  # type: ignore[arg-type]
+                if metric in bars:
+                    checks.append((record, bars[metric], f"{explainer_name} on the saliency guided {guided.id}"))
+                else:
+                    session.judge.record(node, record)
+        primary = suite.compared[0]
+        section = session.thresholds.section(SUITE, session.settings.tier)
+        mean = _record(
+            comparison,
+            comparison.base,
+            explainer_name,
+            f"{primary}_change_mean",
+            statistics.fmean(changes[primary]),
+            ALL_SEEDS,
+        )
+        if explainer_name in section.get("score_kept", {}).get(comparison.key, []):
+            checks.append(
+                (
+                    mean,
+                    -float(section["claim_tolerance"]),
+                    f"{explainer_name} on {comparison.id}: {primary} change guided − standard per seed "
+                    + ", ".join(f"{c:+.3f}" for c in changes[primary]),
+                )
+            )
+        else:
+            session.judge.record(node, mean)  # the claim is not asserted here: our measurements do not support it
+        session.judge.require_all(node, checks)
+
+
+#: seed of records that summarise all seeds (mean of the paired differences)
+ALL_SEEDS = -1
+
+
+def _record(
+    comparison: SaliencyComparison, case: Any, explainer: str, metric: str, value: float, seed: int | None = None
+) -> Record:
+    fields = {**comparison.case_fields(), "arm": "standard" if case.guide is None else "guided"}
+    return Record(SUITE, case.model_id, explainer, case.seed if seed is None else seed, metric, float(value), fields)

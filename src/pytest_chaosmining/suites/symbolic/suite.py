@@ -15,7 +15,7 @@ import numpy as np
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, own_merit, reported
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.explainers.context import TABULAR_REGRESSION, tabular_context
-from pytest_chaosmining.suites import Calibration, CaseFields, SuiteDefaults, sharded
+from pytest_chaosmining.suites import Calibration, CaseFields, ScoreCheck, SuiteDefaults, sharded
 from pytest_chaosmining.suites.formula_models.cases import (
     SUITE,
     SymbolicCase,
@@ -26,6 +26,7 @@ from pytest_chaosmining.suites.formula_models.cases import (
     untrained_model,
 )
 from pytest_chaosmining.suites.formula_models.tiers import SYMBOLIC
+from pytest_chaosmining.suites.scoring import ModelScoring
 from pytest_chaosmining.suites.symbolic import report
 
 if TYPE_CHECKING:
@@ -109,7 +110,7 @@ def _formula_key(fields: CaseFields) -> str:
     return f"f{int(str(fields['formula'])):02d}"
 
 
-class SymbolicSuite(SuiteDefaults):
+class SymbolicSuite(ModelScoring, SuiteDefaults):
     """Symbolic functions (ChaosMining §3.1): FPrec of each explainer on MLPs
     trained per formula × noise condition × seed."""
 
@@ -127,6 +128,33 @@ class SymbolicSuite(SuiteDefaults):
         *reported("attr_uscore", "untrained_fprec", "fingerprint", "self_agreement"),
     )
     calibration = Calibration(judged=calibrated(metrics))
+    checks = (
+        ScoreCheck("fprec"),
+        ScoreCheck(
+            "training_gain",
+            "{what} (FPrec on the untrained model {untrained_fprec:.3f}: does the explainer depend on the model?)",
+        ),
+        ScoreCheck(
+            "sign_agreement",
+            "{what} (it declares completeness: do its attributions sum with the sign of f(x) - f(0)? "
+            "0.5 is a map that ignores the sample, 0 a flipped sign)",
+            when_present=True,
+        ),
+        ScoreCheck(
+            "truth_sign",
+            "{what} (its map is signed: does a feature that raises the output get a positive attribution, "
+            "one that lowers it a negative one? 0.5 is a map of one sign, 0 a flipped sign)",
+            when_present=True,
+        ),
+        ScoreCheck(
+            "completeness",
+            "{what} (it declares completeness: 1 - mean |sum of attributions - (f(x) - f(0))| / mean "
+            "|f(x) - f(0)|; a rescaled or flipped map scores 0 or below)",
+            when_present=True,
+        ),
+    )
+    recorded = ("attr_uscore", "untrained_fprec")
+    model_records = ("train_seconds",)
     #: for the saliency suite: prediction quality and the scores compared (the first is judged)
     quality_metric = "uscore"
     compared = ("fprec",)
@@ -175,6 +203,14 @@ class SymbolicSuite(SuiteDefaults):
     def chance(self, model: TrainedSymbolicModel) -> float:
         """FPrec of a ranking that knows nothing: k / features."""
         return len(model.data.truth) / model.data.n_features
+
+    def bar_key(self, fields: CaseFields) -> str:
+        """The formula (``f03``)."""
+        return _formula_key(fields)
+
+    def unlearned_keys(self, case: SymbolicCase) -> tuple[str, ...]:
+        """None: every symbolic model is expected to learn."""
+        return ()
 
     def where(self, case: SymbolicCase) -> str:
         """The threshold key of ``case``: its formula (``f02``)."""

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, own_merit, reported
 from pytest_chaosmining.explainers.context import IMAGE_CLASSIFICATION
-from pytest_chaosmining.suites import Calibration, CaseFields
+from pytest_chaosmining.suites import Calibration, CaseFields, ScoreCheck
 from pytest_chaosmining.suites.classifier import ClassifierFunctions, ClassifierSuite
 from pytest_chaosmining.suites.digit_models.cases import (
     SUITE,
@@ -215,12 +215,28 @@ class VisionSuite(ClassifierSuite):
         *reported("box_share", "untrained_iou", "fingerprint", "self_agreement"),
     )
     calibration = Calibration(judged=calibrated(metrics))
+    checks = (
+        ScoreCheck("iou"),
+        ScoreCheck(
+            "training_gain",
+            "{what} (IoU on the untrained model {untrained_iou:.3f}: does the explainer depend on the model?)",
+        ),
+    )
+    recorded = ("box_share", "untrained_iou")
     #: for the saliency suite: the scores compared (the first is judged)
     compared = ("iou", "box_share")
     tiers = VISION
     disk_source = "torchvision"
     example_png = "vision_examples.png"
     functions = ClassifierFunctions(plan_cases, trained_model, evaluate, example_figure, probe)
+
+    def bar_key(self, fields: CaseFields) -> str:
+        """The condition (``SBRP``)."""
+        return _condition_key(fields)
+
+    def unlearned_keys(self, case: Any) -> tuple[str, ...]:
+        """The model, then the condition."""
+        return (case.model, case.condition)
 
     def chance(self, model: TrainedVisionModel) -> float:
         """IoU of a map that knows nothing: the foreground's 1/49 of the canvas."""
