@@ -17,7 +17,9 @@ if TYPE_CHECKING:
     import pytest
 
     from pytest_chaosmining.core.verdicts.records import Record
+    from pytest_chaosmining.judge import Check
     from pytest_chaosmining.run_view import RunView
+    from pytest_chaosmining.suites.seam import Case, Scored
 
 
 class SuiteDefaults:
@@ -27,9 +29,24 @@ class SuiteDefaults:
     report: ModuleType  # the suite's report module (``sections``, ``FIGURES``)
 
     name: str
+    #: the scores an explainer test records beside its checks (none unless a suite says so)
+    recorded: tuple[str, ...] = ()
 
     def parametrize(self, metafunc: pytest.Metafunc, session: RunView | None) -> None:
         parametrize_cases(metafunc, session, self)  # type: ignore[arg-type]
+
+    def more_checks(
+        self,
+        session: RunView,
+        case: Case,
+        explainer: str,
+        node: pytest.Item,
+        record: Callable[[str, float], Record],
+        what: str,
+        scored: Scored,
+    ) -> list[Check]:
+        """None beyond the declared checks (the model suites add their own merit and drift)."""
+        return []
 
     def records(self, case: RecordedCase, explainer: str) -> Callable[[str, float], Record]:
         """Records of ``case`` in this suite: its model, seed and reported fields."""

@@ -46,7 +46,6 @@ if TYPE_CHECKING:
 
     from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.explainers import Explainer
-    from pytest_chaosmining.judge import Check
     from pytest_chaosmining.run_view import RunView
     from pytest_chaosmining.suites.bam.data import BamSpec
 
@@ -496,19 +495,6 @@ class BamSuite(SuiteDefaults):
         session.judge.record_costs(node, timer.cost_or(out["cost"]), record)
         values = {**out, "mcs_gain": out["mcs"] - out["mcs_baseline"], "idr_gain": out["idr"] - out["idr_baseline"]}
         return Scored(values, [_record(case, explainer, "mcs_k", v, k=k) for k, v in out["mcs_k"].items()])
-
-    def more_checks(
-        self,
-        session: RunView,
-        case: BamCase,
-        explainer: str,
-        node: pytest.Item,
-        record: Callable[[str, float], Record],
-        what: str,
-        scored: Scored,
-    ) -> list[Check]:
-        """None beyond the declared ones."""
-        return []
 
     def seeds(self, tier: str, seeds: Seeds | None) -> range:
         return seed_range(BAM[tier].seeds, seeds)

@@ -54,7 +54,6 @@ if TYPE_CHECKING:
 
     from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.explainers import Explainer
-    from pytest_chaosmining.judge import Check
     from pytest_chaosmining.run_view import RunView
 
 SUITE = "iteroar"
@@ -436,7 +435,6 @@ class IteroarSuite(SuiteDefaults):
             "{untrained_box_share:.3f} with the untrained model's",
         ),
     )
-    recorded = ()
 
     def seeds(self, tier: str, seeds: Seeds | None) -> range:
         return seed_range(ITEROAR[tier].seeds, seeds)
@@ -552,16 +550,3 @@ class IteroarSuite(SuiteDefaults):
             "untrained_box_share": result.untrained_box_share,
         }
         return Scored(values, chain_records(case, explainer, result))
-
-    def more_checks(
-        self,
-        session: RunView,
-        case: IteroarCase,
-        explainer: str,
-        node: pytest.Item,
-        record: Callable[[str, float], Record],
-        what: str,
-        scored: Scored,
-    ) -> list[Check]:
-        """None beyond the declared ones."""
-        return []

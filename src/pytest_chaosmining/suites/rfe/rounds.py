@@ -13,7 +13,10 @@ trained first.  With ``ensemble``, the distinct networks of one request (the
 rounds of runs side by side, :func:`~pytest_chaosmining.suites.rfe.rfewna.fit_side_by_side`)
 that keep as many features train as one batched ensemble
 (:func:`~pytest_chaosmining.core.training.ensemble.train_on_shared_batches`: to float
-tolerance, not bit for bit).
+tolerance, not bit for bit).  With a model cache as its store, networks of the
+default architecture are kept on disk under the same key (with the seconds their
+training took): a warm run retrains none that an explainer's choices reproduce,
+and the first round's, the same for every explainer, ships in the pack.
 """
 
 from __future__ import annotations

@@ -54,7 +54,6 @@ if TYPE_CHECKING:
 
     from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.explainers import Explainer
-    from pytest_chaosmining.judge import Check
     from pytest_chaosmining.run_view import RunView
     from pytest_chaosmining.suites.rfe.rounds import RoundNetworks
 
@@ -493,7 +492,6 @@ class RfeSuite(SuiteDefaults):
         # where the truth is unknown (Santander): the selection's test accuracy against the quality gate
         ScoreCheck("accuracy", "RFEwNA-{what}", when_present=True, value="accuracy_without_truth", bar="quality_gate"),
     )
-    recorded = ()
 
     def bar_key(self, fields: CaseFields) -> str:
         """The dataset (``f10``, ``generated``)."""
@@ -528,19 +526,6 @@ class RfeSuite(SuiteDefaults):
         assert linear.fprec is not None  # the same data: the truth is known to both
         values = {"fprec": result.fprec, "fprec_over_linear": result.fprec - linear.fprec, "linear_fprec": linear.fprec}
         return Scored(values, made)
-
-    def more_checks(
-        self,
-        session: RunView,
-        case: RFECase,
-        explainer: str,
-        node: pytest.Item,
-        record: Callable[[str, float], Record],
-        what: str,
-        scored: Scored,
-    ) -> list[Check]:
-        """None beyond the declared ones."""
-        return []
 
     def judge_statistical(self, session: RunView, case: RFECase, method: str, node: pytest.Item) -> None:
         """A statistical method's selection: its records; exactly k features and finite test scores."""
