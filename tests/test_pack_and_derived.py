@@ -269,3 +269,17 @@ def test_shipped_derived_results_stand_in_under_the_same_key_only(tmp_path):
     assert fresh.get_or_compute("s", {"case": 3, "device": "cpu"}, functools.partial(compute, 3)) == {"score": 3}
     assert computed == [1, 2, 3]
     assert (tmp_path / "b" / "derived" / "s").is_dir()  # copied into the user's cache: the pack is read once
+
+
+def test_keep_models_keeps_what_the_pack_ships_and_replaces_the_results(tmp_path):
+    config = {"suite": "s", "seed": 0, "device": "cpu"}
+    ModelCache(tmp_path / "a").model("s", config, _build, _fit, torch.device("cpu"), check=_check)
+    build_pack(tmp_path / "a", tmp_path / "pack")
+    (elsewhere,) = (tmp_path / "pack" / "s").glob("*.pt")
+    other = elsewhere.with_name("another-machines-model.pt")
+    shutil.copyfile(elsewhere, other)
+    DerivedCache(tmp_path / "b").get_or_compute("s", {"case": 1, "device": "cpu"}, lambda: {"score": 1})
+    assert build_pack(tmp_path / "b", tmp_path / "pack", keep_models=True) == {"derived": 1}
+    assert other.is_file() and elsewhere.is_file()
+    assert build_pack(tmp_path / "b", tmp_path / "pack") == {"derived": 1}
+    assert not (tmp_path / "pack" / "s").exists()  # without keep_models the pack is what the cache holds

@@ -1,5 +1,8 @@
-"""``chaosmining-pack CACHE_DIR [--out DIR]``: build the shipped model pack from a
-model cache the smoke tier trained into (:func:`pytest_chaosmining.core.storage.pack.build_pack`)."""
+"""``chaosmining-pack CACHE_DIR [--out DIR] [--keep-models]``: build the shipped pack
+from a model cache the smoke tier's default run wrote into
+(:func:`pytest_chaosmining.core.storage.pack.build_pack`): its models, the entries
+marked shippable and the derived results, whose keys hold the code that made them
+(build it last before a release: any later source change makes the results miss)."""
 
 from __future__ import annotations
 
@@ -15,8 +18,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Build the shipped model pack from a model cache.")
     parser.add_argument("cache_dir", type=Path, help="a --chaosmining-cache directory the smoke tier trained into")
     parser.add_argument("--out", type=Path, default=SHIPPED, help="pack folder to write (default: the package's)")
+    parser.add_argument(
+        "--keep-models",
+        action="store_true",
+        help="keep the models the pack ships (other machines' among them); replace its entries and results",
+    )
     args = parser.parse_args(argv)
-    counts = build_pack(args.cache_dir, args.out)
+    counts = build_pack(args.cache_dir, args.out, args.keep_models)
     size = sum(p.stat().st_size for p in args.out.rglob("*.pt")) if args.out.exists() else 0
     print(
         f"{sum(counts.values())} models ({', '.join(f'{s} {n}' for s, n in sorted(counts.items()))}), "

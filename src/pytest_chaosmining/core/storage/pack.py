@@ -113,12 +113,21 @@ class ModelPack:
         return state, {**meta, "check": score, "shipped": True}
 
 
-def build_pack(cache_dir: Path, out: Path = SHIPPED) -> dict[str, int]:
-    """Copy every CPU model entry of ``cache_dir`` that carries a check score into
-    the pack folder ``out`` (replacing it); the number of entries per suite."""
+def build_pack(cache_dir: Path, out: Path = SHIPPED, keep_models: bool = False) -> dict[str, int]:
+    """Copy every CPU model entry of ``cache_dir`` that carries a check score, every
+    shippable entry and every CPU derived result into the pack folder ``out``
+    (replacing it); the number of entries per suite.  ``keep_models``: the models
+    ``out`` already ships stay as they are (another machine's retrained IteROAR
+    models among them), and only models it lacks are added; the shippable entries
+    and derived results, keyed by the code, are replaced."""
     counts: dict[str, int] = {}
     staging = out.with_name(out.name + ".new")
     shutil.rmtree(staging, ignore_errors=True)
+    kept_models = sorted(Path(out).glob("*/*.pt")) if keep_models else []
+    for model in kept_models:
+        target = staging / model.parent.name / model.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(model, target)
     for entry in sorted(Path(cache_dir).glob("*/*.pt")):
         payload = torch.load(entry, map_location="cpu", weights_only=True)
         meta = payload.get("meta", {})
@@ -135,6 +144,8 @@ def build_pack(cache_dir: Path, out: Path = SHIPPED) -> dict[str, int]:
         kept = {k: meta[k] for k in ("config", "check", "train_seconds", "final_loss") if k in meta}
         kept["torch"] = str(torch.__version__)
         target = staging / suite / f"{spec_key(config)}.pt"
+        if target.exists():  # kept as shipped
+            continue
         target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(target, functools.partial(_save, {"state_dict": payload["state_dict"], "meta": kept}))
         counts[suite] = counts.get(suite, 0) + 1
