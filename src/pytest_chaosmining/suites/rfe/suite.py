@@ -442,23 +442,37 @@ def _statistical_selection(
     return support, scores, curve, seconds
 
 
-def _selection_record(
-    case: RFECase, method: str, explainer: str, metric: str, value: float, **extra: str | int | float
-) -> Record:
-    """A record of a selection on ``case`` (its fields, the selection size k and the feature count)."""
+def selection_fields(case: RFECase) -> dict[str, Any]:
+    """A selection's record fields on ``case``: its fields, the selection size k and the feature count."""
+    k, total = _selection_size(case)
+    return {**case.case_fields(), "k": k, "total_features": total}
+
+
+@functools.lru_cache(maxsize=16)
+def _selection_size(case: RFECase) -> tuple[int, int]:
+    """k and the feature count of ``case``'s data (a function of the case: worked out once per case)."""
     data = load(case)
-    fields = {**case.case_fields(), "k": n_select(case, data), "total_features": data.n_features, **extra}
-    return Record(SUITE, method, explainer, case.seed, metric, float(value), fields)
+    return n_select(case, data), int(data.n_features)
+
+
+def _selection_record(
+    case: RFECase,
+    fields: dict[str, Any],
+    method: str,
+    explainer: str,
+    metric: str,
+    value: float,
+    **extra: str | int | float,
+) -> Record:
+    return Record(SUITE, method, explainer, case.seed, metric, float(value), {**fields, **extra})
 
 
 def selection_records(case: RFECase, method: str, explainer: str, result: SelectionResult) -> list[Record]:
     """What a selection records: its test scores, its fitting time and its validation curve."""
-    made = [_selection_record(case, method, explainer, m, v) for m, v in result.scores.items()]
-    made.append(_selection_record(case, method, explainer, "fit_seconds", result.seconds))
-    return made + [
-        _selection_record(case, method, explainer, "val_score", score, n_remaining=n_remaining)
-        for n_remaining, score in result.curve
-    ]
+    record = functools.partial(_selection_record, case, selection_fields(case), method, explainer)
+    made = [record(m, v) for m, v in result.scores.items()]
+    made.append(record("fit_seconds", result.seconds))
+    return made + [record("val_score", score, n_remaining=n_remaining) for n_remaining, score in result.curve]
 
 
 def _dataset_key(fields: CaseFields) -> str:
@@ -499,7 +513,7 @@ class RfeSuite(SuiteDefaults):
 
     def records(self, case: RFECase, explainer: str) -> Callable[[str, float], Record]:  # type: ignore[override]
         """RFEwNA's records of ``case``: its fields with the selection size and the feature count."""
-        return functools.partial(_selection_record, case, "RFEwNA", explainer)
+        return functools.partial(_selection_record, case, selection_fields(case), "RFEwNA", explainer)
 
     def scored(
         self,
@@ -536,9 +550,10 @@ class RfeSuite(SuiteDefaults):
         result = self.selection(session, case, method)
         for made in selection_records(case, method, MODEL_LEVEL, result):
             session.judge.record(node, made)
+        fields = selection_fields(case)
         if result.fprec is not None:
-            session.judge.record(node, _selection_record(case, method, MODEL_LEVEL, "fprec", result.fprec))
-        k = n_select(case, load(case))
+            session.judge.record(node, _selection_record(case, fields, method, MODEL_LEVEL, "fprec", result.fprec))
+        k = fields["k"]
         assert result.support.sum() == k, f"{method} kept {result.support.sum()} features, expected {k}"
         assert all(math.isfinite(v) for v in result.scores.values()), result.scores
 
