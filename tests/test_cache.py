@@ -71,3 +71,12 @@ def test_concurrent_processes_train_once(tmp_path):
     procs = [subprocess.Popen([sys.executable, "-c", script]) for _ in range(3)]
     assert [p.wait(timeout=120) for p in procs] == [0, 0, 0]
     assert (tmp_path / "calls").read_text() == "x"
+
+
+def test_get_finds_an_entry_without_training_and_none_where_there_is_none(tmp_path):
+    cache = ModelCache(tmp_path)
+    assert cache.get("s", {"n": 1}) is None
+    cache.get_or_train("s", {"n": 1}, lambda: ({"w": torch.tensor([2.0])}, {"result": 2.0}))
+    found = cache.get("s", {"n": 1})
+    assert found is not None and found[0]["w"].item() == 2.0 and found[1]["result"] == 2.0
+    assert cache.get("s", {"n": 2}) is None

@@ -25,10 +25,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     counts = build_pack(args.cache_dir, args.out, args.keep_models)
-    size = sum(p.stat().st_size for p in args.out.rglob("*.pt")) if args.out.exists() else 0
+    size = sum(p.stat().st_size for p in args.out.rglob("*") if p.is_file()) if args.out.exists() else 0
     print(
-        f"{sum(counts.values())} models ({', '.join(f'{s} {n}' for s, n in sorted(counts.items()))}), "
-        f"{size / 2**20:.1f} MiB in {args.out}"
+        f"{sum(counts.values())} entries written ({', '.join(f'{s} {n}' for s, n in sorted(counts.items()))}), "
+        f"the pack {size / 2**20:.1f} MiB in {args.out}"
     )
     return 0
 

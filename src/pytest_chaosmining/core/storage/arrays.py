@@ -45,9 +45,9 @@ def _load(path: Path, key: str, cls: type[D]) -> D:
         if meta["key"] != key:
             raise ValueError("key mismatch")
         arrays = {k: npz[k] for k in npz.files if k != _FIELDS}
-    fields = {f.name: f.type for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     rest = {k: tuple(v) if isinstance(v, list) else v for k, v in meta["fields"].items()}
-    if set(arrays) | set(rest) != set(fields):
+    if set(arrays) | set(rest) != names:
         raise ValueError("fields differ")
     return cls(**arrays, **rest)
 

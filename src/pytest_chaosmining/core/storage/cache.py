@@ -69,27 +69,45 @@ class ModelCache:
         path = self.path(suite, key)
         path.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(str(path) + ".lock", timeout=LOCK_TIMEOUT_S):
-            if path.exists():
-                try:
-                    state, meta = self._load(path, key)
-                    return state, meta, False
-                except CorruptEntry as exc:
-                    warnings.warn(
-                        f"chaosmining: discarding corrupt cache entry {path}: {exc}",
-                        stacklevel=2,
-                        category=ChaosminingWarning,
-                    )
-                    path.unlink(missing_ok=True)
-            shipped = self._shipped(suite, key)
-            if shipped is not None:
-                self._save(path, *shipped)
-                return shipped[0], shipped[1], False
+            found = self._found(suite, key, path)
+            if found is not None:
+                return found[0], found[1], False
             state, meta = train()
             meta = {**meta, "key": key, "config": json.dumps(config, sort_keys=True)}
             if shippable:
                 meta["shippable"] = True
             self._save(path, state, meta)
             return state, meta, True
+
+    def get(
+        self, suite: str, config: dict[str, Any], code: Code = ()
+    ) -> tuple[dict[str, torch.Tensor], dict[str, Any]] | None:
+        """``(state_dict, meta)`` of the valid entry for ``config``, here or in the pack
+        (copied here); None where there is none (nothing is trained)."""
+        key = cache_key(config, code)
+        path = self.path(suite, key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(path) + ".lock", timeout=LOCK_TIMEOUT_S):
+            return self._found(suite, key, path)
+
+    def _found(self, suite: str, key: str, path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]] | None:
+        """The valid entry of ``key`` at ``path`` (a corrupt one is discarded with a
+        warning), else the pack's, copied to ``path``; None where neither has one.
+        The caller holds the entry's lock."""
+        if path.exists():
+            try:
+                return self._load(path, key)
+            except CorruptEntry as exc:
+                warnings.warn(
+                    f"chaosmining: discarding corrupt cache entry {path}: {exc}",
+                    stacklevel=3,
+                    category=ChaosminingWarning,
+                )
+                path.unlink(missing_ok=True)
+        shipped = self._shipped(suite, key)
+        if shipped is not None:
+            self._save(path, *shipped)
+        return shipped
 
     def _shipped(self, suite: str, key: str) -> tuple[dict[str, torch.Tensor], dict[str, Any]] | None:
         """The pack's entry of ``key`` (a key carries the code and torch version: a match is this entry)."""

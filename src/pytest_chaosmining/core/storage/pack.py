@@ -32,6 +32,7 @@ import hashlib
 import json
 import shutil
 import warnings
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
@@ -120,7 +121,7 @@ def build_pack(cache_dir: Path, out: Path = SHIPPED, keep_models: bool = False) 
     ``out`` already ships stay as they are (another machine's retrained IteROAR
     models among them), and only models it lacks are added; the shippable entries
     and derived results, keyed by the code, are replaced."""
-    counts: dict[str, int] = {}
+    counts: Counter[str] = Counter()
     staging = out.with_name(out.name + ".new")
     shutil.rmtree(staging, ignore_errors=True)
     kept_models = sorted(Path(out).glob("*/*.pt")) if keep_models else []
@@ -135,7 +136,7 @@ def build_pack(cache_dir: Path, out: Path = SHIPPED, keep_models: bool = False) 
             target = staging / entry.parent.name / ENTRIES / entry.name
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(entry, target)
-            counts[f"{entry.parent.name}/{ENTRIES}"] = counts.get(f"{entry.parent.name}/{ENTRIES}", 0) + 1
+            counts[f"{entry.parent.name}/{ENTRIES}"] += 1
             continue
         if "check" not in meta or json.loads(meta["config"]).get("device") != "cpu":
             continue
@@ -148,15 +149,15 @@ def build_pack(cache_dir: Path, out: Path = SHIPPED, keep_models: bool = False) 
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(target, functools.partial(_save, {"state_dict": payload["state_dict"], "meta": kept}))
-        counts[suite] = counts.get(suite, 0) + 1
+        counts[suite] += 1
     for entry in sorted((Path(cache_dir) / SHIPPED_DERIVED).glob("*/*.json")):
         if json.loads(entry.read_text()).get("parts", {}).get("device") != "cpu":
             continue
         target = staging / SHIPPED_DERIVED / entry.parent.name / f"{entry.name}.gz"
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(gzip.compress(entry.read_bytes(), mtime=0))
-        counts[SHIPPED_DERIVED] = counts.get(SHIPPED_DERIVED, 0) + 1
+        counts[SHIPPED_DERIVED] += 1
     shutil.rmtree(out, ignore_errors=True)
     if staging.exists():
         staging.rename(out)
-    return counts
+    return dict(counts)

@@ -497,8 +497,8 @@ class IteroarSuite(SuiteDefaults):
         """The condition and fill (``SBFP-zero``)."""
         return _chain_key(fields)
 
-    def gate(self, session: RunView, case: IteroarCase) -> None:
-        """Skip the test where f_0 is below the IteROAR accuracy gate."""
+    def gate(self, session: RunView, case: IteroarCase) -> float:
+        """The IteROAR accuracy gate; the test skips where f_0 is below it."""
         import pytest
 
         trained = self.f0(session, case)
@@ -508,19 +508,19 @@ class IteroarSuite(SuiteDefaults):
                 f"f_0 of {case.id} is below the IteROAR accuracy gate ({trained.accuracy:.3f} < {gate:.3f}): "
                 "removing features from a model that has not learned measures nothing"
             )
+        return gate
 
     def judge_reference(self, session: RunView, case: IteroarCase, node: pytest.Item) -> None:
         """The reference chain's test: its records, and f_0's accuracy at least the gate."""
         from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL
 
-        self.gate(session, case)
+        gate = self.gate(session, case)
         result = self.chain(session, case, None)
         for made in chain_records(case, REFERENCE, result):
             session.judge.record(node, made)
         first = Record(SUITE, case.model_id, MODEL_LEVEL, case.seed, "accuracy", result.accuracy[0], {
             **case.case_fields(), "iteration": 0
         })  # fmt: skip
-        gate = session.thresholds.quality_gate(SUITE, session.settings.tier)
         session.judge.require(node, first, gate, f"f_0 of {case.id}")
 
     def scored(

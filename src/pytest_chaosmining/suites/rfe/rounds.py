@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    import torch
     from torch import nn
 
     from pytest_chaosmining.core.storage.cache import ModelCache
@@ -236,16 +235,10 @@ class RoundNetworks:
     def _stored(self, key: NetworkKey) -> bool:
         """Whether ``key``'s network was loaded from :attr:`store` (then kept in memory)."""
         config = self._disk_config(key)
-        if self.store is None or config is None or not self.store.has(SUITE, config, rounds_code()):
+        found = self.store.get(SUITE, config, rounds_code()) if self.store is not None and config is not None else None
+        if found is None:
             return False
-
-        def missing() -> tuple[dict[str, torch.Tensor], dict[str, object]]:
-            raise LookupError("the stored round network went away")
-
-        try:
-            state, meta, _ = self.store.get_or_train(SUITE, config, missing, rounds_code())
-        except LookupError:
-            return False
+        state, meta = found
         net = initial_network(key[0], len(key[2]))
         net.load_state_dict(state)
         self._trained[key] = (net.eval(), float(meta["train_seconds"]))
