@@ -16,6 +16,7 @@ import pytest
 from pytest_chaosmining.plugin import fixtures
 from pytest_chaosmining.plugin.benchmark_folder import BenchmarkFolder
 from pytest_chaosmining.plugin.fixtures import SESSION_KEY
+from pytest_chaosmining.run.quick_exit import freeze_heap_at_exit
 from pytest_chaosmining.settings import Settings, add_options, resolve
 from pytest_chaosmining.suites import all_suites, folder_of_suite, registered_suites, suite_of, suite_roots
 
@@ -50,6 +51,8 @@ def pytest_configure(config: pytest.Config) -> None:
     _compact_benchmark_table(config)
     from pytest_chaosmining.plugin.collector import ResultCollector
     from pytest_chaosmining.run.session import ChaosminingSession
+
+    freeze_heap_at_exit()
 
     session = ChaosminingSession(config, settings)
     try:

@@ -182,9 +182,11 @@ def _explainer_masks(
     device: torch.device,
     internal_batch_size: int,
     rng: np.random.Generator,
+    preds: np.ndarray | None = None,
 ) -> np.ndarray:
     """Masks of ``images`` from ``explainer``'s maps of ``model`` (target: the
-    predicted class); ``explainer`` None draws uniformly random maps."""
+    predicted class, ``preds`` where the caller knows it); ``explainer`` None
+    draws uniformly random maps."""
     import torch
 
     from pytest_chaosmining.core.training.classification import predict_array, to_float
@@ -195,7 +197,7 @@ def _explainer_masks(
 
     if explainer is None:
         return top_fraction_masks(rng.random((len(images),) + images.shape[2:]), case.fraction, rng)
-    preds = predict_array(model, images)
+    preds = predict_array(model, images) if preds is None else preds
     context = attribution_context(case.base, device, internal_batch_size)
     out = []
     for start in range(0, len(images), case.batch):
@@ -287,12 +289,13 @@ def run_chain(
     n = min(case.n_explain, len(f0.val))
     test_x, test_y, boxes = f0.val.images[:n], f0.val.labels[:n], f0.val.boxes[:n]
     train_x, train_y = train.images[: case.n_retrain], train.labels[: case.n_retrain]
-    model, accuracy, seconds = f0.model, [float((f0.predictions[:n] == test_y).mean())], []
+    model, test_preds = f0.model, f0.predictions[:n]
+    accuracy, seconds = [float((test_preds == test_y).mean())], []
     masks, box_share, box_covered, leak = [], [], [], (float("nan"), float("nan"))
     untrained_share = float("nan")
     for i in range(case.iterations + 1):
         m_test = _explainer_masks(
-            case, model, test_x, explainer, device, internal_batch_size, _rng(case, f"{stream}-test", i)
+            case, model, test_x, explainer, device, internal_batch_size, _rng(case, f"{stream}-test", i), test_preds
         )
         masks.append(m_test)
         if i == case.iterations:
@@ -310,7 +313,8 @@ def run_chain(
         test_x = apply_masks(test_x, m_test, case.fill)
         model, secs = _retrain(case, model, train_x, train_y, i + 1, cache, device, progress)
         seconds.append(secs)
-        accuracy.append(float((predict_array(model, test_x) == test_y).mean()))
+        test_preds = predict_array(model, test_x)
+        accuracy.append(float((test_preds == test_y).mean()))
     metrics = mask_metrics(masks)  # the probe m_I included
     return ChainResult(
         accuracy,

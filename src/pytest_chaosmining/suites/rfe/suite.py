@@ -173,17 +173,25 @@ def plan_cases(tier: Any, seeds: Seeds | None = None, data_dir: str | None = Non
     return cases
 
 
+@functools.lru_cache(maxsize=4)
 def load(case: RFECase) -> Any:
-    """The case's data (deterministic)."""
+    """The case's data (deterministic), made once per process for the case's
+    tests (selection sizes, RFEwNA, the statistical selectors); its arrays are
+    read-only, so no caller can change what the next one gets."""
     import pytest_chaosmining.suites.rfe.data as rfe_data
 
     if case.dataset.startswith("f"):
-        return rfe_data.symbolic(int(case.dataset[1:]), case.n_features, case.n_samples, 0.01, case.seed)
-    if case.dataset == "generated":
-        return rfe_data.generated_classification(case.n_samples, case.n_features, case.n_informative, case.seed)
-    if case.dataset == "santander":
-        return rfe_data.santander(rfe_data.find_santander(case.data_dir or "."), case.seed, case.n_samples)
-    raise ValueError(f"unknown RFE dataset {case.dataset!r}")
+        data = rfe_data.symbolic(int(case.dataset[1:]), case.n_features, case.n_samples, 0.01, case.seed)
+    elif case.dataset == "generated":
+        data = rfe_data.generated_classification(case.n_samples, case.n_features, case.n_informative, case.seed)
+    elif case.dataset == "santander":
+        data = rfe_data.santander(rfe_data.find_santander(case.data_dir or "."), case.seed, case.n_samples)
+    else:
+        raise ValueError(f"unknown RFE dataset {case.dataset!r}")
+    for array in (data.x_train, data.y_train, data.x_test, data.y_test, data.truth):
+        if array is not None:
+            array.setflags(write=False)
+    return data
 
 
 def n_select(case: RFECase, data: Any) -> int:
@@ -448,9 +456,8 @@ def selection_fields(case: RFECase) -> dict[str, Any]:
     return {**case.case_fields(), "k": k, "total_features": total}
 
 
-@functools.lru_cache(maxsize=16)
 def _selection_size(case: RFECase) -> tuple[int, int]:
-    """k and the feature count of ``case``'s data (a function of the case: worked out once per case)."""
+    """k and the feature count of ``case``'s data."""
     data = load(case)
     return n_select(case, data), int(data.n_features)
 
