@@ -4,6 +4,7 @@ module reaching into another module's private names."""
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import json
 import os
@@ -211,6 +212,38 @@ def test_every_import_points_down_even_for_type_checking():
     assert len(root) <= 8, root
 
 
+def test_suites_reach_the_run_through_five_faces():
+    """The run as the suites and reports see it (``run_view.RunView``) has five
+    members (judge, plan, explainers, runtime, results), and every suite or report
+    function that takes the run types it so: mypy (the next test) then holds
+    them to those five; the session satisfies the protocol."""
+    from pytest_chaosmining.run.session import ChaosminingSession
+    from pytest_chaosmining.run_view import RunView
+
+    faces = sorted(n for n in vars(RunView) if not n.startswith("_"))
+    assert faces == ["explainers", "judge", "plan", "results", "runtime"]
+    untyped = []
+    for name, path in _modules().items():
+        if not name.startswith(("pytest_chaosmining.suites", "pytest_chaosmining.reports")):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                for arg in node.args.args + node.args.kwonlyargs:
+                    seen_as = ast.unparse(arg.annotation) if arg.annotation is not None else ""
+                    if arg.arg in ("session", "chaosmining") and not (
+                        "RunView" in seen_as or "pytest.Session" in seen_as
+                    ):
+                        untyped.append(f"{name}.{node.name}({arg.arg})")
+    # (pytest's own session aside) only the shipped test functions take the run untyped: the
+    # ``chaosmining`` fixture, which they pass on to their suite
+    assert [u for u in untyped if ".test_chaosmining_" not in u] == []
+    assert all(
+        isinstance(getattr(ChaosminingSession, face, None), property | functools.cached_property)
+        or face in ("results",)
+        for face in faces
+    )
+
+
 def test_mypy_is_clean_on_the_package(tmp_path):
     """The package type-checks (``[tool.mypy]`` in pyproject.toml); needs the ``dev`` extra."""
     api = pytest.importorskip("mypy.api")
@@ -304,7 +337,7 @@ class NinthSuite(SuiteDefaults):
         with torch.no_grad():
             model.weight.copy_(torch.tensor([[3.0, -2.0, 0.0, 0.0, 0.0, 0.0]]))
             model.bias.zero_()
-        context = tabular_context("ninth", inputs.numpy(), session.device)
+        context = tabular_context("ninth", inputs.numpy(), session.runtime.device)
         with explainer_failures(node.config):
             attr = attribute(session.explainers[explainer], model, inputs, 0, context)
         mass = attr.abs().sum(0)

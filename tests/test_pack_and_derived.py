@@ -198,7 +198,7 @@ def _default_run_models(pytester: pytest.Pytester) -> dict[str, dict[str, object
 
     config = pytester.parseconfig("--chaosmining")
     session = ChaosminingSession(config, resolve(config, tuple(registered_suites())))
-    assert session.tier == "smoke"
+    assert session.plan.tier == "smoke"
     models: dict[str, dict[str, object]] = {}
 
     def add(model_id: str, training: dict[str, object]) -> None:

@@ -18,6 +18,7 @@ from pytest_chaosmining.core.metrics.catalog import MetricCatalog
 from pytest_chaosmining.core.verdicts.baseline import Baseline
 from pytest_chaosmining.core.verdicts.records import OUTCOME_PROPERTY, USER_PROPERTY, Record
 from pytest_chaosmining.core.verdicts.skips import NOT_APPLICABLE_PREFIX, NOT_JUDGED_PREFIX, REPORT_ONLY_PHRASE
+from pytest_chaosmining.core.verdicts.thresholds import Thresholds
 from pytest_chaosmining.explainers import Explainer, ExplainerError, ExplainerNotApplicable
 from pytest_chaosmining.explainers.diagnosis import MapNotes
 
@@ -60,7 +61,10 @@ class Judge:
         catalog: MetricCatalog | None = None,
         map_notes: MapNotes | None = None,
         report_only: frozenset[str] = frozenset(),
+        thresholds: Thresholds | None = None,
     ):
+        #: the bars (and a suite's own margins and gates) the run judges with
+        self.thresholds = thresholds if thresholds is not None else Thresholds({})
         self.explainers = explainers
         self.report_only = report_only
         self.catalog = catalog if catalog is not None else MetricCatalog({})

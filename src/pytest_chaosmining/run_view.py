@@ -2,12 +2,14 @@
 :class:`RunView`, the session as the suites see it (the run's session satisfies
 it; neither the suites nor the reports import the session).
 
-Each member names the collaborator it comes from, so that a suite's reach into
-the run is written down in one place."""
+Five faces: the judge (verdicts, bars, baseline), the plan (settings, tier,
+selected cases), the explainers judged, the runtime (device, model cache,
+models in memory, timers) and the results reused; a suite's whole reach into
+the run is written down here."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 if TYPE_CHECKING:
@@ -16,7 +18,6 @@ if TYPE_CHECKING:
 
     from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.core.verdicts.records import Record
-    from pytest_chaosmining.core.verdicts.thresholds import Thresholds
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.judge import Judge
     from pytest_chaosmining.settings import Settings
@@ -52,32 +53,8 @@ class ResultStore(Protocol):
     ) -> T: ...
 
 
-class Roster(Protocol):
-    """The registered explainers and those each suite runs (the run's roster)."""
-
-    @property
-    def registered(self) -> dict[str, Explainer]: ...
-
-    def explainers_in(self, suite: str) -> list[str]: ...
-
-
-class Selection(Protocol):
-    """The cases and explainers whose tests the run selected."""
-
-    def cases(self, suite: str, cases: Sequence[C]) -> list[C]: ...
-
-    def explainers(self, suite: str, case_id: str) -> list[str]: ...
-
-
-class Placement(Protocol):
-    """Where models train: the device and whether same-shape models train as one ensemble."""
-
-    @property
-    def ensemble(self) -> bool: ...
-
-
-class RunView(Protocol):
-    """The run as a suite sees it."""
+class Plan(Protocol):
+    """What the run covers (the run's plan)."""
 
     @property
     def settings(self) -> Settings: ...
@@ -88,32 +65,49 @@ class RunView(Protocol):
     @property
     def data_dir(self) -> str | None: ...
 
+    def cases(self, suite: str, cases: Sequence[C]) -> list[C]:
+        """Those of ``cases`` with a selected test."""
+        ...
+
+    def per_training(self, cases: Sequence[C]) -> list[C]:
+        """``cases`` once per selected training mode."""
+        ...
+
+
+class Explainers(Protocol):
+    """The explainers the run judges, by name, and which of them run where."""
+
+    def __getitem__(self, name: str) -> Explainer: ...
+
+    def __iter__(self) -> Iterator[str]: ...
+
+    def __len__(self) -> int: ...
+
+    def get(self, name: str) -> Explainer | None: ...
+
+    @property
+    def registered(self) -> dict[str, Explainer]: ...
+
+    def in_suite(self, suite: str) -> list[str]:
+        """The names of those the suite runs."""
+        ...
+
+    def in_case(self, suite: str, case_id: str) -> list[str]:
+        """The names of those with a selected test on the suite's case."""
+        ...
+
+
+class Runtime(Protocol):
+    """Where the work runs and is kept (the run's runtime)."""
+
     @property
     def device(self) -> torch.device: ...
 
     @property
-    def explainers(self) -> dict[str, Explainer]: ...
-
-    @property
-    def thresholds(self) -> Thresholds: ...
-
-    @property
-    def judge(self) -> Judge: ...
+    def ensemble(self) -> bool: ...
 
     @property
     def cache(self) -> ModelCache: ...
-
-    @property
-    def reuse(self) -> ResultStore: ...
-
-    @property
-    def roster(self) -> Roster: ...
-
-    @property
-    def selection(self) -> Selection: ...
-
-    @property
-    def placement(self) -> Placement: ...
 
     def memo(self, key: Hashable, load: Callable[[], T]) -> T:
         """``load()`` kept in memory under ``key`` (the last few models)."""
@@ -121,10 +115,6 @@ class RunView(Protocol):
 
     def progress(self, label: str) -> Progress | None:
         """A training's progress callback printing lines under ``label`` (None under ``-q``)."""
-        ...
-
-    def per_training(self, cases: Sequence[C]) -> list[C]:
-        """``cases`` once per selected training mode."""
         ...
 
     def timer(
@@ -138,3 +128,22 @@ class RunView(Protocol):
     ) -> AttributionTimer:
         """Times the test's attribution calls."""
         ...
+
+
+class RunView(Protocol):
+    """The run as a suite sees it: five faces."""
+
+    @property
+    def judge(self) -> Judge: ...
+
+    @property
+    def plan(self) -> Plan: ...
+
+    @property
+    def explainers(self) -> Explainers: ...
+
+    @property
+    def runtime(self) -> Runtime: ...
+
+    @property
+    def results(self) -> ResultStore: ...

@@ -56,7 +56,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
     session = ChaosminingSession(config, settings)
     try:
-        _ = session.device
+        _ = session.runtime.device
     except RuntimeError as exc:
         raise pytest.UsageError(f"--chaosmining-device: {exc}") from None
     config.stash[SESSION_KEY] = session
@@ -146,7 +146,7 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     cache = settings.cache_dir or "the user cache directory"
     baseline = f", baseline {settings.baseline_file}" if settings.baseline_file else ""
     return [
-        f"chaosmining: tier {settings.tier}, suites {','.join(settings.suites)}, device {session.device}, "
+        f"chaosmining: tier {settings.tier}, suites {','.join(settings.suites)}, device {session.runtime.device}, "
         f"cache {cache}{baseline}"
     ]
 

@@ -132,7 +132,7 @@ class ResultCollector:
             "suites": list(self.settings.suites),
             "explainers": list(self.session.explainers),
             "sweeps": list(self.settings.sweeps),
-            "device": str(self.session.device),
+            "device": str(self.session.runtime.device),
             "xdist_workers": workers,
             "python": platform.python_version(),
             "platform": platform.platform(),

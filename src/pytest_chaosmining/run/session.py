@@ -10,15 +10,14 @@ name: suites reach their cases and models through :mod:`pytest_chaosmining.suite
 
 from __future__ import annotations
 
-import dataclasses
 import functools
-from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 import pytest
 
 from pytest_chaosmining.run.case_selection import CaseSelection
+from pytest_chaosmining.run.facets import JudgedExplainers, RunPlan, Runtime
 from pytest_chaosmining.run.model_memo import ModelMemo
 from pytest_chaosmining.run.placement import Placement
 from pytest_chaosmining.run.progress import ProgressLines
@@ -27,19 +26,11 @@ from pytest_chaosmining.run.roster import ExplainerRoster
 from pytest_chaosmining.settings import Settings
 
 if TYPE_CHECKING:
-    import torch
-    from pytest_benchmark.fixture import BenchmarkFixture
-
     from pytest_chaosmining.core.metrics.catalog import MetricCatalog
     from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.core.verdicts.baseline import Baseline
-    from pytest_chaosmining.core.verdicts.records import Record
     from pytest_chaosmining.core.verdicts.thresholds import Thresholds
-    from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.judge import Judge
-    from pytest_chaosmining.timing import AttributionTimer
-
-C = TypeVar("C")
 
 
 class ChaosminingSession:
@@ -51,31 +42,29 @@ class ChaosminingSession:
         self.placement = Placement(config, settings)
         self.roster = ExplainerRoster(config, settings, lambda: self.thresholds)
         self.selection = CaseSelection(self.roster.explainers_in)
-        self.reuse = ResultReuse(config, settings, lambda: self.cache.root, lambda: self.device.type)
+        #: where built-in and reference results are reused
+        self.results = ResultReuse(config, settings, lambda: self.cache.root, lambda: self.placement.device.type)
         #: ``memo(key, load)``: the models of the last few keys used, kept in memory
         self.memo = ModelMemo()
         #: ``progress(label)``: a training callback printing progress lines (None under ``-q``)
         self.progress = ProgressLines(config)
 
-    @property
-    def tier(self) -> str:
-        """The run's tier name."""
-        return self.settings.tier
+    @functools.cached_property
+    def plan(self) -> RunPlan:
+        """What the run covers: settings, tier, data, the selected cases, the training modes."""
+        return RunPlan(self.settings, self.selection)
 
-    @property
-    def data_dir(self) -> str | None:
-        """``--chaosmining-data`` as a string (None: the embedded data)."""
-        return str(self.settings.data_dir) if self.settings.data_dir else None
+    @functools.cached_property
+    def explainers(self) -> JudgedExplainers:
+        """The explainers the run judges, by name, and which of them run where."""
+        return JudgedExplainers(self.roster, self.selection)
 
-    @property
-    def device(self) -> torch.device:
-        """The run's torch device (:class:`~pytest_chaosmining.run.placement.Placement`)."""
-        return self.placement.device
-
-    @property
-    def explainers(self) -> dict[str, Explainer]:
-        """The selected explainers (:class:`~pytest_chaosmining.run.roster.ExplainerRoster`)."""
-        return self.roster.selected
+    @functools.cached_property
+    def runtime(self) -> Runtime:
+        """Where the work runs and is kept: device, model cache, models in memory, timers."""
+        return Runtime(
+            self.placement, lambda: self.cache, self.memo, self.progress, lambda make: self.judge.cost_recheck(make)
+        )
 
     @functools.cached_property
     def thresholds(self) -> Thresholds:
@@ -118,37 +107,12 @@ class ChaosminingSession:
         """Records results and asserts bars (see :class:`~pytest_chaosmining.judge.Judge`)."""
         from pytest_chaosmining.judge import Judge
 
-        fixed, tier, thresholds = self.settings.max_drop, self.tier, self.thresholds
+        fixed, tier, thresholds = self.settings.max_drop, self.settings.tier, self.thresholds
 
         def max_drop(suite: str, metric: str) -> float:
             return fixed if fixed is not None else thresholds.max_drop(suite, tier, metric)
 
         return Judge(
             self.explainers, self.baseline, max_drop, self.settings.max_slowdown, self.metric_catalog,
-            self.roster.map_notes, frozenset(thresholds.report_only(list(self.settings.suites), tier)),
+            self.roster.map_notes, frozenset(thresholds.report_only(list(self.settings.suites), tier)), thresholds,
         )  # fmt: skip
-
-    def timer(
-        self,
-        benchmark: BenchmarkFixture | None,
-        suite: str,
-        case: str,
-        explainer: str,
-        rounds: int = 1,
-        record: Callable[[str, float], Record] | None = None,
-    ) -> AttributionTimer:
-        """Times the test's attribution calls through ``benchmark`` (:mod:`pytest_chaosmining.timing`);
-        with ``record`` (how the test makes its cost records) a first call that would fail the
-        baseline's cost gate is measured again first."""
-        from pytest_chaosmining.timing import AttributionTimer
-
-        recheck = self.judge.cost_recheck(record) if record is not None else None
-        return AttributionTimer(benchmark, self.device, suite, case, explainer, rounds, recheck)
-
-    def per_training(self, cases: Sequence[C]) -> list[C]:
-        """``cases`` once per selected training mode (``--chaosmining-training``; None: standard)."""
-        return [
-            dataclasses.replace(case, guide=guide)  # type: ignore[type-var]
-            for guide in self.settings.guides()
-            for case in cases
-        ]

@@ -58,7 +58,7 @@ def judge_explainer(
             chaosmining.judge.record(node, make(metric, values[metric]))  # type: ignore[arg-type]
     key = suite.bar_key(getattr(case, "case_fields")())
     what = f"{explainer} on {case.id}"
-    tier, bars = chaosmining.settings.tier, chaosmining.thresholds
+    tier, bars = chaosmining.plan.settings.tier, chaosmining.judge.thresholds
     checks: list[Check] = []
     for check in suite.checks:
         if check.when_present and check.source not in values:

@@ -136,10 +136,12 @@ class ClassifierSuite(ModelScoring, SuiteDefaults):
         return (self.disk_source, data_dir) if data_dir else ("embedded", None)
 
     def plan(self, session: RunView) -> list[Any]:
-        cases = session.per_training(
-            self.functions.plan_cases(self.tiers[session.tier], session.settings.seeds, *self.source(session.data_dir))
+        cases = session.plan.per_training(
+            self.functions.plan_cases(
+                self.tiers[session.plan.tier], session.plan.settings.seeds, *self.source(session.plan.data_dir)
+            )
         )
-        precision = session.settings.precision  # standard training only: saliency guided models stay fp32
+        precision = session.plan.settings.precision  # standard training only: saliency guided models stay fp32
         return [
             c if precision == "fp32" or c.guide is not None else dataclasses.replace(c, precision=precision)
             for c in cases
@@ -147,10 +149,10 @@ class ClassifierSuite(ModelScoring, SuiteDefaults):
 
     def model(self, session: RunView, case: Any) -> Any:
         """The trained classifier of ``case``, trained at most once (and cached on disk)."""
-        return session.memo(
+        return session.runtime.memo(
             case,
             lambda: self.functions.trained_model(
-                case, session.cache, session.device, session.progress(f"{self.name} {case.id}")
+                case, session.runtime.cache, session.runtime.device, session.runtime.progress(f"{self.name} {case.id}")
             ),
         )
 
@@ -167,13 +169,17 @@ class ClassifierSuite(ModelScoring, SuiteDefaults):
         from pytest_chaosmining.core.metrics.cost import Cost
         from pytest_chaosmining.core.storage.derived import weights_digest
 
-        tier = self.tiers[session.tier]
+        tier = self.tiers[session.plan.tier]
         sizes = {"n_explain": tier.n_explain, "internal_batch_size": tier.internal_batch_size, "n_check": tier.n_check}
-        return session.reuse.evaluated(
+        return session.results.evaluated(
             self.name,
-            {"model": model.case.training_config(session.device.type), "weights": weights_digest(model.model), **sizes},
+            {
+                "model": model.case.training_config(session.runtime.device.type),
+                "weights": weights_digest(model.model),
+                **sizes,
+            },
             explainer,
-            lambda: self.functions.evaluate(model, explainer, session.device, **sizes),
+            lambda: self.functions.evaluate(model, explainer, session.runtime.device, **sizes),
             (Cost,),
         )
 

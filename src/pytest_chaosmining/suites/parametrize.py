@@ -31,7 +31,7 @@ def in_shard(suite: str, case_id: str, shard: tuple[int, int] | None) -> bool:
 
 def sharded(session: RunView, suite: str, cases: Sequence[C]) -> list[C]:
     """Those of ``cases`` (of ``suite``) in this run's shard (``--chaosmining-shard``)."""
-    return [case for case in cases if in_shard(suite, str(getattr(case, "id")), session.settings.shard)]
+    return [case for case in cases if in_shard(suite, str(getattr(case, "id")), session.plan.settings.shard)]
 
 
 def planned(session: RunView | None, suite: Suite) -> list[Case]:
@@ -55,7 +55,7 @@ def parametrize_cases(metafunc: pytest.Metafunc, session: RunView | None, suite:
         return pytest.mark.xdist_group(group_name(suite, case))
 
     if "explainer_name" in metafunc.fixturenames:
-        explainers = session.roster.explainers_in(suite.name) if session is not None else []
+        explainers = session.explainers.in_suite(suite.name) if session is not None else []
         if case_arg is not None:
             params = [
                 pytest.param(
@@ -84,10 +84,10 @@ def case_groups(session: RunView) -> dict[tuple[str, str], str]:
     """(suite, test parameter id) → group, for every test :func:`parametrize_cases`
     gives a group in this run (the ids of a case's tests and of its explainer tests)."""
     groups: dict[tuple[str, str], str] = {}
-    for name in session.settings.suites:
+    for name in session.plan.settings.suites:
         suite = get_suite(name)
         cases = planned(session, suite)
-        explainers = session.roster.explainers_in(suite.name)
+        explainers = session.explainers.in_suite(suite.name)
         for case in cases:
             groups[(suite.name, case.id)] = group_name(suite, case)
             groups.update({(suite.name, case.explainer_id(e)): group_name(suite, case) for e in explainers})

@@ -258,14 +258,16 @@ def own_merit_checks(
     key = {
         "check": "own_merit",
         "version": PROBE_VERSION,
-        "model": getattr(case, "training_config")(session.device.type),
+        "model": getattr(case, "training_config")(session.runtime.device.type),
         "weights": weights_digest(trained.model),  # type: ignore[arg-type]
         "samples": [PROBE_SAMPLES, EFFECT_SAMPLES],
     }
     effects = model_effects(session, suite, probe, key) if probe.other_target is not None else None
     with explainer_failures(node.config):
-        values = session.reuse.evaluated(suite.name, key, explainer, lambda: measured_merit(explainer, probe, effects))
-    bars, tier = session.thresholds, session.settings.tier
+        values = session.results.evaluated(
+            suite.name, key, explainer, lambda: measured_merit(explainer, probe, effects)
+        )
+    bars, tier = session.judge.thresholds, session.plan.settings.tier
     noise = (
         f"its own noise: draws agree to {float(values['self_agreement']):.4f} ({values['noise_source']})"  # type: ignore[arg-type]
         if values["noise_source"] != "none"
@@ -314,7 +316,7 @@ def model_effects(session: RunView, suite: ModelSuite, probe: Probe, key: dict[s
         found = class_effects(probe.model, probe.inputs, probe.target, probe.fingerprint_mask, probe.guard)  # type: ignore[arg-type]
         return {"truths": [t.tolist() for t in found.truths], "change": found.change.tolist()}
 
-    stored = session.reuse.reused(suite.name, {**key, "check": "class_effects"}, compute)
+    stored = session.results.reused(suite.name, {**key, "check": "class_effects"}, compute)
     gradient, path, ablation = (np.asarray(t, dtype=np.float64) for t in stored["truths"])
     return ClassEffects((gradient, path, ablation), np.asarray(stored["change"], dtype=np.float64))
 
@@ -333,15 +335,15 @@ def _equivalence_check(
     from pytest_chaosmining.explainers import ExplainerNotApplicable
 
     name = str(explainer.same_as)
-    reference = session.explainers.get(name) or session.roster.registered.get(name)
+    reference = session.explainers.get(name) or session.explainers.registered.get(name)
     if reference is None:
         raise ValueError(
             f"explainer {explainer.name!r} declares same_as={name!r}, which is not a registered "
-            f"explainer ({sorted(session.roster.registered)})"
+            f"explainer ({sorted(session.explainers.registered)})"
         )
     with explainer_failures():
         try:
-            found = session.reuse.evaluated(
+            found = session.results.evaluated(
                 suite.name,
                 {**key, "check": "equivalence", "reference": reference.name},
                 explainer,
@@ -352,8 +354,8 @@ def _equivalence_check(
     return [
         (
             record("equivalence", float(found["equivalence"])),  # type: ignore[arg-type]
-            session.thresholds.optional_metric(
-                suite.name, session.settings.tier, "equivalence", "default", explainer.name
+            session.judge.thresholds.optional_metric(
+                suite.name, session.plan.settings.tier, "equivalence", "default", explainer.name
             ),
             f"{what}: declared equivalence (it declares it implements {reference.name}; their maps must agree "
             f"within {NOISE_FACTOR:g} x their own noise): furthest apart {found['apart_most']}",

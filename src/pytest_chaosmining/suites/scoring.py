@@ -40,7 +40,7 @@ def scored(
     against a baseline).  The suite's scores."""
     chaosmining.judge.tag_test(node, suite.name, explainer)
     trained = suite.model(chaosmining, case)
-    gate = chaosmining.thresholds.quality_gate(suite.name, chaosmining.settings.tier)
+    gate = chaosmining.judge.thresholds.quality_gate(suite.name, chaosmining.plan.settings.tier)
     quality = suite.quality(trained)
     if quality < gate:
         pytest.skip(
@@ -48,7 +48,7 @@ def scored(
             "its explainers are not judged on it"
         )
     with (
-        chaosmining.timer(benchmark, suite.name, case.id, explainer, record=record) as timer,
+        chaosmining.runtime.timer(benchmark, suite.name, case.id, explainer, record=record) as timer,
         explainer_failures(node.config),
     ):
         result = suite.score(chaosmining, trained, chaosmining.explainers[explainer])
@@ -89,7 +89,9 @@ def drift_checks(
     if moved is None or chaosmining.judge.is_control(explainer):
         return []
     agreement, worst, least = moved
-    bar = chaosmining.thresholds.optional_metric(suite, chaosmining.settings.tier, "map_agreement", where, explainer)
+    bar = chaosmining.judge.thresholds.optional_metric(
+        suite, chaosmining.plan.settings.tier, "map_agreement", where, explainer
+    )
     allowance = ""
     if bar is not None and agreement < bar and noise is not None:
         own = noise()
@@ -118,11 +120,11 @@ def judge_model(chaosmining: RunView, suite: ModelSuite, case: Case, node: pytes
     }
     for metric in suite.model_records:
         chaosmining.judge.record(node, make(metric, made[metric]()))
-    tier = chaosmining.settings.tier
-    gate = chaosmining.thresholds.quality_gate(suite.name, tier)
+    tier = chaosmining.plan.settings.tier
+    gate = chaosmining.judge.thresholds.quality_gate(suite.name, tier)
     quality = suite.quality(trained)
     keys = suite.unlearned_keys(case)
-    reason = chaosmining.thresholds.unlearned(suite.name, tier, *keys) if keys else None
+    reason = chaosmining.judge.thresholds.unlearned(suite.name, tier, *keys) if keys else None
     if reason and quality < gate:
         chaosmining.judge.record(node, make(suite.quality_metric, quality))
         pytest.xfail(f"{reason} ({suite.quality_metric} {quality:.3f} < gate {gate:.3f})")

@@ -348,13 +348,13 @@ def example_figure(session: RunView, path: Path) -> bool:
     cached = [
         c
         for c in AudioSuite().plan(session)
-        if session.cache.has(SUITE, c.training_config(session.device.type), audio_code())
+        if session.runtime.cache.has(SUITE, c.training_config(session.runtime.device.type), audio_code())
     ]
     if not cached:
         return False
     case = min(cached, key=lambda c: order.get(c.condition, 9))
     trained = AudioSuite().model(session, case)
-    names = session.roster.explainers_in(SUITE)
+    names = session.explainers.in_suite(SUITE)
     correct = np.flatnonzero(trained.predictions == trained.val.labels)
     i = int(correct[0]) if len(correct) else 0  # a clip the model classifies correctly, where there is one
     wave = trained.val.waves[i].astype(np.float32) / 32767.0
@@ -365,8 +365,8 @@ def example_figure(session: RunView, path: Path) -> bool:
             call = attribution_call(
                 trained,
                 session.explainers[name],
-                session.device,
-                AUDIO[session.tier].internal_batch_size,
+                session.runtime.device,
+                AUDIO[session.plan.tier].internal_batch_size,
                 slice(i, i + 1),
             )
             mass = channel_mass(call().detach().cpu().numpy())[0]

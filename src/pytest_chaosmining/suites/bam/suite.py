@@ -437,7 +437,7 @@ class BamSuite(SuiteDefaults):
 
     def premise(self, session: RunView, models: BamModels) -> list[str]:
         """Why the premise of MCS and IDR does not hold on ``models`` (empty: it holds)."""
-        section = session.thresholds.section(SUITE, session.settings.tier)
+        section = session.judge.thresholds.section(SUITE, session.plan.settings.tier)
         gate = float(section["quality_gate"])
         low = [
             f"{name} accuracy {models.accuracy[f'{name}/images']:.3f} < gate {gate:.3f}"
@@ -488,7 +488,7 @@ class BamSuite(SuiteDefaults):
         if violations:
             pytest.skip(f"BAM premise does not hold on {case.id}; nothing to score ({'; '.join(violations)})")
         with (
-            session.timer(benchmark, SUITE, case.id, explainer, record=record) as timer,
+            session.runtime.timer(benchmark, SUITE, case.id, explainer, record=record) as timer,
             explainer_failures(node.config),
         ):
             out = self.score(session, models, session.explainers[explainer])
@@ -500,15 +500,15 @@ class BamSuite(SuiteDefaults):
         return seed_range(BAM[tier].seeds, seeds)
 
     def plan(self, session: RunView) -> list[BamCase]:
-        source = ("torchvision", session.data_dir) if session.data_dir else ("embedded", None)
-        return plan_cases(BAM[session.tier], session.settings.seeds, *source)
+        source = ("torchvision", session.plan.data_dir) if session.plan.data_dir else ("embedded", None)
+        return plan_cases(BAM[session.plan.tier], session.plan.settings.seeds, *source)
 
     def score(self, session: RunView, models: BamModels, explainer: Explainer) -> dict[str, Any]:
         """:func:`evaluate` at the session's tier sizes (a built-in's scores from the derived cache)."""
         from pytest_chaosmining.core.metrics.cost import Cost
         from pytest_chaosmining.core.storage.derived import weights_digest
 
-        tier = BAM[session.tier]
+        tier = BAM[session.plan.tier]
         sizes = {
             "n_explain": tier.n_explain,
             "internal_batch_size": tier.internal_batch_size,
@@ -516,11 +516,11 @@ class BamSuite(SuiteDefaults):
         }
         weights = weights_digest(models.f_o, models.f_s, *models.f_k.values())
         self._neutral_patches(session, models, weights, min(tier.n_explain, len(models.val)), tier.delta_steps)
-        return session.reuse.evaluated(
+        return session.results.evaluated(
             SUITE,
             {"case": dataclasses.asdict(models.case), "weights": weights, **sizes},
             explainer,
-            lambda: evaluate(models, explainer, session.device, **sizes),
+            lambda: evaluate(models, explainer, session.runtime.device, **sizes),
             (Cost,),
         )
 
@@ -533,18 +533,21 @@ class BamSuite(SuiteDefaults):
             return
 
         def compute() -> dict[str, list[object]]:
-            moved, same = neutral_patches(models, n, session.device, steps)
+            moved, same = neutral_patches(models, n, session.runtime.device, steps)
             return {"moved": moved.tolist(), "same": same.tolist()}
 
         key = {"check": "neutral_patches", "case": dataclasses.asdict(models.case), "weights": weights}
-        stored = session.reuse.reused(SUITE, {**key, "n": n, "steps": steps}, compute)
+        stored = session.results.reused(SUITE, {**key, "n": n, "steps": steps}, compute)
         models.delta = ((n, steps), np.asarray(stored["moved"], dtype=np.uint8), np.asarray(stored["same"], dtype=bool))
 
     def models(self, session: RunView, case: BamCase) -> BamModels:
         """The BAM models of ``case`` (f_o, f_s, every f_k), trained at most once (and cached on disk)."""
-        return session.memo(
+        return session.runtime.memo(
             ("bam", case),
             lambda: trained_models(
-                case, session.cache, session.device, lambda label: session.progress(f"bam {case.id} {label}")
+                case,
+                session.runtime.cache,
+                session.runtime.device,
+                lambda label: session.runtime.progress(f"bam {case.id} {label}"),
             ),
         )

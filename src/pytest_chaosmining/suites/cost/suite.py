@@ -76,7 +76,7 @@ class CostSuite(SuiteDefaults):
 
     def case(self, session: RunView) -> SymbolicCase:
         """The symbolic model the explainers are timed on."""
-        return cost_case(SYMBOLIC[session.tier])
+        return cost_case(SYMBOLIC[session.plan.tier])
 
     def model(self, session: RunView) -> TrainedSymbolicModel:
         """The trained (cached) model of :meth:`case`."""
@@ -89,7 +89,9 @@ class CostSuite(SuiteDefaults):
     def snapshots(self, session: RunView) -> list[tuple[int, torch.nn.Module]]:
         """:meth:`case`'s model at each :func:`snapshot_epochs` epoch of its training
         (one training run, cached on disk as one entry), each in eval mode."""
-        return session.memo(("cost-snapshots", self.case(session)), lambda: _snapshots(session, self.case(session)))
+        return session.runtime.memo(
+            ("cost-snapshots", self.case(session)), lambda: _snapshots(session, self.case(session))
+        )
 
     def convergence(self, session: RunView, explainer: Explainer) -> Convergence:
         """FPrec of ``explainer`` on every snapshot (a built-in's reused from the derived cache)."""
@@ -106,8 +108,8 @@ class CostSuite(SuiteDefaults):
             from pytest_chaosmining.explainers.context import tabular_context
 
             data = trained.data
-            inputs = torch.from_numpy(data.x_test).to(session.device)
-            context = tabular_context(SUITE, data.x_train, session.device)
+            inputs = torch.from_numpy(data.x_test).to(session.runtime.device)
+            context = tabular_context(SUITE, data.x_train, session.runtime.device)
             scores = [
                 fprec(attribute(explainer, model, inputs, 0, context).cpu().numpy(), data.truth)
                 for _, model in snapshots
@@ -118,7 +120,7 @@ class CostSuite(SuiteDefaults):
             "case": self.case(session).id,
             "weights": weights_digest(*(m for _, m in snapshots)),
         }
-        return session.reuse.evaluated(SUITE, parts, explainer, compute, (Convergence,))
+        return session.results.evaluated(SUITE, parts, explainer, compute, (Convergence,))
 
     def judge_cost(
         self, session: RunView, explainer: str, benchmark: BenchmarkFixture | None, node: pytest.Item, rounds: int
@@ -136,13 +138,13 @@ class CostSuite(SuiteDefaults):
         from pytest_chaosmining.timing import timed
 
         case, trained, call = self.case(session), self.model(session), session.explainers[explainer]
-        inputs = torch.from_numpy(trained.data.x_test).to(session.device)
-        context = tabular_context(SUITE, trained.data.x_train, session.device)
+        inputs = torch.from_numpy(trained.data.x_test).to(session.runtime.device)
+        context = tabular_context(SUITE, trained.data.x_train, session.runtime.device)
         with (
-            session.timer(benchmark, SUITE, case.id, explainer, rounds=rounds),
+            session.runtime.timer(benchmark, SUITE, case.id, explainer, rounds=rounds),
             explainer_failures(node.config),
         ):
-            attr, cost = timed(lambda: attribute(call, trained.model, inputs, 0, context), session.device)
+            attr, cost = timed(lambda: attribute(call, trained.model, inputs, 0, context), session.runtime.device)
         fields = {**case.case_fields(), "rows": int(inputs.shape[0]), "features": int(inputs.shape[1])}
 
         def record(metric: str, value: float) -> Record:
@@ -178,7 +180,7 @@ def _snapshots(session: RunView, case: SymbolicCase) -> list[tuple[int, torch.nn
     from pytest_chaosmining.suites.formula_models.cases import symbolic_code, untrained_model
     from pytest_chaosmining.suites.formula_models.data import SymbolicDataSpec, generate
 
-    device = session.device
+    device = session.runtime.device
     data = generate(SymbolicDataSpec(case.formula, case.noise_features, case.label_noise, case.n_samples, case.seed))
     epochs = snapshot_epochs(case.epochs)
 
@@ -198,5 +200,5 @@ def _snapshots(session: RunView, case: SymbolicCase) -> list[tuple[int, torch.nn
         return train_regressor(model, x, y, settings, seed=case.seed, guide=case.guide, on_epoch=keep)
 
     config = {**case.training_config(device.type), "snapshots": list(epochs)}
-    stack, _ = session.cache.model(SUITE, config, build, fit, device, symbolic_code())
+    stack, _ = session.runtime.cache.model(SUITE, config, build, fit, device, symbolic_code())
     return [(epoch, model.eval()) for epoch, model in zip(epochs, stack)]  # type: ignore[call-overload]

@@ -447,10 +447,10 @@ class IteroarSuite(SuiteDefaults):
         from pytest_chaosmining.suites.digit_models.tiers import VISION
 
         return plan_cases(
-            ITEROAR[session.tier],
-            VISION[session.tier],
-            session.settings.seeds,
-            *_vision_suite().source(session.data_dir),
+            ITEROAR[session.plan.tier],
+            VISION[session.plan.tier],
+            session.plan.settings.seeds,
+            *_vision_suite().source(session.plan.data_dir),
         )
 
     def f0(self, session: RunView, case: IteroarCase) -> Any:
@@ -468,22 +468,24 @@ class IteroarSuite(SuiteDefaults):
 
         def run() -> ChainResult:
             f0 = self.f0(session, case)
-            batch = VISION[session.tier].internal_batch_size
+            batch = VISION[session.plan.tier].internal_batch_size
 
             def compute() -> ChainResult:
-                train = session.memo(("vision-train", case.base), lambda: data_split(case.base, "train", session.cache))
+                train = session.runtime.memo(
+                    ("vision-train", case.base), lambda: data_split(case.base, "train", session.runtime.cache)
+                )
                 name = explainer or REFERENCE
                 return run_chain(
                     case,
                     f0,
                     train,
                     session.explainers[explainer] if explainer else None,
-                    session.cache,
-                    session.device,
+                    session.runtime.cache,
+                    session.runtime.device,
                     batch,
-                    session.progress(f"iteroar {case.id} {name}"),
+                    session.runtime.progress(f"iteroar {case.id} {name}"),
                     stream=name,
-                    remembered=lambda key, compute: session.reuse.reused(SUITE, key, compute),
+                    remembered=lambda key, compute: session.results.reused(SUITE, key, compute),
                 )
 
             parts = {
@@ -492,10 +494,10 @@ class IteroarSuite(SuiteDefaults):
                 "internal_batch_size": batch,
             }
             if explainer is not None:
-                return session.reuse.evaluated(SUITE, parts, session.explainers[explainer], compute, (ChainResult,))
-            return session.reuse.reused(SUITE, {**parts, "explainer": REFERENCE}, compute, (ChainResult,))
+                return session.results.evaluated(SUITE, parts, session.explainers[explainer], compute, (ChainResult,))
+            return session.results.reused(SUITE, {**parts, "explainer": REFERENCE}, compute, (ChainResult,))
 
-        return session.memo(("iteroar", case, explainer), run)
+        return session.runtime.memo(("iteroar", case, explainer), run)
 
     def bar_key(self, fields: CaseFields) -> str:
         """The condition and fill (``SBFP-zero``)."""
@@ -506,7 +508,7 @@ class IteroarSuite(SuiteDefaults):
         import pytest
 
         trained = self.f0(session, case)
-        gate = session.thresholds.quality_gate(SUITE, session.settings.tier)
+        gate = session.judge.thresholds.quality_gate(SUITE, session.plan.settings.tier)
         if trained.accuracy < gate:
             pytest.skip(
                 f"f_0 of {case.id} is below the IteROAR accuracy gate ({trained.accuracy:.3f} < {gate:.3f}): "
@@ -543,7 +545,7 @@ class IteroarSuite(SuiteDefaults):
         session.judge.tag_test(node, SUITE, explainer)
         self.gate(session, case)
         reference = self.chain(session, case, None)
-        with session.timer(benchmark, SUITE, case.id, explainer), explainer_failures(node.config):
+        with session.runtime.timer(benchmark, SUITE, case.id, explainer), explainer_failures(node.config):
             result = self.chain(session, case, explainer)
         values = {
             "drop_gain": accuracy_drop(result) - accuracy_drop(reference),

@@ -538,7 +538,7 @@ class RfeSuite(SuiteDefaults):
 
         session.judge.tag_test(node, SUITE, explainer)
         self.run_side_by_side(session, case)  # the case's built-ins, once: shared round networks
-        with session.timer(benchmark, SUITE, case.id, explainer), explainer_failures(node.config):
+        with session.runtime.timer(benchmark, SUITE, case.id, explainer), explainer_failures(node.config):
             result = self.selection(session, case, explainer)
         made = selection_records(case, "RFEwNA", explainer, result)
         if result.fprec is None:
@@ -568,7 +568,7 @@ class RfeSuite(SuiteDefaults):
         return seed_range(RFE_TIERS[tier].seeds, seeds)
 
     def plan(self, session: RunView) -> list[RFECase]:
-        return plan_cases(RFE_TIERS[session.tier], session.settings.seeds, session.data_dir)
+        return plan_cases(RFE_TIERS[session.plan.tier], session.plan.settings.seeds, session.plan.data_dir)
 
     def parametrize(self, metafunc: pytest.Metafunc, session: RunView | None) -> None:
         """Explainer-driven tests over cases × explainers; ``method`` tests over cases × statistical estimators."""
@@ -587,17 +587,18 @@ class RfeSuite(SuiteDefaults):
         """The selection of ``method`` (a registered explainer driving RFEwNA, or
         ``RFE-<estimator>``) on ``case``, computed at most once per process."""
         if method.startswith("RFE-"):
-            return session.memo(
-                ("rfe", case, method), lambda: run_statistical(case, method[4:], session.device, session.cache)
+            return session.runtime.memo(
+                ("rfe", case, method),
+                lambda: run_statistical(case, method[4:], session.runtime.device, session.runtime.cache),
             )
-        return session.memo(
+        return session.runtime.memo(
             ("rfe", case, method),
             lambda: run_rfewna(
                 case,
                 session.explainers[method],
-                session.cache,
-                session.device,
-                session.reuse.reuses_builtin_results,
+                session.runtime.cache,
+                session.runtime.device,
+                session.results.reuses_builtin_results,
                 self.networks(session, case),
             ),
         )
@@ -607,21 +608,22 @@ class RfeSuite(SuiteDefaults):
         is timed on its own: with pytest-benchmark results asked for)."""
         from pytest_chaosmining.suites.rfe.rounds import RoundNetworks
 
-        if session.reuse.fresh_timings:
+        if session.results.fresh_timings:
             return None
-        return session.memo(
-            ("rfe-networks", case), lambda: RoundNetworks(ensemble=session.placement.ensemble, store=session.cache)
+        return session.runtime.memo(
+            ("rfe-networks", case),
+            lambda: RoundNetworks(ensemble=session.runtime.ensemble, store=session.runtime.cache),
         )
 
     def run_side_by_side(self, session: RunView, case: RFECase) -> None:
         """Before the case's first RFEwNA test: the run's selected built-in explainers
         on ``case`` run side by side (once per process; see :func:`run_side_by_side`)."""
         networks = self.networks(session, case)
-        if networks is None or not session.reuse.reuses_builtin_results:
+        if networks is None or not session.results.reuses_builtin_results:
             return
-        names = session.selection.explainers(SUITE, case.id)
+        names = session.explainers.in_case(SUITE, case.id)
         explainers = [session.explainers[name] for name in names]
-        session.memo(
+        session.runtime.memo(
             ("rfe-side-by-side", case),
-            lambda: run_side_by_side(case, explainers, session.cache, session.device, networks),
+            lambda: run_side_by_side(case, explainers, session.runtime.cache, session.runtime.device, networks),
         )

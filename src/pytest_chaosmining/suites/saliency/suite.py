@@ -111,10 +111,10 @@ def guided_bars(session: RunView, domain: str, model: TrainedModel) -> dict[str,
     that suite's default bar.  A random or model-ignoring explainer fails them; a
     worse-than-standard one need not (that is the claim, judged separately where it holds)."""
     suite = get_model_suite(domain)
-    section = session.thresholds.section(SUITE, session.tier)
+    section = session.judge.thresholds.section(SUITE, session.plan.tier)
     bars = {suite.compared[0]: suite.chance(model) + float(section["min_above_chance"])}
     for metric in suite.model_checks(session):
-        bars[metric] = session.thresholds.default(domain, session.tier, metric)
+        bars[metric] = session.judge.thresholds.default(domain, session.plan.tier, metric)
     return bars
 
 
@@ -161,24 +161,28 @@ class SaliencySuite(SuiteDefaults):
 
     def plan(self, session: RunView) -> list[SaliencyComparison]:
         return plan_cases(
-            session.tier, SALIENCY[session.tier], session.settings.guide(), session.settings.seeds, session.data_dir
+            session.plan.tier,
+            SALIENCY[session.plan.tier],
+            session.plan.settings.guide(),
+            session.plan.settings.seeds,
+            session.plan.data_dir,
         )
 
     def prepare_models(self, session: RunView, comparison: SaliencyComparison) -> None:
         """Before ``comparison``'s models are first needed: with ensembles on, the
         standard and guided models of the run's comparisons in its domain (every
         seed) train as the domain suite's batched ensembles (once per run)."""
-        if not session.placement.ensemble:
+        if not session.runtime.ensemble:
             return
         domain = comparison.domain
 
         def train() -> bool:
-            selected = session.selection.cases(SUITE, sharded(session, SUITE, self.plan(session)))
+            selected = session.plan.cases(SUITE, sharded(session, SUITE, self.plan(session)))
             cases = [case for c in selected if c.domain == domain for pair in c.pairs() for case in pair]
             get_model_suite(domain).train_together(session, cases)
             return True
 
-        session.memo(("saliency-ensembles", domain), train)
+        session.runtime.memo(("saliency-ensembles", domain), train)
 
     def judge_quality(self, session: RunView, comparison: SaliencyComparison, node: pytest.Item) -> None:
         """Saliency guided training keeps prediction quality: the mean paired change
@@ -199,7 +203,7 @@ class SaliencySuite(SuiteDefaults):
             change = suite.quality(models[guided]) - suite.quality(models[standard])
             session.judge.record(node, _record(comparison, standard, MODEL_LEVEL, f"{metric}_change", change))
             changes.append(change)
-        section = session.thresholds.section(SUITE, session.settings.tier)
+        section = session.judge.thresholds.section(SUITE, session.plan.settings.tier)
         margin = float(section["quality_margin"])
         mean = _record(
             comparison, comparison.base, MODEL_LEVEL, f"{metric}_change_mean", statistics.fmean(changes), ALL_SEEDS
@@ -235,12 +239,12 @@ class SaliencySuite(SuiteDefaults):
         session.judge.tag_test(node, SUITE, explainer_name)
         domain = comparison.domain
         explainer = session.explainers[explainer_name]
-        gate = session.thresholds.quality_gate(domain, session.settings.tier)
+        gate = session.judge.thresholds.quality_gate(domain, session.plan.settings.tier)
         suite = get_model_suite(domain)
         checks: list[Check] = []
         changes: dict[str, list[float]] = {m: [] for m in suite.compared}
         self.prepare_models(session, comparison)
-        timer = session.timer(benchmark, SUITE, comparison.id, explainer_name)  # times the first call
+        timer = session.runtime.timer(benchmark, SUITE, comparison.id, explainer_name)  # times the first call
         for standard, guided in comparison.pairs():
             models = {standard: suite.model(session, standard), guided: suite.model(session, guided)}
             weak = [f"{c.id} ({suite.quality(m):.3f})" for c, m in models.items() if suite.quality(m) < gate]
@@ -264,7 +268,7 @@ class SaliencySuite(SuiteDefaults):
                 else:
                     session.judge.record(node, record)
         primary = suite.compared[0]
-        section = session.thresholds.section(SUITE, session.settings.tier)
+        section = session.judge.thresholds.section(SUITE, session.plan.settings.tier)
         mean = _record(
             comparison,
             comparison.base,

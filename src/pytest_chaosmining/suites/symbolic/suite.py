@@ -163,8 +163,8 @@ class SymbolicSuite(ModelScoring, SuiteDefaults):
         return seed_range(SYMBOLIC[tier].seeds, seeds)
 
     def plan(self, session: RunView) -> list[SymbolicCase]:
-        return session.per_training(
-            plan_cases(SYMBOLIC[session.tier], session.settings.seeds, list(session.settings.sweeps))
+        return session.plan.per_training(
+            plan_cases(SYMBOLIC[session.plan.tier], session.plan.settings.seeds, list(session.plan.settings.sweeps))
         )
 
     def model(self, session: RunView, case: SymbolicCase) -> TrainedSymbolicModel:
@@ -173,27 +173,33 @@ class SymbolicSuite(ModelScoring, SuiteDefaults):
         from pytest_chaosmining.suites.formula_models.ensemble import eligible
 
         def load() -> TrainedSymbolicModel:
-            together = session.placement.ensemble and eligible(case)
+            together = session.runtime.ensemble and eligible(case)
             if together:
-                cases = session.selection.cases(SUITE, sharded(session, SUITE, self.plan(session)))
+                cases = session.plan.cases(SUITE, sharded(session, SUITE, self.plan(session)))
                 self.train_together(session, cases + ([] if case in cases else [case]))  # the cost suite's, say
-            return trained_model(case, session.cache, session.device, session.progress(f"symbolic {case.id}"), together)
+            return trained_model(
+                case,
+                session.runtime.cache,
+                session.runtime.device,
+                session.runtime.progress(f"symbolic {case.id}"),
+                together,
+            )
 
-        return session.memo(case, load)
+        return session.runtime.memo(case, load)
 
     def train_together(self, session: RunView, cases: Sequence[SymbolicCase]) -> None:
         """With ensembles on (``--chaosmining-ensemble``), train those of ``cases``
         not yet cached as batched ensembles, one per shape and training mode."""
         from pytest_chaosmining.suites.formula_models.ensemble import train_groups
 
-        if session.placement.ensemble:
+        if session.runtime.ensemble:
             train_groups(
                 cases,
-                session.cache,
-                session.device,
+                session.runtime.cache,
+                session.runtime.device,
                 untrained_model,
                 symbolic_code(together=True),
-                session.progress(f"symbolic ensembles ({len(cases)} models)"),
+                session.runtime.progress(f"symbolic ensembles ({len(cases)} models)"),
             )
 
     def quality(self, model: TrainedSymbolicModel) -> float:
@@ -221,11 +227,11 @@ class SymbolicSuite(ModelScoring, SuiteDefaults):
         from pytest_chaosmining.core.metrics.cost import Cost
         from pytest_chaosmining.core.storage.derived import weights_digest
 
-        return session.reuse.evaluated(
+        return session.results.evaluated(
             SUITE,
-            {"model": model.case.training_config(session.device.type), "weights": weights_digest(model.model)},
+            {"model": model.case.training_config(session.runtime.device.type), "weights": weights_digest(model.model)},
             explainer,
-            lambda: evaluate(model, explainer, session.device),
+            lambda: evaluate(model, explainer, session.runtime.device),
             (Cost,),
         )
 

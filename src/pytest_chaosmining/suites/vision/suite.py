@@ -142,17 +142,17 @@ def example_figure(session: RunView, path: Path, per_condition: int = 1) -> bool
 
     cases, seen = [], set()
     for case in VisionSuite().plan(session):
-        if case.condition not in seen and session.cache.has(
-            SUITE, case.training_config(session.device.type), vision_code()
+        if case.condition not in seen and session.runtime.cache.has(
+            SUITE, case.training_config(session.runtime.device.type), vision_code()
         ):
             cases.append(case)
             seen.add(case.condition)
     if not cases:
         return False
-    names = session.roster.explainers_in(SUITE)
+    names = session.explainers.in_suite(SUITE)
     rows = len(cases) * per_condition
     fig, axes = plt.subplots(rows, 1 + len(names), figsize=(1.8 * (1 + len(names)), 1.8 * rows), squeeze=False)
-    tier = VISION[session.tier]
+    tier = VISION[session.plan.tier]
     for ci, case in enumerate(cases):
         trained = VisionSuite().model(session, case)
         sigma = PAPER_SIGMA * case.canvas / PAPER_CANVAS
@@ -166,7 +166,11 @@ def example_figure(session: RunView, path: Path, per_condition: int = 1) -> bool
                 ax = ax_row[k]
                 try:
                     call = _attribution_call(
-                        trained, session.explainers[name], session.device, tier.internal_batch_size, slice(j, j + 1)
+                        trained,
+                        session.explainers[name],
+                        session.runtime.device,
+                        tier.internal_batch_size,
+                        slice(j, j + 1),
                     )
                     attr = call().cpu().numpy()
                 except ExplainerError:
