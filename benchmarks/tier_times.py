@@ -2,7 +2,8 @@
 directory, empty cache), warm (same cache), and warm with one user explainer
 (captum's InputXGradient registered in a conftest under its own name); then a
 library's gate, that explainer alone with the control (``--chaosmining-explainers
-own``), cold from an empty cache and warm; with the time per suite.
+own``, on two xdist workers as the CI recipe runs it), cold from an empty cache
+and warm; with the time per suite.
 
     python benchmarks/tier_times.py [--tier smoke] [--pack none] [-- extra pytest args]
 
@@ -39,14 +40,17 @@ def per_suite(junit: Path) -> Counter[str]:
     return seconds
 
 
+#: the CI recipe's workers (docs/ci.md: ``chaosmining.sh run -n 2 --dist loadgroup``)
+RECIPE_WORKERS = ("-n", "2", "--dist", "loadgroup")
+
 #: the runs, in order: label, the cache folder (the own runs start from an empty one), the conftest
 #: registering a user's explainer, and their extra arguments
 RUNS: tuple[tuple[str, str, bool, tuple[str, ...]], ...] = (
     ("cold", "cache", False, ()),
     ("warm", "cache", False, ()),
     ("warm + InputXGradient", "cache", True, ()),
-    ("own cold", "own-cache", True, ("--chaosmining-explainers", "own")),
-    ("own warm", "own-cache", True, ("--chaosmining-explainers", "own")),
+    ("own cold", "own-cache", True, ("--chaosmining-explainers", "own", *RECIPE_WORKERS)),
+    ("own warm", "own-cache", True, ("--chaosmining-explainers", "own", *RECIPE_WORKERS)),
 )
 
 
