@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from pytest_chaosmining.core.storage.pack_location import SHIPPED
 from pytest_chaosmining.core.tiers import TIERS
 from pytest_chaosmining.core.training.modes import PRECISIONS, TRAINING_MODES, SaliencyGuided
 
@@ -210,8 +211,6 @@ def _pack(value: tuple[Any, Path]) -> Path | None:
     """``--chaosmining-pack``: the shipped pack by default, ``none`` for no pack, else a folder."""
     text, base = value
     if text is None:
-        from pytest_chaosmining.core.storage.pack_location import SHIPPED
-
         return SHIPPED
     return None if str(text).lower() == "none" else base / Path(str(text)).expanduser()
 

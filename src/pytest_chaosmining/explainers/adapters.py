@@ -26,7 +26,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from pytest_chaosmining.explainers import NotApplicable
+from pytest_chaosmining.explainers.binding import upsampled
 from pytest_chaosmining.explainers.context import AttributionContext
+
+# numpy and torch are imported where used: heavy, they wait for --chaosmining; pytorch_grad_cam, zennit are
+# optional.
+
 
 if TYPE_CHECKING:
     import torch
@@ -93,9 +99,6 @@ def torchcam_method(method: Callable[..., object]) -> ContextExplainer:
     ) -> torch.Tensor:
         import torch
 
-        from pytest_chaosmining.explainers import NotApplicable
-        from pytest_chaosmining.explainers.binding import upsampled
-
         if context.layer_name is None or inputs.dim() != 4:
             raise NotApplicable(f"{getattr(method, '__name__', method)} needs an image model with a 2-D convolution")
         classes = [int(t) for t in torch.as_tensor(target).reshape(-1).expand(inputs.shape[0])]
@@ -132,8 +135,6 @@ def shap_method(explainer: Callable[..., object], **kwargs: object) -> ContextEx
     ) -> object:
         import numpy as np
 
-        from pytest_chaosmining.explainers import NotApplicable
-
         background = context.background
         if background is None:
             raise NotApplicable("shap needs a background sample; this suite offers none")
@@ -160,8 +161,6 @@ def grad_cam_method(cam: Callable[..., object], **kwargs: object) -> ContextExpl
     ) -> torch.Tensor:
         import torch
         from pytorch_grad_cam.utils.model_targets import ClassifierOutputTarget
-
-        from pytest_chaosmining.explainers import NotApplicable
 
         if context.layer is None or inputs.dim() != 4:
             raise NotApplicable(f"{getattr(cam, '__name__', cam)} needs an image model with a 2-D convolution")

@@ -27,6 +27,9 @@ from typing import TYPE_CHECKING, Any
 from pytest_chaosmining.explainers.captum_methods import captum_class
 from pytest_chaosmining.explainers.context import AttributionContext
 
+# captum and torch are imported where used: heavy, they wait for --chaosmining.
+
+
 if TYPE_CHECKING:
     import torch
 

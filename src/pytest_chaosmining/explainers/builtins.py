@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pytest_chaosmining.explainers.context import Applicability, AttributionContext
-
-if TYPE_CHECKING:
-    pass
-
 from pytest_chaosmining.explainers.contract import Explainer
+
+# captum and torch are imported where used: heavy, they wait for --chaosmining.
+
 
 #: the built-in explainers (the paper's four first), and the control
 BUILTIN_NAMES = ("SA", "DL", "IG", "FA", "IxG", "GBP", "SG", "GS", "OCC", "GradCAM", "KS", "random")

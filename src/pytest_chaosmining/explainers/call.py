@@ -15,12 +15,25 @@ if TYPE_CHECKING:
     import torch
 
 
+import random
+import signal
+import threading
+import time
+import traceback
+from pathlib import Path
+
+from pytest_chaosmining.explainers.binding import MissingInput, call_explainer
 from pytest_chaosmining.explainers.contract import (
     Explainer,
     ExplainerError,
     ExplainerNotApplicable,
     NotApplicable,
 )
+
+# numpy, torch and the package's modules that load them are imported where used: heavy, they wait for
+# --chaosmining.
+
+# numpy, pathlib, random, signal, threading, time, torch, traceback and the package's modules that load them
 
 
 class CallTimeout(Exception):
@@ -37,9 +50,6 @@ def time_limit(seconds: float) -> Iterator[None]:
     kept: if it is due first its own handler runs, once, when it is due (and the
     block's own limit goes on if that handler returns); otherwise it is armed
     again after the block with the time it had left."""
-    import signal
-    import threading
-    import time
 
     if seconds <= 0 or not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
         yield
@@ -79,8 +89,6 @@ def explainer_frames(exc: BaseException) -> str:
     """Where ``exc`` was raised, outside this plugin: the last frames of its
     traceback (the explainer's own code and the libraries it called), formatted
     as Python does; empty when there are none."""
-    import traceback
-    from pathlib import Path
 
     package = str(Path(__file__).resolve().parents[1])  # the plugin package, not only explainers/
     frames = [
@@ -124,13 +132,10 @@ def attribute(
 
     ``context``: what the suite knows (:class:`AttributionContext`; default:
     :func:`plain_context`), offered to the explainer by parameter name."""
-    import random
-    import time
 
     import numpy as np
     import torch
 
-    from pytest_chaosmining.explainers.binding import MissingInput, call_explainer
     from pytest_chaosmining.explainers.isolation import IsolationViolation, isolated_call
 
     base = context if context is not None else plain_context(model, inputs)

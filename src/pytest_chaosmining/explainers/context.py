@@ -18,6 +18,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
+# numpy and torch are imported where used: heavy, they wait for --chaosmining.
+
+
 if TYPE_CHECKING:
     import numpy as np
     import torch

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from pytest_chaosmining.explainers.captum_methods import captum_class
 from pytest_chaosmining.explainers.context import Applicability
 
 if TYPE_CHECKING:
@@ -80,6 +81,5 @@ class Explainer:
     def is_captum(self) -> bool:
         """Whether ``method`` is a captum ``Attribution`` class, or one with constructor
         arguments bound by ``functools.partial`` (``partial(DeepLift, eps=1e-6)``)."""
-        from pytest_chaosmining.explainers.captum_methods import captum_class
 
         return captum_class(self.method) is not None

@@ -35,6 +35,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
+# torch is imported where used: heavy, it waits for --chaosmining.
+
+
 if TYPE_CHECKING:
     import torch
 

@@ -6,15 +6,13 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from importlib.metadata import entry_points
+from typing import Any
 
 from pytest_chaosmining import ChaosminingWarning
-from pytest_chaosmining.explainers.context import AttributedShape
-
-if TYPE_CHECKING:
-    pass
-
 from pytest_chaosmining.explainers.builtins import CONTROL_NAME, builtin_explainers
+from pytest_chaosmining.explainers.captum_methods import captum_class, is_complete, is_stochastic
+from pytest_chaosmining.explainers.context import AttributedShape
 from pytest_chaosmining.explainers.contract import Explainer
 
 ENTRY_POINT_GROUP = "pytest_chaosmining.explainers"
@@ -24,7 +22,6 @@ def as_explainer(name: str, obj: Any, source: str) -> Explainer:
     """Normalise a registered object into an :class:`Explainer`."""
     if isinstance(obj, Explainer):
         return dataclasses.replace(obj, name=name, source=source)  # the caller's object stays as it was
-    from pytest_chaosmining.explainers.captum_methods import captum_class, is_complete, is_stochastic
 
     if captum_class(obj) is not None:
         return Explainer(name, obj, source=source, completeness=is_complete(obj), stochastic=is_stochastic(obj))
@@ -49,7 +46,6 @@ def _failed_load(error: BaseException) -> Callable[..., Any]:
 
 def collect_explainers(hook_results: list[dict[str, Any]]) -> dict[str, Explainer]:
     """Merge built-ins, entry-point explainers and hook results (later wins, with a warning)."""
-    from importlib.metadata import entry_points
 
     registry = builtin_explainers()
 

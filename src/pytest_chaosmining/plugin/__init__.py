@@ -13,12 +13,27 @@ from pathlib import Path
 
 import pytest
 
+import pytest_chaosmining.plugin.hookspecs as hookspecs
 from pytest_chaosmining.plugin import fixtures
+from pytest_chaosmining.plugin.baseline_scope import BaselineScope
 from pytest_chaosmining.plugin.benchmark_folder import BenchmarkFolder
+from pytest_chaosmining.plugin.collector import ResultCollector
 from pytest_chaosmining.plugin.fixtures import SESSION_KEY
+from pytest_chaosmining.plugin.scheduling import CaseGroupScheduling
+from pytest_chaosmining.reports.baseline_check import BaselineCheck
 from pytest_chaosmining.run.quick_exit import freeze_heap_at_exit
+from pytest_chaosmining.run.session import ChaosminingSession
+from pytest_chaosmining.run.threads import one_intra_op_thread
 from pytest_chaosmining.settings import Settings, add_options, resolve
-from pytest_chaosmining.suites import all_suites, folder_of_suite, registered_suites, suite_of, suite_roots
+from pytest_chaosmining.suites import (
+    all_suites,
+    case_groups,
+    folder_of_suite,
+    get_suite,
+    registered_suites,
+    suite_of,
+    suite_roots,
+)
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
 BENCHMARK_FOLDER_KEY = pytest.StashKey[BenchmarkFolder]()
@@ -29,7 +44,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
-    import pytest_chaosmining.plugin.hookspecs as hookspecs
 
     pluginmanager.add_hookspecs(hookspecs)
 
@@ -49,8 +63,6 @@ def pytest_configure(config: pytest.Config) -> None:
     if not settings.enabled:
         return
     _compact_benchmark_table(config)
-    from pytest_chaosmining.plugin.collector import ResultCollector
-    from pytest_chaosmining.run.session import ChaosminingSession
 
     freeze_heap_at_exit()
 
@@ -65,9 +77,6 @@ def pytest_configure(config: pytest.Config) -> None:
         collector = ResultCollector(config, settings, session, all_suites)
         config.pluginmanager.register(collector, "chaosmining-results")
         if settings.baseline_file is not None:
-            from pytest_chaosmining.plugin.baseline_scope import BaselineScope
-            from pytest_chaosmining.reports.baseline_check import BaselineCheck
-
             try:
                 baseline = session.baseline
             except ValueError as exc:
@@ -158,7 +167,6 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     (the models they ask for through ``chaosmining_model`` train with one thread too)."""
     if SESSION_KEY not in item.config.stash or suite_of(Path(str(item.path))) is None:
         return (yield)
-    from pytest_chaosmining.run.threads import one_intra_op_thread
 
     with one_intra_op_thread():
         return (yield)
@@ -194,7 +202,6 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     name = suite_of(Path(metafunc.definition.path))
     if name is None:
         return
-    from pytest_chaosmining.suites import get_suite
 
     get_suite(name).parametrize(metafunc, metafunc.config.stash.get(SESSION_KEY, None))
 
@@ -260,8 +267,6 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | 
     chaosmining = config.stash.get(SESSION_KEY, None)
     if chaosmining is None or config.getvalue("dist") != "loadgroup":
         return None
-    from pytest_chaosmining.plugin.scheduling import CaseGroupScheduling
-    from pytest_chaosmining.suites import case_groups
 
     return CaseGroupScheduling(config, log, case_groups(chaosmining))
 

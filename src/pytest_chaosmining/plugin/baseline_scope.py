@@ -6,6 +6,10 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING
 
+from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, parameter_id
+from pytest_chaosmining.explainers import BUILTIN_NAMES, CONTROL_NAME, OWN
+from pytest_chaosmining.suites import get_suite, planned, registered_suites
+
 if TYPE_CHECKING:
     from pytest_chaosmining.core.verdicts.records import Record
     from pytest_chaosmining.run.session import ChaosminingSession
@@ -20,7 +24,6 @@ class BaselineScope:
     @staticmethod
     def is_named(explainer: str, named: tuple[str, ...]) -> bool:
         """Whether ``--chaosmining-explainers`` ``named`` names ``explainer`` (``own``: see :meth:`covers`)."""
-        from pytest_chaosmining.explainers import BUILTIN_NAMES, CONTROL_NAME, OWN
 
         if explainer in named:
             return True
@@ -33,8 +36,6 @@ class BaselineScope:
         ``--chaosmining-explainers`` names them (``own``: every explainer that is not
         a built-in, one no longer registered included, and the control); in a shard
         run, only this shard's cases."""
-        from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, parameter_id
-        from pytest_chaosmining.suites import get_suite, registered_suites
 
         settings = self.session.settings
         named = settings.explainers
@@ -55,7 +56,6 @@ class BaselineScope:
     def _shard_params(self) -> frozenset[tuple[str, str]]:
         """(suite, test parameter id) of every test this shard's cases can have, for this
         run's explainers and the baseline's (an explainer no longer registered included)."""
-        from pytest_chaosmining.suites import get_suite, planned
 
         session = self.session
         names = set(session.explainers) | (session.baseline.explainers if session.baseline is not None else set())

@@ -29,6 +29,19 @@ from pytest_chaosmining.core.verdicts.records import (
     sort_records,
 )
 from pytest_chaosmining.core.verdicts.skips import skip_kind, skip_message
+from pytest_chaosmining.reports.html import LEADERBOARD_STYLE, leaderboard_table
+from pytest_chaosmining.reports.leaderboard import build_leaderboard
+from pytest_chaosmining.reports.markdown import (
+    left_out_note,
+    report_only_note,
+    shared_keys_note,
+    step_summary,
+    terminal_table,
+    uncalibrated_note,
+)
+from pytest_chaosmining.reports.reference import shipped_reference
+from pytest_chaosmining.reports.render import render
+from pytest_chaosmining.reports.run_results import RunResults
 from pytest_chaosmining.reports.tables import outcome_counts
 from pytest_chaosmining.settings import Settings
 
@@ -151,16 +164,6 @@ class ResultCollector:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if not self.records and not self.outcomes and self.baseline_check is None:
             return
-        from pytest_chaosmining.reports.markdown import (
-            left_out_note,
-            report_only_note,
-            shared_keys_note,
-            step_summary,
-            terminal_table,
-            uncalibrated_note,
-        )
-        from pytest_chaosmining.reports.render import render
-        from pytest_chaosmining.reports.run_results import RunResults
 
         run = RunResults(
             sort_records(self.records),
@@ -195,9 +198,6 @@ class ResultCollector:
         self, prefix: list[str], summary: list[str], postfix: list[str], session: pytest.Session
     ) -> None:
         """With pytest-html installed: the leaderboard at the top of its report."""
-        from pytest_chaosmining.reports.html import LEADERBOARD_STYLE, leaderboard_table
-        from pytest_chaosmining.reports.leaderboard import build_leaderboard
-        from pytest_chaosmining.reports.reference import shipped_reference
 
         outcomes = outcome_counts(self.outcomes)
         board = build_leaderboard(human_facing(sort_records(self.records)), outcomes, self.suites())

@@ -35,6 +35,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from pytest_chaosmining.run.threads import one_intra_op_thread
+from pytest_chaosmining.suites import get_model_suite, get_suite
+
 if TYPE_CHECKING:
     from pytest_benchmark.fixture import BenchmarkFixture
 
@@ -78,7 +81,6 @@ def chaosmining_benchmark(request: pytest.FixtureRequest) -> BenchmarkFixture | 
 @pytest.fixture(scope="session")
 def chaosmining_cases(chaosmining: ChaosminingSession) -> Callable[[str], Sequence[Case]]:
     """``chaosmining_cases(suite)``: the cases suite ``suite`` runs at this tier and seeds."""
-    from pytest_chaosmining.suites import get_suite
 
     def cases(suite: str) -> Sequence[Case]:
         return get_suite(suite).plan(chaosmining)
@@ -89,10 +91,8 @@ def chaosmining_cases(chaosmining: ChaosminingSession) -> Callable[[str], Sequen
 @pytest.fixture(scope="session")
 def chaosmining_model(chaosmining: ChaosminingSession) -> Callable[[str, Case], TrainedModel]:
     """``chaosmining_model(suite, case)``: the trained model of ``case`` (symbolic, vision or audio)."""
-    from pytest_chaosmining.suites import get_model_suite
 
     def model(suite: str, case: Case) -> TrainedModel:
-        from pytest_chaosmining.run.threads import one_intra_op_thread
 
         with one_intra_op_thread():  # trained (and cached) as the suites train it
             return get_model_suite(suite).model(chaosmining, case)

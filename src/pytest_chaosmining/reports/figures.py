@@ -7,6 +7,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+# matplotlib is imported where used: heavy, it waits for --chaosmining.
+
+
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 

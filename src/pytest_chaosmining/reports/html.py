@@ -13,6 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
+from pytest_chaosmining.explainers import CONTROL_NAME
+from pytest_chaosmining.reports.leaderboard import CONTROL_PASSED, EXPECTED_FAIL, FAIL, PASS
+from pytest_chaosmining.reports.scorecard import HEADS, scorecards
 from pytest_chaosmining.reports.tables import SKIP_LEGEND, baseline_change, meta_rows, outcome_columns, outcome_rows
 
 if TYPE_CHECKING:
@@ -82,7 +85,6 @@ def _e(value: object) -> str:
 
 def _verdict(record: Record) -> str:
     """pass, fail, reported (no bar), or expected (the random control missing a bar, as it must)."""
-    from pytest_chaosmining.explainers import CONTROL_NAME
 
     if record.threshold is None:
         return "reported"
@@ -141,7 +143,6 @@ def _outcome_table(outcomes: dict[str, int]) -> str:
 
 def _verdict_class(verdict: str) -> str:
     """The colour class of a leaderboard verdict."""
-    from pytest_chaosmining.reports.leaderboard import CONTROL_PASSED, EXPECTED_FAIL, FAIL, PASS
 
     return {PASS: "v-pass", FAIL: "v-fail", CONTROL_PASSED: "v-fail", EXPECTED_FAIL: "v-control"}.get(verdict, "v-open")
 
@@ -195,7 +196,6 @@ def leaderboard_table(board: Leaderboard | None, sortable: bool = True) -> str:
 def _scorecards(records: list[Record], baseline: object) -> str:
     """A folded scorecard per explainer (reports.scorecard): per suite its checks, failures,
     smallest margin, time relative to SA's and change against the baseline."""
-    from pytest_chaosmining.reports.scorecard import HEADS, scorecards
 
     cards = scorecards(records, baseline)
     if not cards:

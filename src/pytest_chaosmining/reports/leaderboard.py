@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
 from pytest_chaosmining.core.verdicts.skips import NOT_APPLICABLE
+from pytest_chaosmining.explainers import CONTROL_NAME, PAPER_NAMES
 from pytest_chaosmining.reports.reported_suite import ReportedSuite
-from pytest_chaosmining.reports.tables import explainer_order
+from pytest_chaosmining.reports.tables import explainer_order, markdown_table
 
 #: the verdicts of a cell, worst first
 FAIL, PASS, EXPECTED_FAIL, CONTROL_PASSED = "fail", "pass", "fails (control)", "PASSES (control)"
@@ -51,7 +52,6 @@ class Leaderboard:
     def explainer_label(self, name: str) -> str:
         """The explainer's name, marked where it is the random control, one of the
         paper's four or a shipped reference row."""
-        from pytest_chaosmining.explainers import CONTROL_NAME, PAPER_NAMES
 
         if name in self.reference:
             return f"{name} (reference {self.source}, not run)"
@@ -101,7 +101,6 @@ def build_leaderboard(
 ) -> Leaderboard:
     """The leaderboard of a run: its records' headline scores and its tests' outcomes
     (``suite|explainer|outcome`` counts)."""
-    from pytest_chaosmining.explainers import CONTROL_NAME
 
     counts: dict[tuple[str, str], Counter[str]] = {}
     for key, n in outcomes.items():
@@ -138,7 +137,6 @@ def leaderboard_markdown(board: Leaderboard, figure: str = "") -> list[str]:
     """The leaderboard as a Markdown section (naming ``figure``, its picture, after the table)."""
     if not board.rows:
         return []
-    from pytest_chaosmining.reports.tables import markdown_table
 
     heads = ["explainer"] + [f"{suite} {metric}".strip() for suite, metric in board.columns]
     rows = [[board.explainer_label(e)] + [cell.text() for cell in cells] for e, cells in board.rows]

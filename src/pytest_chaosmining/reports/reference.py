@@ -14,7 +14,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_chaosmining import __version__
 from pytest_chaosmining.core.verdicts.records import Record
+from pytest_chaosmining.explainers import BUILTIN_NAMES, CONTROL_NAME
 from pytest_chaosmining.reports.leaderboard import Cell, Leaderboard, build_leaderboard
 from pytest_chaosmining.reports.reported_suite import ReportedSuite
 
@@ -24,8 +26,6 @@ SHIPPED = Path(__file__).with_name("reference_smoke.json")
 
 def reference_payload(results: Mapping[str, Any], suites: Sequence[ReportedSuite]) -> dict[str, object]:
     """The built-ins' leaderboard rows of a results.json payload, with where they come from."""
-    from pytest_chaosmining import __version__
-    from pytest_chaosmining.explainers import BUILTIN_NAMES, CONTROL_NAME
 
     meta = results["meta"]
     assert isinstance(meta, dict)

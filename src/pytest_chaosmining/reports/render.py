@@ -12,7 +12,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_chaosmining import ChaosminingWarning
+from pytest_chaosmining.core.storage.atomic import atomic_write_text
 from pytest_chaosmining.core.verdicts.records import Record
+from pytest_chaosmining.reports.html import build_html
+from pytest_chaosmining.reports.leaderboard import build_leaderboard
+from pytest_chaosmining.reports.markdown import build_markdown, embed_figures, write_reports
+from pytest_chaosmining.reports.reference import shipped_reference
+from pytest_chaosmining.reports.run_figures import run_figures
 
 if TYPE_CHECKING:
     from pytest_chaosmining.reports.reported_suite import ReportedSuite
@@ -43,12 +49,6 @@ def render(
     out_dir: Path, run: RunResults, session: RunView | None, suites: Sequence[ReportedSuite]
 ) -> tuple[str, list[str]]:
     """Write the whole report folder; report.md's text and the paths written."""
-    from pytest_chaosmining.core.storage.atomic import atomic_write_text
-    from pytest_chaosmining.reports.html import build_html
-    from pytest_chaosmining.reports.leaderboard import build_leaderboard
-    from pytest_chaosmining.reports.markdown import build_markdown, embed_figures, write_reports
-    from pytest_chaosmining.reports.reference import shipped_reference
-    from pytest_chaosmining.reports.run_figures import run_figures
 
     out_dir, shown = Path(out_dir), run.human_facing()
     out_dir.mkdir(parents=True, exist_ok=True)

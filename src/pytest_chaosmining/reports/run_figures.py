@@ -19,6 +19,9 @@ from pytest_chaosmining.reports.leaderboard import (
 )
 from pytest_chaosmining.reports.tables import explainer_order
 
+# matplotlib is imported where used: heavy, it waits for --chaosmining.
+
+
 LEADERBOARD_PNG, COST_PNG = "leaderboard.png", "cost.png"
 #: cell colours by verdict (the HTML report's)
 _COLOURS = {PASS: "#bfe6c9", FAIL: "#f7b9b5", CONTROL_PASSED: "#f7b9b5", EXPECTED_FAIL: "#dddddd"}

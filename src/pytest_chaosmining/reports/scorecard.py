@@ -10,6 +10,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
+from pytest_chaosmining.explainers import CONTROL_NAME
+from pytest_chaosmining.reports.tables import explainer_order, markdown_table
 
 #: the explainer every other one's cost is compared with
 COST_REFERENCE = "SA"
@@ -62,8 +64,6 @@ def _changes(baseline: object) -> dict[tuple[str, str], list[float]]:
 
 def scorecards(records: Sequence[Record], baseline: object = None) -> dict[str, list[SuiteLine]]:
     """explainer → a line per suite where it has judged checks (the random control left out)."""
-    from pytest_chaosmining.explainers import CONTROL_NAME
-    from pytest_chaosmining.reports.tables import explainer_order
 
     judged = [r for r in records if r.threshold is not None and r.explainer not in (MODEL_LEVEL, CONTROL_NAME)]
     changes = _changes(baseline)
@@ -95,7 +95,6 @@ def scorecards(records: Sequence[Record], baseline: object = None) -> dict[str, 
 
 def scorecard_markdown(records: Sequence[Record], baseline: object = None) -> list[str]:
     """The scorecards as a Markdown section: a table per explainer."""
-    from pytest_chaosmining.reports.tables import markdown_table
 
     cards = scorecards(records, baseline)
     if not cards:

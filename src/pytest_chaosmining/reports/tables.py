@@ -3,12 +3,16 @@ Markdown tables, the explainers' column order."""
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
 from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
 from pytest_chaosmining.core.verdicts.skips import SKIP_KINDS
+from pytest_chaosmining.explainers import BUILTIN_NAMES, CONTROL_NAME
+
+# numpy and pandas are imported where used: heavy, they wait for --chaosmining.
 
 
 def records_frame(records: list[Record]) -> Any:
@@ -23,7 +27,6 @@ def mean_sd(values: Any, digits: int = 3) -> str:
     values = [float(v) for v in values]
     if not values:
         return ""
-    import math
 
     import numpy as np
 
@@ -53,7 +56,6 @@ def markdown_table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 def explainer_order(names: Any) -> list[str]:
     """The built-ins in their order (the paper's four first), then the others by name, the control last."""
-    from pytest_chaosmining.explainers import BUILTIN_NAMES, CONTROL_NAME
 
     fixed = [n for n in BUILTIN_NAMES if n != CONTROL_NAME]
     names = [n for n in dict.fromkeys(names) if n != MODEL_LEVEL]

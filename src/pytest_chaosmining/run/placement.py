@@ -10,6 +10,9 @@ import pytest
 
 from pytest_chaosmining.settings import Settings
 
+# torch is imported where used: heavy, it waits for --chaosmining.
+
+
 if TYPE_CHECKING:
     import torch
 

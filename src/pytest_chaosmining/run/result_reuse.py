@@ -13,6 +13,9 @@ import pytest
 
 from pytest_chaosmining.settings import Settings
 
+# the package's modules that load heavy libraries are imported where used: they wait for --chaosmining.
+
+
 if TYPE_CHECKING:
     from pytest_chaosmining.core.storage.derived import DerivedCache
     from pytest_chaosmining.explainers import Explainer

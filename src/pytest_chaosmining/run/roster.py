@@ -10,12 +10,14 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from pytest_chaosmining.explainers import CONTROL_NAME, PAPER_NAMES, collect_explainers, select
+from pytest_chaosmining.explainers.diagnosis import MapNotes
 from pytest_chaosmining.settings import Settings
+from pytest_chaosmining.suites import get_suite, shapes_of
 
 if TYPE_CHECKING:
     from pytest_chaosmining.core.verdicts.thresholds import Thresholds
     from pytest_chaosmining.explainers import Explainer
-    from pytest_chaosmining.explainers.diagnosis import MapNotes
 
 
 class ExplainerRoster:
@@ -31,14 +33,12 @@ class ExplainerRoster:
     @functools.cached_property
     def registered(self) -> dict[str, Explainer]:
         """Every registered explainer (built-ins and the hook's)."""
-        from pytest_chaosmining.explainers import collect_explainers
 
         return collect_explainers(self.config.hook.pytest_chaosmining_explainers(config=self.config))
 
     @functools.cached_property
     def own_bars_only(self) -> frozenset[str]:
         """The built-ins beyond the paper's four (and the control): judged only against bars of their own."""
-        from pytest_chaosmining.explainers import CONTROL_NAME, PAPER_NAMES
 
         return frozenset(
             name
@@ -49,7 +49,6 @@ class ExplainerRoster:
     @functools.cached_property
     def map_notes(self) -> MapNotes:
         """What the run's explainers noted about their maps (for the judge's messages)."""
-        from pytest_chaosmining.explainers.diagnosis import MapNotes
 
         return MapNotes()
 
@@ -58,8 +57,6 @@ class ExplainerRoster:
         """The registered explainers, filtered by ``--chaosmining-explainers``
         (``pytest.UsageError`` for an unknown name or one that applies in none of the
         suites), carrying the run's call time limit and map notes."""
-        from pytest_chaosmining.explainers import select
-        from pytest_chaosmining.suites import shapes_of
 
         try:
             chosen = select(self.registered, list(self.settings.explainers), shapes_of(self.settings.suites))
@@ -76,7 +73,6 @@ class ExplainerRoster:
         this tier (their values would be reported, not judged), unless named in
         ``--chaosmining-explainers``.  One that does not apply there stays, to be
         skipped with its reason."""
-        from pytest_chaosmining.suites import get_suite
 
         named, tier, thresholds = set(self.settings.explainers), self.settings.tier, self._thresholds()
         shapes = get_suite(suite).shapes if suite in self.settings.suites else ()

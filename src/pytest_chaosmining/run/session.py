@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from pytest_chaosmining.core.verdicts.baseline import Baseline
+from pytest_chaosmining.judge import Judge
 from pytest_chaosmining.run.case_selection import CaseSelection
 from pytest_chaosmining.run.facets import JudgedExplainers, RunPlan, Runtime
 from pytest_chaosmining.run.model_memo import ModelMemo
@@ -24,13 +26,16 @@ from pytest_chaosmining.run.progress import ProgressLines
 from pytest_chaosmining.run.result_reuse import ResultReuse
 from pytest_chaosmining.run.roster import ExplainerRoster
 from pytest_chaosmining.settings import Settings
+from pytest_chaosmining.suites import metric_catalog, shipped_thresholds
+
+# platformdirs and the package's modules that load them are imported where used: heavy, they wait for
+# --chaosmining.
+
 
 if TYPE_CHECKING:
     from pytest_chaosmining.core.metrics.catalog import MetricCatalog
     from pytest_chaosmining.core.storage.cache import ModelCache
-    from pytest_chaosmining.core.verdicts.baseline import Baseline
     from pytest_chaosmining.core.verdicts.thresholds import Thresholds
-    from pytest_chaosmining.judge import Judge
 
 
 class ChaosminingSession:
@@ -69,21 +74,18 @@ class ChaosminingSession:
     @functools.cached_property
     def thresholds(self) -> Thresholds:
         """The shipped bars, with ``--chaosmining-thresholds`` merged over them."""
-        from pytest_chaosmining.suites import shipped_thresholds
 
         return shipped_thresholds(self.settings.thresholds_file, self.roster.own_bars_only)
 
     @functools.cached_property
     def metric_catalog(self) -> MetricCatalog:
         """The metrics the registered suites declare (direction, judged, gated costs)."""
-        from pytest_chaosmining.suites import metric_catalog
 
         return metric_catalog()
 
     @functools.cached_property
     def baseline(self) -> Baseline | None:
         """The ``--chaosmining-baseline`` results, if given."""
-        from pytest_chaosmining.core.verdicts.baseline import Baseline
 
         if not self.settings.baseline_file:
             return None
@@ -105,7 +107,6 @@ class ChaosminingSession:
     @functools.cached_property
     def judge(self) -> Judge:
         """Records results and asserts bars (see :class:`~pytest_chaosmining.judge.Judge`)."""
-        from pytest_chaosmining.judge import Judge
 
         fixed, tier, thresholds = self.settings.max_drop, self.settings.tier, self.thresholds
 

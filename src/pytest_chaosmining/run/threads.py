@@ -7,6 +7,8 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
+# torch is imported where used: heavy, it waits for --chaosmining.
+
 
 @contextlib.contextmanager
 def one_intra_op_thread() -> Iterator[None]:

@@ -26,7 +26,6 @@ class RecordedCase(Protocol):
 
     @property
     def seed(self) -> int: ...
-
     def case_fields(self) -> dict[str, Any]: ...
 
 

@@ -22,6 +22,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from pytest_chaosmining.core.metrics.attribution import feature_sums
+
+# torch is imported where used: heavy, it waits for --chaosmining.
+
+
 if TYPE_CHECKING:
     import torch
 
@@ -52,8 +57,6 @@ def class_effects(
     sample) at ``inputs``, per group of ``mask`` (integer ids broadcastable to one
     sample)."""
     import torch
-
-    from pytest_chaosmining.core.metrics.attribution import feature_sums
 
     member = torch.from_numpy(np.broadcast_to(np.asarray(mask), inputs.shape[1:]).astype(np.int64)).to(inputs.device)
 

@@ -11,10 +11,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
+from pytest_chaosmining.core.metrics.cost import Cost
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training.modes import guided_model_id, training_key
 from pytest_chaosmining.suites import SuiteDefaults
 from pytest_chaosmining.suites.scoring import ModelScoring
+
+# torch and the package's modules that load it are imported where used: heavy, they wait for --chaosmining.
+
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -166,7 +170,6 @@ class ClassifierSuite(ModelScoring, SuiteDefaults):
 
     def score(self, session: RunView, model: Any, explainer: Explainer) -> dict[str, Any]:
         """The suite's evaluation at the session's tier sizes (a built-in's from the derived cache)."""
-        from pytest_chaosmining.core.metrics.cost import Cost
         from pytest_chaosmining.core.storage.derived import weights_digest
 
         tier = self.tiers[session.plan.tier]

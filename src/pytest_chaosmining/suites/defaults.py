@@ -9,6 +9,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from pytest_chaosmining.reports.figures import drawn
 from pytest_chaosmining.suites.checks import RecordedCase, case_record
 from pytest_chaosmining.suites.parametrize import parametrize_cases
 
@@ -57,6 +58,5 @@ class SuiteDefaults:
         return sections(frame)
 
     def figures(self, records: list[Record], out_dir: Path, session: RunView | None) -> list[Path]:
-        from pytest_chaosmining.reports.figures import drawn
 
         return drawn(records, out_dir, self.report.FIGURES)

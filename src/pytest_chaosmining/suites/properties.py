@@ -20,8 +20,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from pytest_chaosmining.core.metrics import properties as p
+from pytest_chaosmining.core.metrics.attribution import feature_sums
+from pytest_chaosmining.core.metrics.drift import FINGERPRINT_SAMPLES, fingerprint, map_agreement
 from pytest_chaosmining.core.metrics.properties import NOISE_FACTOR
+from pytest_chaosmining.explainers import ExplainerNotApplicable, attribute
 from pytest_chaosmining.judge import Check, explainer_failures
+from pytest_chaosmining.suites.class_effects import ClassEffects, class_effects
+
+# torch and the package's modules that load it are imported where used: heavy, they wait for --chaosmining.
+
 
 if TYPE_CHECKING:
     import pytest
@@ -32,7 +40,6 @@ if TYPE_CHECKING:
     from pytest_chaosmining.explainers.context import AttributionContext
     from pytest_chaosmining.run_view import RunView
     from pytest_chaosmining.suites import Case, ModelSuite
-    from pytest_chaosmining.suites.class_effects import ClassEffects
 
 #: the distinct samples of a probe (the checks run on these few, once per explainer and suite)
 PROBE_SAMPLES = 6
@@ -103,8 +110,6 @@ def _explain(
     """The explainer's maps of the probe's samples ``index`` (in that order) under ``seed``."""
     import torch
 
-    from pytest_chaosmining.explainers import attribute
-
     rows = torch.tensor(index, dtype=torch.long, device=probe.inputs.device)
     chosen = _rows(probe.target if target is None else target, rows)
     with probe.guard():
@@ -121,7 +126,6 @@ def measured_merit(explainer: Explainer, probe: Probe, effects: ClassEffects | N
     values, the noise and what moved most.  Target sensitivity allows only the noise
     of two calls with the same seed (a seeded sampler draws the same numbers for
     either class, so a map that ignores the target cannot hide in it)."""
-    from pytest_chaosmining.core.metrics import properties as p
 
     n = min(PROBE_SAMPLES, len(probe.inputs))
     batch = list(range(n)) + list(range(TWINS))
@@ -174,8 +178,6 @@ def effect_merit(explainer: Explainer, probe: Probe, effects: ClassEffects) -> d
     per feature group: ``truth_sign`` for a signed map (one-sided where the effects
     agree on one sign only, :func:`~pytest_chaosmining.core.metrics.properties.truth_sign_agreement`)
     and, where it declares completeness, ``completeness`` of its sums against f(x) − f(0)."""
-    from pytest_chaosmining.core.metrics import properties as p
-    from pytest_chaosmining.core.metrics.attribution import feature_sums
 
     maps = _explain(explainer, probe, list(range(len(probe.inputs))))
     sums = feature_sums(maps, probe.fingerprint_mask)
@@ -194,7 +196,6 @@ def agreement_with(explainer: Explainer, reference: Explainer, probe: Probe) -> 
     """How well ``explainer``'s maps of the probe's samples agree with ``reference``'s
     (the method it declares it implements): ``equivalence`` and the sample furthest apart,
     each explainer's noise measured between two seeds."""
-    from pytest_chaosmining.core.metrics import properties as p
 
     index = list(range(len(probe.inputs)))
     mine, theirs = _explain(explainer, probe, index), _explain(reference, probe, index)
@@ -218,7 +219,6 @@ def fingerprint_noise(explainer: Explainer, probe: Probe) -> float:
     of each sample in one batch, under two seeds: a few draws miss a sampler's rare
     ones, and the drift a reseed causes then exceeds them many times); 1 for a
     deterministic explainer."""
-    from pytest_chaosmining.core.metrics.drift import fingerprint, map_agreement
 
     n, mask = len(probe.inputs), probe.fingerprint_mask
     draws = []
@@ -308,8 +308,6 @@ def model_effects(session: RunView, suite: ModelSuite, probe: Probe, key: dict[s
     once per model (the derived-results cache, under the probe's ``key``)."""
     import torch
 
-    from pytest_chaosmining.suites.class_effects import ClassEffects, class_effects
-
     assert isinstance(probe.target, torch.Tensor) and probe.fingerprint_mask is not None
 
     def compute() -> dict[str, list[object]]:
@@ -332,7 +330,6 @@ def _equivalence_check(
 ) -> list[Check]:
     """The check that ``explainer`` agrees with the explainer it declares it implements
     (none where that one does not apply)."""
-    from pytest_chaosmining.explainers import ExplainerNotApplicable
 
     name = str(explainer.same_as)
     reference = session.explainers.get(name) or session.explainers.registered.get(name)
@@ -366,7 +363,6 @@ def _equivalence_check(
 def drift_noise(session: RunView, suite: ModelSuite, case: Case, explainer_name: str) -> Callable[[], float]:
     """A call measuring how well two of the explainer's own draws of ``case``'s
     fingerprinted samples agree (:func:`fingerprint_noise`), for the drift check."""
-    from pytest_chaosmining.core.metrics.drift import FINGERPRINT_SAMPLES
 
     def measure() -> float:
         explainer = session.explainers[explainer_name]

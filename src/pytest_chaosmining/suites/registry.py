@@ -19,6 +19,11 @@ if TYPE_CHECKING:
     from pytest_chaosmining.core.verdicts.thresholds import Thresholds
 
 
+import warnings
+from importlib import metadata
+
+from pytest_chaosmining import ChaosminingWarning
+from pytest_chaosmining.core.verdicts.thresholds import Thresholds
 from pytest_chaosmining.suites.seam import ModelSuite, Suite
 
 #: the shipped suites: name (the value of ``--chaosmining-suites``) → ``module:class`` of its
@@ -45,10 +50,6 @@ def registered_suites() -> Mapping[str, str]:
     installed packages' entry points (group :data:`ENTRY_POINT_GROUP`), in that order.
     Reading an entry point imports nothing; one that reuses a taken name is left out
     with a warning."""
-    import warnings
-    from importlib import metadata
-
-    from pytest_chaosmining import ChaosminingWarning
 
     found = dict(BUILTIN_SUITES)
     for entry in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
@@ -70,7 +71,6 @@ SUITES_DIR = Path(__file__).parent  # the shipped suites' folders
 def shipped_thresholds(user_file: Path | None = None, own_bars_only: frozenset[str] = frozenset()) -> Thresholds:
     """The registered suites' bars (each folder's ``thresholds.toml``; a suite without
     bars has none), with ``user_file`` (``--chaosmining-thresholds``) merged over them."""
-    from pytest_chaosmining.core.verdicts.thresholds import Thresholds
 
     files = [path for name in registered_suites() if (path := suite_folder(name) / "thresholds.toml").exists()]
     return Thresholds.load(files, user_file, own_bars_only)

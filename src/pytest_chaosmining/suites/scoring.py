@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
+from pytest_chaosmining.core.metrics.properties import NOISE_FACTOR
+from pytest_chaosmining.core.verdicts.records import FINGERPRINT, MODEL_LEVEL, Record
 from pytest_chaosmining.judge import Check, explainer_failures
 from pytest_chaosmining.suites.checks import case_record
 from pytest_chaosmining.suites.properties import drift_noise, own_merit_checks
@@ -75,8 +76,6 @@ def drift_checks(
     of its draws agree, 1 when deterministic): a stochastic explainer's maps may move
     :data:`~pytest_chaosmining.core.metrics.properties.NOISE_FACTOR` times as far as
     its draws lie apart, so a reseeded SmoothGrad passes and a changed one does not."""
-    from pytest_chaosmining.core.metrics.properties import NOISE_FACTOR
-    from pytest_chaosmining.core.verdicts.records import FINGERPRINT
 
     maps = result.get("fingerprint")
     if not isinstance(maps, list):

@@ -84,7 +84,6 @@ class Case(Protocol):
 
     @property
     def id(self) -> str: ...
-
     def explainer_id(self, explainer: str) -> str: ...
 
 

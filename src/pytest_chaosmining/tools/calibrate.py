@@ -42,8 +42,10 @@ should be 0).
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import math
+import re
 import statistics
 import sys
 from collections import defaultdict
@@ -54,6 +56,9 @@ from pathlib import Path
 from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, case_of
 from pytest_chaosmining.explainers import BUILTIN_NAMES, CONTROL_NAME, PAPER_NAMES
 from pytest_chaosmining.suites import Calibration, get_suite, registered_suites
+
+# scipy is imported where used: heavy, it waits for --chaosmining.
+
 
 #: proportion of future seeds a bar covers, and the confidence of that claim
 COVERAGE, CONFIDENCE = 0.995, 0.90
@@ -521,7 +526,6 @@ def merge_into(thresholds_text: str, tables: str, bars: list[Bar], tier: str, no
     """``thresholds_text`` with the calibrated tables of ``bars`` replacing the old ones
     (``[<suite>.<tier>.<metric>]`` and its per-explainer tables) and each calibrated
     suite's ``[<suite>.<tier>]`` section marked ``calibrated = note``."""
-    import re
 
     metrics = {(b.suite, b.metric) for b in bars}
     suites = {suite for suite, _ in metrics}
@@ -576,7 +580,6 @@ def plan_runs(raw: Path, entries: Iterable[str | dict], suite: str = "") -> list
 def read_results(path: Path) -> dict:
     """A results.json file, or the gzip-compressed ``<path>.gz`` where only that exists
     (the committed calibration runs are compressed)."""
-    import gzip
 
     packed = path.with_name(path.name + ".gz")
     if path.suffix == ".gz" or (not path.exists() and packed.exists()):

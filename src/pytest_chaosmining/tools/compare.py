@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 from pytest_chaosmining.core.verdicts.baseline import Baseline
 from pytest_chaosmining.core.verdicts.records import FINGERPRINT, Record
 from pytest_chaosmining.explainers import CONTROL_NAME
+from pytest_chaosmining.suites import metric_catalog, shipped_thresholds
 
 if TYPE_CHECKING:
     from pytest_chaosmining.core.metrics.catalog import MetricCatalog
@@ -64,7 +65,6 @@ def compare_runs(
     all_suites: bool = False,
 ) -> list[Finding]:
     """The :class:`Finding` s of ``new``'s results against ``old``'s (both results.json)."""
-    from pytest_chaosmining.suites import metric_catalog, shipped_thresholds
 
     catalog = metric_catalog()
     baseline = Baseline.load(old, catalog)

@@ -16,6 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from pytest_chaosmining.core.verdicts.records import Record, sort_records
+from pytest_chaosmining.reports.render import render
+from pytest_chaosmining.reports.run_results import RunResults
+from pytest_chaosmining.suites import all_suites
 
 
 def merge(
@@ -61,9 +64,6 @@ def merged_baseline(tables: list[object]) -> dict[str, object] | None:
 
 def rebuild(out_dir: Path, paths: list[Path]) -> list[str]:
     """Write the report of ``paths`` merged into ``out_dir``; the paths written."""
-    from pytest_chaosmining.reports.render import render
-    from pytest_chaosmining.reports.run_results import RunResults
-    from pytest_chaosmining.suites import all_suites
 
     try:
         payloads = [json.loads(Path(p).read_text()) for p in paths]

@@ -8,11 +8,11 @@ import json
 import sys
 from pathlib import Path
 
+from pytest_chaosmining.reports.reference import SHIPPED, reference_payload
+from pytest_chaosmining.suites import all_suites
+
 
 def main(argv: list[str] | None = None) -> int:
-    from pytest_chaosmining.reports.reference import SHIPPED, reference_payload
-    from pytest_chaosmining.suites import all_suites
-
     args = argv if argv is not None else sys.argv[1:]
     results = json.loads(Path(args[0]).read_text())
     SHIPPED.write_text(json.dumps(reference_payload(results, all_suites()), indent=1) + "\n")

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
+# torch is imported where used: heavy, it waits for --chaosmining.
+
+
 EPS = 1e-8
 
 

@@ -16,6 +16,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+# torch is imported where used: heavy, it waits for --chaosmining.
+
+
 if TYPE_CHECKING:
     import torch
 

@@ -17,12 +17,16 @@ Memory is the peak growth over the call:
 
 from __future__ import annotations
 
+import ctypes
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, TypeVar
+
+# psutil and torch are imported where used: heavy, they wait for --chaosmining.
+
 
 if TYPE_CHECKING:
     import torch
@@ -47,8 +51,6 @@ class Cost:
 def _trim_heap() -> None:
     """Return the C heap's free memory to the system (glibc only; else nothing)."""
     try:
-        import ctypes
-
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):
         pass

@@ -18,6 +18,9 @@ from typing import Any
 from pytest_chaosmining.core.metrics.catalog import Metric, MetricCatalog
 from pytest_chaosmining.core.verdicts.records import Record
 
+# the package's modules that load heavy libraries are imported where used: they wait for --chaosmining.
+
+
 #: a record key (:meth:`Record.key`)
 Key = tuple[str | int, ...]
 

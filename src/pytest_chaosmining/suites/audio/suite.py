@@ -34,14 +34,25 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from pytest_chaosmining.core.metrics.attribution import channel_mass, channel_scores
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, own_merit, reported
+from pytest_chaosmining.core.metrics.drift import fingerprint
+from pytest_chaosmining.core.storage import decoding
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training.modes import SaliencyGuided
+from pytest_chaosmining.explainers import ExplainerError, attribute
 from pytest_chaosmining.explainers.context import AUDIO_CLASSIFICATION, BACKGROUND_SIZE, AttributionContext
-from pytest_chaosmining.suites import Calibration, CaseFields, ScoreCheck
-from pytest_chaosmining.suites.audio import report
+from pytest_chaosmining.suites import Calibration, CaseFields, ScoreCheck, noise_conditions
+from pytest_chaosmining.suites.audio import data, report
+from pytest_chaosmining.suites.audio.data import CLASSES, find_speech_commands, speech_commands_files
 from pytest_chaosmining.suites.audio.tiers import AUDIO, AudioTier
-from pytest_chaosmining.suites.classifier import ClassifierCase, ClassifierFunctions, ClassifierSuite
+from pytest_chaosmining.suites.classifier import ClassifierCase, ClassifierFunctions, ClassifierSuite, cached_classifier
+from pytest_chaosmining.suites.properties import classifier_probe
+from pytest_chaosmining.timing import timed
+
+# matplotlib, torch and the package's modules that load them are imported where used: heavy, they wait for
+# --chaosmining.
+
 
 if TYPE_CHECKING:
     import torch
@@ -59,7 +70,6 @@ PROBE_BATCH = 320
 
 def audio_code() -> tuple[ModuleType, ...]:
     """The modules whose source enters the cache key of an audio model."""
-    from pytest_chaosmining.core.storage import decoding
     from pytest_chaosmining.core.training import classification
     from pytest_chaosmining.suites.audio import data, models
 
@@ -151,8 +161,6 @@ class TrainedAudioModel:
 
 def data_split(case: AudioCase, split: str, cache: ModelCache | None = None) -> Any:
     """The ``train`` or ``val`` clips of ``case`` (embedded ones through ``cache``'s data, where given)."""
-    from pytest_chaosmining.suites import noise_conditions
-    from pytest_chaosmining.suites.audio import data
 
     n = case.n_train if split == "train" else case.n_val
     spec = data.AudioSpec(
@@ -165,7 +173,6 @@ def data_split(case: AudioCase, split: str, cache: ModelCache | None = None) -> 
 
 def n_classes(case: AudioCase) -> int:
     """Number of classes of the case's source (10 embedded words; the Speech Commands folders)."""
-    from pytest_chaosmining.suites.audio.data import CLASSES, find_speech_commands, speech_commands_files
 
     if case.source == "embedded":
         return len(CLASSES)
@@ -177,7 +184,6 @@ def trained_model(
 ) -> TrainedAudioModel:
     """Load ``case``'s classifier from the cache or train it; score it on validation data."""
     from pytest_chaosmining.core.training.classification import pcm_to_float
-    from pytest_chaosmining.suites.classifier import cached_classifier
 
     def train_data() -> tuple[np.ndarray, np.ndarray]:
         data = data_split(case, "train")
@@ -254,7 +260,6 @@ def attribution_call(
     import torch
 
     from pytest_chaosmining.core.training.classification import pcm_to_float
-    from pytest_chaosmining.explainers import attribute
     from pytest_chaosmining.suites.audio.models import is_recurrent
 
     inputs = pcm_to_float(torch.from_numpy(trained.val.waves[rows])).to(device)
@@ -278,7 +283,6 @@ def probe(trained: TrainedAudioModel, samples: int) -> Probe:
 
     from pytest_chaosmining.core.training.classification import pcm_to_float
     from pytest_chaosmining.suites.audio.models import is_recurrent
-    from pytest_chaosmining.suites.properties import classifier_probe
 
     device = next(trained.model.parameters()).device
     inputs = pcm_to_float(torch.from_numpy(trained.val.waves[:samples])).to(device)
@@ -306,9 +310,6 @@ def evaluate(
     and the gain in top-1 hit rate from training, both measured on the first
     ``n_check`` clips (default: all), and a fingerprint of the maps (channel ×
     segment masses)."""
-    from pytest_chaosmining.core.metrics.attribution import channel_scores
-    from pytest_chaosmining.core.metrics.drift import fingerprint
-    from pytest_chaosmining.timing import timed
 
     n = min(n_explain, len(trained.val))
     rows, truth = slice(0, n), trained.val.channels[:n]
@@ -340,9 +341,6 @@ def example_figure(session: RunView, path: Path) -> bool:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from pytest_chaosmining.core.metrics.attribution import channel_mass
-    from pytest_chaosmining.explainers import ExplainerError
 
     order = {"SBFP": 0, "RBFP": 1, "SBRP": 2, "RBRP": 3}
     cached = [

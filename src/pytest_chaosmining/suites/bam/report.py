@@ -9,6 +9,8 @@ from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
 from pytest_chaosmining.reports.figures import Draw, pyplot, save
 from pytest_chaosmining.reports.tables import explainer_order, markdown_table, mean_sd, records_frame, values_of
 
+# numpy is imported where used: heavy, it waits for --chaosmining.
+
 
 def sections(df: Any) -> list[str]:
     """The premise check, MCS / IDR / IIR per explainer beside their baselines, and the MCS_k series."""

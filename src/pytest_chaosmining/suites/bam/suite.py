@@ -30,24 +30,44 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pytest
 
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
+from pytest_chaosmining.core.metrics.cost import Cost
 from pytest_chaosmining.core.tiers import Seeds, seed_range
-from pytest_chaosmining.core.verdicts.records import Record
+from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
+from pytest_chaosmining.explainers import attribute
 from pytest_chaosmining.explainers.context import BACKGROUND_SIZE, IMAGE_CLASSIFICATION
+from pytest_chaosmining.judge import explainer_failures
 from pytest_chaosmining.suites import Calibration, CaseFields, ScoreCheck, Scored, SuiteDefaults
+from pytest_chaosmining.suites.bam import data as bam_data
 from pytest_chaosmining.suites.bam import report
+from pytest_chaosmining.suites.bam.data import BamSpec, generate
+from pytest_chaosmining.suites.bam.metrics import (
+    NEUTRAL_TOLERANCE,
+    input_dependence,
+    input_independence,
+    model_contrast,
+    neutral_patch,
+    normalised_maps,
+    random_regions,
+    region_attribution,
+)
 from pytest_chaosmining.suites.bam.tiers import BAM, BamTier
+from pytest_chaosmining.suites.digit_models import data as vision_data
+from pytest_chaosmining.suites.digit_models.cases import grid_mask, image_context, untrained_model
+from pytest_chaosmining.timing import timed
+
+# torch and the package's modules that load it are imported where used: heavy, they wait for --chaosmining.
+
 
 if TYPE_CHECKING:
-    import pytest
     import torch
     from pytest_benchmark.fixture import BenchmarkFixture
 
     from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.run_view import RunView
-    from pytest_chaosmining.suites.bam.data import BamSpec
 
 SUITE = "bam"
 #: training images a shipped model is re-scored on before use
@@ -57,8 +77,6 @@ CHECK_IMAGES = 500
 def bam_code() -> tuple[ModuleType, ...]:
     """The modules whose source enters the cache key of a BAM model."""
     from pytest_chaosmining.core.training import classification
-    from pytest_chaosmining.suites.bam import data as bam_data
-    from pytest_chaosmining.suites.digit_models import data as vision_data
     from pytest_chaosmining.suites.digit_models import models
 
     return (bam_data, vision_data, models, classification)
@@ -99,8 +117,6 @@ class BamCase:
         return {"canvas": self.canvas, "n_train": self.n_train, "source": self.source}
 
     def spec(self, kind: str, split: str, k: float = 1.0, scene_class: int | None = None) -> Any:
-        from pytest_chaosmining.suites.bam.data import BamSpec
-
         n = self.n_train if split == "train" else self.n_val
         return BamSpec(kind, self.canvas, n, split, self.seed, k, self.source, self.data_dir, scene_class)
 
@@ -129,7 +145,6 @@ def plan_cases(
 
 def model_config(case: BamCase, role: str, device_type: str) -> dict[str, Any]:
     """Everything that affects the weights of ``case``'s ``role`` model (its cache and pack key)."""
-    import dataclasses
 
     fields = dataclasses.asdict(case)
     fields.pop("ks")
@@ -149,7 +164,6 @@ def _train(
     import torch
 
     from pytest_chaosmining.core.training.classification import ClassifierTraining, train_classifier
-    from pytest_chaosmining.suites.digit_models.cases import untrained_model
 
     def build() -> torch.nn.Module:
         return untrained_model(case)
@@ -193,7 +207,6 @@ class BamModels:
 def _lazily(spec: BamSpec) -> Callable[[str], Callable[[], tuple[np.ndarray, np.ndarray]]]:
     """``labels → data()``: the images of ``spec`` with those labels, generated on the
     first call of any of them (once)."""
-    from pytest_chaosmining.suites.bam.data import generate
 
     made = functools.cache(lambda: generate(spec))
 
@@ -205,12 +218,12 @@ def _lazily(spec: BamSpec) -> Callable[[str], Callable[[], tuple[np.ndarray, np.
 
 def _split(spec: BamSpec, cache: ModelCache) -> Any:
     """The images of ``spec`` (embedded ones through ``cache``'s data)."""
-    from pytest_chaosmining.suites.bam import data
-    from pytest_chaosmining.suites.digit_models import data as digits
 
     if spec.source != "embedded":
-        return data.generate(spec)
-    return cache.data.get_or_make("bam", spec, lambda: data.generate(spec), data.BamData, (data, digits))
+        return bam_data.generate(spec)
+    return cache.data.get_or_make(
+        "bam", spec, lambda: bam_data.generate(spec), bam_data.BamData, (bam_data, vision_data)
+    )
 
 
 def trained_models(
@@ -269,9 +282,6 @@ def _attribute(
     import torch
 
     from pytest_chaosmining.core.training.classification import predict_array, to_float
-    from pytest_chaosmining.explainers import attribute
-    from pytest_chaosmining.suites.bam.metrics import normalised_maps
-    from pytest_chaosmining.suites.digit_models.cases import grid_mask, image_context
 
     preds = predict_array(model, images)
     cell = max(1, case.canvas // 8)
@@ -283,7 +293,6 @@ def _attribute(
         {"internal_batch_size": internal_batch_size, "perturbations_per_eval": 8},
         functools.partial(_background, case),
     )
-    from pytest_chaosmining.timing import timed
 
     x, target = to_float(torch.from_numpy(images)).to(device), torch.from_numpy(preds).to(device)
     attr, _ = timed(lambda: attribute(explainer, model, x, target, context), device)
@@ -296,7 +305,6 @@ def _background(case: BamCase) -> Any:
     import torch
 
     from pytest_chaosmining.core.training.classification import to_float
-    from pytest_chaosmining.suites.bam.data import generate
 
     small = dataclasses.replace(case, n_train=BACKGROUND_SIZE)
     return to_float(torch.from_numpy(generate(small.spec("objects", "train")).images[:BACKGROUND_SIZE]))
@@ -311,7 +319,6 @@ def neutral_patches(models: BamModels, n: int, device: torch.device, steps: int)
     import torch
 
     from pytest_chaosmining.core.training.classification import predict_array, to_float
-    from pytest_chaosmining.suites.bam.metrics import NEUTRAL_TOLERANCE, neutral_patch
 
     if models.delta is None or models.delta[0] != (n, steps):
         val = models.val
@@ -338,14 +345,6 @@ def evaluate(
     delta_steps: int,
 ) -> dict[str, Any]:
     """Every BAM score of ``explainer`` with its random-region baselines."""
-    from pytest_chaosmining.suites.bam.metrics import (
-        input_dependence,
-        input_independence,
-        model_contrast,
-        random_regions,
-        region_attribution,
-    )
-    from pytest_chaosmining.timing import timed
 
     case, val = models.case, models.val
     n = min(n_explain, len(val))
@@ -449,9 +448,6 @@ class BamSuite(SuiteDefaults):
     def judge_premise(self, session: RunView, case: BamCase, node: pytest.Item) -> None:
         """The relative-importance test: the models' accuracies, CF drops and training
         times recorded; the premise holds or the test fails naming why."""
-        import pytest
-
-        from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL
 
         models = self.models(session, case)
         for key, value in models.accuracy.items():
@@ -478,9 +474,6 @@ class BamSuite(SuiteDefaults):
         """The explainer's MCS, IDR and IIR on the case's models (skipped where the
         premise does not hold), timed; the gains over their random-region baselines
         and the MCS_k series."""
-        import pytest
-
-        from pytest_chaosmining.judge import explainer_failures
 
         session.judge.tag_test(node, SUITE, explainer)
         models = self.models(session, case)
@@ -505,7 +498,6 @@ class BamSuite(SuiteDefaults):
 
     def score(self, session: RunView, models: BamModels, explainer: Explainer) -> dict[str, Any]:
         """:func:`evaluate` at the session's tier sizes (a built-in's scores from the derived cache)."""
-        from pytest_chaosmining.core.metrics.cost import Cost
         from pytest_chaosmining.core.storage.derived import weights_digest
 
         tier = BAM[session.plan.tier]

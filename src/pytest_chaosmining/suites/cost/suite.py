@@ -9,16 +9,30 @@ as the mean FPrec over the curve.  The report normalises both to SA."""
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pytest_chaosmining.core.metrics.catalog import reported
 from pytest_chaosmining.core.tiers import Seeds
-from pytest_chaosmining.explainers.context import TABULAR_REGRESSION
-from pytest_chaosmining.suites import Calibration, SuiteDefaults
+from pytest_chaosmining.core.verdicts.records import Record
+from pytest_chaosmining.explainers import attribute
+from pytest_chaosmining.explainers.context import TABULAR_REGRESSION, tabular_context
+from pytest_chaosmining.judge import explainer_failures
+from pytest_chaosmining.suites import Calibration, SuiteDefaults, get_model_suite
 from pytest_chaosmining.suites.cost import report
-from pytest_chaosmining.suites.formula_models.cases import SymbolicCase, TrainedSymbolicModel, cost_case
+from pytest_chaosmining.suites.formula_models.cases import (
+    SymbolicCase,
+    TrainedSymbolicModel,
+    cost_case,
+    symbolic_code,
+    untrained_model,
+)
 from pytest_chaosmining.suites.formula_models.tiers import SYMBOLIC
+from pytest_chaosmining.timing import timed
+
+# torch and the package's modules that load it are imported where used: heavy, they wait for --chaosmining.
+
 
 if TYPE_CHECKING:
     import pytest
@@ -80,7 +94,6 @@ class CostSuite(SuiteDefaults):
 
     def model(self, session: RunView) -> TrainedSymbolicModel:
         """The trained (cached) model of :meth:`case`."""
-        from pytest_chaosmining.suites import get_model_suite
 
         trained = get_model_suite("symbolic").model(session, self.case(session))  # the symbolic suite's model
         assert isinstance(trained, TrainedSymbolicModel)
@@ -104,8 +117,6 @@ class CostSuite(SuiteDefaults):
             import torch
 
             from pytest_chaosmining.core.metrics.attribution import fprec
-            from pytest_chaosmining.explainers import attribute
-            from pytest_chaosmining.explainers.context import tabular_context
 
             data = trained.data
             inputs = torch.from_numpy(data.x_test).to(session.runtime.device)
@@ -131,11 +142,6 @@ class CostSuite(SuiteDefaults):
         import torch
 
         from pytest_chaosmining.core.metrics.attribution import consistency
-        from pytest_chaosmining.core.verdicts.records import Record
-        from pytest_chaosmining.explainers import attribute
-        from pytest_chaosmining.explainers.context import tabular_context
-        from pytest_chaosmining.judge import explainer_failures
-        from pytest_chaosmining.timing import timed
 
         case, trained, call = self.case(session), self.model(session), session.explainers[explainer]
         inputs = torch.from_numpy(trained.data.x_test).to(session.runtime.device)
@@ -156,8 +162,6 @@ class CostSuite(SuiteDefaults):
 
     def record_convergence(self, session: RunView, explainer: str, node: pytest.Item) -> None:
         """FPrec of the explainer on the snapshots, and the area under that curve per epoch (recorded)."""
-        from pytest_chaosmining.core.verdicts.records import Record
-        from pytest_chaosmining.judge import explainer_failures
 
         case = self.case(session)
         with explainer_failures(node.config):
@@ -172,12 +176,9 @@ class CostSuite(SuiteDefaults):
 
 
 def _snapshots(session: RunView, case: SymbolicCase) -> list[tuple[int, torch.nn.Module]]:
-    import copy
-
     import torch
 
     from pytest_chaosmining.core.training.regression import RegressionTraining, train_regressor
-    from pytest_chaosmining.suites.formula_models.cases import symbolic_code, untrained_model
     from pytest_chaosmining.suites.formula_models.data import SymbolicDataSpec, generate
 
     device = session.runtime.device

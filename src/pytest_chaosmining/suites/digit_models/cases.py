@@ -14,11 +14,17 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from pytest_chaosmining.core.storage import decoding
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training.modes import SaliencyGuided
 from pytest_chaosmining.explainers.context import BACKGROUND_SIZE, AttributionContext
-from pytest_chaosmining.suites.classifier import ClassifierCase
+from pytest_chaosmining.suites import noise_conditions
+from pytest_chaosmining.suites.classifier import ClassifierCase, cached_classifier
+from pytest_chaosmining.suites.digit_models import data
 from pytest_chaosmining.suites.digit_models.tiers import VisionTier
+
+# torch and the package's modules that load it are imported where used: heavy, they wait for --chaosmining.
+
 
 if TYPE_CHECKING:
     import torch
@@ -31,7 +37,6 @@ SUITE = "vision"
 
 def vision_code() -> tuple[ModuleType, ...]:
     """The modules whose source enters the cache key of a vision model."""
-    from pytest_chaosmining.core.storage import decoding
     from pytest_chaosmining.core.training import classification
     from pytest_chaosmining.suites.digit_models import data, models
 
@@ -115,8 +120,6 @@ class TrainedVisionModel:
 
 def data_split(case: VisionCase, split: str, cache: ModelCache | None = None) -> Any:
     """The ``train`` or ``val`` images of ``case`` (embedded ones through ``cache``'s data, where given)."""
-    from pytest_chaosmining.suites import noise_conditions
-    from pytest_chaosmining.suites.digit_models import data
 
     n = case.n_train if split == "train" else case.n_val
     spec = data.VisionSpec(case.condition, case.fg, n, split, case.seed, case.source, case.data_dir)
@@ -131,7 +134,6 @@ def trained_model(
     case: VisionCase, cache: ModelCache, device: torch.device, progress: Callable[..., None] | None = None
 ) -> TrainedVisionModel:
     """Load ``case``'s classifier from the cache or train it; score it on validation data."""
-    from pytest_chaosmining.suites.classifier import cached_classifier
 
     def train_data() -> tuple[np.ndarray, np.ndarray]:
         data = data_split(case, "train")

@@ -15,6 +15,9 @@ from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training.modes import SaliencyGuided, guided_model_id, training_key
 from pytest_chaosmining.suites.formula_models.tiers import SymbolicTier
 
+# torch and the package's modules that load it are imported where used: heavy, they wait for --chaosmining.
+
+
 if TYPE_CHECKING:
     import torch
 

@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from filelock import FileLock
 
 from pytest_chaosmining.core.storage.keys import LOCK_TIMEOUT_S, Code, cache_key
+from pytest_chaosmining.core.training.ensemble import train_regressors_together
 from pytest_chaosmining.core.training.modes import SaliencyGuided
+from pytest_chaosmining.core.training.regression import RegressionTraining
+from pytest_chaosmining.suites.formula_models.data import SymbolicDataSpec, generate
+
+# torch is imported where used: heavy, it waits for --chaosmining.
+
 
 if TYPE_CHECKING:
     import torch
@@ -67,9 +73,7 @@ class EnsembleCase(Protocol):
 
     @property
     def guide(self) -> SaliencyGuided | None: ...
-
     def __hash__(self) -> int: ...
-
     def training_config(self, device_type: str) -> dict[str, Any]: ...
 
 
@@ -105,10 +109,6 @@ def train_groups(
     makes a case's initialised model for a number of inputs; ``code``: the modules
     in the cache key."""
     import torch
-
-    from pytest_chaosmining.core.training.ensemble import train_regressors_together
-    from pytest_chaosmining.core.training.regression import RegressionTraining
-    from pytest_chaosmining.suites.formula_models.data import SymbolicDataSpec, generate
 
     todo = [c for c in cases if eligible(c) and not cache.has(SUITE, ensemble_config(c, device.type), code)]
     data = {

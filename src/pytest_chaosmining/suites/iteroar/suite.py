@@ -29,6 +29,8 @@ training images, so it changes exactly when the explainer's masks change.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import functools
 import hashlib
 from collections.abc import Callable
@@ -37,18 +39,36 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pytest
 
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
 from pytest_chaosmining.core.tiers import Seeds, seed_range
-from pytest_chaosmining.core.verdicts.records import Record
+from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
+from pytest_chaosmining.explainers import attribute
 from pytest_chaosmining.explainers.context import IMAGE_CLASSIFICATION
-from pytest_chaosmining.suites import Calibration, CaseFields, ScoreCheck, Scored, SuiteDefaults
+from pytest_chaosmining.judge import explainer_failures
+from pytest_chaosmining.suites import Calibration, CaseFields, ScoreCheck, Scored, SuiteDefaults, get_suite
 from pytest_chaosmining.suites.classifier import ClassifierSuite
-from pytest_chaosmining.suites.iteroar import report
+from pytest_chaosmining.suites.digit_models.cases import attribution_context, data_split, untrained_model
+from pytest_chaosmining.suites.digit_models.cases import plan_cases as vision_cases
+from pytest_chaosmining.suites.digit_models.tiers import VISION
+from pytest_chaosmining.suites.iteroar import masks, report
+from pytest_chaosmining.suites.iteroar.masks import (
+    apply_masks,
+    box_shares,
+    cumulative_area,
+    leakage_accuracy,
+    maps,
+    mask_metrics,
+    top_fraction_masks,
+)
 from pytest_chaosmining.suites.iteroar.tiers import ITEROAR, IteroarTier
+from pytest_chaosmining.timing import timed
+
+# torch and the package's modules that load it are imported where used: heavy, they wait for --chaosmining.
+
 
 if TYPE_CHECKING:
-    import pytest
     import torch
     from pytest_benchmark.fixture import BenchmarkFixture
 
@@ -64,7 +84,6 @@ def iteroar_code() -> tuple[ModuleType, ...]:
     """The modules whose source enters the cache key of a retrained IteROAR model."""
     from pytest_chaosmining.core.training import classification
     from pytest_chaosmining.suites.digit_models import data, models
-    from pytest_chaosmining.suites.iteroar import masks
 
     return (data, models, classification, masks)
 
@@ -133,7 +152,6 @@ def plan_cases(
 ) -> list[IteroarCase]:
     """The tier's chains: each condition × fill × seed on the vision tier's model
     (resized where the IteROAR tier says so)."""
-    from pytest_chaosmining.suites.digit_models.cases import plan_cases as vision_cases
 
     sized = vision_tier.resized((tier.model,), tier.conditions, tier.vision_sizes)
     return [
@@ -190,10 +208,6 @@ def _explainer_masks(
     import torch
 
     from pytest_chaosmining.core.training.classification import predict_array, to_float
-    from pytest_chaosmining.explainers import attribute
-    from pytest_chaosmining.suites.digit_models.cases import attribution_context
-    from pytest_chaosmining.suites.iteroar.masks import maps, top_fraction_masks
-    from pytest_chaosmining.timing import timed
 
     if explainer is None:
         return top_fraction_masks(rng.random((len(images),) + images.shape[2:]), case.fraction, rng)
@@ -219,12 +233,10 @@ def _retrain(
     progress: Callable[..., None] | None,
 ) -> tuple[Any, float]:
     """f_{i+1}: ``previous`` retrained on the masked ``images`` (cached by their digest)."""
-    import copy
 
     import torch
 
     from pytest_chaosmining.core.training.classification import ClassifierTraining, train_classifier
-    from pytest_chaosmining.suites.digit_models.cases import untrained_model
 
     base = case.base
     scratch = case.retrain_epochs is None
@@ -279,12 +291,6 @@ def run_chain(
     ``remembered(key, compute)`` keeps the mask-leakage classifiers' accuracies
     between runs, keyed by a digest of the masks and labels they learn from."""
     from pytest_chaosmining.core.training.classification import predict_array
-    from pytest_chaosmining.suites.iteroar.masks import (
-        apply_masks,
-        box_shares,
-        cumulative_area,
-        mask_metrics,
-    )
 
     n = min(case.n_explain, len(f0.val))
     test_x, test_y, boxes = f0.val.images[:n], f0.val.labels[:n], f0.val.boxes[:n]
@@ -339,7 +345,6 @@ def _leakage(
     remembered: Remembered | None,
 ) -> tuple[float, float]:
     """The mask-leakage accuracies with the true labels and with shuffled ones."""
-    from pytest_chaosmining.suites.iteroar.masks import leakage_accuracy
 
     digest = hashlib.sha256(b"".join(a.tobytes() for a in (m_train, train_y, m_test, test_y))).hexdigest()
 
@@ -364,8 +369,6 @@ def _untrained_box_share(
 ) -> float:
     """The first test mask's share on the true box when the maps come from the
     untrained f_0 (same architecture and seed): the model-randomisation check."""
-    from pytest_chaosmining.suites.digit_models.cases import untrained_model
-    from pytest_chaosmining.suites.iteroar.masks import box_shares
 
     untrained = untrained_model(case.base).to(device)
     masks = _explainer_masks(
@@ -385,7 +388,6 @@ def _chain_key(fields: CaseFields) -> str:
 
 def _vision_suite() -> ClassifierSuite:
     """The registered vision suite, whose classifiers the chains start from."""
-    from pytest_chaosmining.suites import get_suite
 
     suite = get_suite("vision")
     assert isinstance(suite, ClassifierSuite)
@@ -444,8 +446,6 @@ class IteroarSuite(SuiteDefaults):
         return seed_range(ITEROAR[tier].seeds, seeds)
 
     def plan(self, session: RunView) -> list[IteroarCase]:
-        from pytest_chaosmining.suites.digit_models.tiers import VISION
-
         return plan_cases(
             ITEROAR[session.plan.tier],
             VISION[session.plan.tier],
@@ -460,11 +460,8 @@ class IteroarSuite(SuiteDefaults):
     def chain(self, session: RunView, case: IteroarCase, explainer: str | None) -> ChainResult:
         """The chain of ``explainer`` (None: the random-pixel reference) on ``case``,
         run at most once per process; its retrained models are cached on disk."""
-        import dataclasses
 
         from pytest_chaosmining.core.storage.derived import weights_digest
-        from pytest_chaosmining.suites.digit_models.cases import data_split
-        from pytest_chaosmining.suites.digit_models.tiers import VISION
 
         def run() -> ChainResult:
             f0 = self.f0(session, case)
@@ -505,7 +502,6 @@ class IteroarSuite(SuiteDefaults):
 
     def gate(self, session: RunView, case: IteroarCase) -> float:
         """The IteROAR accuracy gate; the test skips where f_0 is below it."""
-        import pytest
 
         trained = self.f0(session, case)
         gate = session.judge.thresholds.quality_gate(SUITE, session.plan.settings.tier)
@@ -518,7 +514,6 @@ class IteroarSuite(SuiteDefaults):
 
     def judge_reference(self, session: RunView, case: IteroarCase, node: pytest.Item) -> None:
         """The reference chain's test: its records, and f_0's accuracy at least the gate."""
-        from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL
 
         gate = self.gate(session, case)
         result = self.chain(session, case, None)
@@ -540,7 +535,6 @@ class IteroarSuite(SuiteDefaults):
     ) -> Scored:
         """The explainer's chain (timed) beside the reference chain: the drop gain and
         the training gain, and the chain's records."""
-        from pytest_chaosmining.judge import explainer_failures
 
         session.judge.tag_test(node, SUITE, explainer)
         self.gate(session, case)

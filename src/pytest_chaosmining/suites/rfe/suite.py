@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -30,11 +31,14 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pytest
 
+from pytest_chaosmining.core.metrics.attribution import uscore
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
 from pytest_chaosmining.core.tiers import Seeds, seed_range
-from pytest_chaosmining.core.verdicts.records import Record
+from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
 from pytest_chaosmining.explainers.context import TABULAR_CLASSIFICATION, TABULAR_REGRESSION
+from pytest_chaosmining.judge import explainer_failures
 from pytest_chaosmining.suites import (
     Calibration,
     CaseFields,
@@ -44,18 +48,24 @@ from pytest_chaosmining.suites import (
     parametrize_cases,
     sharded,
 )
+from pytest_chaosmining.suites.formula_models import data as symbolic_data
+from pytest_chaosmining.suites.formula_models import formulas
 from pytest_chaosmining.suites.rfe import report
+from pytest_chaosmining.suites.rfe.data import find_santander
+from pytest_chaosmining.suites.rfe.rounds import RoundNetworks
 from pytest_chaosmining.suites.rfe.tiers import RFE_TIERS
 
+# filelock, sklearn and the package's modules that load them are imported where used: heavy, they wait for
+# --chaosmining.
+
+
 if TYPE_CHECKING:
-    import pytest
     import torch
     from pytest_benchmark.fixture import BenchmarkFixture
 
     from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.run_view import RunView
-    from pytest_chaosmining.suites.rfe.rounds import RoundNetworks
 
 SUITE = "rfe"
 STATISTICAL = {
@@ -69,8 +79,6 @@ LINEAR = {"regression": "linear", "classification": "logistic"}
 def rfe_code() -> tuple[ModuleType, ...]:
     """The modules whose source enters the cache key of an RFE selection."""
     from pytest_chaosmining.core.training import ensemble
-    from pytest_chaosmining.suites.formula_models import data as symbolic_data
-    from pytest_chaosmining.suites.formula_models import formulas
     from pytest_chaosmining.suites.rfe import data as rfe_data
     from pytest_chaosmining.suites.rfe import rfewna, rounds
 
@@ -148,8 +156,6 @@ def plan_cases(tier: Any, seeds: Seeds | None = None, data_dir: str | None = Non
             )
         )
         if data_dir is not None:
-            from pytest_chaosmining.suites.rfe.data import find_santander
-
             try:
                 find_santander(data_dir)
             except FileNotFoundError:
@@ -218,8 +224,6 @@ def _fprec(support: np.ndarray, truth: np.ndarray | None) -> float | None:
 
 def _test_scores(task: str, y_true: np.ndarray, pred: np.ndarray, prefix: str) -> dict[str, float]:
     from sklearn.metrics import accuracy_score, mean_absolute_error, r2_score
-
-    from pytest_chaosmining.core.metrics.attribution import uscore
 
     if task == "classification":
         return {f"{prefix}accuracy": float(accuracy_score(y_true, pred))}
@@ -534,7 +538,6 @@ class RfeSuite(SuiteDefaults):
         """RFEwNA driven by the explainer (timed; the case's built-ins run side by side
         first, sharing round networks): FPrec and its margin over linear RFE, or the
         test accuracy where the truth is unknown; the selection's records."""
-        from pytest_chaosmining.judge import explainer_failures
 
         session.judge.tag_test(node, SUITE, explainer)
         self.run_side_by_side(session, case)  # the case's built-ins, once: shared round networks
@@ -550,9 +553,6 @@ class RfeSuite(SuiteDefaults):
 
     def judge_statistical(self, session: RunView, case: RFECase, method: str, node: pytest.Item) -> None:
         """A statistical method's selection: its records; exactly k features and finite test scores."""
-        import math
-
-        from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL
 
         result = self.selection(session, case, method)
         for made in selection_records(case, method, MODEL_LEVEL, result):
@@ -575,7 +575,6 @@ class RfeSuite(SuiteDefaults):
         if "method" not in metafunc.fixturenames:
             parametrize_cases(metafunc, session, self)
             return
-        import pytest
 
         cases = sharded(session, self.name, self.plan(session)) if session is not None else []
         metafunc.parametrize(
@@ -606,7 +605,6 @@ class RfeSuite(SuiteDefaults):
     def networks(self, session: RunView, case: RFECase) -> RoundNetworks | None:
         """The round networks the case's RFEwNA runs share (None where each explainer
         is timed on its own: with pytest-benchmark results asked for)."""
-        from pytest_chaosmining.suites.rfe.rounds import RoundNetworks
 
         if session.results.fresh_timings:
             return None

@@ -9,6 +9,9 @@ from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
 from pytest_chaosmining.reports.figures import Draw, pyplot, save
 from pytest_chaosmining.reports.tables import explainer_order, markdown_table, mean_sd, records_frame
 
+# numpy is imported where used: heavy, it waits for --chaosmining.
+
+
 SALIENCY_TOLERANCE = 0.05  # |Δ| within this reads "unchanged" in the saliency report
 
 

@@ -26,11 +26,14 @@ import statistics
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
 from pytest_chaosmining.core.metrics.catalog import judged, reported
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training.modes import SaliencyGuided
 from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
 from pytest_chaosmining.explainers.context import AUDIO_CLASSIFICATION, IMAGE_CLASSIFICATION, TABULAR_REGRESSION
+from pytest_chaosmining.judge import Check, explainer_failures
 from pytest_chaosmining.suites import (
     Calibration,
     SuiteDefaults,
@@ -42,7 +45,6 @@ from pytest_chaosmining.suites.saliency import report
 from pytest_chaosmining.suites.saliency.tiers import SALIENCY, SaliencyTier
 
 if TYPE_CHECKING:
-    import pytest
     from pytest_benchmark.fixture import BenchmarkFixture
 
     from pytest_chaosmining.run_view import RunView
@@ -188,7 +190,6 @@ class SaliencySuite(SuiteDefaults):
         """Saliency guided training keeps prediction quality: the mean paired change
         (guided − standard) at least ``−quality_margin`` where ``quality_kept`` lists
         the comparison; elsewhere an expected failure with this run's numbers."""
-        import pytest
 
         suite = get_model_suite(comparison.domain)
         metric = suite.quality_metric
@@ -232,9 +233,6 @@ class SaliencySuite(SuiteDefaults):
         (vision, audio) gains from training; where ``score_kept`` lists the explainer
         for this comparison, the mean paired change of the domain's score is at
         least ``−claim_tolerance``."""
-        import pytest
-
-        from pytest_chaosmining.judge import Check, explainer_failures
 
         session.judge.tag_test(node, SUITE, explainer_name)
         domain = comparison.domain

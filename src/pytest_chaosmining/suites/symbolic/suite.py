@@ -12,8 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from pytest_chaosmining.core.metrics.attribution import attribution_uscore, fprec
+from pytest_chaosmining.core.metrics.axioms import output_change, sign_agreement
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, own_merit, reported
+from pytest_chaosmining.core.metrics.cost import Cost
+from pytest_chaosmining.core.metrics.drift import fingerprint
+from pytest_chaosmining.core.metrics.properties import completeness_fit, is_signed, truth_sign_agreement
 from pytest_chaosmining.core.tiers import Seeds, seed_range
+from pytest_chaosmining.explainers import IG_STEPS, attribute
 from pytest_chaosmining.explainers.context import TABULAR_REGRESSION, tabular_context
 from pytest_chaosmining.suites import Calibration, CaseFields, ScoreCheck, SuiteDefaults, sharded
 from pytest_chaosmining.suites.formula_models.cases import (
@@ -26,8 +32,13 @@ from pytest_chaosmining.suites.formula_models.cases import (
     untrained_model,
 )
 from pytest_chaosmining.suites.formula_models.tiers import SYMBOLIC
+from pytest_chaosmining.suites.properties import Probe
 from pytest_chaosmining.suites.scoring import ModelScoring
 from pytest_chaosmining.suites.symbolic import report
+from pytest_chaosmining.timing import timed
+
+# torch and the package's modules that load it are imported where used: heavy, they wait for --chaosmining.
+
 
 if TYPE_CHECKING:
     import torch
@@ -35,7 +46,6 @@ if TYPE_CHECKING:
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.run_view import RunView
     from pytest_chaosmining.suites import DomainPick
-    from pytest_chaosmining.suites.properties import Probe
 
 
 #: steps of the exact path integral the sign check compares with (its sign, not an IG's estimate)
@@ -52,12 +62,6 @@ def evaluate(trained: TrainedSymbolicModel, explainer: Explainer, device: torch.
     the agreement of a signed map's signs with the formula's (``truth_sign``, where
     the test rows give both signs), cost and a fingerprint of the maps."""
     import torch
-
-    from pytest_chaosmining.core.metrics.attribution import attribution_uscore, fprec
-    from pytest_chaosmining.core.metrics.drift import fingerprint
-    from pytest_chaosmining.core.metrics.properties import completeness_fit, is_signed, truth_sign_agreement
-    from pytest_chaosmining.explainers import IG_STEPS, attribute
-    from pytest_chaosmining.timing import timed
 
     data = trained.data
     inputs = torch.from_numpy(data.x_test).to(device)
@@ -83,8 +87,6 @@ def evaluate(trained: TrainedSymbolicModel, explainer: Explainer, device: torch.
         if truth_sign is not None:
             out["truth_sign"] = truth_sign
     if explainer.completeness:
-        from pytest_chaosmining.core.metrics.axioms import output_change, sign_agreement
-
         change = output_change(trained.model, inputs, 0, torch.zeros_like(inputs))
         agreement = sign_agreement(attr_np.sum(axis=1), change)
         if agreement is not None:
@@ -97,8 +99,6 @@ def probe(trained: TrainedSymbolicModel, samples: int) -> Probe:
     """The first ``samples`` test rows of ``trained`` for the own-merit checks (target 0:
     the regression output)."""
     import torch
-
-    from pytest_chaosmining.suites.properties import Probe
 
     device = next(trained.model.parameters()).device
     data = trained.data
@@ -224,7 +224,6 @@ class SymbolicSuite(ModelScoring, SuiteDefaults):
 
     def score(self, session: RunView, model: TrainedSymbolicModel, explainer: Explainer) -> dict[str, Any]:
         """:func:`evaluate` on the session's device."""
-        from pytest_chaosmining.core.metrics.cost import Cost
         from pytest_chaosmining.core.storage.derived import weights_digest
 
         return session.results.evaluated(

@@ -20,7 +20,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_chaosmining.core.metrics.attribution import localisation, saliency_maps, top_k_box
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, own_merit, reported
+from pytest_chaosmining.core.metrics.drift import fingerprint
+from pytest_chaosmining.explainers import ExplainerError, attribute
 from pytest_chaosmining.explainers.context import IMAGE_CLASSIFICATION
 from pytest_chaosmining.suites import Calibration, CaseFields, ScoreCheck
 from pytest_chaosmining.suites.classifier import ClassifierFunctions, ClassifierSuite
@@ -35,7 +38,13 @@ from pytest_chaosmining.suites.digit_models.cases import (
     vision_code,
 )
 from pytest_chaosmining.suites.digit_models.tiers import VISION
+from pytest_chaosmining.suites.properties import classifier_probe
 from pytest_chaosmining.suites.vision import report
+from pytest_chaosmining.timing import timed
+
+# matplotlib, torch and the package's modules that load them are imported where used: heavy, they wait for
+# --chaosmining.
+
 
 if TYPE_CHECKING:
     import torch
@@ -63,7 +72,6 @@ def _attribution_call(
     import torch
 
     from pytest_chaosmining.core.training.classification import to_float
-    from pytest_chaosmining.explainers import attribute
 
     inputs = to_float(torch.from_numpy(trained.val.images[rows])).to(device)
     target = torch.from_numpy(trained.predictions[rows]).to(device)
@@ -78,7 +86,6 @@ def probe(trained: TrainedVisionModel, samples: int) -> Probe:
     import torch
 
     from pytest_chaosmining.core.training.classification import to_float
-    from pytest_chaosmining.suites.properties import classifier_probe
 
     device = next(trained.model.parameters()).device
     inputs = to_float(torch.from_numpy(trained.val.images[:samples])).to(device)
@@ -100,9 +107,6 @@ def evaluate(
     class); return mean IoU, mean in-box mass share, cost, the IoU gained
     from training on the first ``n_check`` images (default: all), and a
     fingerprint of the maps (7×7 patch masses)."""
-    from pytest_chaosmining.core.metrics.attribution import localisation
-    from pytest_chaosmining.core.metrics.drift import fingerprint
-    from pytest_chaosmining.timing import timed
 
     case = trained.case
     n = min(n_explain, len(trained.val))
@@ -136,9 +140,6 @@ def example_figure(session: RunView, path: Path, per_condition: int = 1) -> bool
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.patches import Rectangle
-
-    from pytest_chaosmining.core.metrics.attribution import saliency_maps, top_k_box
-    from pytest_chaosmining.explainers import ExplainerError
 
     cases, seen = [], set()
     for case in VisionSuite().plan(session):
