@@ -17,7 +17,8 @@ from pytest_chaosmining.core.training.modes import guided_model_id, training_key
 from pytest_chaosmining.suites import SuiteDefaults
 from pytest_chaosmining.suites.scoring import ModelScoring
 
-# torch and the package's modules that load it are imported where used: heavy, they wait for --chaosmining.
+# numpy, torch and the package's modules that load them are imported where used: heavy, they wait for
+# --chaosmining.
 
 
 if TYPE_CHECKING:
@@ -104,6 +105,10 @@ class ClassifierCase:
         return training_key(self.cache_suite, self, device_type)
 
 
+#: ``remembered(key, predict)``: ``predict()`` (a list of classes), kept between runs under ``key``
+RememberedPredictions = Callable[[dict[str, object], Callable[[], list[int]]], list[int]]
+
+
 @dataclass(frozen=True)
 class ClassifierFunctions:
     """What a classifier suite does its own way: plan the cases of a tier, train or
@@ -156,7 +161,11 @@ class ClassifierSuite(ModelScoring, SuiteDefaults):
         return session.runtime.memo(
             case,
             lambda: self.functions.trained_model(
-                case, session.runtime.cache, session.runtime.device, session.runtime.progress(f"{self.name} {case.id}")
+                case,
+                session.runtime.cache,
+                session.runtime.device,
+                session.runtime.progress(f"{self.name} {case.id}"),
+                lambda key, predict: session.results.reused(self.name, key, predict),
             ),
         )
 
@@ -223,11 +232,13 @@ def cached_classifier(
     val: tuple[np.ndarray, np.ndarray],
     progress: Callable[..., None] | None,
     prepare: Callable[[torch.Tensor], torch.Tensor] | None = None,
+    remembered: RememberedPredictions | None = None,
 ) -> tuple[torch.nn.Module, dict[str, Any], np.ndarray]:
     """``case``'s classifier from the cache (keyed by its training config and the
     source of ``code``), else built by ``build`` and trained on ``train_data()``
     (inputs, labels; ``prepare`` turns a batch into floats); checked and scored on
-    ``val``.  The model, its cache metadata and its validation predictions."""
+    ``val``.  The model, its cache metadata and its validation predictions (kept by
+    ``remembered(key, predict)`` under the model's weights where given)."""
     import torch
 
     from pytest_chaosmining.core.training.classification import (
@@ -252,4 +263,12 @@ def cached_classifier(
         return float((predict_array(model, val_inputs, prep) == val_labels).mean())
 
     model, meta = cache.model(suite, case.training_config(device.type), build, fit, device, code, check)
-    return model, meta, predict_array(model, val_inputs, prep)
+    if remembered is None:
+        return model, meta, predict_array(model, val_inputs, prep)
+    import numpy as np
+
+    from pytest_chaosmining.core.storage.derived import weights_digest
+
+    key: dict[str, object] = {"predictions": case.id, "weights": weights_digest(model)}
+    kept = remembered(key, lambda: predict_array(model, val_inputs, prep).tolist())
+    return model, meta, np.asarray(kept, dtype=np.int64)

@@ -46,7 +46,13 @@ from pytest_chaosmining.suites import Calibration, CaseFields, ScoreCheck, noise
 from pytest_chaosmining.suites.audio import data, report
 from pytest_chaosmining.suites.audio.data import CLASSES, find_speech_commands, speech_commands_files
 from pytest_chaosmining.suites.audio.tiers import AUDIO, AudioTier
-from pytest_chaosmining.suites.classifier import ClassifierCase, ClassifierFunctions, ClassifierSuite, cached_classifier
+from pytest_chaosmining.suites.classifier import (
+    ClassifierCase,
+    ClassifierFunctions,
+    ClassifierSuite,
+    RememberedPredictions,
+    cached_classifier,
+)
 from pytest_chaosmining.suites.properties import classifier_probe
 from pytest_chaosmining.timing import timed
 
@@ -180,9 +186,14 @@ def n_classes(case: AudioCase) -> int:
 
 
 def trained_model(
-    case: AudioCase, cache: ModelCache, device: torch.device, progress: Callable[..., None] | None = None
+    case: AudioCase,
+    cache: ModelCache,
+    device: torch.device,
+    progress: Callable[..., None] | None = None,
+    remembered: RememberedPredictions | None = None,
 ) -> TrainedAudioModel:
-    """Load ``case``'s classifier from the cache or train it; score it on validation data."""
+    """Load ``case``'s classifier from the cache or train it; score it on validation data
+    (its predictions kept by ``remembered`` where given)."""
     from pytest_chaosmining.core.training.classification import pcm_to_float
 
     def train_data() -> tuple[np.ndarray, np.ndarray]:
@@ -192,7 +203,7 @@ def trained_model(
     val = data_split(case, "val", cache)
     model, meta, pred = cached_classifier(
         SUITE, case, cache, device, audio_code(), lambda: untrained_model(case), train_data,
-        (val.waves, val.labels), progress, pcm_to_float,
+        (val.waves, val.labels), progress, pcm_to_float, remembered,
     )  # fmt: skip
     return TrainedAudioModel(case, model, val, pred, float((pred == val.labels).mean()), float(meta["train_seconds"]))
 

@@ -188,6 +188,10 @@ def _train(
     return model, float(meta["train_seconds"])
 
 
+#: ``remembered(key, measure)``: ``measure()``, kept between runs under ``key`` (the run's derived results)
+Remembered = Callable[[dict[str, object], Callable[[], dict[str, Any]]], dict[str, Any]]
+
+
 @dataclass
 class BamModels:
     """The trained models of a case with their validation data and predictions."""
@@ -227,10 +231,15 @@ def _split(spec: BamSpec, cache: ModelCache) -> Any:
 
 
 def trained_models(
-    case: BamCase, cache: ModelCache, device: torch.device, progress: Callable[[str], Any] = lambda label: None
+    case: BamCase,
+    cache: ModelCache,
+    device: torch.device,
+    progress: Callable[[str], Any] = lambda label: None,
+    remembered: Remembered | None = None,
 ) -> BamModels:
-    """Train (or load) f_o, f_s and every f_k; measure their accuracies."""
-    from pytest_chaosmining.core.training.classification import predict_array
+    """Train (or load) f_o, f_s and every f_k; measure their accuracies (kept by
+    ``remembered(key, measure)`` under the models' weights where given)."""
+    from pytest_chaosmining.core.storage.derived import weights_digest
 
     # the training data is made only where a model is not in the cache (a warm run makes none)
     train = _lazily(case.spec("objects", "train"))
@@ -245,17 +254,35 @@ def trained_models(
         )
     val = _split(case.spec("objects", "val"), cache)
     cf_val = _split(case.spec("common", "val", 1.0, scene_class=0), cache)
+
+    def measure() -> dict[str, Any]:
+        return _accuracies(f_o, f_s, f_k, val, cf_val)
+
+    if remembered is None:
+        measured = measure()
+    else:
+        key: dict[str, object] = {"accuracies": case.id, "weights": weights_digest(f_o, f_s, *f_k.values())}
+        measured = remembered(key, measure)
+    cf_drop = {float(k): float(drop) for k, drop in measured["cf_drop"]}
+    return BamModels(case, f_o, f_s, f_k, val, cf_val, dict(measured["accuracy"]), cf_drop, seconds)
+
+
+def _accuracies(f_o: Any, f_s: Any, f_k: dict[float, Any], val: Any, cf_val: Any) -> dict[str, Any]:
+    """The accuracies of f_o and f_s on each version of the validation images, and
+    what each f_k loses on scene-0 images when the common feature is removed."""
+    from pytest_chaosmining.core.training.classification import predict_array
+
     accuracy = {}
     for name, model, labels in (("f_o", f_o, val.objects), ("f_s", f_s, val.scenes)):
         for version in ("images", "no_object", "gray"):
             accuracy[f"{name}/{version}"] = float((predict_array(model, getattr(val, version)) == labels).mean())
-    cf_drop = {}
+    cf_drop = []
     for k, model in f_k.items():
         with_cf = float((predict_array(model, cf_val.images) == 0).mean())
         without = float((predict_array(model, cf_val.no_object) == 0).mean())
         accuracy[f"f_k{k:g}/cf"], accuracy[f"f_k{k:g}/no_cf"] = with_cf, without
-        cf_drop[k] = with_cf - without
-    return BamModels(case, f_o, f_s, f_k, val, cf_val, accuracy, cf_drop, seconds)
+        cf_drop.append([k, with_cf - without])
+    return {"accuracy": accuracy, "cf_drop": cf_drop}
 
 
 def relative_importance(models: BamModels, chance_margin: float, keep_margin: float) -> list[str]:
@@ -541,5 +568,6 @@ class BamSuite(SuiteDefaults):
                 session.runtime.cache,
                 session.runtime.device,
                 lambda label: session.runtime.progress(f"bam {case.id} {label}"),
+                lambda key, measure: session.results.reused(SUITE, key, measure),
             ),
         )

@@ -19,7 +19,7 @@ from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training.modes import SaliencyGuided
 from pytest_chaosmining.explainers.context import BACKGROUND_SIZE, AttributionContext
 from pytest_chaosmining.suites import noise_conditions
-from pytest_chaosmining.suites.classifier import ClassifierCase, cached_classifier
+from pytest_chaosmining.suites.classifier import ClassifierCase, RememberedPredictions, cached_classifier
 from pytest_chaosmining.suites.digit_models import data
 from pytest_chaosmining.suites.digit_models.tiers import VisionTier
 
@@ -131,9 +131,14 @@ def data_split(case: VisionCase, split: str, cache: ModelCache | None = None) ->
 
 
 def trained_model(
-    case: VisionCase, cache: ModelCache, device: torch.device, progress: Callable[..., None] | None = None
+    case: VisionCase,
+    cache: ModelCache,
+    device: torch.device,
+    progress: Callable[..., None] | None = None,
+    remembered: RememberedPredictions | None = None,
 ) -> TrainedVisionModel:
-    """Load ``case``'s classifier from the cache or train it; score it on validation data."""
+    """Load ``case``'s classifier from the cache or train it; score it on validation data
+    (its predictions kept by ``remembered`` where given)."""
 
     def train_data() -> tuple[np.ndarray, np.ndarray]:
         data = data_split(case, "train")
@@ -142,7 +147,7 @@ def trained_model(
     val = data_split(case, "val", cache)
     model, meta, pred = cached_classifier(
         SUITE, case, cache, device, vision_code(), lambda: untrained_model(case), train_data,
-        (val.images, val.labels), progress,
+        (val.images, val.labels), progress, None, remembered,
     )  # fmt: skip
     return TrainedVisionModel(case, model, val, pred, float((pred == val.labels).mean()), float(meta["train_seconds"]))
 
