@@ -29,6 +29,10 @@ C = TypeVar("C")
 #: a training's progress callback: (epoch, epochs, loss, seconds)
 Progress = Callable[[int, int, float, float], None]
 
+#: ``remembered(key, compute)``: ``compute()``, or the result kept under ``key`` from an earlier
+#: run (the run's :meth:`ResultStore.reused`, handed to code that does not see the run)
+Remembered = Callable[[dict[str, object], Callable[[], T]], T]
+
 
 class ResultStore(Protocol):
     """Where built-in and reference results are reused (the run's result reuse)."""

@@ -50,7 +50,6 @@ def time_limit(seconds: float) -> Iterator[None]:
     kept: if it is due first its own handler runs, once, when it is due (and the
     block's own limit goes on if that handler returns); otherwise it is armed
     again after the block with the time it had left."""
-
     if seconds <= 0 or not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -89,7 +88,6 @@ def explainer_frames(exc: BaseException) -> str:
     """Where ``exc`` was raised, outside this plugin: the last frames of its
     traceback (the explainer's own code and the libraries it called), formatted
     as Python does; empty when there are none."""
-
     package = str(Path(__file__).resolve().parents[1])  # the plugin package, not only explainers/
     frames = [
         f for f in traceback.extract_tb(exc.__traceback__) if not str(Path(f.filename).resolve()).startswith(package)
@@ -132,7 +130,6 @@ def attribute(
 
     ``context``: what the suite knows (:class:`AttributionContext`; default:
     :func:`plain_context`), offered to the explainer by parameter name."""
-
     import numpy as np
     import torch
 

@@ -81,5 +81,4 @@ class Explainer:
     def is_captum(self) -> bool:
         """Whether ``method`` is a captum ``Attribution`` class, or one with constructor
         arguments bound by ``functools.partial`` (``partial(DeepLift, eps=1e-6)``)."""
-
         return captum_class(self.method) is not None

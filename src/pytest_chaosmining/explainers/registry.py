@@ -46,7 +46,6 @@ def _failed_load(error: BaseException) -> Callable[..., Any]:
 
 def collect_explainers(hook_results: list[dict[str, Any]]) -> dict[str, Explainer]:
     """Merge built-ins, entry-point explainers and hook results (later wins, with a warning)."""
-
     registry = builtin_explainers()
 
     def add(name: str, obj: Any, source: str) -> None:

@@ -44,7 +44,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
-
     pluginmanager.add_hookspecs(hookspecs)
 
 

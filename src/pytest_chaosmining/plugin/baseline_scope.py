@@ -24,7 +24,6 @@ class BaselineScope:
     @staticmethod
     def is_named(explainer: str, named: tuple[str, ...]) -> bool:
         """Whether ``--chaosmining-explainers`` ``named`` names ``explainer`` (``own``: see :meth:`covers`)."""
-
         if explainer in named:
             return True
         return OWN in named and (explainer not in BUILTIN_NAMES or explainer == CONTROL_NAME)
@@ -36,7 +35,6 @@ class BaselineScope:
         ``--chaosmining-explainers`` names them (``own``: every explainer that is not
         a built-in, one no longer registered included, and the control); in a shard
         run, only this shard's cases."""
-
         settings = self.session.settings
         named = settings.explainers
         if named and record.explainer != MODEL_LEVEL and not self.is_named(record.explainer, named):
@@ -56,7 +54,6 @@ class BaselineScope:
     def _shard_params(self) -> frozenset[tuple[str, str]]:
         """(suite, test parameter id) of every test this shard's cases can have, for this
         run's explainers and the baseline's (an explainer no longer registered included)."""
-
         session = self.session
         names = set(session.explainers) | (session.baseline.explainers if session.baseline is not None else set())
         params: set[tuple[str, str]] = set()

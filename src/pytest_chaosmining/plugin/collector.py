@@ -198,7 +198,6 @@ class ResultCollector:
         self, prefix: list[str], summary: list[str], postfix: list[str], session: pytest.Session
     ) -> None:
         """With pytest-html installed: the leaderboard at the top of its report."""
-
         outcomes = outcome_counts(self.outcomes)
         board = build_leaderboard(human_facing(sort_records(self.records)), outcomes, self.suites())
         board = board.with_reference(shipped_reference(self.metadata()))

@@ -93,7 +93,6 @@ def chaosmining_model(chaosmining: ChaosminingSession) -> Callable[[str, Case], 
     """``chaosmining_model(suite, case)``: the trained model of ``case`` (symbolic, vision or audio)."""
 
     def model(suite: str, case: Case) -> TrainedModel:
-
         with one_intra_op_thread():  # trained (and cached) as the suites train it
             return get_model_suite(suite).model(chaosmining, case)
 

@@ -85,7 +85,6 @@ def _e(value: object) -> str:
 
 def _verdict(record: Record) -> str:
     """pass, fail, reported (no bar), or expected (the random control missing a bar, as it must)."""
-
     if record.threshold is None:
         return "reported"
     if record.explainer == CONTROL_NAME:
@@ -143,7 +142,6 @@ def _outcome_table(outcomes: dict[str, int]) -> str:
 
 def _verdict_class(verdict: str) -> str:
     """The colour class of a leaderboard verdict."""
-
     return {PASS: "v-pass", FAIL: "v-fail", CONTROL_PASSED: "v-fail", EXPECTED_FAIL: "v-control"}.get(verdict, "v-open")
 
 
@@ -196,7 +194,6 @@ def leaderboard_table(board: Leaderboard | None, sortable: bool = True) -> str:
 def _scorecards(records: list[Record], baseline: object) -> str:
     """A folded scorecard per explainer (reports.scorecard): per suite its checks, failures,
     smallest margin, time relative to SA's and change against the baseline."""
-
     cards = scorecards(records, baseline)
     if not cards:
         return ""

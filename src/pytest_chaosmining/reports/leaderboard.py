@@ -52,7 +52,6 @@ class Leaderboard:
     def explainer_label(self, name: str) -> str:
         """The explainer's name, marked where it is the random control, one of the
         paper's four or a shipped reference row."""
-
         if name in self.reference:
             return f"{name} (reference {self.source}, not run)"
         if name == CONTROL_NAME:
@@ -101,7 +100,6 @@ def build_leaderboard(
 ) -> Leaderboard:
     """The leaderboard of a run: its records' headline scores and its tests' outcomes
     (``suite|explainer|outcome`` counts)."""
-
     counts: dict[tuple[str, str], Counter[str]] = {}
     for key, n in outcomes.items():
         suite, explainer, outcome = key.split("|")

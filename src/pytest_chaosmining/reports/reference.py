@@ -26,7 +26,6 @@ SHIPPED = Path(__file__).with_name("reference_smoke.json")
 
 def reference_payload(results: Mapping[str, Any], suites: Sequence[ReportedSuite]) -> dict[str, object]:
     """The built-ins' leaderboard rows of a results.json payload, with where they come from."""
-
     meta = results["meta"]
     assert isinstance(meta, dict)
     records = [Record.from_dict(r) for r in results["records"] if r.get("maps") is None]

@@ -49,7 +49,6 @@ def render(
     out_dir: Path, run: RunResults, session: RunView | None, suites: Sequence[ReportedSuite]
 ) -> tuple[str, list[str]]:
     """Write the whole report folder; report.md's text and the paths written."""
-
     out_dir, shown = Path(out_dir), run.human_facing()
     out_dir.mkdir(parents=True, exist_ok=True)
     board = build_leaderboard(shown.records, run.outcomes, suites).with_reference(shipped_reference(run.meta))

@@ -64,7 +64,6 @@ def _changes(baseline: object) -> dict[tuple[str, str], list[float]]:
 
 def scorecards(records: Sequence[Record], baseline: object = None) -> dict[str, list[SuiteLine]]:
     """explainer → a line per suite where it has judged checks (the random control left out)."""
-
     judged = [r for r in records if r.threshold is not None and r.explainer not in (MODEL_LEVEL, CONTROL_NAME)]
     changes = _changes(baseline)
     cards: dict[str, list[SuiteLine]] = {}
@@ -95,7 +94,6 @@ def scorecards(records: Sequence[Record], baseline: object = None) -> dict[str, 
 
 def scorecard_markdown(records: Sequence[Record], baseline: object = None) -> list[str]:
     """The scorecards as a Markdown section: a table per explainer."""
-
     cards = scorecards(records, baseline)
     if not cards:
         return []

@@ -56,7 +56,6 @@ def markdown_table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 def explainer_order(names: Any) -> list[str]:
     """The built-ins in their order (the paper's four first), then the others by name, the control last."""
-
     fixed = [n for n in BUILTIN_NAMES if n != CONTROL_NAME]
     names = [n for n in dict.fromkeys(names) if n != MODEL_LEVEL]
     return (

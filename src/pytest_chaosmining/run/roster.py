@@ -33,13 +33,11 @@ class ExplainerRoster:
     @functools.cached_property
     def registered(self) -> dict[str, Explainer]:
         """Every registered explainer (built-ins and the hook's)."""
-
         return collect_explainers(self.config.hook.pytest_chaosmining_explainers(config=self.config))
 
     @functools.cached_property
     def own_bars_only(self) -> frozenset[str]:
         """The built-ins beyond the paper's four (and the control): judged only against bars of their own."""
-
         return frozenset(
             name
             for name, e in self.registered.items()
@@ -49,7 +47,6 @@ class ExplainerRoster:
     @functools.cached_property
     def map_notes(self) -> MapNotes:
         """What the run's explainers noted about their maps (for the judge's messages)."""
-
         return MapNotes()
 
     @functools.cached_property
@@ -57,7 +54,6 @@ class ExplainerRoster:
         """The registered explainers, filtered by ``--chaosmining-explainers``
         (``pytest.UsageError`` for an unknown name or one that applies in none of the
         suites), carrying the run's call time limit and map notes."""
-
         try:
             chosen = select(self.registered, list(self.settings.explainers), shapes_of(self.settings.suites))
         except ValueError as exc:
@@ -73,7 +69,6 @@ class ExplainerRoster:
         this tier (their values would be reported, not judged), unless named in
         ``--chaosmining-explainers``.  One that does not apply there stays, to be
         skipped with its reason."""
-
         named, tier, thresholds = set(self.settings.explainers), self.settings.tier, self._thresholds()
         shapes = get_suite(suite).shapes if suite in self.settings.suites else ()
 

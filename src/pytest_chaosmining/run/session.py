@@ -74,19 +74,16 @@ class ChaosminingSession:
     @functools.cached_property
     def thresholds(self) -> Thresholds:
         """The shipped bars, with ``--chaosmining-thresholds`` merged over them."""
-
         return shipped_thresholds(self.settings.thresholds_file, self.roster.own_bars_only)
 
     @functools.cached_property
     def metric_catalog(self) -> MetricCatalog:
         """The metrics the registered suites declare (direction, judged, gated costs)."""
-
         return metric_catalog()
 
     @functools.cached_property
     def baseline(self) -> Baseline | None:
         """The ``--chaosmining-baseline`` results, if given."""
-
         if not self.settings.baseline_file:
             return None
         return Baseline.load(self.settings.baseline_file, self.metric_catalog)
@@ -107,7 +104,6 @@ class ChaosminingSession:
     @functools.cached_property
     def judge(self) -> Judge:
         """Records results and asserts bars (see :class:`~pytest_chaosmining.judge.Judge`)."""
-
         fixed, tier, thresholds = self.settings.max_drop, self.settings.tier, self.thresholds
 
         def max_drop(suite: str, metric: str) -> float:

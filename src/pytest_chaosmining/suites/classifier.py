@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from pytest_chaosmining.core.training.modes import SaliencyGuided
     from pytest_chaosmining.core.verdicts.records import Record
     from pytest_chaosmining.explainers import Explainer
-    from pytest_chaosmining.run_view import RunView
+    from pytest_chaosmining.run_view import Remembered, RunView
     from pytest_chaosmining.suites import DomainPick
     from pytest_chaosmining.suites.properties import Probe
 
@@ -103,10 +103,6 @@ class ClassifierCase:
     def training_config(self, device_type: str) -> dict[str, Any]:
         """Everything that affects the trained weights (the cache key)."""
         return training_key(self.cache_suite, self, device_type)
-
-
-#: ``remembered(key, predict)``: ``predict()`` (a list of classes), kept between runs under ``key``
-RememberedPredictions = Callable[[dict[str, object], Callable[[], list[int]]], list[int]]
 
 
 @dataclass(frozen=True)
@@ -232,7 +228,7 @@ def cached_classifier(
     val: tuple[np.ndarray, np.ndarray],
     progress: Callable[..., None] | None,
     prepare: Callable[[torch.Tensor], torch.Tensor] | None = None,
-    remembered: RememberedPredictions | None = None,
+    remembered: Remembered[list[int]] | None = None,
 ) -> tuple[torch.nn.Module, dict[str, Any], np.ndarray]:
     """``case``'s classifier from the cache (keyed by its training config and the
     source of ``code``), else built by ``build`` and trained on ``train_data()``

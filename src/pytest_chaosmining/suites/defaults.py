@@ -58,5 +58,4 @@ class SuiteDefaults:
         return sections(frame)
 
     def figures(self, records: list[Record], out_dir: Path, session: RunView | None) -> list[Path]:
-
         return drawn(records, out_dir, self.report.FIGURES)

@@ -48,7 +48,6 @@ def parametrize_cases(metafunc: pytest.Metafunc, session: RunView | None, suite:
     strict-xfail mark and an ``xdist_group`` per case (with ``--dist loadgroup``
     a model's tests run on one worker).  Without a session (suites collected
     without ``--chaosmining``) every parameter set is empty."""
-
     cases = planned(session, suite)
     case_arg = suite.case_arg if suite.case_arg in metafunc.fixturenames else None
 

@@ -126,7 +126,6 @@ def measured_merit(explainer: Explainer, probe: Probe, effects: ClassEffects | N
     values, the noise and what moved most.  Target sensitivity allows only the noise
     of two calls with the same seed (a seeded sampler draws the same numbers for
     either class, so a map that ignores the target cannot hide in it)."""
-
     n = min(PROBE_SAMPLES, len(probe.inputs))
     batch = list(range(n)) + list(range(TWINS))
     pairs = [(i, n + i) for i in range(TWINS)]
@@ -178,7 +177,6 @@ def effect_merit(explainer: Explainer, probe: Probe, effects: ClassEffects) -> d
     per feature group: ``truth_sign`` for a signed map (one-sided where the effects
     agree on one sign only, :func:`~pytest_chaosmining.core.metrics.properties.truth_sign_agreement`)
     and, where it declares completeness, ``completeness`` of its sums against f(x) − f(0)."""
-
     maps = _explain(explainer, probe, list(range(len(probe.inputs))))
     sums = feature_sums(maps, probe.fingerprint_mask)
     out: dict[str, object] = {}
@@ -196,7 +194,6 @@ def agreement_with(explainer: Explainer, reference: Explainer, probe: Probe) -> 
     """How well ``explainer``'s maps of the probe's samples agree with ``reference``'s
     (the method it declares it implements): ``equivalence`` and the sample furthest apart,
     each explainer's noise measured between two seeds."""
-
     index = list(range(len(probe.inputs)))
     mine, theirs = _explain(explainer, probe, index), _explain(reference, probe, index)
     noise = np.maximum(
@@ -219,7 +216,6 @@ def fingerprint_noise(explainer: Explainer, probe: Probe) -> float:
     of each sample in one batch, under two seeds: a few draws miss a sampler's rare
     ones, and the drift a reseed causes then exceeds them many times); 1 for a
     deterministic explainer."""
-
     n, mask = len(probe.inputs), probe.fingerprint_mask
     draws = []
     for seed in NOISE_SEEDS:
@@ -330,7 +326,6 @@ def _equivalence_check(
 ) -> list[Check]:
     """The check that ``explainer`` agrees with the explainer it declares it implements
     (none where that one does not apply)."""
-
     name = str(explainer.same_as)
     reference = session.explainers.get(name) or session.explainers.registered.get(name)
     if reference is None:

@@ -50,7 +50,6 @@ def registered_suites() -> Mapping[str, str]:
     installed packages' entry points (group :data:`ENTRY_POINT_GROUP`), in that order.
     Reading an entry point imports nothing; one that reuses a taken name is left out
     with a warning."""
-
     found = dict(BUILTIN_SUITES)
     for entry in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
         if entry.name in found:
@@ -71,7 +70,6 @@ SUITES_DIR = Path(__file__).parent  # the shipped suites' folders
 def shipped_thresholds(user_file: Path | None = None, own_bars_only: frozenset[str] = frozenset()) -> Thresholds:
     """The registered suites' bars (each folder's ``thresholds.toml``; a suite without
     bars has none), with ``user_file`` (``--chaosmining-thresholds``) merged over them."""
-
     files = [path for name in registered_suites() if (path := suite_folder(name) / "thresholds.toml").exists()]
     return Thresholds.load(files, user_file, own_bars_only)
 

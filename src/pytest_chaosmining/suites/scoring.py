@@ -76,7 +76,6 @@ def drift_checks(
     of its draws agree, 1 when deterministic): a stochastic explainer's maps may move
     :data:`~pytest_chaosmining.core.metrics.properties.NOISE_FACTOR` times as far as
     its draws lie apart, so a reseeded SmoothGrad passes and a changed one does not."""
-
     maps = result.get("fingerprint")
     if not isinstance(maps, list):
         return []

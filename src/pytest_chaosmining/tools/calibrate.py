@@ -526,7 +526,6 @@ def merge_into(thresholds_text: str, tables: str, bars: list[Bar], tier: str, no
     """``thresholds_text`` with the calibrated tables of ``bars`` replacing the old ones
     (``[<suite>.<tier>.<metric>]`` and its per-explainer tables) and each calibrated
     suite's ``[<suite>.<tier>]`` section marked ``calibrated = note``."""
-
     metrics = {(b.suite, b.metric) for b in bars}
     suites = {suite for suite, _ in metrics}
     out: list[str] = []
@@ -580,7 +579,6 @@ def plan_runs(raw: Path, entries: Iterable[str | dict], suite: str = "") -> list
 def read_results(path: Path) -> dict:
     """A results.json file, or the gzip-compressed ``<path>.gz`` where only that exists
     (the committed calibration runs are compressed)."""
-
     packed = path.with_name(path.name + ".gz")
     if path.suffix == ".gz" or (not path.exists() and packed.exists()):
         with gzip.open(path if path.suffix == ".gz" else packed, "rt", encoding="utf-8") as handle:

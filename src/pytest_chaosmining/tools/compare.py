@@ -65,7 +65,6 @@ def compare_runs(
     all_suites: bool = False,
 ) -> list[Finding]:
     """The :class:`Finding` s of ``new``'s results against ``old``'s (both results.json)."""
-
     catalog = metric_catalog()
     baseline = Baseline.load(old, catalog)
     records, meta = _load(new)

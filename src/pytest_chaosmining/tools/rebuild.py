@@ -64,7 +64,6 @@ def merged_baseline(tables: list[object]) -> dict[str, object] | None:
 
 def rebuild(out_dir: Path, paths: list[Path]) -> list[str]:
     """Write the report of ``paths`` merged into ``out_dir``; the paths written."""
-
     try:
         payloads = [json.loads(Path(p).read_text()) for p in paths]
     except (OSError, ValueError) as exc:

@@ -50,7 +50,6 @@ from pytest_chaosmining.suites.classifier import (
     ClassifierCase,
     ClassifierFunctions,
     ClassifierSuite,
-    RememberedPredictions,
     cached_classifier,
 )
 from pytest_chaosmining.suites.properties import classifier_probe
@@ -65,7 +64,7 @@ if TYPE_CHECKING:
 
     from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.explainers import Explainer
-    from pytest_chaosmining.run_view import RunView
+    from pytest_chaosmining.run_view import Remembered, RunView
     from pytest_chaosmining.suites.properties import Probe
 
 SUITE = "audio"
@@ -167,7 +166,6 @@ class TrainedAudioModel:
 
 def data_split(case: AudioCase, split: str, cache: ModelCache | None = None) -> Any:
     """The ``train`` or ``val`` clips of ``case`` (embedded ones through ``cache``'s data, where given)."""
-
     n = case.n_train if split == "train" else case.n_val
     spec = data.AudioSpec(
         case.condition, case.channels, case.rate, case.duration, n, split, case.seed, case.source, case.data_dir
@@ -179,7 +177,6 @@ def data_split(case: AudioCase, split: str, cache: ModelCache | None = None) -> 
 
 def n_classes(case: AudioCase) -> int:
     """Number of classes of the case's source (10 embedded words; the Speech Commands folders)."""
-
     if case.source == "embedded":
         return len(CLASSES)
     return len(speech_commands_files(find_speech_commands(case.data_dir or "."), "val")[1])
@@ -190,7 +187,7 @@ def trained_model(
     cache: ModelCache,
     device: torch.device,
     progress: Callable[..., None] | None = None,
-    remembered: RememberedPredictions | None = None,
+    remembered: Remembered[list[int]] | None = None,
 ) -> TrainedAudioModel:
     """Load ``case``'s classifier from the cache or train it; score it on validation data
     (its predictions kept by ``remembered`` where given)."""
@@ -321,7 +318,6 @@ def evaluate(
     and the gain in top-1 hit rate from training, both measured on the first
     ``n_check`` clips (default: all), and a fingerprint of the maps (channel ×
     segment masses)."""
-
     n = min(n_explain, len(trained.val))
     rows, truth = slice(0, n), trained.val.channels[:n]
     attr, cost = timed(attribution_call(trained, explainer, device, internal_batch_size, rows), device)

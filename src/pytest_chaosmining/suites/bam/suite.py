@@ -67,7 +67,7 @@ if TYPE_CHECKING:
 
     from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.explainers import Explainer
-    from pytest_chaosmining.run_view import RunView
+    from pytest_chaosmining.run_view import Remembered, RunView
 
 SUITE = "bam"
 #: training images a shipped model is re-scored on before use
@@ -145,7 +145,6 @@ def plan_cases(
 
 def model_config(case: BamCase, role: str, device_type: str) -> dict[str, Any]:
     """Everything that affects the weights of ``case``'s ``role`` model (its cache and pack key)."""
-
     fields = dataclasses.asdict(case)
     fields.pop("ks")
     return {"suite": SUITE, **fields, "role": role, "device": device_type}
@@ -188,10 +187,6 @@ def _train(
     return model, float(meta["train_seconds"])
 
 
-#: ``remembered(key, measure)``: ``measure()``, kept between runs under ``key`` (the run's derived results)
-Remembered = Callable[[dict[str, object], Callable[[], dict[str, Any]]], dict[str, Any]]
-
-
 @dataclass
 class BamModels:
     """The trained models of a case with their validation data and predictions."""
@@ -211,7 +206,6 @@ class BamModels:
 def _lazily(spec: BamSpec) -> Callable[[str], Callable[[], tuple[np.ndarray, np.ndarray]]]:
     """``labels → data()``: the images of ``spec`` with those labels, generated on the
     first call of any of them (once)."""
-
     made = functools.cache(lambda: generate(spec))
 
     def data(labels: str) -> Callable[[], tuple[np.ndarray, np.ndarray]]:
@@ -222,12 +216,9 @@ def _lazily(spec: BamSpec) -> Callable[[str], Callable[[], tuple[np.ndarray, np.
 
 def _split(spec: BamSpec, cache: ModelCache) -> Any:
     """The images of ``spec`` (embedded ones through ``cache``'s data)."""
-
     if spec.source != "embedded":
-        return bam_data.generate(spec)
-    return cache.data.get_or_make(
-        "bam", spec, lambda: bam_data.generate(spec), bam_data.BamData, (bam_data, vision_data)
-    )
+        return generate(spec)
+    return cache.data.get_or_make("bam", spec, lambda: generate(spec), bam_data.BamData, (bam_data, vision_data))
 
 
 def trained_models(
@@ -235,7 +226,7 @@ def trained_models(
     cache: ModelCache,
     device: torch.device,
     progress: Callable[[str], Any] = lambda label: None,
-    remembered: Remembered | None = None,
+    remembered: Remembered[dict[str, Any]] | None = None,
 ) -> BamModels:
     """Train (or load) f_o, f_s and every f_k; measure their accuracies (kept by
     ``remembered(key, measure)`` under the models' weights where given)."""
@@ -372,7 +363,6 @@ def evaluate(
     delta_steps: int,
 ) -> dict[str, Any]:
     """Every BAM score of ``explainer`` with its random-region baselines."""
-
     case, val = models.case, models.val
     n = min(n_explain, len(val))
     regions = val.regions[:n]
@@ -475,7 +465,6 @@ class BamSuite(SuiteDefaults):
     def judge_premise(self, session: RunView, case: BamCase, node: pytest.Item) -> None:
         """The relative-importance test: the models' accuracies, CF drops and training
         times recorded; the premise holds or the test fails naming why."""
-
         models = self.models(session, case)
         for key, value in models.accuracy.items():
             model, version = key.split("/")
@@ -501,7 +490,6 @@ class BamSuite(SuiteDefaults):
         """The explainer's MCS, IDR and IIR on the case's models (skipped where the
         premise does not hold), timed; the gains over their random-region baselines
         and the MCS_k series."""
-
         session.judge.tag_test(node, SUITE, explainer)
         models = self.models(session, case)
         violations = self.premise(session, models)

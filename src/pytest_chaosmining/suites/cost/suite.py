@@ -94,7 +94,6 @@ class CostSuite(SuiteDefaults):
 
     def model(self, session: RunView) -> TrainedSymbolicModel:
         """The trained (cached) model of :meth:`case`."""
-
         trained = get_model_suite("symbolic").model(session, self.case(session))  # the symbolic suite's model
         assert isinstance(trained, TrainedSymbolicModel)
         return trained
@@ -162,7 +161,6 @@ class CostSuite(SuiteDefaults):
 
     def record_convergence(self, session: RunView, explainer: str, node: pytest.Item) -> None:
         """FPrec of the explainer on the snapshots, and the area under that curve per epoch (recorded)."""
-
         case = self.case(session)
         with explainer_failures(node.config):
             curve = self.convergence(session, session.explainers[explainer])

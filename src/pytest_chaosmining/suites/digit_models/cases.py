@@ -19,7 +19,7 @@ from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training.modes import SaliencyGuided
 from pytest_chaosmining.explainers.context import BACKGROUND_SIZE, AttributionContext
 from pytest_chaosmining.suites import noise_conditions
-from pytest_chaosmining.suites.classifier import ClassifierCase, RememberedPredictions, cached_classifier
+from pytest_chaosmining.suites.classifier import ClassifierCase, cached_classifier
 from pytest_chaosmining.suites.digit_models import data
 from pytest_chaosmining.suites.digit_models.tiers import VisionTier
 
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     import torch
 
     from pytest_chaosmining.core.storage.cache import ModelCache
+    from pytest_chaosmining.run_view import Remembered
 
 #: the cache namespace of these classifiers: the vision suite's
 SUITE = "vision"
@@ -120,7 +121,6 @@ class TrainedVisionModel:
 
 def data_split(case: VisionCase, split: str, cache: ModelCache | None = None) -> Any:
     """The ``train`` or ``val`` images of ``case`` (embedded ones through ``cache``'s data, where given)."""
-
     n = case.n_train if split == "train" else case.n_val
     spec = data.VisionSpec(case.condition, case.fg, n, split, case.seed, case.source, case.data_dir)
     if cache is None or case.source != "embedded":
@@ -135,7 +135,7 @@ def trained_model(
     cache: ModelCache,
     device: torch.device,
     progress: Callable[..., None] | None = None,
-    remembered: RememberedPredictions | None = None,
+    remembered: Remembered[list[int]] | None = None,
 ) -> TrainedVisionModel:
     """Load ``case``'s classifier from the cache or train it; score it on validation data
     (its predictions kept by ``remembered`` where given)."""

@@ -52,7 +52,8 @@ from pytest_chaosmining.suites.classifier import ClassifierSuite
 from pytest_chaosmining.suites.digit_models.cases import attribution_context, data_split, untrained_model
 from pytest_chaosmining.suites.digit_models.cases import plan_cases as vision_cases
 from pytest_chaosmining.suites.digit_models.tiers import VISION
-from pytest_chaosmining.suites.iteroar import masks, report
+from pytest_chaosmining.suites.iteroar import masks as mask_module
+from pytest_chaosmining.suites.iteroar import report
 from pytest_chaosmining.suites.iteroar.masks import (
     apply_masks,
     box_shares,
@@ -74,7 +75,7 @@ if TYPE_CHECKING:
 
     from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.explainers import Explainer
-    from pytest_chaosmining.run_view import RunView
+    from pytest_chaosmining.run_view import Remembered, RunView
 
 SUITE = "iteroar"
 REFERENCE = "random-pixels"  # name of the reference chain (uniformly random removal)
@@ -85,7 +86,7 @@ def iteroar_code() -> tuple[ModuleType, ...]:
     from pytest_chaosmining.core.training import classification
     from pytest_chaosmining.suites.digit_models import data, models
 
-    return (data, models, classification, masks)
+    return (data, models, classification, mask_module)
 
 
 @dataclass(frozen=True)
@@ -152,7 +153,6 @@ def plan_cases(
 ) -> list[IteroarCase]:
     """The tier's chains: each condition × fill × seed on the vision tier's model
     (resized where the IteROAR tier says so)."""
-
     sized = vision_tier.resized((tier.model,), tier.conditions, tier.vision_sizes)
     return [
         IteroarCase(base, tier.iterations, tier.tau, fill, tier.n_retrain, tier.retrain_epochs, tier.n_explain)
@@ -181,10 +181,6 @@ class ChainResult:
         """How much more of the first mask falls on the true box with f_0's maps
         than with the untrained model's: a map that ignores the model gains 0."""
         return self.box_share[0] - self.untrained_box_share
-
-
-#: ``(key, compute) → compute()``, or a result of the same key kept from an earlier run
-Remembered = Callable[[dict[str, object], Callable[[], float]], float]
 
 
 def _rng(case: IteroarCase, stream: str, iteration: int) -> np.random.Generator:
@@ -233,7 +229,6 @@ def _retrain(
     progress: Callable[..., None] | None,
 ) -> tuple[Any, float]:
     """f_{i+1}: ``previous`` retrained on the masked ``images`` (cached by their digest)."""
-
     import torch
 
     from pytest_chaosmining.core.training.classification import ClassifierTraining, train_classifier
@@ -283,7 +278,7 @@ def run_chain(
     internal_batch_size: int,
     progress: Callable[..., None] | None = None,
     stream: str = REFERENCE,
-    remembered: Remembered | None = None,
+    remembered: Remembered[float] | None = None,
 ) -> ChainResult:
     """Run one chain from the trained vision model ``f0`` (with its validation
     data) and its training data ``train``; ``explainer`` None is the reference
@@ -342,10 +337,9 @@ def _leakage(
     train_y: np.ndarray,
     m_test: np.ndarray,
     test_y: np.ndarray,
-    remembered: Remembered | None,
+    remembered: Remembered[float] | None,
 ) -> tuple[float, float]:
     """The mask-leakage accuracies with the true labels and with shuffled ones."""
-
     digest = hashlib.sha256(b"".join(a.tobytes() for a in (m_train, train_y, m_test, test_y))).hexdigest()
 
     def leaked(shuffle: bool) -> float:
@@ -369,7 +363,6 @@ def _untrained_box_share(
 ) -> float:
     """The first test mask's share on the true box when the maps come from the
     untrained f_0 (same architecture and seed): the model-randomisation check."""
-
     untrained = untrained_model(case.base).to(device)
     masks = _explainer_masks(
         case, untrained, images, explainer, device, internal_batch_size, _rng(case, f"{stream}-untrained", 0)
@@ -388,7 +381,6 @@ def _chain_key(fields: CaseFields) -> str:
 
 def _vision_suite() -> ClassifierSuite:
     """The registered vision suite, whose classifiers the chains start from."""
-
     suite = get_suite("vision")
     assert isinstance(suite, ClassifierSuite)
     return suite
@@ -460,7 +452,6 @@ class IteroarSuite(SuiteDefaults):
     def chain(self, session: RunView, case: IteroarCase, explainer: str | None) -> ChainResult:
         """The chain of ``explainer`` (None: the random-pixel reference) on ``case``,
         run at most once per process; its retrained models are cached on disk."""
-
         from pytest_chaosmining.core.storage.derived import weights_digest
 
         def run() -> ChainResult:
@@ -502,7 +493,6 @@ class IteroarSuite(SuiteDefaults):
 
     def gate(self, session: RunView, case: IteroarCase) -> float:
         """The IteROAR accuracy gate; the test skips where f_0 is below it."""
-
         trained = self.f0(session, case)
         gate = session.judge.thresholds.quality_gate(SUITE, session.plan.settings.tier)
         if trained.accuracy < gate:
@@ -514,7 +504,6 @@ class IteroarSuite(SuiteDefaults):
 
     def judge_reference(self, session: RunView, case: IteroarCase, node: pytest.Item) -> None:
         """The reference chain's test: its records, and f_0's accuracy at least the gate."""
-
         gate = self.gate(session, case)
         result = self.chain(session, case, None)
         for made in chain_records(case, REFERENCE, result):
@@ -535,7 +524,6 @@ class IteroarSuite(SuiteDefaults):
     ) -> Scored:
         """The explainer's chain (timed) beside the reference chain: the drop gain and
         the training gain, and the chain's records."""
-
         session.judge.tag_test(node, SUITE, explainer)
         self.gate(session, case)
         reference = self.chain(session, case, None)

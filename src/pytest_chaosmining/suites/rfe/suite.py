@@ -538,7 +538,6 @@ class RfeSuite(SuiteDefaults):
         """RFEwNA driven by the explainer (timed; the case's built-ins run side by side
         first, sharing round networks): FPrec and its margin over linear RFE, or the
         test accuracy where the truth is unknown; the selection's records."""
-
         session.judge.tag_test(node, SUITE, explainer)
         self.run_side_by_side(session, case)  # the case's built-ins, once: shared round networks
         with session.runtime.timer(benchmark, SUITE, case.id, explainer), explainer_failures(node.config):
@@ -553,7 +552,6 @@ class RfeSuite(SuiteDefaults):
 
     def judge_statistical(self, session: RunView, case: RFECase, method: str, node: pytest.Item) -> None:
         """A statistical method's selection: its records; exactly k features and finite test scores."""
-
         result = self.selection(session, case, method)
         for made in selection_records(case, method, MODEL_LEVEL, result):
             session.judge.record(node, made)
@@ -605,7 +603,6 @@ class RfeSuite(SuiteDefaults):
     def networks(self, session: RunView, case: RFECase) -> RoundNetworks | None:
         """The round networks the case's RFEwNA runs share (None where each explainer
         is timed on its own: with pytest-benchmark results asked for)."""
-
         if session.results.fresh_timings:
             return None
         return session.runtime.memo(

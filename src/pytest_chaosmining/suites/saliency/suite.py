@@ -190,7 +190,6 @@ class SaliencySuite(SuiteDefaults):
         """Saliency guided training keeps prediction quality: the mean paired change
         (guided − standard) at least ``−quality_margin`` where ``quality_kept`` lists
         the comparison; elsewhere an expected failure with this run's numbers."""
-
         suite = get_model_suite(comparison.domain)
         metric = suite.quality_metric
         self.prepare_models(session, comparison)
@@ -233,7 +232,6 @@ class SaliencySuite(SuiteDefaults):
         (vision, audio) gains from training; where ``score_kept`` lists the explainer
         for this comparison, the mean paired change of the domain's score is at
         least ``−claim_tolerance``."""
-
         session.judge.tag_test(node, SUITE, explainer_name)
         domain = comparison.domain
         explainer = session.explainers[explainer_name]

@@ -107,7 +107,6 @@ def evaluate(
     class); return mean IoU, mean in-box mass share, cost, the IoU gained
     from training on the first ``n_check`` images (default: all), and a
     fingerprint of the maps (7×7 patch masses)."""
-
     case = trained.case
     n = min(n_explain, len(trained.val))
     attr, cost = timed(_attribution_call(trained, explainer, device, internal_batch_size, slice(0, n)), device)
