@@ -4,15 +4,21 @@
 #   chaosmining.yml         -> .github/workflows/chaosmining.yml
 #   chaosmining/            -> .github/chaosmining/  (conftest.py: your explainers; pytest.ini)
 #
-#   chaosmining.sh install    CPU-only torch wheels, then install-plugin
-#   chaosmining.sh install-plugin  the plugin and your package, with the installed torch pinned
-#                             (.chaosmining-constraints.txt); writes .chaosmining-versions
+#   chaosmining.sh install    torch, torchvision and torchaudio from CHAOSMINING_TORCH_INDEX (default: PyTorch's
+#                             CPU-only wheels; empty: pip's own index), then install-plugin
+#   chaosmining.sh install-plugin  the plugin, and your package editable (pip install -e: the run judges your
+#                             working tree, an edit is judged at the next run without reinstalling), with
+#                             the installed torch pinned (.chaosmining-constraints.txt); writes
+#                             .chaosmining-versions
 #   chaosmining.sh run [ARGS] the suites (default tier smoke) from .github/chaosmining/, never your
 #                             own tests; your explainers and the control (CHAOSMINING_EXPLAINERS,
 #                             default own); against the committed baseline when there is one
 #   chaosmining.sh annotate   ::error lines and a step-summary table for every failed conformance test
 #   chaosmining.sh baseline   this run's results become the baseline (.github/chaosmining/baseline.json):
-#                             commit it; a committed file never expires, a CI cache does
+#                             commit it; a committed file never expires, a CI cache does.  Take it from CI's
+#                             own artifact (a run on main): a laptop's CPU times gate CI's badly
+#
+# The files these steps write, for your .gitignore: chaosmining.gitignore (append it).
 #
 # Set CHAOSMINING_PLUGIN (chaosmining.yml's env) to where the plugin comes from, pinned: it is not
 # on the package index yet, and a bare name there would install whatever someone registers first.
@@ -30,10 +36,23 @@ cache=${CHAOSMINING_CACHE:-.chaosmining-cache}
 baseline=${CHAOSMINING_BASELINE:-$dir/baseline.json}
 absolute() { case "$1" in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
 pip=${CHAOSMINING_PIP:-python -m pip}
+# where torch comes from: PyTorch's CPU-only wheels (the default wheels pull about 4.4 GB of CUDA
+# libraries onto a CPU runner); a mirror's URL, or empty for pip's own index (and its settings)
+torch_index=${CHAOSMINING_TORCH_INDEX-https://download.pytorch.org/whl/cpu}
 case "$step" in
   install)
-    # the default torch wheels pull about 4.4 GB of CUDA libraries onto a CPU runner
-    $pip install --index-url https://download.pytorch.org/whl/cpu torch torchvision torchaudio
+    if [ -n "$torch_index" ]; then
+      from=(--index-url "$torch_index")
+      where="the index $torch_index"
+    else
+      from=()
+      where="pip's own index"
+    fi
+    if ! $pip install ${from[@]+"${from[@]}"} torch torchvision torchaudio; then
+      echo "chaosmining: could not install torch, torchvision and torchaudio from $where" \
+           "(CHAOSMINING_TORCH_INDEX: a mirror's URL, or empty for pip's own index)" >&2
+      exit 1
+    fi
     bash "$0" install-plugin
     ;;
   install-plugin)
@@ -51,7 +70,17 @@ case "$step" in
     fi
     # pin the torch just installed: no later install may swap the CPU build for another
     $pip freeze | grep -i -E '^(torch|torchvision|torchaudio)==' > .chaosmining-constraints.txt || true
-    $pip install ${CHAOSMINING_PIP_ARGS:-} -c .chaosmining-constraints.txt "$plugin" ${CHAOSMINING_PACKAGE-.}
+    # your package editable when it is a folder (the default: the repository's root), so that the run
+    # judges the working tree, not a copy installed before your last edit
+    package=${CHAOSMINING_PACKAGE-.}
+    if [ -z "$package" ]; then
+      yours=()
+    elif [ -d "$package" ]; then
+      yours=(-e "$package")
+    else
+      yours=("$package")
+    fi
+    $pip install ${CHAOSMINING_PIP_ARGS:-} -c .chaosmining-constraints.txt "$plugin" ${yours[@]+"${yours[@]}"}
     # what the model cache depends on: its key changes when one of these does
     $pip freeze | grep -i -E '^(torch|torchvision|captum|numpy|pytest-chaosmining)[=@ ]' > .chaosmining-versions || true
     ;;
@@ -61,7 +90,7 @@ case "$step" in
            "from it, apart from your own tests)" >&2
       exit 2
     fi
-    args=(--chaosmining --chaosmining-report "$(absolute "$report")" --chaosmining-cache "$(absolute "$cache")")
+    args=(--chaosmining "--chaosmining-report=$(absolute "$report")" "--chaosmining-cache=$(absolute "$cache")")
     # judge what is yours: the explainers your conftest registers and the control (the built-ins are
     # captum's; CHAOSMINING_EXPLAINERS= empty runs every registered explainer, a list names some)
     explainers=${CHAOSMINING_EXPLAINERS-own}
@@ -79,12 +108,15 @@ judged = sum(1 for r in payload.get("records", []) if r.get("threshold") is not 
 print(f"chaosmining: baseline {sys.argv[1]}: tier {meta.get('tier')}, run of {meta.get('started')}, "
       f"{judged} judged results")
 PY
-      args+=(--chaosmining-baseline "$(absolute "$baseline")")
+      args+=("--chaosmining-baseline=$(absolute "$baseline")")
     else
       echo "::warning title=chaosmining::no baseline ($baseline): results are judged against the bars only;" \
            "after a run on main, 'bash .github/chaosmining.sh baseline' and commit the file"
     fi
-    (cd "$dir" && python -m pytest "${args[@]}" "$@")
+    # the recipe's folder is the rootdir and its pytest.ini the only configuration, on every run: pytest
+    # would otherwise take the rootdir from existing paths among the arguments (the cache, the report),
+    # and with it your repository's pytest configuration (its addopts, testpaths, conftest.py)
+    (cd "$dir" && python -m pytest -c pytest.ini --rootdir . "${args[@]}" "$@")
     ;;
   annotate)
     if [ -f "$report/results.json" ]; then

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import pytest
+from _pytest.outcomes import Failed  # pytest.fail.Exception, by a name a class statement can take
 
 from pytest_chaosmining.core.metrics.catalog import MetricCatalog
 from pytest_chaosmining.core.verdicts.baseline import Baseline
@@ -34,8 +35,16 @@ PROPERTY_PREFIX = "chaosmining."
 Check = tuple[Record, "float | None", str]
 
 
-class ConformanceFailure(AssertionError):
-    """A measured value fell below its threshold or its baseline."""
+class ConformanceFailure(AssertionError, Failed):
+    """A measured value fell below its threshold or its baseline.
+
+    An ``AssertionError`` that pytest reports as ``pytest.fail(message,
+    pytrace=False)`` does: the message under the test, and in the short summary
+    line, without the plugin's stack (the verdict's reason is the whole story; a
+    failure inside the explainer itself keeps its traceback)."""
+
+    def __init__(self, message: str):
+        Failed.__init__(self, message, pytrace=False)
 
 
 class ControlPassedBar(Exception):

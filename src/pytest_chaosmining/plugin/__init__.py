@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import pytest_chaosmining.plugin.hookspecs as hookspecs
+from pytest_chaosmining.core.machine import this_machine
 from pytest_chaosmining.plugin import fixtures
 from pytest_chaosmining.plugin.baseline_scope import BaselineScope
 from pytest_chaosmining.plugin.benchmark_folder import BenchmarkFolder
@@ -86,7 +87,10 @@ def pytest_configure(config: pytest.Config) -> None:
                     f"--chaosmining-baseline: {baseline.source} is a {baseline.tier} run; this run "
                     f"is {settings.tier} (their results cannot be compared)"
                 )
+            machines = baseline.against_machine(this_machine(session.runtime.device.type))
             collector.baseline_check = BaselineCheck(baseline, BaselineScope(session).covers, lambda: collector.records)
+            if machines:
+                collector.baseline_check.lines.append(machines)
             config.pluginmanager.register(collector.baseline_check, "chaosmining-baseline")
 
 

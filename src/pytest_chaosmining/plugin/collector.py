@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_chaosmining import ChaosminingWarning
+from pytest_chaosmining.core.machine import this_machine
 from pytest_chaosmining.core.verdicts.records import (
     OUTCOME_PROPERTY,
     USER_PROPERTY,
@@ -29,6 +30,7 @@ from pytest_chaosmining.core.verdicts.records import (
     sort_records,
 )
 from pytest_chaosmining.core.verdicts.skips import skip_kind, skip_message
+from pytest_chaosmining.judge import ConformanceFailure
 from pytest_chaosmining.reports.html import LEADERBOARD_STYLE, leaderboard_table
 from pytest_chaosmining.reports.leaderboard import build_leaderboard
 from pytest_chaosmining.reports.markdown import (
@@ -113,6 +115,7 @@ class ResultCollector:
                 crash = getattr(report.longrepr, "reprcrash", None)
                 lines = str(report.longrepr).strip().splitlines() or [""]
                 message = crash.message if crash is not None else lines[-1]
+                message = message.removeprefix(f"{ConformanceFailure.__module__}.{ConformanceFailure.__name__}: ")
                 self.failures.append(
                     {
                         "nodeid": report.nodeid,
@@ -146,6 +149,7 @@ class ResultCollector:
             "explainers": list(self.session.explainers),
             "sweeps": list(self.settings.sweeps),
             "device": str(self.session.runtime.device),
+            "machine": this_machine(self.session.runtime.device.type),
             "xdist_workers": workers,
             "python": platform.python_version(),
             "platform": platform.platform(),
@@ -192,6 +196,9 @@ class ResultCollector:
             warnings.warn(note, category=ChaosminingWarning, stacklevel=1)
         if self.baseline_check is not None:
             self.summary_lines += self.baseline_check.lines
+        self.summary_lines += [  # the reasons in full, whatever the width pytest trims its short summary to
+            f"FAILED {f['suite']} {f['explainer']}: {f['message']} ({f['nodeid']})" for f in run.failures
+        ]
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_summary(

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_chaosmining import ChaosminingWarning
 from pytest_chaosmining.core.storage.atomic import atomic_write_text
-from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, RESULTS_FORMAT, Record
+from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, RESULTS_FORMAT, Record, strict_json
 from pytest_chaosmining.reports.leaderboard import build_leaderboard, leaderboard_markdown
 from pytest_chaosmining.reports.reference import shipped_reference
 from pytest_chaosmining.reports.scorecard import scorecard_markdown
@@ -259,7 +259,8 @@ def write_reports(out_dir: Path, run: RunResults, markdown: str) -> list[str]:
         "failures": run.failures,
         "records": [r.to_dict() for r in records],
     }
-    atomic_write_text(out_dir / "results.json", json.dumps(payload, indent=1, sort_keys=True))
+    strict = json.dumps(strict_json(payload), indent=1, sort_keys=True, allow_nan=False)
+    atomic_write_text(out_dir / "results.json", strict)
     written.append(str(out_dir / "results.json"))
     records = run.human_facing().records  # fingerprints of maps: results.json only
     case_keys = sorted({k for r in records for k in r.case})
@@ -279,7 +280,8 @@ def write_reports(out_dir: Path, run: RunResults, markdown: str) -> list[str]:
 def terminal_table(
     records: list[Record], outcomes: Counter[tuple[str, str, str]], suites: Sequence[ReportedSuite]
 ) -> list[str]:
-    """Per suite and explainer: test outcomes, mean headline score and mean attribution time."""
+    """Per suite and explainer with a test in this run: test outcomes, mean headline score
+    and mean attribution time."""
     score_metrics = {suite.name: suite.score_metric for suite in suites}
     stats: dict[tuple[str, str], dict[str, list[float]]] = {}
     for r in records:
@@ -294,6 +296,8 @@ def terminal_table(
     lines = [f"{'suite':<10} {'explainer':<{w}} {heads} {'score':>20} {'time ms':>8}"]
     for suite, e in keys:
         counts = {o: n for (s, x, o), n in outcomes.items() if s == suite and x == e}
+        if not any(counts.values()):
+            continue  # values recorded without a test of this explainer (a reference, a timing): no verdict to count
         st = stats.get((suite, e), {})
         metric = score_metrics.get(suite)
         metric = metric if metric in st else None

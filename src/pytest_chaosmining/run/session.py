@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from pytest_chaosmining.core.machine import this_machine
 from pytest_chaosmining.core.verdicts.baseline import Baseline
 from pytest_chaosmining.judge import Judge
 from pytest_chaosmining.run.case_selection import CaseSelection
@@ -83,10 +84,13 @@ class ChaosminingSession:
 
     @functools.cached_property
     def baseline(self) -> Baseline | None:
-        """The ``--chaosmining-baseline`` results, if given."""
+        """The ``--chaosmining-baseline`` results, if given, set to gate costs as this
+        machine allows (:meth:`Baseline.against_machine`)."""
         if not self.settings.baseline_file:
             return None
-        return Baseline.load(self.settings.baseline_file, self.metric_catalog)
+        baseline = Baseline.load(self.settings.baseline_file, self.metric_catalog)
+        baseline.against_machine(this_machine(self.runtime.device.type))
+        return baseline
 
     @functools.cached_property
     def cache(self) -> ModelCache:

@@ -2,21 +2,25 @@
 
 The verdicts a run against ``--chaosmining-baseline OLD.json`` gives NEW's
 results, from the two ``results.json`` files alone, with the baseline check's
-own code (:class:`~pytest_chaosmining.core.verdicts.baseline.Baseline`):
+own code (:class:`~pytest_chaosmining.core.verdicts.baseline.Baseline`), and
+NEW's own failed tests, so that its exit status and NEW's run agree:
 
+- **failed**: a test that failed in NEW's run (a bar missed, an own-merit check,
+  an explainer error, the control passing a bar), as NEW's results.json lists it;
 - **regressed**: a judged result fell more than its metric's allowed drop
   (the shipped ``max_drop``, or ``--max-drop``) below OLD's;
 - **drift**: a fingerprint of maps moved beyond the suite's ``map_agreement``
   bar (offline there is no model to measure a stochastic explainer's noise on:
   a moved sampler is flagged and says so; the random control is never compared);
 - **cost**: CPU time or peak memory grew beyond ``--max-slowdown`` × OLD's plus
-  the metric's slack;
+  the metric's slack (not compared where the two ran on different device types;
+  on different CPUs each message says so);
 - **missing**: judged in OLD, not in NEW (of the suites NEW ran, unless
   ``--all-suites``);
 - **new**: judged in NEW, not in OLD (listed, not a failure).
 
-A Markdown table on stdout; exit 1 when anything regressed, drifted, grew or
-went missing, 0 otherwise, 2 when a file cannot be read.
+A Markdown table on stdout; exit 1 when anything failed, regressed, drifted,
+grew or went missing, 0 otherwise, 2 when a file cannot be read.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from typing import TYPE_CHECKING
 from pytest_chaosmining.core.verdicts.baseline import Baseline
 from pytest_chaosmining.core.verdicts.records import FINGERPRINT, Record
 from pytest_chaosmining.explainers import CONTROL_NAME
+from pytest_chaosmining.reports.baseline_check import MISSING_PREFIX
 from pytest_chaosmining.suites import metric_catalog, shipped_thresholds
 
 if TYPE_CHECKING:
@@ -38,7 +43,7 @@ if TYPE_CHECKING:
     from pytest_chaosmining.core.verdicts.thresholds import Thresholds
 
 #: the kinds of finding that fail a comparison (``new`` does not)
-FAILING = ("regressed", "drift", "cost", "missing")
+FAILING = ("failed", "regressed", "drift", "cost", "missing")
 
 
 @dataclass(frozen=True)
@@ -51,9 +56,16 @@ class Finding:
     message: str
 
 
-def _load(path: Path) -> tuple[list[Record], dict[str, object]]:
+def _load(path: Path) -> tuple[list[Record], dict[str, object], list[Finding]]:
+    """NEW's records, metadata and failed tests (those standing for a baseline's missing
+    result left out: the comparison finds them itself, as ``missing``)."""
     payload = json.loads(Path(path).read_text())
-    return [Record.from_dict(r) for r in payload["records"]], dict(payload.get("meta", {}))
+    failed = [
+        Finding("failed", str(f["nodeid"]), f"failed in this run: {f['message']}")
+        for f in payload.get("failures", [])
+        if not str(f["nodeid"]).startswith(MISSING_PREFIX)
+    ]
+    return [Record.from_dict(r) for r in payload["records"]], dict(payload.get("meta", {})), failed
 
 
 def compare_runs(
@@ -67,11 +79,13 @@ def compare_runs(
     """The :class:`Finding` s of ``new``'s results against ``old``'s (both results.json)."""
     catalog = metric_catalog()
     baseline = Baseline.load(old, catalog)
-    records, meta = _load(new)
+    records, meta, findings = _load(new)
+    machine = meta.get("machine")
+    if isinstance(machine, dict):
+        baseline.against_machine(machine)  # another device: no cost compared; another CPU: said in each
     tier = str(meta.get("tier") or baseline.tier or "smoke")
     thresholds = shipped_thresholds(thresholds_file)
     ran = {r.suite for r in records}
-    findings: list[Finding] = []
     comparison = baseline.compare(records, lambda r: all_suites or r.suite in ran)
     for record, _ in comparison.compared:
         metric = catalog.get(record.suite, record.metric)

@@ -70,6 +70,13 @@ def own_merit(*names: str) -> tuple[Metric, ...]:
     return tuple(Metric(name, judged=True, against_baseline=False) for name in names)
 
 
+def measured_against_baseline(*names: str) -> tuple[Metric, ...]:
+    """Judged metrics that measure this run against its baseline (the maps' agreement
+    with the baseline's): a bar judges them, while the baseline's own values of them
+    are neither compared nor missed, nor are they new (a run without a baseline has none)."""
+    return tuple(Metric(name, judged=True, against_baseline=False) for name in names)
+
+
 def reported(*names: str, higher_is_better: bool | None = True) -> tuple[Metric, ...]:
     """Metrics recorded and reported, never judged."""
     return tuple(Metric(name, higher_is_better=higher_is_better) for name in names)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_chaosmining.core.machine import Machine, describe
 from pytest_chaosmining.core.metrics.catalog import Metric, MetricCatalog
 from pytest_chaosmining.core.verdicts.records import Record
 
@@ -46,7 +47,14 @@ class Comparison:
 class Baseline:
     """Values of an earlier report, looked up by :meth:`Record.key`."""
 
-    def __init__(self, records: list[Record], source: str, catalog: MetricCatalog, tier: str | None = None):
+    def __init__(
+        self,
+        records: list[Record],
+        source: str,
+        catalog: MetricCatalog,
+        tier: str | None = None,
+        machine: Machine | None = None,
+    ):
         self.catalog = catalog
         self.judged: dict[Key, Record] = {r.key(): r for r in records if r.threshold is not None}
         self.costs = {r.key(): r.value for r in records if catalog.gated_cost(r.suite, r.metric) is not None}
@@ -56,6 +64,12 @@ class Baseline:
         self.tier = tier
         #: the explainers it judged
         self.explainers = {r.explainer for r in self.judged.values()}
+        #: the machine its costs were measured on (None: not recorded)
+        self.machine = machine
+        #: why its costs do not gate this run's (:meth:`against_machine`), None while they do
+        self.costs_not_gated: str | None = None
+        #: what a cost regression adds about the machines (:meth:`against_machine`)
+        self.machine_note = ""
 
     @classmethod
     def load(cls, path: Path, catalog: MetricCatalog) -> Baseline:
@@ -64,17 +78,43 @@ class Baseline:
             payload: dict[str, Any] = json.loads(Path(path).read_text())
             records = [Record.from_dict(r) for r in payload["records"]]
             tier = payload.get("meta", {}).get("tier")
+            machine = payload.get("meta", {}).get("machine")
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"cannot read chaosmining baseline {path}: {exc}") from exc
-        return cls(records, str(path), catalog, str(tier) if tier is not None else None)
+        return cls(records, str(path), catalog, str(tier) if tier is not None else None, machine if machine else None)
+
+    def against_machine(self, here: Machine) -> str | None:
+        """Set how this baseline's costs gate a run on ``here`` and return a line that says
+        so, or None where the machines match: another device type gates no cost (a CPU's
+        time is not a GPU's); another CPU gates them with a note in every cost message
+        (take the baseline from CI's own artifact: a laptop's times gate a runner's badly)."""
+        if self.machine is None:
+            return None
+        then, now = describe(self.machine), describe(here)
+        if self.machine.get("device") != here.get("device"):
+            self.costs_not_gated = (
+                f"the baseline {self.source} measured its costs on {self.machine.get('device')}, this run on "
+                f"{here.get('device')}: CPU time and memory are not compared across devices (scores and maps are)"
+            )
+            return f"chaosmining: {self.costs_not_gated}"
+        if then != now:
+            self.machine_note = (
+                f"; the baseline ran on another machine ({then}; this run: {now}): make the baseline from "
+                "CI's own artifact"
+            )
+            return f"chaosmining: the baseline {self.source} ran on {then}, this run on {now}: costs are gated " + (
+                "across machines (make the baseline from a run on CI's own runners)"
+            )
+        return None
 
     def compare(self, records: list[Record], in_scope: Callable[[Record], bool]) -> Comparison:
-        """This run's judged ``records`` against the baseline's; a baseline result
-        counts as missing only where ``in_scope`` says this run should have judged it,
-        and where its metric is compared against a baseline (a check of the maps' own
-        merit applies where the maps allow: an unsigned map has no sign check)."""
+        """This run's judged ``records`` against the baseline's, of the metrics a
+        baseline compares (a check of the maps' own merit applies where the maps allow,
+        an unsigned map has no sign check; the maps' agreement exists only against a
+        baseline: neither is compared, new or missing); a baseline result counts as
+        missing only where ``in_scope`` says this run should have judged it."""
         out = Comparison()
-        here = {r.key(): r for r in records if r.threshold is not None}
+        here = {r.key(): r for r in records if r.threshold is not None and self._against_baseline(r)}
         for key, record in here.items():
             old = self.judged.get(key)
             if old is None:
@@ -117,7 +157,7 @@ class Baseline:
         ``max_factor`` × the baseline's value plus the metric's declared slack, else None."""
         metric = self.catalog.gated_cost(record.suite, record.metric)
         old = self.costs.get(record.key())
-        if old is None or metric is None or metric.slack is None:
+        if old is None or metric is None or metric.slack is None or self.costs_not_gated:
             return None
         allowed = max_factor * old + metric.slack
         if record.value <= allowed:
@@ -126,5 +166,5 @@ class Baseline:
         return (
             f"{record.metric} regressed: {record.value:.1f} {unit} > {max_factor:g} × baseline {old:.1f} {unit} + "
             f"{metric.slack:g} {unit} ({record.value / old if old else float('inf'):.2f}× the "
-            f"baseline; baseline {self.source})"
+            f"baseline; baseline {self.source}{self.machine_note})"
         )

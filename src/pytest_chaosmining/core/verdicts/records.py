@@ -7,6 +7,7 @@ condition among them). Results written before version 2 named it ``condition``;
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 
@@ -63,7 +64,21 @@ class Record:
         """The record :meth:`to_dict` wrote (unknown fields ignored; a ``condition``
         field of results before version 2 is read as ``case``)."""
         data = {**data, "case": case_of(data)}
+        if data.get("value", 0.0) is None:  # results.json is strict JSON: null for a number not measured
+            data["value"] = math.nan
         return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})  # type: ignore[arg-type]
+
+
+def strict_json(value: object) -> object:
+    """``value`` with every non-finite float (NaN: not measured, such as a correlation
+    of a constant; ±inf) as None, so that it serialises as strict JSON (``null``)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {k: strict_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [strict_json(v) for v in value]
+    return value
 
 
 def case_of(data: Mapping[str, object]) -> dict[str, CaseValue]:

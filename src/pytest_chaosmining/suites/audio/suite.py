@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from pytest_chaosmining.core.metrics.attribution import channel_mass, channel_scores
-from pytest_chaosmining.core.metrics.catalog import calibrated, judged, own_merit, reported
+from pytest_chaosmining.core.metrics.catalog import calibrated, judged, measured_against_baseline, own_merit, reported
 from pytest_chaosmining.core.metrics.drift import fingerprint
 from pytest_chaosmining.core.storage import decoding
 from pytest_chaosmining.core.tiers import Seeds, seed_range
@@ -417,7 +417,7 @@ class AudioSuite(ClassifierSuite):
     metrics = (
         *judged("channel_share", "top1_hit", "training_gain", key=_arch_key),
         *judged("accuracy"),
-        *judged("map_agreement"),
+        *measured_against_baseline("map_agreement"),
         *own_merit("batch_consistency", "target_sensitivity", "truth_sign", "completeness", "equivalence"),
         *reported("untrained_share", "untrained_top1_hit", "fingerprint", "self_agreement"),
     )

@@ -14,7 +14,7 @@ import numpy as np
 
 from pytest_chaosmining.core.metrics.attribution import attribution_uscore, fprec
 from pytest_chaosmining.core.metrics.axioms import output_change, sign_agreement
-from pytest_chaosmining.core.metrics.catalog import calibrated, judged, own_merit, reported
+from pytest_chaosmining.core.metrics.catalog import calibrated, judged, measured_against_baseline, own_merit, reported
 from pytest_chaosmining.core.metrics.cost import Cost
 from pytest_chaosmining.core.metrics.drift import fingerprint
 from pytest_chaosmining.core.metrics.properties import completeness_fit, is_signed, truth_sign_agreement
@@ -123,7 +123,7 @@ class SymbolicSuite(ModelScoring, SuiteDefaults):
         *judged("fprec", "training_gain", key=_formula_key),
         *judged("uscore"),
         *judged("sign_agreement"),
-        *judged("map_agreement"),
+        *measured_against_baseline("map_agreement"),
         *own_merit("completeness", "truth_sign", "batch_consistency", "equivalence"),
         *reported("attr_uscore", "untrained_fprec", "fingerprint", "self_agreement"),
     )

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_chaosmining.core.metrics.attribution import localisation, saliency_maps, top_k_box
-from pytest_chaosmining.core.metrics.catalog import calibrated, judged, own_merit, reported
+from pytest_chaosmining.core.metrics.catalog import calibrated, judged, measured_against_baseline, own_merit, reported
 from pytest_chaosmining.core.metrics.drift import fingerprint
 from pytest_chaosmining.explainers import ExplainerError, attribute
 from pytest_chaosmining.explainers.context import IMAGE_CLASSIFICATION
@@ -214,7 +214,7 @@ class VisionSuite(ClassifierSuite):
     metrics = (
         *judged("iou", "training_gain", key=_condition_key),
         *judged("accuracy"),
-        *judged("map_agreement"),
+        *measured_against_baseline("map_agreement"),
         *own_merit("batch_consistency", "target_sensitivity", "truth_sign", "completeness", "equivalence"),
         *reported("box_share", "untrained_iou", "fingerprint", "self_agreement"),
     )
