@@ -58,8 +58,19 @@ def test_install_uses_cpu_only_torch_wheels_and_pins_them(tmp_path):
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == "pip install --index-url https://download.pytorch.org/whl/cpu torch torchvision torchaudio"
-    assert lines[-1] == f"pip install -c .chaosmining-constraints.txt {PINNED} ."
+    assert lines[-1] == f"pip install -c .chaosmining-constraints.txt {PINNED} -e ."  # the library editable
     assert (tmp_path / ".chaosmining-versions").exists()
+
+
+def test_the_torch_index_is_a_setting_and_a_failure_names_it(tmp_path):
+    mirror = "https://mirror.example.org/torch/cpu"
+    env = {"CHAOSMINING_PIP": "echo pip", "CHAOSMINING_PLUGIN": PINNED, "CHAOSMINING_TORCH_INDEX": mirror}
+    result = _step(tmp_path, "install", env=env)
+    assert result.stdout.splitlines()[0] == f"pip install --index-url {mirror} torch torchvision torchaudio"
+    own = _step(tmp_path, "install", env={**env, "CHAOSMINING_TORCH_INDEX": ""})
+    assert own.stdout.splitlines()[0] == "pip install torch torchvision torchaudio"  # pip's own index
+    failing = _step(tmp_path, "install", env={**env, "CHAOSMINING_PIP": "false"})
+    assert failing.returncode == 1 and f"from the index {mirror}" in failing.stderr, failing.stderr
 
 
 @pytest.mark.parametrize(

@@ -295,10 +295,26 @@ def test_the_terminal_summary_never_prints_nan():
         Record("symbolic", "mlp", "IG", 0, "time_ms", 2.0, {}),
         Record("symbolic", "mlp", "IG", 0, "time_ms", float("nan"), {}),
     ]
-    outcomes = Counter({("rfe", "SA", "passed"): 1, ("iteroar", "IG", "skipped"): 1})
+    outcomes = Counter({("rfe", "SA", "passed"): 1, ("iteroar", "IG", "skipped"): 1, ("symbolic", "IG", "passed"): 1})
     lines = terminal_table(records, outcomes, all_suites())
     assert not any("nan" in line for line in lines), lines
-    assert lines[-1].split()[-1] == "2.0" and lines[1].split()[-1] == "-"
+    assert lines[-1].split()[-1] == "2.0" and lines[2].split()[-1] == "-"
+
+
+def test_the_terminal_summary_has_no_row_without_a_test():
+    """Values recorded without a test of their explainer (a reference's, a timing's)
+    make no row of zeros: a row stands for a verdict."""
+    from collections import Counter
+
+    from pytest_chaosmining.reports.markdown import terminal_table
+    from pytest_chaosmining.suites import all_suites
+
+    records = [
+        Record("cost", "mlp", "mylib-IxG", 0, "time_ms", 3.0, {}),
+        Record("symbolic", "mlp", "IG", 0, "fprec", 0.8, {}),
+    ]
+    lines = terminal_table(records, Counter({("symbolic", "IG", "passed"): 1}), all_suites())
+    assert len(lines) == 2 and lines[1].split()[:3] == ["symbolic", "IG", "1"], lines
 
 
 def test_skips_are_counted_by_why_the_test_was_not_judged():
