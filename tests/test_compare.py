@@ -33,7 +33,7 @@ def _first(payload, **match):
 
 def test_a_run_against_itself_has_no_change(capsys):
     assert main([str(SMOKE), str(SMOKE)]) == 0
-    assert "no regression** (regressed 0, drift 0, cost 0, missing 0, new 0)" in capsys.readouterr().out
+    assert "no regression** (failed 0, regressed 0, drift 0, cost 0, missing 0, new 0)" in capsys.readouterr().out
 
 
 def test_a_score_lowered_past_its_drop_is_a_regression(tmp_path, payload, capsys):
@@ -96,3 +96,45 @@ def test_results_json_follows_its_shipped_schema(payload):
     jsonschema.validate(payload, schema)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({**payload, "records": [{"suite": "symbolic"}]}, schema)
+
+
+def test_the_runs_own_failures_fail_the_comparison(tmp_path, payload, capsys):
+    """A run that failed on its own (a sign check, say: no score moved against the
+    baseline) fails the comparison too, so that compare's exit status and the run's agree."""
+    failed = copy.deepcopy(payload)
+    failed["failures"] = [
+        {"nodeid": "symbolic/t.py::test_fprec[f08-mine-s0]", "suite": "symbolic", "explainer": "mine",
+         "message": "mine on f08: truth_sign 0.0052 < threshold 0.4000"},
+        {"nodeid": "chaosmining-baseline::symbolic/t.py::test_fprec[f08-SA-s0]", "suite": "symbolic",
+         "explainer": "SA", "message": "judged in the baseline but not in this run"},
+    ]  # fmt: skip
+    assert main([str(SMOKE), str(_write(tmp_path, failed))]) == 1
+    out = capsys.readouterr().out
+    assert "| failed | `symbolic/t.py::test_fprec[f08-mine-s0]` | failed in this run: mine on f08: truth_sign" in out
+    assert "chaosmining-baseline::" not in out  # a missing result is the comparison's own finding ("missing")
+
+
+def test_costs_across_devices_are_not_compared_and_across_cpus_say_so(tmp_path, payload):
+    slower = copy.deepcopy(payload)
+    cost = _first(slower, suite="audio", metric="cpu_ms", explainer="DL")
+    cost["value"] = 10 * cost["value"] + 1000
+    laptop = copy.deepcopy(payload)
+    laptop["meta"]["machine"] = {"cpu": "A laptop CPU", "cores": 8, "device": "cpu"}
+    slower["meta"]["machine"] = {"cpu": "A runner CPU", "cores": 2, "device": "cpu"}
+    old = _write(tmp_path, laptop, "old.json")
+    (finding,) = [f for f in compare_runs(old, _write(tmp_path, slower)) if f.kind == "cost"]
+    assert "another machine (A laptop CPU, 8 cores, cpu; this run: A runner CPU, 2 cores, cpu)" in finding.message
+    slower["meta"]["machine"]["device"] = "cuda"
+    assert not [f for f in compare_runs(old, _write(tmp_path, slower)) if f.kind == "cost"]
+
+
+def test_results_json_is_strict_json(tmp_path):
+    """NaN (a correlation of a constant, not measured) is written as null and read back as NaN."""
+    import math
+
+    from pytest_chaosmining.core.verdicts.records import Record, strict_json
+
+    record = Record("bam", "m", "SA", 0, "mcs_k_corr", float("nan"))
+    text = json.dumps(strict_json({"records": [record.to_dict()]}), allow_nan=False)
+    assert '"value": null' in text
+    assert math.isnan(Record.from_dict(json.loads(text)["records"][0]).value)
