@@ -1,5 +1,6 @@
-"""Registers the explainer ``candidate``: the mutant (or ``base:<built-in>``) that
-``CHAOSMINING_MUTANT`` names (see mutants.py and run.py)."""
+"""Registers the explainers of a benchmark run: ``candidate``, the mutant (or
+``base:<built-in>``) that ``CHAOSMINING_MUTANT`` names (mutants.py, run.py), or the
+benign changes and bases that ``CHAOSMINING_BENIGN`` lists (benign.py, benign_run.py)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_chaosmining_explainers(config):
+    if os.environ.get("CHAOSMINING_BENIGN"):
+        from benign import explainer as benign_explainer
+
+        return {name: benign_explainer(name) for name in os.environ["CHAOSMINING_BENIGN"].split(",")}
     from mutants import explainer
 
     return {"candidate": explainer(os.environ["CHAOSMINING_MUTANT"])}

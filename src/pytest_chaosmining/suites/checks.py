@@ -63,6 +63,9 @@ def judge_explainer(
         if check.when_present and check.source not in values:
             continue
         record = make(check.metric, values[check.source])  # type: ignore[arg-type]
+        samples = values.get(f"{check.source}_samples")
+        if isinstance(samples, list):  # the per-sample values its mean is made of (a baseline pairs them)
+            record.samples = [float(v) for v in samples]
         if check.bar == "quality_gate":
             bar: float | None = bars.quality_gate(suite.name, tier)
         else:

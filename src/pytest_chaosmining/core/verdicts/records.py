@@ -39,6 +39,9 @@ class Record:
     nodeid: str = ""
     #: a fingerprint of the explainer's maps (metric :data:`FINGERPRINT`), else None
     maps: list[list[float]] | None = None
+    #: the per-sample values whose mean ``value`` is (an image's IoU, a clip's hit), where the
+    #: suite keeps them: a baseline judges a drop as a paired difference against their spread
+    samples: list[float] | None = None
 
     def key(self) -> tuple[str | int, ...]:
         """Identity of a result across runs (for baselines and sorting)."""
@@ -52,8 +55,8 @@ class Record:
         )
 
     def flat(self) -> dict[str, object]:
-        """A table row: the scalar fields with the case fields beside them (no map fingerprint)."""
-        return {**{k: v for k, v in self.to_dict().items() if k not in ("case", "maps")}, **self.case}
+        """A table row: the scalar fields with the case fields beside them (no map fingerprint, no samples)."""
+        return {**{k: v for k, v in self.to_dict().items() if k not in ("case", "maps", "samples")}, **self.case}
 
     def to_dict(self) -> dict[str, object]:
         """The record as JSON-serialisable fields."""

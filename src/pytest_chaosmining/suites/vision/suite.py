@@ -126,6 +126,8 @@ def evaluate(
         "n": n,
         "untrained_iou": float(before_ious.mean()),
         "training_gain": float(ious[:m].mean() - before_ious.mean()),
+        "iou_samples": [float(v) for v in ious],
+        "training_gain_samples": [float(v) for v in ious[:m] - before_ious],
         "fingerprint": fingerprint(attr_np, patch_mask(case)[0].numpy()),
     }
 

@@ -1,0 +1,167 @@
+"""Benign changes of correct methods, as a library really makes them: many, cheap, of
+several kinds, split into a calibration half and a held-out half.
+
+Each change is registered as an explainer of its own beside its unchanged built-in
+(``base-<name>``), declaring what its base declares; ``benign_run.py`` runs them in
+chunks through the judged suites of the default run and judges each change against
+its base as a run against the base's baseline would.
+
+Kinds: path methods' step counts and quadrature rules (IG), internal batch sizes,
+float64, a batch explained in two halves, equivalent reimplementations by hand
+(integrated gradients, input × gradient, saliency), samplers' sample counts and seeds
+(SmoothGrad, GradientShap).  Within each kind the changes alternate between the two
+halves (:func:`split`), so both hold every kind.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from mutants import Method, _float64, _reseeded, builtin
+
+from pytest_chaosmining.explainers import IG_STEPS, NOISE_SAMPLES, Explainer, builtin_explainers
+from pytest_chaosmining.explainers.context import AttributionContext
+
+CALIBRATION, HELD_OUT = "calibration", "held-out"
+
+
+@dataclass(frozen=True)
+class Change:
+    """A benign change ``name`` of built-in ``base``, of ``kind``, in ``half``."""
+
+    name: str
+    base: str
+    kind: str
+    what: str
+    method: Method
+    half: str = ""
+
+
+def _halves(base: Method) -> Method:
+    """``base`` on each half of the batch, concatenated (a refactor that batches differently)."""
+
+    def call(model: torch.nn.Module, inputs: torch.Tensor, target: object, context: AttributionContext) -> torch.Tensor:
+        cut = max(1, inputs.shape[0] // 2)
+        parts = []
+        for rows in (slice(0, cut), slice(cut, None)):
+            if inputs[rows].shape[0] == 0:
+                continue
+            part_target = target[rows] if isinstance(target, torch.Tensor) and target.dim() > 0 else target
+            ctx = context
+            if context.baseline is not None and context.baseline.shape[:1] == inputs.shape[:1]:
+                ctx = dataclasses.replace(context, baseline=context.baseline[rows])
+            parts.append(base(model, inputs[rows], part_target, ctx))
+        return torch.cat(parts)
+
+    return call
+
+
+def _outputs(model: torch.nn.Module, inputs: torch.Tensor, target: object) -> torch.Tensor:
+    """The explained output per sample (a regressor's only one, a classifier's target class)."""
+    out = model(inputs)
+    if out.dim() == 1:
+        return out
+    if isinstance(target, torch.Tensor) and target.dim() > 0:
+        return out.gather(1, target.view(-1, 1)).squeeze(1)
+    return out[:, int(target) if target is not None else 0]
+
+
+def _gradient(model: torch.nn.Module, inputs: torch.Tensor, target: object) -> torch.Tensor:
+    x = inputs.detach().clone().requires_grad_(True)
+    (grad,) = torch.autograd.grad(_outputs(model, x, target).sum(), x)
+    return grad
+
+
+def _ig_by_hand(steps: int, rule: str) -> Method:
+    """Integrated gradients from the zero baseline written out by hand: Gauss-Legendre
+    nodes (captum's default rule) or the trapezoid rule."""
+    if rule == "gausslegendre":
+        nodes, weights = np.polynomial.legendre.leggauss(steps)
+        alphas, scales = (nodes + 1) / 2, weights / 2
+    else:
+        alphas = np.linspace(0.0, 1.0, steps)
+        scales = np.full(steps, 1.0 / (steps - 1))
+        scales[[0, -1]] /= 2
+
+    def call(model: torch.nn.Module, inputs: torch.Tensor, target: object, context: AttributionContext) -> torch.Tensor:
+        total = torch.zeros_like(inputs)
+        for alpha, scale in zip(alphas, scales):
+            total += float(scale) * _gradient(model, float(alpha) * inputs, target)
+        return total * inputs.detach()
+
+    return call
+
+
+def _ixg_by_hand(model: torch.nn.Module, inputs: torch.Tensor, target: object, context: AttributionContext) -> object:
+    return _gradient(model, inputs, target) * inputs.detach()
+
+
+def _saliency_by_hand(
+    model: torch.nn.Module, inputs: torch.Tensor, target: object, context: AttributionContext
+) -> object:
+    return _gradient(model, inputs, target)
+
+
+def _changes() -> list[Change]:
+    ig = "path method's steps"
+    out = [Change(f"ig-steps-{n}", "IG", ig, f"IG with {n} steps", builtin("IG", n_steps=n)) for n in
+           (6, 7, 8, 9, 11, 12, 13, 14, 15, 16, 17, 18, 20, 22, 24, 25, 28, 30, 32, 40)]  # fmt: skip
+    rule = "path method's rule"
+    for method in ("riemann_left", "riemann_right", "riemann_middle", "riemann_trapezoid"):
+        for n in (IG_STEPS, 12, 16, 20):
+            short = method.removeprefix("riemann_")
+            out.append(Change(f"ig-{short}-{n}", "IG", rule, f"IG by the {short} rule, {n} steps",
+                              builtin("IG", method=method, n_steps=n)))  # fmt: skip
+    batch = "internal batch size"
+    out += [Change(f"ig-batch-{b}", "IG", batch, f"IG in internal batches of {b}", builtin("IG", internal_batch_size=b))
+            for b in (1, 3, 5, 7, 13, 33)]  # fmt: skip
+    wide = "float64"
+    out += [Change(f"{b.lower()}-float64", b, wide, f"{b} in float64", _float64(builtin(b)))
+            for b in ("IG", "DL", "SA", "IxG", "GBP", "FA")]  # fmt: skip
+    halves = "batch in two halves"
+    out += [Change(f"{b.lower()}-halves", b, halves, f"{b} on each half of the batch", _halves(builtin(b)))
+            for b in ("IG", "DL", "SA", "IxG", "GBP")]  # fmt: skip
+    hand = "reimplementation by hand"
+    out += [
+        Change("ig-by-hand", "IG", hand, "IG by hand (Gauss-Legendre, 10)", _ig_by_hand(IG_STEPS, "gausslegendre")),
+        Change("ig-by-hand-trapezoid-20", "IG", hand, "IG by hand (trapezoid, 20)", _ig_by_hand(20, "trapezoid")),
+        Change("ixg-by-hand", "IxG", hand, "input x gradient by hand", _ixg_by_hand),
+        Change("sa-by-hand", "SA", hand, "saliency by hand (the signed gradient)", _saliency_by_hand),
+        Change("ig-by-hand-12", "IG", hand, "IG by hand (Gauss-Legendre, 12 nodes)", _ig_by_hand(12, "gausslegendre")),
+    ]  # fmt: skip
+    seeds = "sampler's seed"
+    out += [Change(f"{b.lower()}-seed-{s}", b, seeds, f"{b} drawing from seed {s}", _reseeded(builtin(b), s))
+            for b in ("SG", "GS") for s in (1, 2, 3, 4, 5, 6)]  # fmt: skip
+    samples = "sampler's sample count"
+    out += [Change(f"gs-samples-{n}", "GS", samples, f"GradientShap with {n} samples", builtin("GS", n_samples=n))
+            for n in (NOISE_SAMPLES + 2, NOISE_SAMPLES + 5, 2 * NOISE_SAMPLES, 3 * NOISE_SAMPLES)]  # fmt: skip
+    return split(out)
+
+
+def split(changes: list[Change]) -> list[Change]:
+    """Within each kind, the changes alternate: calibration, held-out, calibration, …"""
+    seen: dict[str, int] = {}
+    halves = []
+    for change in changes:
+        i = seen[change.kind] = seen.get(change.kind, -1) + 1
+        halves.append(dataclasses.replace(change, half=CALIBRATION if i % 2 == 0 else HELD_OUT))
+    return halves
+
+
+CHANGES: dict[str, Change] = {c.name: c for c in _changes()}
+#: the unchanged built-ins the changes are judged against, registered as ``base-<name>``
+BASES = sorted({c.base for c in CHANGES.values()})
+
+
+def explainer(name: str) -> Explainer:
+    """The registered explainer of change ``name`` or of ``base-<built-in>``, declaring
+    what the built-in declares (completeness, noise, where it applies)."""
+    base = name.removeprefix("base-") if name.startswith("base-") else CHANGES[name].base
+    declared = builtin_explainers()[base]
+    method: Callable[..., object] = builtin(base) if name.startswith("base-") else CHANGES[name].method
+    promises = {f: getattr(declared, f) for f in ("completeness", "stochastic")}
+    return Explainer(name, method, applies_to=declared.applies_to, **promises)
