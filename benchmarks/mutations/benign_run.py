@@ -5,7 +5,8 @@ resumable chunks whose compact results are committed as they finish.
 
 Each chunk is one ``pytest --chaosmining`` run (smoke tier; symbolic, vision, audio and
 rfe: saliency is report-only at smoke) registering its changes under their own names;
-the bases (``base-<built-in>``) run once, as a chunk of their own.  A chunk's file under
+the bases (``base-<built-in>``) run once, as a chunk of their own; the mutation
+benchmark's harmful mutants (mutants.py) run the same way, as ``mut-<name>``.  A chunk's file under
 ``benign/`` keeps the code key it ran under (the plugin's fingerprint and this folder's
 sources) and every judged record of its explainers with their per-sample values, the
 fingerprints of their maps and their failed tests; a later call reruns only the chunks
@@ -28,6 +29,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from benign import BASES, CHANGES  # noqa: E402
+from mutants import HARMFUL, MUTANTS  # noqa: E402
 
 from pytest_chaosmining.core.storage.derived import package_fingerprint  # noqa: E402
 
@@ -43,10 +45,18 @@ def code_key() -> str:
 
 
 def chunks(size: int) -> dict[str, list[str]]:
+    """Chunk name → the explainers it registers: the bases, the benign changes, then the
+    mutation benchmark's harmful mutants (``mut-<name>``) and the bases only they have."""
     names = list(CHANGES)
     found = {"bases": [f"base-{b}" for b in BASES]}
     for i in range(0, len(names), size):
         found[f"chunk-{i // size:02d}"] = names[i : i + size]
+    harmful = [f"mut-{name}" for name, m in MUTANTS.items() if m.kind == HARMFUL]
+    found["harmful-bases"] = sorted(
+        {f"base-{m.base}" for m in MUTANTS.values() if m.kind == HARMFUL} - set(found["bases"])
+    )
+    for i in range(0, len(harmful), size):
+        found[f"harmful-{i // size:02d}"] = harmful[i : i + size]
     return found
 
 
