@@ -16,9 +16,18 @@ sys.path.insert(0, str(Path(__file__).parent))
 @pytest.hookimpl(optionalhook=True)
 def pytest_chaosmining_explainers(config):
     if os.environ.get("CHAOSMINING_BENIGN"):
-        from benign import explainer as benign_explainer
+        import dataclasses
 
-        return {name: benign_explainer(name) for name in os.environ["CHAOSMINING_BENIGN"].split(",")}
+        from benign import explainer as benign_explainer
+        from mutants import explainer
+
+        names = os.environ["CHAOSMINING_BENIGN"].split(",")
+        return {
+            name: dataclasses.replace(explainer(name.removeprefix("mut-")), name=name)
+            if name.startswith("mut-")
+            else benign_explainer(name)
+            for name in names
+        }
     from mutants import explainer
 
     return {"candidate": explainer(os.environ["CHAOSMINING_MUTANT"])}

@@ -16,8 +16,8 @@ import pytest
 from _pytest.outcomes import Failed  # pytest.fail.Exception, by a name a class statement can take
 
 from pytest_chaosmining.core.metrics.catalog import MetricCatalog
-from pytest_chaosmining.core.verdicts.baseline import Baseline
-from pytest_chaosmining.core.verdicts.records import OUTCOME_PROPERTY, USER_PROPERTY, Record
+from pytest_chaosmining.core.verdicts.baseline import Baseline, PairedDrop
+from pytest_chaosmining.core.verdicts.records import CHANGED_PROPERTY, OUTCOME_PROPERTY, USER_PROPERTY, Record
 from pytest_chaosmining.core.verdicts.skips import NOT_APPLICABLE_PREFIX, NOT_JUDGED_PREFIX, REPORT_ONLY_PHRASE
 from pytest_chaosmining.core.verdicts.thresholds import Thresholds
 from pytest_chaosmining.explainers import Explainer, ExplainerError, ExplainerNotApplicable
@@ -71,6 +71,7 @@ class Judge:
         map_notes: MapNotes | None = None,
         report_only: frozenset[str] = frozenset(),
         thresholds: Thresholds | None = None,
+        paired_drop: Callable[[str, str], PairedDrop | None] | None = None,
     ):
         #: the bars (and a suite's own margins and gates) the run judges with
         self.thresholds = thresholds if thresholds is not None else Thresholds({})
@@ -79,6 +80,8 @@ class Judge:
         self.catalog = catalog if catalog is not None else MetricCatalog({})
         self.baseline = baseline
         self.max_drop = max_drop
+        #: the paired rule of a metric's drops, where calibrated (``paired_drop(suite, metric)``)
+        self.paired_drop = paired_drop if paired_drop is not None else (lambda suite, metric: None)
         self.max_slowdown = max_slowdown
         self.map_notes = map_notes if map_notes is not None else MapNotes()
         self._cost_failures: dict[str, list[str]] = {}
@@ -174,13 +177,12 @@ class Judge:
             return
         record.threshold = threshold
         record.passed = record.value >= threshold
-        regression = (
-            self.baseline.regression(record, metric, self.max_drop(record.suite, record.metric))
-            if self.baseline
-            else None
-        )
+        drop, paired = self.max_drop(record.suite, record.metric), self.paired_drop(record.suite, record.metric)
+        regression = self.baseline.regression(record, metric, drop, paired) if self.baseline else None
         if regression:
             record.passed = False
+        elif self.baseline and (change := self.baseline.change(record, metric, drop, paired)):
+            self.note_change(node, f"{what}: {change}")
         self.record(node, record)
         if record.value < threshold:
             raise ConformanceFailure(
@@ -189,6 +191,12 @@ class Judge:
             )
         if regression:
             raise ConformanceFailure(f"{what}: {regression}")
+
+    @staticmethod
+    def note_change(node: pytest.Item, message: str) -> None:
+        """Note on ``node``'s report that a result changed against the baseline within what
+        harmless changes do (the run's summary lists it: re-baseline if intended)."""
+        node.user_properties.append((CHANGED_PROPERTY, message))
 
     def require_all(self, node: pytest.Item, checks: Sequence[Check]) -> None:
         """:meth:`require` each ``(record, threshold, what)``, recording all of them,

@@ -133,6 +133,7 @@ def attribute(
     import numpy as np
     import torch
 
+    from pytest_chaosmining.core.training.determinism import reproducible
     from pytest_chaosmining.explainers.isolation import IsolationViolation, isolated_call
 
     base = context if context is not None else plain_context(model, inputs)
@@ -158,7 +159,7 @@ def attribute(
 
     start = time.perf_counter()
     try:
-        with time_limit(explainer.call_timeout_s):
+        with time_limit(explainer.call_timeout_s), reproducible(inputs.device):  # on CUDA: true fp32, fixed kernels
             out = isolated_call(model, inputs, call)
     except IsolationViolation as exc:
         raise ExplainerError(f"explainer {explainer.name!r} changed what it was given: {exc}") from exc

@@ -16,7 +16,7 @@ from collections.abc import Callable
 import pytest
 
 from pytest_chaosmining.core.verdicts.baseline import Baseline, Comparison
-from pytest_chaosmining.core.verdicts.records import OUTCOME_PROPERTY, Record
+from pytest_chaosmining.core.verdicts.records import CHANGED_PROPERTY, OUTCOME_PROPERTY, Record
 from pytest_chaosmining.core.verdicts.skips import skip_message
 
 #: node id prefix of the failing tests that stand for missing judged results
@@ -36,10 +36,15 @@ class BaselineCheck:
         self.outcome: dict[str, str] = {}
         self.comparison: Comparison | None = None
         self.lines: list[str] = []
+        #: results that changed within what harmless changes do (not failures): node id → notes
+        self.changed: dict[str, list[str]] = {}
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.nodeid.startswith(MISSING_PREFIX):
             return
+        notes = [str(value) for key, value in report.user_properties if key == CHANGED_PROPERTY]
+        if notes and report.when == "teardown":
+            self.changed[report.nodeid] = notes
         tagged = any(key == OUTCOME_PROPERTY for key, _ in report.user_properties)
         if report.when == "call" or (report.when == "setup" and not report.passed) or tagged:
             if report.skipped and not hasattr(report, "wasxfail"):
@@ -64,6 +69,15 @@ class BaselineCheck:
         self.comparison = comparison
         judged = len(comparison.compared) + len(comparison.new)
         self.lines.append(comparison.summary(self.baseline.source))
+        if self.changed:
+            notes = [note for _, found in sorted(self.changed.items()) for note in found]
+            self.lines.append(
+                f"changed, not regressed: {len(notes)} result(s) moved against the baseline within what harmless "
+                "changes do (passed; if the change is intended, make this run the baseline):"
+            )
+            self.lines += [f"  {note}" for note in notes[:10]] + (
+                [f"  … and {len(notes) - 10} more"] if len(notes) > 10 else []
+            )
         if judged and not comparison.compared:
             self.lines.append(
                 f"ERROR: the baseline {self.baseline.source} matches none of this run's {judged} judged results "

@@ -49,7 +49,12 @@ class Placement:
         if device.type == "cuda" and not torch.cuda.is_available():
             raise RuntimeError(f"device {name!r} requested but CUDA is not available")
         if device.type == "cuda":
-            torch.backends.cudnn.benchmark = True  # the suites' shapes are fixed: let cuDNN pick its kernels once
+            from pytest_chaosmining.core.training.determinism import prepare_cuda_process
+
+            prepare_cuda_process()  # deterministic cuBLAS needs its workspace set before its first call
+            torch.backends.cudnn.benchmark = (
+                True  # the suites' shapes are fixed (training and explainers: fixed kernels)
+            )
             if device.index is None:
                 return torch.device("cuda", worker_gpu(worker_id(self.config), torch.cuda.device_count()))
         return device

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_chaosmining.core.machine import this_machine
-from pytest_chaosmining.core.verdicts.baseline import Baseline
+from pytest_chaosmining.core.verdicts.baseline import Baseline, PairedDrop
 from pytest_chaosmining.judge import Judge
 from pytest_chaosmining.run.case_selection import CaseSelection
 from pytest_chaosmining.run.facets import JudgedExplainers, RunPlan, Runtime
@@ -113,7 +113,11 @@ class ChaosminingSession:
         def max_drop(suite: str, metric: str) -> float:
             return fixed if fixed is not None else thresholds.max_drop(suite, tier, metric)
 
+        def paired_drop(suite: str, metric: str) -> PairedDrop | None:
+            return thresholds.paired_drop(suite, tier, metric)
+
         return Judge(
             self.explainers, self.baseline, max_drop, self.settings.max_slowdown, self.metric_catalog,
             self.roster.map_notes, frozenset(thresholds.report_only(list(self.settings.suites), tier)), thresholds,
+            paired_drop,
         )  # fmt: skip

@@ -17,7 +17,9 @@ NEW's own failed tests, so that its exit status and NEW's run agree:
   on different CPUs each message says so);
 - **missing**: judged in OLD, not in NEW (of the suites NEW ran, unless
   ``--all-suites``);
-- **new**: judged in NEW, not in OLD (listed, not a failure).
+- **new**: judged in NEW, not in OLD (listed, not a failure);
+- **changed**: fell beyond the allowed drop within what harmless changes do (the
+  paired rule: listed, not a failure; re-baseline if intended).
 
 A Markdown table on stdout; exit 1 when anything failed, regressed, drifted,
 grew or went missing, 0 otherwise, 2 when a file cannot be read.
@@ -92,9 +94,12 @@ def compare_runs(
         if metric is None:
             continue
         drop = max_drop if max_drop is not None else thresholds.max_drop(record.suite, tier, record.metric)
-        message = baseline.regression(record, metric, drop)
+        paired = thresholds.paired_drop(record.suite, tier, record.metric)
+        message = baseline.regression(record, metric, drop, paired)
         if message:
             findings.append(Finding("regressed", record.nodeid, message))
+        elif changed := baseline.change(record, metric, drop, paired):
+            findings.append(Finding("changed", record.nodeid, changed))
     for record in records:
         cost = baseline.cost_regression(record, max_slowdown)
         if cost:
@@ -105,6 +110,7 @@ def compare_runs(
         findings.append(Finding("missing", r.nodeid, f"{r.metric} judged in the baseline, not here"))
     for r in comparison.new:
         findings.append(Finding("new", r.nodeid, f"{r.metric} = {r.value:.4f}, not in the baseline"))
+    # the maps' agreement is not compared (it exists only against a baseline): its findings are drift
     return findings
 
 
@@ -134,11 +140,11 @@ def _drift(
 def table(findings: list[Finding], old: str, new: str) -> str:
     """The findings as Markdown: a verdict line, then one row each (failing kinds first)."""
     failing = [f for f in findings if f.kind in FAILING]
-    counts = ", ".join(f"{kind} {sum(f.kind == kind for f in findings)}" for kind in (*FAILING, "new"))
+    counts = ", ".join(f"{kind} {sum(f.kind == kind for f in findings)}" for kind in (*FAILING, "new", "changed"))
     head = f"**chaosmining-compare {new} against {old}: {'FAILED' if failing else 'no regression'}** ({counts})"
     if not findings:
         return head + "\n"
-    order = {kind: i for i, kind in enumerate((*FAILING, "new"))}
+    order = {kind: i for i, kind in enumerate((*FAILING, "new", "changed"))}
     rows = [
         f"| {f.kind} | `{f.nodeid}` | {f.message.replace('|', '/')} |"
         for f in sorted(findings, key=lambda f: (order[f.kind], f.nodeid))

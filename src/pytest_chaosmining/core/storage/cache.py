@@ -26,6 +26,7 @@ from pytest_chaosmining.core.storage.arrays import ArrayCache
 from pytest_chaosmining.core.storage.atomic import atomic_write
 from pytest_chaosmining.core.storage.keys import LOCK_TIMEOUT_S, Code, cache_key
 from pytest_chaosmining.core.storage.pack import ModelPack
+from pytest_chaosmining.core.training.determinism import reproducible
 
 
 class CorruptEntry(Exception):
@@ -65,6 +66,9 @@ class ModelCache:
         whose source enters the key; ``shippable``: the pack builder copies the
         entry (what the plugin computes the same for every user).
         """
+        on_cpu = self.cpu_trained(suite, config, code)
+        if on_cpu is not None:
+            return on_cpu[0], on_cpu[1], False
         key = cache_key(config, code)
         path = self.path(suite, key)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -72,12 +76,26 @@ class ModelCache:
             found = self._found(suite, key, path)
             if found is not None:
                 return found[0], found[1], False
-            state, meta = train()
+            device = torch.device(str(config.get("device", "cpu")))
+            with reproducible(device, str(config.get("precision", "fp32"))):  # on CUDA: the same weights every run
+                state, meta = train()
             meta = {**meta, "key": key, "config": json.dumps(config, sort_keys=True)}
             if shippable:
                 meta["shippable"] = True
             self._save(path, state, meta)
             return state, meta, True
+
+    def cpu_trained(
+        self, suite: str, config: dict[str, Any], code: Code = ()
+    ) -> tuple[dict[str, torch.Tensor], dict[str, Any]] | None:
+        """For a ``config`` of another device (``cuda``), the entry trained on the CPU for
+        the same config, here or in the pack: weights do not depend on where they are
+        evaluated, so a CUDA run uses the models a CPU run uses (and agrees with it).
+        None for a CPU config, or where no CPU-trained entry exists."""
+        if config.get("device", "cpu") == "cpu":
+            return None
+        found = self.get(suite, {**config, "device": "cpu"}, code)
+        return None if found is None else (found[0], {**found[1], "trained_on": "cpu"})
 
     def get(
         self, suite: str, config: dict[str, Any], code: Code = ()
@@ -148,6 +166,8 @@ class ModelCache:
         def train() -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
             if check is not None and self.pack is not None:
                 shipped = self.pack.load(suite, config, build, device, check)
+                if shipped is None and config.get("device", "cpu") != "cpu":  # the CPU-trained weights ship
+                    shipped = self.pack.load(suite, {**config, "device": "cpu"}, build, device, check)
                 if shipped is not None:
                     return shipped
             fresh = build().to(device)

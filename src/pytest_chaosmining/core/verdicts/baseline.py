@@ -10,6 +10,7 @@ not judge (missing, newly skipped, newly not applicable) is a regression too:
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,35 @@ from pytest_chaosmining.core.verdicts.records import Record
 
 #: a record key (:meth:`Record.key`)
 Key = tuple[str | int, ...]
+#: fewer paired samples than this: no paired judgement (the allowed drop alone decides)
+MIN_PAIRED = 8
+#: maps whose agreement with the baseline's is below this moved (float rounding across machines: ~1e-12)
+MOVED = 1.0 - 1e-6
+
+
+@dataclass(frozen=True)
+class PairedDrop:
+    """How a drop beyond the allowed one is judged where both runs kept the per-sample
+    values (an image's IoU, a clip's hit): as a paired difference against its own
+    spread.  A drop whose paired t statistic is at most ``t`` and which stays below
+    ``cap`` is what harmless changes do to a discrete score (a few images' boxes move
+    either way): the result *changed*, it did not regress.  Calibrated on benign
+    changes (benchmarks/mutations/benign_calibrate.py)."""
+
+    t: float
+    cap: float
+
+
+def paired_t(old: list[float], new: list[float]) -> float:
+    """The paired t statistic of the drop ``old - new`` over the samples (inf where every
+    sample dropped alike, 0 where none moved)."""
+    n = len(old)
+    drops = [a - b for a, b in zip(old, new)]
+    mean = sum(drops) / n
+    spread = math.sqrt(sum((d - mean) ** 2 for d in drops) / (n - 1))
+    if spread == 0.0:
+        return math.inf if mean > 0 else 0.0
+    return mean / (spread / math.sqrt(n))
 
 
 @dataclass
@@ -130,16 +160,60 @@ class Baseline:
         metric = self.catalog.get(record.suite, record.metric)
         return metric is None or metric.against_baseline
 
-    def regression(self, record: Record, metric: Metric, max_drop: float) -> str | None:
+    def regression(
+        self, record: Record, metric: Metric, max_drop: float, paired: PairedDrop | None = None
+    ) -> str | None:
         """A message if ``record`` (of the judged ``metric``: higher is better) fell more
-        than ``max_drop`` below the baseline, else None."""
+        than ``max_drop`` below the baseline, else None.  With a ``paired`` rule and the
+        per-sample values of both runs, a drop beyond ``max_drop`` regresses only where it
+        stands out of its own noise (paired t above ``paired.t``) or reaches ``paired.cap``;
+        any other is a change (:meth:`change`)."""
         old = self.judged.get(record.key())
         if old is None or not metric.judged or not metric.against_baseline or record.value >= old.value - max_drop:
             return None
+        drop = old.value - record.value
+        t = self._paired(old, record)
+        if paired is not None and t is not None:
+            if t <= paired.t and drop < paired.cap:
+                return None
+            return (
+                f"{record.metric} regressed: {record.value:.4f} < baseline {old.value:.4f} - max drop {max_drop:g} "
+                f"(drop {drop:.4f}, paired over {len(record.samples or [])} samples: t {t:.2f} > {paired.t:g}"
+                + (f" or drop >= cap {paired.cap:g}" if drop >= paired.cap else "")
+                + f", beyond what harmless changes do; baseline {self.source})"
+            )
         return (
             f"{record.metric} regressed: {record.value:.4f} < baseline {old.value:.4f} - max drop {max_drop:g} "
-            f"(drop {old.value - record.value:.4f}; baseline {self.source})"
+            f"(drop {drop:.4f}; baseline {self.source})"
         )
+
+    def change(self, record: Record, metric: Metric, max_drop: float, paired: PairedDrop | None = None) -> str | None:
+        """A message if ``record`` fell more than ``max_drop`` below the baseline within
+        what harmless changes do (the ``paired`` rule let it pass): changed, not regressed."""
+        old = self.judged.get(record.key())
+        if (
+            old is None
+            or paired is None
+            or not metric.against_baseline
+            or record.value >= old.value - max_drop
+            or self.regression(record, metric, max_drop, paired) is not None
+        ):
+            return None
+        t = self._paired(old, record)
+        return (
+            f"{record.metric} changed: {record.value:.4f} against baseline {old.value:.4f} (drop "
+            f"{old.value - record.value:.4f}, paired t {t:.2f} <= {paired.t:g} over {len(old.samples or [])} "
+            "samples: within what harmless changes do); if the change is intended, make this run the baseline"
+        )
+
+    @staticmethod
+    def _paired(old: Record, new: Record) -> float | None:
+        """The paired t of ``old``'s and ``new``'s samples (None where they cannot be paired)."""
+        if old.samples is None or new.samples is None or len(old.samples) != len(new.samples):
+            return None
+        if len(old.samples) < MIN_PAIRED:
+            return None
+        return paired_t(old.samples, new.samples)
 
     def moved(self, record: Record) -> tuple[float, int, float] | None:
         """How far the maps of a fingerprint ``record`` moved from the baseline's: the

@@ -19,6 +19,8 @@ RESULTS_FORMAT = 2
 USER_PROPERTY = "chaosmining_record"
 MODEL_LEVEL = "-"  # explainer column of model-level records (prediction quality)
 OUTCOME_PROPERTY = "chaosmining_test"
+#: a test's note that a result changed against the baseline within what harmless changes do
+CHANGED_PROPERTY = "chaosmining_changed"
 #: the metric of a record that keeps a fingerprint of an explainer's maps (its value: the samples kept)
 FINGERPRINT = "fingerprint"
 

@@ -12,6 +12,9 @@ Layout::
                                             ``sampler_default``: where set, that bar of a stochastic one
     [<suite>.<tier>.<metric>.explainer.NAME]  the bars of one built-in explainer
     [<suite>.<tier>.max_drop]               per metric: how far it may fall below a baseline
+    [<suite>.<tier>.paired_drop]            ``t`` and, per metric, ``cap``: a drop beyond max_drop of a
+                                            score with per-sample values regresses only with a paired
+                                            t above ``t`` or a drop of at least the cap (else: changed)
 
 Smoke bars come from ``python -m pytest_chaosmining.tools.calibrate`` on
 held-out seeds (docs/thresholds.md).  The ci and paper bars are older: the
@@ -25,6 +28,8 @@ import tomllib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from pytest_chaosmining.core.verdicts.baseline import PairedDrop
 
 #: the allowed drop below a baseline of a metric without a calibrated one (``[<suite>.<tier>.max_drop]``)
 DEFAULT_MAX_DROP = 0.02
@@ -118,6 +123,14 @@ class Thresholds:
         :data:`DEFAULT_MAX_DROP`."""
         table = self.table.get(suite, {}).get(tier, {}).get("max_drop", {})
         return float(table.get(metric, table.get("default", DEFAULT_MAX_DROP)))
+
+    def paired_drop(self, suite: str, tier: str, metric: str) -> PairedDrop | None:
+        """The paired rule of ``metric``'s drops against a baseline (``[suite.tier.paired_drop]``:
+        ``t`` and the metric's cap), None where the table sets none (the allowed drop alone decides)."""
+        table = self.table.get(suite, {}).get(tier, {}).get("paired_drop", {})
+        if "t" not in table or metric not in table:
+            return None
+        return PairedDrop(float(table["t"]), float(table[metric]))
 
     def default(self, suite: str, tier: str, metric: str) -> float:
         """The ``default`` bar of ``metric`` (for any case and explainer without its own)."""

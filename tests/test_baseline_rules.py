@@ -1,0 +1,137 @@
+"""A baseline that does not cry wolf, and verdicts that do not depend on the device.
+
+- a drop of a score with per-sample values is judged as a paired difference against
+  its own noise: what harmless changes do (a few images' boxes moving either way) is
+  reported as changed, not regressed; a drop that stands out of its noise, or one
+  beyond the cap, regresses;
+- the calibrated rules are in the suites' thresholds;
+- CUDA work is made reproducible around training and explainer calls, and the
+  process's settings are restored after (tested without a GPU: the settings are
+  torch's, the device is only named);
+- a CUDA run finds the models a CPU run trained (and the pack's) without training.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from pytest_chaosmining.core.storage.cache import ModelCache
+from pytest_chaosmining.core.training.determinism import REPRODUCIBLE, KernelSettings, reproducible
+from pytest_chaosmining.core.verdicts.baseline import Baseline, PairedDrop, paired_t
+from pytest_chaosmining.core.verdicts.records import CHANGED_PROPERTY, Record
+from pytest_chaosmining.judge import ConformanceFailure, Judge
+from pytest_chaosmining.suites import metric_catalog, shipped_thresholds
+
+CASE = {"condition": "RBRP"}
+RULE = PairedDrop(t=3.6, cap=0.14)
+
+
+def _iou(samples: list[float]) -> Record:
+    return Record("vision", "small_cnn", "IG", 0, "iou", sum(samples) / len(samples), dict(CASE), samples=samples)
+
+
+def _baseline(old: Record) -> Baseline:
+    return Baseline([Record(**{**old.to_dict(), "threshold": 0.1, "passed": True})], "base.json", metric_catalog())
+
+
+BEFORE = [0.9] * 16 + [0.5] * 16
+
+
+def test_a_drop_within_its_own_noise_is_a_change_not_a_regression():
+    """Harmless: five images' boxes moved, four for the worse (drop 0.05 > the allowed 0.04)."""
+    after = list(BEFORE)
+    for i, delta in ((0, -0.6), (3, -0.5), (17, -0.4), (20, -0.4), (30, +0.3)):
+        after[i] = BEFORE[i] + delta
+    old, new = _iou(BEFORE), _iou(after)
+    baseline, metric = _baseline(old), metric_catalog().judged("vision", "iou")
+    assert old.value - new.value > 0.04 and paired_t(BEFORE, after) < RULE.t
+    assert baseline.regression(new, metric, 0.04) is not None  # the allowed drop alone: a false alarm
+    assert baseline.regression(new, metric, 0.04, RULE) is None
+    change = baseline.change(new, metric, 0.04, RULE)
+    assert change and "iou changed" in change and "make this run the baseline" in change
+
+
+def test_a_drop_out_of_its_noise_or_beyond_the_cap_regresses():
+    metric = metric_catalog().judged("vision", "iou")
+    wrong = [v - 0.06 for v in BEFORE]  # every image a little worse: t is infinite
+    baseline = _baseline(_iou(BEFORE))
+    message = baseline.regression(_iou(wrong), metric, 0.04, RULE)
+    assert message and "paired over 32 samples" in message
+    lost = list(BEFORE)
+    for i in range(0, 32, 3):  # eleven images lose their box entirely: noisy, but far beyond harmless
+        lost[i] = 0.0
+    assert "cap" in (baseline.regression(_iou(lost), metric, 0.04, RULE) or "")
+    assert baseline.change(_iou(lost), metric, 0.04, RULE) is None
+
+
+def test_without_samples_the_allowed_drop_alone_decides():
+    metric = metric_catalog().judged("vision", "iou")
+    old, new = _iou(BEFORE), _iou([v - 0.05 for v in BEFORE])
+    new.samples = None
+    assert "regressed" in (_baseline(old).regression(new, metric, 0.04, RULE) or "")
+
+
+def test_the_paired_rules_are_calibrated_in_the_suites_thresholds():
+    bars = shipped_thresholds(None)
+    for suite, metric in (("vision", "iou"), ("vision", "training_gain"), ("audio", "training_gain")):
+        rule = bars.paired_drop(suite, "smoke", metric)
+        assert rule is not None and rule.t >= 3.5 and rule.cap >= 2 * bars.max_drop(suite, "smoke", metric)
+    assert bars.paired_drop("symbolic", "smoke", "fprec") is None  # no per-sample values: the drop alone
+    assert bars.paired_drop("vision", "ci", "iou") is None  # not calibrated at ci
+
+
+def test_the_judge_notes_a_change_and_fails_a_regression():
+    old = _iou(BEFORE)
+    judge = Judge(
+        {},
+        _baseline(old),
+        max_drop=lambda suite, metric: 0.04,
+        catalog=metric_catalog(),
+        paired_drop=lambda suite, metric: RULE,
+    )
+
+    class Node:
+        nodeid = "t"
+
+        def __init__(self) -> None:
+            self.user_properties: list[tuple[str, object]] = []
+
+    moved = list(BEFORE)
+    for i, delta in ((0, -0.6), (3, -0.5), (17, -0.4), (20, -0.4), (30, +0.3)):
+        moved[i] += delta
+    node = Node()
+    judge.require(node, _iou(moved), 0.1, "IG on RBRP")  # passes
+    assert [key for key, _ in node.user_properties].count(CHANGED_PROPERTY) == 1
+    with pytest.raises(ConformanceFailure, match="iou regressed"):
+        judge.require(Node(), _iou([v - 0.06 for v in BEFORE]), 0.1, "IG on RBRP")
+
+
+def test_cuda_work_is_made_reproducible_and_the_settings_restored():
+    before = KernelSettings.now()
+    with reproducible(torch.device("cpu")):
+        assert KernelSettings.now() == before  # a CPU: nothing changes
+    with reproducible(torch.device("cuda"), precision="bf16"):
+        assert KernelSettings.now() == before  # bf16 asks for speed over bits
+    with pytest.raises(RuntimeError, match="inside"):
+        with reproducible(torch.device("cuda")):
+            assert KernelSettings.now() == REPRODUCIBLE
+            raise RuntimeError("inside")
+    assert KernelSettings.now() == before
+
+
+def test_a_cuda_run_finds_the_models_a_cpu_run_trained(tmp_path):
+    cache = ModelCache(tmp_path)
+    config = {"suite": "vision", "case": "RBRP", "device": "cpu"}
+    weights = {"w": torch.ones(2)}
+    cache.get_or_train("vision", config, lambda: (weights, {"check": 0.9}))
+
+    def train_again() -> tuple[dict[str, torch.Tensor], dict[str, object]]:
+        raise AssertionError("a CUDA run trained a model a CPU run had trained")
+
+    state, meta, trained = cache.get_or_train("vision", {**config, "device": "cuda"}, train_again)
+    assert not trained and torch.equal(state["w"], weights["w"]) and meta["trained_on"] == "cpu"
+    assert cache.cpu_trained("vision", config) is None  # a CPU config is looked up as itself
+    assert json.loads(meta["config"])["device"] == "cpu"
