@@ -135,3 +135,19 @@ def test_a_cuda_run_finds_the_models_a_cpu_run_trained(tmp_path):
     assert not trained and torch.equal(state["w"], weights["w"]) and meta["trained_on"] == "cpu"
     assert cache.cpu_trained("vision", config) is None  # a CPU config is looked up as itself
     assert json.loads(meta["config"])["device"] == "cpu"
+
+
+def test_a_baseline_of_models_trained_on_another_device_is_refused(tmp_path):
+    """Scores and maps compare across devices where the models are the same weights; a
+    baseline whose models were all trained on another device is refused, here and offline."""
+    from pytest_chaosmining.tools.compare import main
+
+    old = {"meta": {"tier": "smoke", "models_trained_on": ["cuda"]}, "records": [], "failures": []}
+    new = {"meta": {"tier": "smoke", "models_trained_on": ["cpu"]}, "records": [], "failures": []}
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    (tmp_path / "new.json").write_text(json.dumps(new))
+    baseline = Baseline.load(tmp_path / "old.json", metric_catalog())
+    assert "trained on cuda, this run's were trained on cpu" in (baseline.other_models(["cpu"]) or "")
+    assert baseline.other_models(["cpu", "cuda"]) is None  # the shipped CPU models, a few trained here
+    assert baseline.other_models([]) is None  # not recorded (an older results.json)
+    assert main([str(tmp_path / "old.json"), str(tmp_path / "new.json")]) == 2

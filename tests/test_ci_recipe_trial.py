@@ -135,12 +135,14 @@ def test_the_recipe_in_a_librarys_repository(tmp_path):
     assert where.returncode == 0 and Path(where.stdout.strip()) == root / "mylib" / "__init__.py", where
 
     run = ("--chaosmining-suites", "symbolic", "-k", "f08", "-p", "no:randomly")
-    cold = _step(root, bin_dir, "run", *run)
+    cold = _step(root, bin_dir, "run", *run, "-n", "2", "--dist", "loadgroup")  # as the workflow runs it
     assert cold.returncode == 0, cold.stdout[-4000:] + cold.stderr[-2000:]
     assert _rootdir(cold.stdout).startswith(str(folder)), cold.stdout[:2000]
     assert "configfile: pytest.ini" in cold.stdout
     assert "test_the_librarys_own" not in cold.stdout
     assert (root / ".chaosmining-cache").is_dir() and (root / "chaosmining-report" / "results.json").is_file()
+    cold_meta = json.loads((root / "chaosmining-report" / "results.json").read_text())["meta"]
+    assert cold_meta["models_trained_on"] == ["cpu"] and cold_meta["xdist_workers"] == 2  # sent by the workers
     assert _step(root, bin_dir, "baseline").returncode == 0
 
     warm = _step(root, bin_dir, "run", *run)  # the cache and the report now exist inside the repository

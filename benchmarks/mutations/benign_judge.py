@@ -14,7 +14,8 @@ many changes a baseline run fails, with the exact (Clopper-Pearson) 95 % upper b
 of that rate.  The samplers' drift is left to the run (it measures their own noise on
 the case; offline it cannot): their drift findings are listed, not counted.
 
-``--write`` writes ``benign.md`` and ``benign.json``.
+``--write`` writes the verdicts to ``benign-<label>.json`` (``--label``: ``before``, judged
+with the earlier thresholds, or ``after``), and with both, the table ``benign.md``.
 """
 
 from __future__ import annotations
@@ -109,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--thresholds", type=Path, default=None, help="a TOML merged over the shipped bars")
     parser.add_argument("--write", action="store_true")
+    parser.add_argument("--label", default="after", help="the verdicts' file: benign-<label>.json")
     args = parser.parse_args(argv)
     records, failures, keys = load()
     meta = {"tier": "smoke"}
@@ -147,10 +149,61 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {v['half']:<11} {v['name']:<24} baseline {len(v['baseline'])}, bars {len(v['bars'])}: "
                   + "; ".join(f"{f['kind']} {f['message'][:110]}" for f in v["baseline"][:2]))  # fmt: skip
     if args.write:
-        (HERE / "benign.json").write_text(
-            json.dumps({"keys": keys, "verdicts": verdicts, "harmful": harmful}, indent=1)
-        )
+        payload = {"keys": keys, "verdicts": verdicts, "harmful": harmful}
+        (HERE / f"benign-{args.label}.json").write_text(json.dumps(payload, indent=1))
+        if (HERE / "benign-before.json").exists() and (HERE / "benign-after.json").exists():
+            (HERE / "benign.md").write_text(table(HERE / "benign-before.json", HERE / "benign-after.json"))
     return 0
+
+
+def _counts(verdicts: list[dict], half: str | None = None, kind: str | None = None) -> tuple[int, int, int]:
+    chosen = [v for v in verdicts if (half is None or v["half"] == half) and (kind is None or v["kind"] == kind)]
+    return len(chosen), sum(bool(v["baseline"]) for v in chosen), sum(bool(v["bars"]) for v in chosen)
+
+
+def table(before_path: Path, after_path: Path) -> str:
+    """benign.md: the benign changes and the harmful mutants, judged by the rules before and after."""
+    before, after = json.loads(before_path.read_text()), json.loads(after_path.read_text())
+    lines = [
+        "# A baseline's false alarms and catches, before and after the paired rule",
+        "",
+        "Each benign change (benign.py) and each harmful mutant (mutants.py) ran once through the judged suites "
+        "of the default run (benign_run.py; the chunks and their code keys in `benign/`) and is judged against "
+        "its unchanged built-in as a run against that baseline would (benign_judge.py, with the plugin's compare "
+        "code): *before*, the allowed drops and drift bars of the earlier calibration (10 changes); *after*, "
+        "those of benign_calibrate.py on the calibration half with the paired rule.  *baseline*: failed against "
+        "the baseline (a score beyond its drop, maps beyond the drift bar, a result gone); *bars*: failed a bar "
+        "or own-merit check that its base passes (with or without a baseline).  95 % bound: exact upper bound "
+        "of the rate.",
+        "",
+        "| benign changes | n | fail against the baseline, before | after | 95 % bound after | fail a bar alone |",
+        "|---|---|---|---|---|---|",
+    ]
+    for half in ("calibration", "held-out", None):
+        n, b0, bars = _counts(before["verdicts"], half)
+        _, b1, _ = _counts(after["verdicts"], half)
+        lines.append(f"| {half or 'all'} | {n} | {b0} | {b1} | {upper_bound(b1, n):.3f} | {bars} |")
+    lines += ["", "| kind (held-out) | n | before | after |", "|---|---|---|---|"]
+    for kind in sorted({v["kind"] for v in after["verdicts"]}):
+        n, b0, _ = _counts(before["verdicts"], "held-out", kind)
+        _, b1, _ = _counts(after["verdicts"], "held-out", kind)
+        lines.append(f"| {kind} | {n} | {b0} | {b1} |")
+    harmful_before = {v["name"]: v for v in before["harmful"]}
+    lines += [
+        "",
+        "| harmful mutant | what | bars alone | with the baseline, before | after |",
+        "|---|---|---|---|---|",
+    ]
+    totals = [0, 0, 0]
+    for v in after["harmful"]:
+        old = harmful_before.get(v["name"], v)
+        row = [bool(v["bars"]), bool(v["bars"] or old["baseline"]), bool(v["bars"] or v["baseline"])]
+        totals = [t + r for t, r in zip(totals, row)]
+        marks = ["caught" if r else "**missed**" for r in row]
+        lines.append(f"| {v['name'].removeprefix('mut-')} | {v['what']} | {' | '.join(marks)} |")
+    n = len(after["harmful"])
+    lines.append(f"| **{n} harmful** | | **{totals[0]} of {n}** | **{totals[1]} of {n}** | **{totals[2]} of {n}** |")
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from pytest_chaosmining.core.machine import this_machine
 from pytest_chaosmining.plugin import fixtures
 from pytest_chaosmining.plugin.baseline_scope import BaselineScope
 from pytest_chaosmining.plugin.benchmark_folder import BenchmarkFolder
-from pytest_chaosmining.plugin.collector import ResultCollector
+from pytest_chaosmining.plugin.collector import ResultCollector, send_trained_on
 from pytest_chaosmining.plugin.fixtures import SESSION_KEY
 from pytest_chaosmining.plugin.scheduling import CaseGroupScheduling
 from pytest_chaosmining.reports.baseline_check import BaselineCheck
@@ -88,7 +88,9 @@ def pytest_configure(config: pytest.Config) -> None:
                     f"is {settings.tier} (their results cannot be compared)"
                 )
             machines = baseline.against_machine(this_machine(session.runtime.device.type))
-            collector.baseline_check = BaselineCheck(baseline, BaselineScope(session).covers, lambda: collector.records)
+            collector.baseline_check = BaselineCheck(
+                baseline, BaselineScope(session).covers, lambda: collector.records, collector.models_trained_on
+            )
             if machines:
                 collector.baseline_check.lines.append(machines)
             config.pluginmanager.register(collector.baseline_check, "chaosmining-baseline")
@@ -286,6 +288,13 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         callspec = getattr(item, "callspec", None)
         if suite is not None and callspec is not None:
             chaosmining.selection.note(suite, callspec.params)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """On an xdist worker of a chaosmining run: hand the controller its models' training devices."""
+    chaosmining = session.config.stash.get(SESSION_KEY, None)
+    if chaosmining is not None:
+        send_trained_on(session.config, chaosmining)
 
 
 @pytest.hookimpl(trylast=True)

@@ -52,6 +52,17 @@ if TYPE_CHECKING:
     from pytest_chaosmining.reports.reported_suite import ReportedSuite
     from pytest_chaosmining.run.session import ChaosminingSession
 
+#: the key of an xdist worker's output that holds its models' training devices
+TRAINED_ON_KEY = "chaosmining_models_trained_on"
+
+
+def send_trained_on(config: pytest.Config, session: ChaosminingSession) -> None:
+    """On an xdist worker: hand the controller the device types its models were trained on."""
+    output = getattr(config, "workeroutput", None)
+    if output is not None:
+        output[TRAINED_ON_KEY] = session.models_trained_on()
+
+
 _PACKAGES = ("pytest-chaosmining", "torch", "captum", "numpy", "sympy", "pytest", "pytest-xdist", "pytest-benchmark")
 
 
@@ -90,6 +101,8 @@ class ResultCollector:
         self.summary_lines: list[str] = []
         self.written: list[str] = []
         self.failures: list[dict[str, str]] = []
+        #: the device types the xdist workers' models were trained on
+        self.worker_trained_on: set[str] = set()
         #: the comparison with ``--chaosmining-baseline`` (registered beside this collector)
         self.baseline_check: BaselineCheck | None = None
 
@@ -150,6 +163,7 @@ class ResultCollector:
             "sweeps": list(self.settings.sweeps),
             "device": str(self.session.runtime.device),
             "machine": this_machine(self.session.runtime.device.type),
+            "models_trained_on": self.models_trained_on(),
             "xdist_workers": workers,
             "python": platform.python_version(),
             "platform": platform.platform(),
@@ -163,6 +177,15 @@ class ResultCollector:
             ],
             "left_out": self.session.roster.left_out([s.name for s in self.suites()]),
         }
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object) -> None:
+        """An xdist worker's models' training devices (sent by :func:`send_trained_on`)."""
+        self.worker_trained_on.update(getattr(node, "workeroutput", {}).get(TRAINED_ON_KEY, []))
+
+    def models_trained_on(self) -> list[str]:
+        """The device types the run's models were trained on, over this process and its workers."""
+        return sorted(self.worker_trained_on | set(self.session.models_trained_on()))
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

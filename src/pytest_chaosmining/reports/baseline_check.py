@@ -28,8 +28,16 @@ class BaselineCheck:
     then compares the run's judged records with the baseline before the session's
     reports (JUnit XML among them) are written."""
 
-    def __init__(self, baseline: Baseline, in_scope: Callable[[Record], bool], records: Callable[[], list[Record]]):
+    def __init__(
+        self,
+        baseline: Baseline,
+        in_scope: Callable[[Record], bool],
+        records: Callable[[], list[Record]],
+        trained_on: Callable[[], list[str]] = list,
+    ):
         self.baseline = baseline
+        #: the device types this run's models were trained on
+        self.trained_on = trained_on
         self.scope = in_scope
         self.records = records
         #: node id → what became of it in this run (``passed``, ``skipped: <reason>``, …)
@@ -65,6 +73,10 @@ class BaselineCheck:
             pytest.ExitCode.NO_TESTS_COLLECTED,
         ):
             return  # nothing was meant to run, or the run broke off: no verdict on what is missing
+        other = self.baseline.other_models(self.trained_on())
+        if other:
+            self.lines.append(f"ERROR: {other}")
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
         comparison = self.baseline.compare(self.records(), self.in_scope)
         self.comparison = comparison
         judged = len(comparison.compared) + len(comparison.new)

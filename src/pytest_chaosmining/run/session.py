@@ -105,6 +105,12 @@ class ChaosminingSession:
             root = Path(platformdirs.user_cache_dir("pytest-chaosmining"))
         return ModelCache(root, ModelPack(self.settings.pack) if self.settings.pack else None)
 
+    def models_trained_on(self) -> list[str]:
+        """The device types the models this process used were trained on (none where it used
+        no model cache)."""
+        cache = self.__dict__.get("cache")
+        return sorted(cache.trained_on) if cache is not None else []
+
     @functools.cached_property
     def judge(self) -> Judge:
         """Records results and asserts bars (see :class:`~pytest_chaosmining.judge.Judge`)."""

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_chaosmining.core.metrics.properties import NOISE_FACTOR
+from pytest_chaosmining.core.verdicts.baseline import MOVED
 from pytest_chaosmining.core.verdicts.records import FINGERPRINT, MODEL_LEVEL, Record
 from pytest_chaosmining.judge import Check, explainer_failures
 from pytest_chaosmining.suites.checks import case_record
@@ -96,6 +97,12 @@ def drift_checks(
         if own < 1.0:
             bar = min(bar, 1.0 - NOISE_FACTOR * (1.0 - own))
             allowance = f"; its own draws agree to {own:.4f}, so the bar allows {NOISE_FACTOR:g} x that noise"
+    if bar is not None and MOVED > agreement >= bar:
+        chaosmining.judge.note_change(
+            node,
+            f"{what}: its maps moved from the baseline's (cosine of the feature masses {agreement:.4f}, within the "
+            f"bar {bar:g}{allowance}): changed; if the change is intended, make this run the baseline",
+        )
     return [
         (
             record("map_agreement", agreement),

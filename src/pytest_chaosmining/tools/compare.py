@@ -82,6 +82,10 @@ def compare_runs(
     catalog = metric_catalog()
     baseline = Baseline.load(old, catalog)
     records, meta, findings = _load(new)
+    trained_on = meta.get("models_trained_on")
+    other = baseline.other_models([str(d) for d in trained_on] if isinstance(trained_on, list) else [])
+    if other:
+        raise ValueError(other)
     machine = meta.get("machine")
     if isinstance(machine, dict):
         baseline.against_machine(machine)  # another device: no cost compared; another CPU: said in each

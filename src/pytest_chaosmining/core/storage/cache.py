@@ -41,6 +41,8 @@ class ModelCache:
         self.pack = pack
         #: the generated datasets the models train and are scored on, beside them
         self.data = ArrayCache(self.root)
+        #: the device types the models this process got trained on (``cpu``, ``cuda``)
+        self.trained_on: set[str] = set()
 
     def path(self, suite: str, key: str) -> Path:
         return self.root / suite / f"{key}.pt"
@@ -68,7 +70,9 @@ class ModelCache:
         """
         on_cpu = self.cpu_trained(suite, config, code)
         if on_cpu is not None:
+            self.trained_on.add("cpu")
             return on_cpu[0], on_cpu[1], False
+        self.trained_on.add(str(config.get("device", "cpu")))
         key = cache_key(config, code)
         path = self.path(suite, key)
         path.parent.mkdir(parents=True, exist_ok=True)

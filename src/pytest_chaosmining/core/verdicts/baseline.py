@@ -84,6 +84,7 @@ class Baseline:
         catalog: MetricCatalog,
         tier: str | None = None,
         machine: Machine | None = None,
+        trained_on: list[str] | None = None,
     ):
         self.catalog = catalog
         self.judged: dict[Key, Record] = {r.key(): r for r in records if r.threshold is not None}
@@ -96,6 +97,8 @@ class Baseline:
         self.explainers = {r.explainer for r in self.judged.values()}
         #: the machine its costs were measured on (None: not recorded)
         self.machine = machine
+        #: the device types its models were trained on (empty: not recorded)
+        self.trained_on = sorted(trained_on or [])
         #: why its costs do not gate this run's (:meth:`against_machine`), None while they do
         self.costs_not_gated: str | None = None
         #: what a cost regression adds about the machines (:meth:`against_machine`)
@@ -109,9 +112,26 @@ class Baseline:
             records = [Record.from_dict(r) for r in payload["records"]]
             tier = payload.get("meta", {}).get("tier")
             machine = payload.get("meta", {}).get("machine")
+            trained_on = [str(d) for d in payload.get("meta", {}).get("models_trained_on") or []]
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"cannot read chaosmining baseline {path}: {exc}") from exc
-        return cls(records, str(path), catalog, str(tier) if tier is not None else None, machine if machine else None)
+        tier_name = str(tier) if tier is not None else None
+        return cls(records, str(path), catalog, tier_name, machine if machine else None, trained_on)
+
+    def other_models(self, trained_on: list[str]) -> str | None:
+        """Why this baseline cannot judge a run whose models were trained on ``trained_on``
+        (device types), or None where they share one or either is not recorded: models
+        trained on another device only are other weights (CUDA training is not CPU
+        training), so their scores and maps are not comparable.  (A CUDA run on the shipped
+        CPU-trained models that trains a few of its own, IteROAR's retrained ones, shares
+        the CPU's.)"""
+        if not self.trained_on or not trained_on or set(self.trained_on) & set(trained_on):
+            return None
+        return (
+            f"the baseline {self.source} judged models trained on {', '.join(self.trained_on)}, this run's were "
+            f"trained on {', '.join(sorted(trained_on))}: other weights, so their results are not comparable; make "
+            "a baseline with models of this run's device (or use the CPU-trained models: the shipped pack)"
+        )
 
     def against_machine(self, here: Machine) -> str | None:
         """Set how this baseline's costs gate a run on ``here`` and return a line that says
