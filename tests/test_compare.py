@@ -33,13 +33,16 @@ def _first(payload, **match):
 
 def test_a_run_against_itself_has_no_change(capsys):
     assert main([str(SMOKE), str(SMOKE)]) == 0
-    assert "no regression** (failed 0, regressed 0, drift 0, cost 0, missing 0, new 0)" in capsys.readouterr().out
+    assert (
+        "no regression** (failed 0, regressed 0, drift 0, cost 0, missing 0, new 0, changed 0)"
+        in capsys.readouterr().out
+    )
 
 
 def test_a_score_lowered_past_its_drop_is_a_regression(tmp_path, payload, capsys):
     changed = copy.deepcopy(payload)
     fprec = _first(changed, suite="symbolic", metric="fprec", explainer="IG")
-    fprec["value"] -= 0.03  # the calibrated drop of fprec is 0.02
+    fprec["value"] -= 0.04  # the calibrated drop of fprec is 0.035
     assert main([str(SMOKE), str(_write(tmp_path, changed))]) == 1
     out = capsys.readouterr().out
     assert "FAILED" in out and f"| regressed | `{fprec['nodeid']}` | fprec regressed:" in out

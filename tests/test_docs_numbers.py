@@ -31,20 +31,20 @@ def test_the_leaderboard_shown_is_the_default_runs(document):
 
 
 def test_the_readmes_mutation_figures_are_the_committed_tables():
-    """The README's "after" column is the committed own-merit mutation table's headline."""
-    table = (ROOT / "benchmarks" / "mutations" / "results-own-merit.md").read_text()
-    found = re.search(
-        r"Harmful mutants caught: (\d+) of (\d+) by the bars alone, (\d+) of \d+ with the baseline, "
-        r"(\d+) of \d+ by the drift check\. Benign mutants failing on a score: (\d+) of (\d+)",
-        table,
+    """The README's "What the gate catches" is the committed benign.md, number for number
+    (harmful caught, benign failing against the baseline per half, before and after)."""
+    table = (ROOT / "benchmarks" / "mutations" / "benign.md").read_text()
+    total = re.search(
+        r"\| \*\*(\d+) harmful\*\* \| \| \*\*(\d+) of \d+\*\* \| \*\*(\d+) of \d+\*\* \| \*\*(\d+) of", table
     )
-    assert found, "no headline in results-own-merit.md"
-    bars, harmful, baseline, drift, benign, benigns = found.groups()
+    assert total, "no harmful total in benign.md"
+    n, bars, before, after = total.groups()
     readme = (ROOT / "README.md").read_text()
-    for what, value in (
-        (f"{harmful} harmful, by the bars alone", bars),
-        (f"{harmful} harmful, with the baseline", baseline),
-        (f"{harmful} harmful, by the drift check", drift),
-    ):
-        assert re.search(rf"\| {what} \| [^|]+ \| {value} of {harmful} \|", readme), what
-    assert re.search(rf"\| benign, failing on a score[^|]*\| [^|]+ \| {benign} of {benigns} \|", readme)
+    assert re.search(rf"\| harmful, caught by the bars alone \| {bars} of {n} \| {bars} of {n} \|", readme)
+    assert re.search(rf"\| harmful, caught with the baseline \| {before} of {n} \| {after} of {n} \|", readme)
+    for half in ("calibration", "held-out"):
+        row = re.search(rf"\| {half} \| (\d+) \| (\d+) \| (\d+) \|", table)
+        assert row, half
+        changes, old, new = row.groups()
+        line = rf"\| benign, failing against the baseline: {half} half \| {old} of {changes} \| {new} of {changes}"
+        assert re.search(line, readme), half

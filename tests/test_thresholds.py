@@ -366,22 +366,38 @@ def test_merging_one_tier_keeps_the_other_tiers_calibrated_block():
 
 
 def test_shipped_drop_allowances_are_the_calibrated_ones_and_name_judged_metrics():
-    """Every ``[<suite>.smoke.max_drop]`` entry is what benchmarks/mutations/calibrate_drops.py
-    made of its committed benign-change runs (drops.json), and names a metric its suite judges;
-    a metric without an entry falls back to 0.02."""
+    """Every ``[<suite>.smoke.max_drop]``, ``paired_drop`` and ``map_agreement`` entry is what
+    benchmarks/mutations/benign_calibrate.py makes of the committed benign changes (the
+    suites it covers) or what calibrate_drops.py made of its runs (drops.json: saliency,
+    IteROAR), and names a metric its suite judges; a metric without an entry falls back to 0.02."""
     import json
+    import sys
 
     from pytest_chaosmining.core.verdicts.thresholds import DEFAULT_MAX_DROP
     from pytest_chaosmining.suites import metric_catalog
 
-    rows = json.loads((Path(__file__).parents[1] / "benchmarks" / "mutations" / "drops.json").read_text())["rows"]
+    mutations = Path(__file__).parents[1] / "benchmarks" / "mutations"
+    sys.path.insert(0, str(mutations))
+    try:
+        from benign_calibrate import calibrate
+    finally:
+        sys.path.remove(str(mutations))
+    tables = calibrate()
+    rows = json.loads((mutations / "drops.json").read_text())["rows"]
+    expected = {(r["suite"], r["metric"]): r["allowed"] for r in rows if r["suite"] not in tables}
+    expected |= {(suite, metric): value for suite, t in tables.items() for metric, value in t["max_drop"].items()}
     catalog = metric_catalog()
     shipped = {
         (suite, metric): value
         for suite, tiers in THRESHOLDS.table.items()
         for metric, value in tiers.get("smoke", {}).get("max_drop", {}).items()
     }
-    assert shipped == {(r["suite"], r["metric"]): r["allowed"] for r in rows}
+    assert shipped == expected
+    for suite, table in tables.items():
+        smoke = THRESHOLDS.table[suite]["smoke"]
+        assert smoke.get("paired_drop", {}) == table["paired_drop"], suite
+        if "map_agreement" in table:  # the suites that keep fingerprints of maps
+            assert smoke["map_agreement"]["default"] == table["map_agreement"], suite
     assert all(catalog.is_judged(suite, metric) for suite, metric in shipped)
     assert all(v >= DEFAULT_MAX_DROP for v in shipped.values())
     assert THRESHOLDS.max_drop("vision", "smoke", "iou") == shipped[("vision", "iou")]

@@ -14,13 +14,14 @@ many changes a baseline run fails, with the exact (Clopper-Pearson) 95 % upper b
 of that rate.  The samplers' drift is left to the run (it measures their own noise on
 the case; offline it cannot): their drift findings are listed, not counted.
 
-``--write`` writes the verdicts to ``benign-<label>.json`` (``--label``: ``before``, judged
+``--write`` writes the verdicts to ``benign-<label>.json.gz`` (``--label``: ``before``, judged
 with the earlier thresholds, or ``after``), and with both, the table ``benign.md``.
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import re
 import sys
@@ -47,8 +48,8 @@ def load() -> tuple[dict[str, list[dict]], dict[str, list[dict]], dict[str, obje
     records: dict[str, list[dict]] = defaultdict(list)
     failures: dict[str, list[dict]] = defaultdict(list)
     keys: dict[str, object] = {}
-    for path in sorted(OUT.glob("*.json")):
-        chunk = json.loads(path.read_text())
+    for path in sorted(OUT.glob("*.json.gz")):
+        chunk = json.loads(gzip.decompress(path.read_bytes()))
         keys[chunk["chunk"]] = chunk["key"]
         for r in chunk["records"]:
             records[r["explainer"]].append(r)
@@ -150,9 +151,10 @@ def main(argv: list[str] | None = None) -> int:
                   + "; ".join(f"{f['kind']} {f['message'][:110]}" for f in v["baseline"][:2]))  # fmt: skip
     if args.write:
         payload = {"keys": keys, "verdicts": verdicts, "harmful": harmful}
-        (HERE / f"benign-{args.label}.json").write_text(json.dumps(payload, indent=1))
-        if (HERE / "benign-before.json").exists() and (HERE / "benign-after.json").exists():
-            (HERE / "benign.md").write_text(table(HERE / "benign-before.json", HERE / "benign-after.json"))
+        (HERE / f"benign-{args.label}.json.gz").write_bytes(gzip.compress(json.dumps(payload).encode(), mtime=0))
+        before, after = HERE / "benign-before.json.gz", HERE / "benign-after.json.gz"
+        if before.exists() and after.exists():
+            (HERE / "benign.md").write_text(table(before, after))
     return 0
 
 
@@ -163,7 +165,7 @@ def _counts(verdicts: list[dict], half: str | None = None, kind: str | None = No
 
 def table(before_path: Path, after_path: Path) -> str:
     """benign.md: the benign changes and the harmful mutants, judged by the rules before and after."""
-    before, after = json.loads(before_path.read_text()), json.loads(after_path.read_text())
+    before, after = (json.loads(gzip.decompress(path.read_bytes())) for path in (before_path, after_path))
     lines = [
         "# A baseline's false alarms and catches, before and after the paired rule",
         "",
