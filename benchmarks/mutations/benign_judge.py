@@ -14,15 +14,15 @@ many changes a baseline run fails, with the exact (Clopper-Pearson) 95 % upper b
 of that rate.  The samplers' drift is left to the run (it measures their own noise on
 the case; offline it cannot): their drift findings are listed, not counted.
 
-``--write`` writes the verdicts to ``benign-<label>.json.gz`` (``--label``: ``before``, judged
+``--write`` writes the verdicts to ``benign-<label>.json.xz`` (``--label``: ``before``, judged
 with the earlier thresholds, or ``after``), and with both, the table ``benign.md``.
 """
 
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
+import lzma
 import re
 import sys
 import tempfile
@@ -48,8 +48,8 @@ def load() -> tuple[dict[str, list[dict]], dict[str, list[dict]], dict[str, obje
     records: dict[str, list[dict]] = defaultdict(list)
     failures: dict[str, list[dict]] = defaultdict(list)
     keys: dict[str, object] = {}
-    for path in sorted(OUT.glob("*.json.gz")):
-        chunk = json.loads(gzip.decompress(path.read_bytes()))
+    for path in sorted(OUT.glob("*.json.xz")):
+        chunk = json.loads(lzma.decompress(path.read_bytes()))
         keys[chunk["chunk"]] = chunk["key"]
         for r in chunk["records"]:
             records[r["explainer"]].append(r)
@@ -151,8 +151,8 @@ def main(argv: list[str] | None = None) -> int:
                   + "; ".join(f"{f['kind']} {f['message'][:110]}" for f in v["baseline"][:2]))  # fmt: skip
     if args.write:
         payload = {"keys": keys, "verdicts": verdicts, "harmful": harmful}
-        (HERE / f"benign-{args.label}.json.gz").write_bytes(gzip.compress(json.dumps(payload).encode(), mtime=0))
-        before, after = HERE / "benign-before.json.gz", HERE / "benign-after.json.gz"
+        (HERE / f"benign-{args.label}.json.xz").write_bytes(lzma.compress(json.dumps(payload).encode()))
+        before, after = HERE / "benign-before.json.xz", HERE / "benign-after.json.xz"
         if before.exists() and after.exists():
             (HERE / "benign.md").write_text(table(before, after))
     return 0
@@ -165,7 +165,7 @@ def _counts(verdicts: list[dict], half: str | None = None, kind: str | None = No
 
 def table(before_path: Path, after_path: Path) -> str:
     """benign.md: the benign changes and the harmful mutants, judged by the rules before and after."""
-    before, after = (json.loads(gzip.decompress(path.read_bytes())) for path in (before_path, after_path))
+    before, after = (json.loads(lzma.decompress(path.read_bytes())) for path in (before_path, after_path))
     lines = [
         "# A baseline's false alarms and catches, before and after the paired rule",
         "",

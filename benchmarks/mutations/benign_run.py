@@ -7,7 +7,7 @@ Each chunk is one ``pytest --chaosmining`` run (smoke tier; symbolic, vision, au
 rfe: saliency is report-only at smoke) registering its changes under their own names;
 the bases (``base-<built-in>``) run once, as a chunk of their own; the mutation
 benchmark's harmful mutants (mutants.py) run the same way, as ``mut-<name>``.  A chunk's file under
-``benign/`` (gzipped JSON) keeps the code key it ran under (the plugin's fingerprint and this folder's
+``benign/`` (xz-compressed JSON) keeps the code key it ran under (the plugin's fingerprint and this folder's
 sources) and every judged record of its explainers with their per-sample values, the
 fingerprints of their maps and their failed tests; a later call reruns only the chunks
 whose key differs.  ``benign_judge.py`` judges them.
@@ -16,9 +16,9 @@ whose key differs.  ``benign_judge.py`` judges them.
 from __future__ import annotations
 
 import argparse
-import gzip
 import hashlib
 import json
+import lzma
 import os
 import subprocess
 import sys
@@ -76,8 +76,8 @@ def compact(payload: dict[str, object], names: list[str]) -> dict[str, object]:
 
 
 def run_chunk(name: str, names: list[str], workers: int, key: str) -> None:
-    target = OUT / f"{name}.json.gz"
-    if target.exists() and json.loads(gzip.decompress(target.read_bytes())).get("key") == key:
+    target = OUT / f"{name}.json.xz"
+    if target.exists() and json.loads(lzma.decompress(target.read_bytes())).get("key") == key:
         return
     with tempfile.TemporaryDirectory() as tmp:
         argv = [sys.executable, "-m", "pytest", "--chaosmining", f"--chaosmining-explainers={','.join(names)}",
@@ -97,7 +97,7 @@ def run_chunk(name: str, names: list[str], workers: int, key: str) -> None:
     body = {"key": key, "chunk": name, "explainers": names, "seconds": round(time.perf_counter() - start, 1), **body}
     OUT.mkdir(exist_ok=True)
     tmp_target = target.with_suffix(".tmp")
-    tmp_target.write_bytes(gzip.compress(json.dumps(body, allow_nan=False).encode(), mtime=0))
+    tmp_target.write_bytes(lzma.compress(json.dumps(body, allow_nan=False).encode()))
     tmp_target.replace(target)
     print(f"{name}: {len(names)} explainers, {body['seconds']} s, exit {proc.returncode}", flush=True)
 
