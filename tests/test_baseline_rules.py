@@ -151,3 +151,15 @@ def test_a_baseline_of_models_trained_on_another_device_is_refused(tmp_path):
     assert baseline.other_models(["cpu", "cuda"]) is None  # the shipped CPU models, a few trained here
     assert baseline.other_models([]) is None  # not recorded (an older results.json)
     assert main([str(tmp_path / "old.json"), str(tmp_path / "new.json")]) == 2
+
+
+def test_an_older_baseline_without_a_machine_compares_its_device(tmp_path):
+    """The committed CPU reference records its device only: a CUDA run against it compares no
+    cost (a CPU's time is not a GPU's), a CPU run gates costs with a note that the machines differ."""
+    (tmp_path / "old.json").write_text(json.dumps({"meta": {"tier": "smoke", "device": "cpu"}, "records": []}))
+    baseline = Baseline.load(tmp_path / "old.json", metric_catalog())
+    assert "not compared across devices" in (baseline.against_machine({"cpu": "X", "cores": 2, "device": "cuda"}) or "")
+    assert baseline.costs_not_gated
+    cpu = Baseline.load(tmp_path / "old.json", metric_catalog())
+    assert "costs are gated across machines" in (cpu.against_machine({"cpu": "X", "cores": 2, "device": "cpu"}) or "")
+    assert cpu.costs_not_gated is None and "another machine" in cpu.machine_note

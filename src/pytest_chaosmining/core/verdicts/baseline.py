@@ -111,8 +111,12 @@ class Baseline:
             payload: dict[str, Any] = json.loads(Path(path).read_text())
             records = [Record.from_dict(r) for r in payload["records"]]
             tier = payload.get("meta", {}).get("tier")
-            machine = payload.get("meta", {}).get("machine")
-            trained_on = [str(d) for d in payload.get("meta", {}).get("models_trained_on") or []]
+            meta = payload.get("meta", {})
+            # an older results.json records the device alone (``cpu``, ``cuda:0``): that much it compares
+            machine = meta.get("machine") or (
+                {"device": str(meta["device"]).split(":")[0]} if meta.get("device") else None
+            )
+            trained_on = [str(d) for d in meta.get("models_trained_on") or []]
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"cannot read chaosmining baseline {path}: {exc}") from exc
         tier_name = str(tier) if tier is not None else None
