@@ -1,0 +1,56 @@
+"""What the end-to-end tests of the plugin share: the built-ins a default run scores, conftests
+that register cheats, and readers of a run's results."""
+
+import json
+from pathlib import Path
+
+from conftest import load_results
+
+#: the installed package's sources (the results.json schema ships there)
+SRC = Path(__file__).resolve().parents[1] / "src" / "pytest_chaosmining"
+
+#: the built-ins a default run scores on the symbolic MLPs (GradCAM: no 2-D convolution, skipped; KS: on request)
+EXPLAINERS = ("SA", "DL", "IG", "FA", "IxG", "GBP", "SG", "GS", "OCC")
+
+#: a conftest registering the shipped cheats and misbehaving explainers
+CHEATS_CONFTEST = """
+from pytest_chaosmining.explainers.cheats import CHEATS, MISBEHAVING
+
+def pytest_chaosmining_explainers(config):
+    return {**CHEATS, **MISBEHAVING}
+"""
+
+#: conftest lines that run the collected tests in reversed order
+REVERSED_ORDER = """
+
+def pytest_collection_modifyitems(items):
+    items.reverse()
+"""
+
+CHEATS = ("input_magnitude", "edges", "fixed_gradient", "centre", "first", "constant")
+
+MISBEHAVING = ("zero_weights", "leave_hook", "train_mode")
+
+
+def drift_checks_of(pytester, report="report"):
+    """How many map agreements with a baseline's fingerprints a run judged (new against that baseline)."""
+    return sum(
+        r["metric"] == "map_agreement" and r["passed"] is not None for r in load_results(pytester, report)["records"]
+    )
+
+
+def failed_tests_of(result, explainer):
+    """The FAILED summary lines (``-rf``) of one explainer's tests."""
+    return [line for line in result.stdout.lines if line.startswith("FAILED") and f"-{explainer}-" in line]
+
+
+def judged_values(pytester, report, explainer=None):
+    """Every non-cost value recorded (for ``explainer``, or all), keyed by what it measured."""
+    return {
+        (r["suite"], r["model"], r["explainer"], r["seed"], r["metric"], json.dumps(r["case"], sort_keys=True)): r[
+            "value"
+        ]
+        for r in load_results(pytester, report)["records"]
+        if explainer in (None, r["explainer"])
+        and r["metric"] not in ("time_ms", "cpu_ms", "peak_mem_mb", "train_seconds")
+    }

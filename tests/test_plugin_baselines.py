@@ -1,0 +1,314 @@
+"""End-to-end tests of runs against a baseline: regressions, missing results, drift of the maps,
+costs, shards and JUnit properties."""
+
+import json
+
+import pytest
+from conftest import load_results
+from plugin_runs import drift_checks_of
+
+
+def test_baseline_regression_fails_the_dropped_results(pytester, run_suite):
+    run_suite("--chaosmining-explainers", "SA,FA", "--chaosmining-suites", "symbolic", k="f08").assert_outcomes(
+        passed=3
+    )
+    payload = load_results(pytester)
+    for record in payload["records"]:
+        if record["explainer"] == "FA" and record["metric"] == "fprec":
+            record["value"] += 0.2
+    (pytester.path / "baseline.json").write_text(json.dumps(payload))
+    result = run_suite(
+        "--chaosmining-explainers",
+        "SA,FA",
+        "--chaosmining-suites",
+        "symbolic",
+        "--chaosmining-baseline",
+        "baseline.json",
+        "--chaosmining-max-drop",
+        "0.1",
+        k="f08",
+    )
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["*FA on f08*fprec regressed: * < baseline * - max drop 0.1*"])
+    # new: each explainer test's agreement of its maps with the baseline's (a baseline keeps fingerprints)
+    assert drift_checks_of(pytester) == 2
+    # compared: uscore and each explainer's fprec and training_gain (checks of the maps' own merit and
+    # the maps' agreement with the baseline's are judged by their bars alone: neither compared nor new)
+    result.stdout.fnmatch_lines(["*baseline *baseline.json: compared 5, new 0, missing 0 judged results*"])
+    # without --chaosmining-max-drop each metric's own allowed drop ([suite.tier.max_drop]) applies
+    against = ("--chaosmining-explainers", "SA,FA", "--chaosmining-suites", "symbolic")
+    against += ("--chaosmining-baseline", "baseline.json", "--chaosmining-thresholds", "drops.toml")
+    pytester.makefile(".toml", drops="[symbolic.smoke.max_drop]\nfprec = 0.25\n")
+    run_suite(*against, k="f08").assert_outcomes(passed=3)
+    pytester.makefile(".toml", drops="[symbolic.smoke.max_drop]\nfprec = 0.15\n")
+    result = run_suite(*against, k="f08")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["*FA on f08*fprec regressed: * < baseline * - max drop 0.15*"])
+
+
+def test_a_baseline_matching_nothing_fails_the_run(pytester, run_suite):
+    """A baseline from another tier or with renamed models compares nothing: that
+    is an error, not a silent pass; a partial match says what was compared and what is new."""
+    run_suite("--chaosmining-explainers", "SA", "--chaosmining-suites", "symbolic", k="f08").assert_outcomes(passed=2)
+    payload = load_results(pytester)
+    renamed = json.loads(json.dumps(payload))
+    for record in renamed["records"]:
+        record["model"] = "renamed-" + record["model"]
+    (pytester.path / "renamed.json").write_text(json.dumps(renamed))
+    result = run_suite(
+        "--chaosmining-explainers",
+        "SA",
+        "--chaosmining-suites",
+        "symbolic",
+        "--chaosmining-baseline",
+        "renamed.json",
+        k="f08",
+    )
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*ERROR: the baseline *renamed.json matches none of this run's 3 judged results*"])
+    partial = json.loads(json.dumps(payload))
+    partial["records"] = [r for r in partial["records"] if r["metric"] != "fprec"]
+    (pytester.path / "partial.json").write_text(json.dumps(partial))
+    result = run_suite(
+        "--chaosmining-explainers",
+        "SA",
+        "--chaosmining-suites",
+        "symbolic",
+        "--chaosmining-baseline",
+        "partial.json",
+        k="f08",
+    )
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*baseline *partial.json: compared 2, new 1, missing 0 judged results*"])
+
+
+def test_a_judged_result_that_disappears_fails_the_run_by_name(pytester, run_suite, monkeypatch):
+    """Against a baseline, a result judged there and not here fails the run as a test
+    of its own that JUnit shows: an explainer that starts raising
+    NotImplementedError (now 'not applicable'), and a test that no longer runs."""
+    args = ("--chaosmining-explainers", "SA,mine", "--chaosmining-suites", "symbolic")
+    pytester.makeconftest("""
+import os
+import pytest
+
+def saliency(model, inputs, target):
+    if os.environ.get("BROKEN"):
+        raise NotImplementedError("this release dropped tabular support")
+    inputs = inputs.clone().requires_grad_(True)
+    model(inputs).sum().backward()
+    return inputs.grad.abs()
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_chaosmining_explainers(config):
+    return {"mine": saliency}
+""")
+    run_suite(*args, k="f08", fresh=False, report="base").assert_outcomes(passed=3)
+    same = run_suite(*args, "--chaosmining-baseline", "base/results.json", k="f08", fresh=False, report="same")
+    same.assert_outcomes(passed=3)
+    assert drift_checks_of(pytester, "same") == 2  # new: the agreement of the maps with the baseline's
+    same.stdout.fnmatch_lines(["*compared 5, new 0, missing 0 judged results*"])  # uscore, two fprec, two gains
+    monkeypatch.setenv("BROKEN", "1")
+    broken = run_suite(
+        *args,
+        "--chaosmining-baseline",
+        "base/results.json",
+        "--junitxml",
+        "junit.xml",
+        k="f08 and not test_prediction_quality",
+        fresh=False,
+        report="broken",
+    )
+    broken.assert_outcomes(passed=1, skipped=1, failed=2)
+    broken.stdout.fnmatch_lines(
+        [
+            "*judged in the baseline *(fprec *, training_gain *) but not in this run: it skipped: not applicable*",
+            "*judged in the baseline *(uscore *) but not in this run: it did not run*",
+            "*compared 2, new 0, missing 3 judged results*",  # the maps' agreement is never new
+            "FAILED *chaosmining-baseline::*test_fprec*-mine-*",
+            "FAILED *chaosmining-baseline::*test_prediction_quality*",
+        ]
+    )
+    assert broken.ret == 1
+    junit = (pytester.path / "junit.xml").read_text()
+    assert junit.count("<failure") == 2 and "chaosmining-baseline" in junit
+    report = (pytester.path / "broken" / "report.md").read_text()
+    assert "## Against the baseline" in report and "| missing |" in report
+    page = (pytester.path / "broken" / "report.html").read_text()
+    assert "<h2>Against the baseline</h2>" in page and "<td class=num>missing</td>" in page
+    assert len(load_results(pytester, "broken")["failures"]) == 2
+
+
+def test_junit_properties_are_scalars(pytester, run_suite):
+    import xml.etree.ElementTree as ET
+
+    run_suite(
+        "--chaosmining-explainers", "SA", "--chaosmining-suites", "symbolic", "--junitxml", "junit.xml", k="f08"
+    ).assert_outcomes(passed=2)
+    case = next(c for c in ET.parse(pytester.path / "junit.xml").iter("testcase") if "SA" in c.get("name"))
+    props = {p.get("name"): p.get("value") for p in case.iter("property")}
+    names = ("chaosmining.fprec", "chaosmining.fprec_threshold", "chaosmining.fprec_margin")  # namespaced
+    value, threshold, margin = (float(props[k]) for k in names)
+    assert abs(value - threshold - margin) < 1e-9
+    assert all(not v.startswith("{'") for v in props.values())  # no Python reprs of dicts
+    json.loads(props["chaosmining_record"])  # the record itself travels as JSON
+
+
+def test_a_baseline_of_another_tier_is_a_usage_error_and_collect_only_judges_nothing(pytester, run_suite):
+
+    run_suite("--chaosmining-explainers", "SA", "--chaosmining-suites", "symbolic", k="f08").assert_outcomes(passed=2)
+    payload = load_results(pytester)
+    payload["meta"]["tier"] = "ci"
+    (pytester.path / "ci.json").write_text(json.dumps(payload))
+    other = run_suite("--chaosmining-explainers", "SA", "--chaosmining-baseline", "ci.json", k="f08", report=None)
+    assert other.ret == pytest.ExitCode.USAGE_ERROR
+    other.stderr.fnmatch_lines(["*--chaosmining-baseline: *ci.json is a ci run; this run is smoke*"])
+    listed = run_suite(
+        "--chaosmining-explainers",
+        "SA",
+        "--chaosmining-baseline",
+        "report/results.json",
+        "--collect-only",
+        k="f08 and test_prediction_quality",
+        report=None,
+    )
+    assert listed.ret == 0 and "chaosmining-baseline::" not in listed.stdout.str()
+
+
+def test_time_and_memory_are_gated_against_the_baseline(pytester, run_suite):
+    """With --chaosmining-baseline, an explainer slower than --chaosmining-max-slowdown
+    × the baseline's CPU time (plus slack) fails its own test, naming the regression."""
+    args = ("--chaosmining-suites", "cost", "--chaosmining-explainers", "SA,IG")
+    run_suite(*args, k="test_attribution_cost", fresh=False).assert_outcomes(passed=2)
+    path = pytester.path / "report" / "results.json"
+    payload = json.loads(path.read_text())
+    for record in payload["records"]:
+        if record["metric"] == "cpu_ms" and record["explainer"] == "IG":
+            record["value"] = -1000.0  # a baseline no real call can stay within
+    (pytester.path / "baseline.json").write_text(json.dumps(payload))
+    result = run_suite(
+        *args,
+        "--chaosmining-baseline",
+        "baseline.json",
+        "--chaosmining-max-slowdown",
+        "1.5",
+        k="test_attribution_cost",
+        fresh=False,
+        report="again",
+    )
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*IG on *: cpu_ms regressed: * ms > 1.5 × baseline -1000.0 ms + 20 ms*"])
+
+
+def test_shards_merge_into_the_report_of_the_unsharded_run(pytester, run_suite):
+    """--chaosmining-shard 1/2 and 2/2 split the cases between two runs, stably
+    (by case id); their results.json merged by the rebuild command give the
+    unsharded run's records (timings aside), outcomes and failures."""
+    from pytest_chaosmining.tools.rebuild import rebuild
+
+    args = ("--chaosmining-suites", "symbolic,cost", "--chaosmining-explainers", "SA,random")
+    subset = "f01 or f02 or f08 or cost"
+    run_suite(*args, k=subset, fresh=False).assert_outcomes(passed=10, xfailed=3)
+    shards = []
+    for index in (1, 2):
+        result = run_suite(*args, "--chaosmining-shard", f"{index}/2", k=subset, fresh=False, report=f"shard{index}")
+        assert result.ret == 0
+        shards.append(pytester.path / f"shard{index}" / "results.json")
+    parts = [{(r["suite"], r["case"]["formula"]) for r in json.loads(p.read_text())["records"]} for p in shards]
+    assert all(parts) and not parts[0] & parts[1], parts  # each shard ran a disjoint, non-empty share
+    rebuild(pytester.path / "merged", shards)
+
+    def comparable(report: str) -> tuple:
+        payload = json.loads((pytester.path / report / "results.json").read_text())
+        records = sorted(
+            json.dumps(r, sort_keys=True)
+            for r in payload["records"]
+            if r["metric"] not in ("time_ms", "cpu_ms", "peak_mem_mb")
+        )
+        return records, payload["outcomes"], payload["failures"]
+
+    assert comparable("merged") == comparable("report")
+    assert (pytester.path / "merged" / "report.html").exists()
+
+
+def test_a_shard_against_the_whole_runs_baseline_misses_only_its_own_cases(pytester, run_suite):
+    """A shard run is compared with the baseline of the whole run: the other shard's
+    results are not missing, one of this shard's cases that stops running is."""
+    args = ("--chaosmining-suites", "symbolic", "--chaosmining-explainers", "SA")
+    subset = "f01 or f02 or f08"
+    run_suite(*args, k=subset, fresh=False, report="whole").assert_outcomes(passed=6)
+    first = run_suite(
+        *args,
+        "--chaosmining-shard",
+        "1/2",
+        "--chaosmining-baseline",
+        "whole/results.json",
+        k=subset,
+        fresh=False,
+        report="shard1",
+    )
+    assert first.ret == 0
+    assert drift_checks_of(pytester, "shard1")  # judged against the baseline, never counted as new
+    first.stdout.fnmatch_lines(["*new 0, missing 0 judged results*"])
+    mine = sorted({r["case"]["formula"] for r in load_results(pytester, "shard1")["records"]})
+    assert mine and len(mine) < 3, mine  # this shard holds some of the three formulas, not all
+    keep = " or ".join(f"f{f:02d}" for f in mine[1:]) or "nothing_at_all"
+    narrower = run_suite(
+        *args,
+        "--chaosmining-shard",
+        "1/2",
+        "--chaosmining-baseline",
+        "whole/results.json",
+        k=keep,
+        fresh=False,
+        report="shard1-narrow",
+    )
+    assert narrower.ret == 1
+    narrower.stdout.fnmatch_lines([f"FAILED *chaosmining-baseline::*f{mine[0]:02d}-*"])
+    assert f"f{mine[0]:02d}" in " ".join(load_results(pytester, "shard1-narrow")["meta"]["baseline"]["missing"])
+
+
+#: a conftest registering ``mine``: IG, or IG with its maps drifted when CHAOSMINING_TEST_DRIFT is set
+DRIFT_CONFTEST = """
+import os
+
+import torch
+
+from pytest_chaosmining.explainers import attribute, builtin_explainers
+
+IG = builtin_explainers()["IG"]
+
+def mine(model, inputs, target, context):
+    attr = attribute(IG, model, inputs, target, context)
+    if os.environ.get("CHAOSMINING_TEST_DRIFT"):
+        weights = 0.7 + 0.6 * torch.rand(attr.shape[1:], generator=torch.Generator().manual_seed(3))
+        attr = attr * weights
+    return attr
+
+def pytest_chaosmining_explainers(config):
+    return {"mine": mine}
+"""
+
+
+def test_maps_that_drift_from_the_baseline_fail_and_unchanged_maps_pass(pytester, run_suite, monkeypatch):
+    """results.json keeps a fingerprint of each explainer's maps (shown in no human
+    report); against that baseline the same explainer agrees exactly and passes,
+    and one whose maps were reweighted by 0.7-1.3 per feature (its FPrec still
+    passing; on f15, whose mass spreads over several features) fails the drift check, saying how much the maps moved."""
+    pytester.makeconftest(DRIFT_CONFTEST)
+    args = ("--chaosmining-explainers", "mine", "--chaosmining-suites", "symbolic", "-rf")
+    run_suite(*args, report="base", k="f15").assert_outcomes(passed=2)
+    records = load_results(pytester, "base")["records"]
+    kept = [r for r in records if r["metric"] == "fingerprint"]
+    assert len(kept) == 1 and len(kept[0]["maps"]) == 4 and kept[0]["explainer"] == "mine"
+    assert "fingerprint" not in (pytester.path / "base" / "report.md").read_text()
+    baseline = str(pytester.path / "base" / "results.json")
+    again = run_suite(*args, "--chaosmining-baseline", baseline, report="again", k="f15")
+    again.assert_outcomes(passed=2)
+    agreement = [r for r in load_results(pytester, "again")["records"] if r["metric"] == "map_agreement"]
+    assert [(r["value"], r["threshold"], r["passed"]) for r in agreement] == [(1.0, 0.998, True)]
+    monkeypatch.setenv("CHAOSMINING_TEST_DRIFT", "1")
+    drifted = run_suite(*args, "--chaosmining-baseline", baseline, report="drifted", k="f15")
+    drifted.assert_outcomes(passed=1, failed=1)
+    drifted.stdout.fnmatch_lines(["*mine on f15*its maps moved from the baseline's (cosine of the feature masses 0.9*"])
+    fprec = [r for r in load_results(pytester, "drifted")["records"] if r["metric"] == "fprec"]
+    assert fprec and all(r["passed"] for r in fprec)
