@@ -114,7 +114,6 @@ def compare_runs(
         findings.append(Finding("missing", r.nodeid, f"{r.metric} judged in the baseline, not here"))
     for r in comparison.new:
         findings.append(Finding("new", r.nodeid, f"{r.metric} = {r.value:.4f}, not in the baseline"))
-    # the maps' agreement is not compared (it exists only against a baseline): its findings are drift
     return findings
 
 

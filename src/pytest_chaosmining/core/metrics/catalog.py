@@ -73,8 +73,9 @@ def own_merit(*names: str) -> tuple[Metric, ...]:
 def measured_against_baseline(*names: str) -> tuple[Metric, ...]:
     """Judged metrics that measure this run against its baseline (the maps' agreement
     with the baseline's): a bar judges them, while the baseline's own values of them
-    are neither compared nor missed, nor are they new (a run without a baseline has none)."""
-    return tuple(Metric(name, judged=True, against_baseline=False) for name in names)
+    are neither compared nor missed, nor are they new (a run without a baseline has none):
+    declared as the maps' own-merit checks are."""
+    return own_merit(*names)
 
 
 def reported(*names: str, higher_is_better: bool | None = True) -> tuple[Metric, ...]:

@@ -110,8 +110,8 @@ class Baseline:
         try:
             payload: dict[str, Any] = json.loads(Path(path).read_text())
             records = [Record.from_dict(r) for r in payload["records"]]
-            tier = payload.get("meta", {}).get("tier")
             meta = payload.get("meta", {})
+            tier = meta.get("tier")
             # an older results.json records the device alone (``cpu``, ``cuda:0``): that much it compares
             machine = meta.get("machine") or (
                 {"device": str(meta["device"]).split(":")[0]} if meta.get("device") else None
@@ -120,7 +120,7 @@ class Baseline:
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"cannot read chaosmining baseline {path}: {exc}") from exc
         tier_name = str(tier) if tier is not None else None
-        return cls(records, str(path), catalog, tier_name, machine if machine else None, trained_on)
+        return cls(records, str(path), catalog, tier_name, machine, trained_on)
 
     def other_models(self, trained_on: list[str]) -> str | None:
         """Why this baseline cannot judge a run whose models were trained on ``trained_on``
@@ -192,42 +192,41 @@ class Baseline:
         per-sample values of both runs, a drop beyond ``max_drop`` regresses only where it
         stands out of its own noise (paired t above ``paired.t``) or reaches ``paired.cap``;
         any other is a change (:meth:`change`)."""
+        verdict = self._drop(record, metric, max_drop, paired)
+        return verdict[1] if verdict is not None and verdict[0] else None
+
+    def change(self, record: Record, metric: Metric, max_drop: float, paired: PairedDrop | None = None) -> str | None:
+        """A message if ``record`` fell more than ``max_drop`` below the baseline within
+        what harmless changes do (the ``paired`` rule let it pass): changed, not regressed."""
+        verdict = self._drop(record, metric, max_drop, paired)
+        return verdict[1] if verdict is not None and not verdict[0] else None
+
+    def _drop(
+        self, record: Record, metric: Metric, max_drop: float, paired: PairedDrop | None
+    ) -> tuple[bool, str] | None:
+        """``(regressed, message)`` for a drop of ``record`` beyond ``max_drop`` below the
+        baseline (None where there is none, or nothing to compare it with)."""
         old = self.judged.get(record.key())
         if old is None or not metric.judged or not metric.against_baseline or record.value >= old.value - max_drop:
             return None
         drop = old.value - record.value
         t = self._paired(old, record)
-        if paired is not None and t is not None:
-            if t <= paired.t and drop < paired.cap:
-                return None
-            return (
+        if paired is None or t is None:
+            return True, (
                 f"{record.metric} regressed: {record.value:.4f} < baseline {old.value:.4f} - max drop {max_drop:g} "
-                f"(drop {drop:.4f}, paired over {len(record.samples or [])} samples: t {t:.2f} > {paired.t:g}"
-                + (f" or drop >= cap {paired.cap:g}" if drop >= paired.cap else "")
-                + f", beyond what harmless changes do; baseline {self.source})"
+                f"(drop {drop:.4f}; baseline {self.source})"
             )
-        return (
+        if t <= paired.t and drop < paired.cap:
+            return False, (
+                f"{record.metric} changed: {record.value:.4f} against baseline {old.value:.4f} (drop "
+                f"{drop:.4f}, paired t {t:.2f} <= {paired.t:g} over {len(old.samples or [])} "
+                "samples: within what harmless changes do); if the change is intended, make this run the baseline"
+            )
+        return True, (
             f"{record.metric} regressed: {record.value:.4f} < baseline {old.value:.4f} - max drop {max_drop:g} "
-            f"(drop {drop:.4f}; baseline {self.source})"
-        )
-
-    def change(self, record: Record, metric: Metric, max_drop: float, paired: PairedDrop | None = None) -> str | None:
-        """A message if ``record`` fell more than ``max_drop`` below the baseline within
-        what harmless changes do (the ``paired`` rule let it pass): changed, not regressed."""
-        old = self.judged.get(record.key())
-        if (
-            old is None
-            or paired is None
-            or not metric.against_baseline
-            or record.value >= old.value - max_drop
-            or self.regression(record, metric, max_drop, paired) is not None
-        ):
-            return None
-        t = self._paired(old, record)
-        return (
-            f"{record.metric} changed: {record.value:.4f} against baseline {old.value:.4f} (drop "
-            f"{old.value - record.value:.4f}, paired t {t:.2f} <= {paired.t:g} over {len(old.samples or [])} "
-            "samples: within what harmless changes do); if the change is intended, make this run the baseline"
+            f"(drop {drop:.4f}, paired over {len(record.samples or [])} samples: t {t:.2f} > {paired.t:g}"
+            + (f" or drop >= cap {paired.cap:g}" if drop >= paired.cap else "")
+            + f", beyond what harmless changes do; baseline {self.source})"
         )
 
     @staticmethod
