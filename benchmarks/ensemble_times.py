@@ -27,9 +27,9 @@ import torch
 from pytest_chaosmining.core.training.ensemble import train_regressors_together
 from pytest_chaosmining.core.training.modes import SaliencyGuided
 from pytest_chaosmining.core.training.regression import RegressionTraining, train_regressor
-from pytest_chaosmining.suites.formula_models.cases import plan_cases, untrained_model
-from pytest_chaosmining.suites.formula_models.data import SymbolicDataSpec, generate
-from pytest_chaosmining.suites.formula_models.tiers import SYMBOLIC
+from pytest_chaosmining.testbeds.formulas.cases import plan_cases, untrained_model
+from pytest_chaosmining.testbeds.formulas.data import SymbolicDataSpec, generate
+from pytest_chaosmining.testbeds.formulas.tiers import SYMBOLIC
 
 
 def _sync(device: torch.device) -> None:

@@ -154,6 +154,10 @@ def _reaches(graph: dict[str, set[str]], start: str) -> set[str]:
     return seen
 
 
+#: the suites and what they are built from
+SUITE_SIDE = ("pytest_chaosmining.suites", "pytest_chaosmining.testbeds", "pytest_chaosmining.suite_kit")
+
+
 def test_core_reports_and_settings_never_reach_the_suites():
     """Every arrow points down: no module of core/, reports/ or settings imports the
     suites, directly or through other modules, even lazily (the report writers get
@@ -161,18 +165,21 @@ def test_core_reports_and_settings_never_reach_the_suites():
     graph = _graph()
     lower = [m for m in graph if m.startswith(("pytest_chaosmining.core", "pytest_chaosmining.reports"))]
     offenders = {
-        module: sorted(d for d in _reaches(graph, module) if d.startswith("pytest_chaosmining.suites"))[:3]
+        module: sorted(d for d in _reaches(graph, module) if d.startswith(SUITE_SIDE))[:3]
         for module in [*lower, "pytest_chaosmining.settings"]
     }
     assert not {m: d for m, d in offenders.items() if d}
 
 
 #: the floors of the house, top down: the pytest side and the tools, the run's parts, the
-#: suites, the report writers, the modules at the root, the explainer side, the core
+#: suites, the testbeds they share, what every suite is built from, the report writers, the
+#: modules at the root, the explainer side, the core
 FLOORS = (
     ("pytest_chaosmining.plugin", "pytest_chaosmining.tools"),
     ("pytest_chaosmining.run",),
     ("pytest_chaosmining.suites",),
+    ("pytest_chaosmining.testbeds",),
+    ("pytest_chaosmining.suite_kit",),
     ("pytest_chaosmining.reports",),
     (
         "pytest_chaosmining.judge",
@@ -192,7 +199,7 @@ def _floor(module: str) -> int:
 
 
 def test_every_import_points_down_even_for_type_checking():
-    """The tree reads pytest side → run → suites → reports → root modules → explainers →
+    """The tree reads pytest side → run → suites → testbeds → suite kit → reports → root modules → explainers →
     core: no module imports one on a floor above its own, not even under ``TYPE_CHECKING``
     (the suites and reports see the run as ``run_view.RunView``), and the package root
     holds at most 8 modules."""
@@ -224,7 +231,7 @@ def test_suites_reach_the_run_through_five_faces():
     assert faces == ["explainers", "judge", "plan", "results", "runtime"]
     untyped = []
     for name, path in _modules().items():
-        if not name.startswith(("pytest_chaosmining.suites", "pytest_chaosmining.reports")):
+        if not name.startswith((*SUITE_SIDE, "pytest_chaosmining.reports")):
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -357,7 +364,7 @@ def sections(df):
 """
 
 NINTH_TESTS = """
-from pytest_chaosmining.suites.checks import judge_explainer
+from pytest_chaosmining.suite_kit.checks import judge_explainer
 
 from ninth_suite.suite import NinthSuite
 
@@ -424,7 +431,7 @@ def test_a_ninth_suite_is_one_folder_and_one_entry_point(pytester, monkeypatch, 
 
 def test_no_suite_imports_another_suite():
     """A suite folder imports its own modules and the shared ones (``suites/__init__``,
-    ``suites/classifier.py``, the model zoos ``formula_models/`` and ``digit_models/``),
+    ``suite_kit/classifier.py``, the model zoos ``formula_models/`` and ``digit_models/``),
     never another suite folder; the shared modules import no suite folder either
     (a suite that builds on another's models reaches that suite through the registry)."""
     found: dict[str, set[str]] = {}
@@ -438,16 +445,19 @@ def test_no_suite_imports_another_suite():
             if target[:2] == ["pytest_chaosmining", "suites"] and len(target) > 2 and target[2] in registered_suites():
                 if target[2] != parts[2]:
                     found.setdefault(parts[2], set()).add(target[2])
-    suites = list(registered_suites())
-    shared = [
-        name
-        for name, path in _modules().items()
-        if name.startswith("pytest_chaosmining.suites") and name.split(".")[2:3] not in ([s] for s in suites)
-        and any((n.module or "").startswith(tuple(f"pytest_chaosmining.suites.{s}" for s in suites))
-                for n in _imports(path) if isinstance(n, ast.ImportFrom))
-    ]  # fmt: skip
     assert not found, found
-    assert not shared, f"shared suite modules import a suite folder: {shared}"
+
+
+def test_suites_holds_the_suites_and_their_registry():
+    """``suites/`` holds one folder per shipped suite, the registry and its face; what
+    suites share lives below it (``suite_kit/``, ``testbeds/``: the floors test keeps
+    them from importing a suite)."""
+    from pytest_chaosmining.suites import BUILTIN_SUITES
+
+    loose = sorted(p.name for p in SUITES_DIR.glob("*.py"))
+    folders = sorted(p.name for p in SUITES_DIR.iterdir() if p.is_dir() and p.name != "__pycache__")
+    assert loose == ["__init__.py", "registry.py"]
+    assert folders == sorted(BUILTIN_SUITES)
 
 
 def test_a_suite_entry_point_cannot_take_a_shipped_suites_name(monkeypatch):

@@ -9,7 +9,7 @@ from pytest_chaosmining.explainers import (
     collect_explainers,
     select,
 )
-from pytest_chaosmining.suites.formula_models.models import MLPRegressor
+from pytest_chaosmining.testbeds.formulas.models import MLPRegressor
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from pytest_chaosmining.suites.formula_models.formulas import FORMULA_TABLE, get_formula
+from pytest_chaosmining.testbeds.formulas.formulas import FORMULA_TABLE, get_formula
 
 ALL = sorted(FORMULA_TABLE)
 

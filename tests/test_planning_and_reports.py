@@ -7,8 +7,8 @@ from pytest_chaosmining.core.verdicts.records import Record, sort_records
 from pytest_chaosmining.reports.markdown import build_markdown, write_reports
 from pytest_chaosmining.reports.run_results import RunResults
 from pytest_chaosmining.suites import all_suites
-from pytest_chaosmining.suites.formula_models.cases import cost_case, plan_cases
-from pytest_chaosmining.suites.formula_models.tiers import SYMBOLIC
+from pytest_chaosmining.testbeds.formulas.cases import cost_case, plan_cases
+from pytest_chaosmining.testbeds.formulas.tiers import SYMBOLIC
 
 
 def test_tiers_cover_all_formulas_and_the_paper_defaults():
@@ -164,9 +164,9 @@ def test_audio_report_is_shaped_like_table_4():
 def test_protocol_cases_and_the_paper_settings():
     from pytest_chaosmining.suites.bam.suite import plan_cases as bam_cases
     from pytest_chaosmining.suites.bam.tiers import BAM
-    from pytest_chaosmining.suites.digit_models.tiers import VISION
     from pytest_chaosmining.suites.iteroar.suite import plan_cases as iteroar_cases
     from pytest_chaosmining.suites.iteroar.tiers import ITEROAR
+    from pytest_chaosmining.testbeds.digits.tiers import VISION
 
     paper = iteroar_cases(ITEROAR["paper"], VISION["paper"])
     assert {c.rho for c in paper} == {0.5} and {c.fraction for c in paper} == {0.05}  # IteROAR: τ 95th pct, ρ 0.5
@@ -210,8 +210,8 @@ def test_protocol_report_sections_from_records(tmp_path):
 
 def test_seed_ranges_plan_exactly_those_seeds():
     from pytest_chaosmining.settings import parse_seeds
-    from pytest_chaosmining.suites.formula_models.cases import plan_cases
-    from pytest_chaosmining.suites.formula_models.tiers import SYMBOLIC
+    from pytest_chaosmining.testbeds.formulas.cases import plan_cases
+    from pytest_chaosmining.testbeds.formulas.tiers import SYMBOLIC
 
     assert parse_seeds("3") == 3 and parse_seeds("100-103") == range(100, 104)
     for bad in ("0", "5-4", "x", "1-"):
@@ -388,8 +388,8 @@ def test_an_undefined_value_reads_as_a_word_not_nan():
 def test_random_positions_train_longer_at_smoke_and_a_resized_pick_sets_one_size_for_all():
     """The smoke RP models train on more data for longer (the fixed ones keep their
     cases); a composing suite's pick that sets the training size sets it everywhere."""
-    from pytest_chaosmining.suites.digit_models.cases import plan_cases
-    from pytest_chaosmining.suites.digit_models.tiers import VISION
+    from pytest_chaosmining.testbeds.digits.cases import plan_cases
+    from pytest_chaosmining.testbeds.digits.tiers import VISION
 
     cases = {c.condition: c for c in plan_cases(VISION["smoke"])}
     assert (cases["RBFP"].n_train, cases["RBFP"].epochs) == (4000, 8)

@@ -8,7 +8,7 @@ import torch
 from pytest_chaosmining.core.metrics import properties as p
 from pytest_chaosmining.explainers import Explainer, builtin_explainers
 from pytest_chaosmining.explainers.context import AttributionContext
-from pytest_chaosmining.suites.properties import classifier_probe, fingerprint_noise, measured_merit
+from pytest_chaosmining.suite_kit.merit import classifier_probe, fingerprint_noise, measured_merit
 
 
 def test_row_similarity_ignores_scale_and_sees_sign_and_other_samples():
@@ -189,7 +189,7 @@ def _reseeded_gradient_shap(model, inputs, target, context):
 
 
 def test_declared_equivalence_agrees_within_noise_and_tells_methods_apart(probe):
-    from pytest_chaosmining.suites.properties import agreement_with
+    from pytest_chaosmining.suite_kit.merit import agreement_with
 
     builtins = builtin_explainers()
     same = agreement_with(_explainer("grad", _gradient, same_as="SA"), builtins["SA"], probe)
@@ -254,7 +254,7 @@ def test_captum_samplers_declare_themselves_stochastic_and_exact_methods_do_not(
 @pytest.fixture(scope="module")
 def effect_probe():
     """A classifier probe of 32 samples, each input its own feature group, and the model's effects."""
-    from pytest_chaosmining.suites.class_effects import class_effects
+    from pytest_chaosmining.suite_kit.class_effects import class_effects
 
     probe = _tabular_probe(32, seed=3)
     return probe, class_effects(probe.model, probe.inputs, probe.target, probe.fingerprint_mask, probe.guard)
@@ -283,7 +283,7 @@ def test_signs_and_sums_against_the_models_effects(effect_probe):
 
     from captum.attr import IntegratedGradients
 
-    from pytest_chaosmining.suites.properties import effect_merit
+    from pytest_chaosmining.suite_kit.merit import effect_merit
 
     probe, effects = effect_probe
 

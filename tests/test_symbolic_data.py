@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from pytest_chaosmining.suites.formula_models.data import SymbolicDataSpec, generate
+from pytest_chaosmining.testbeds.formulas.data import SymbolicDataSpec, generate
 
 
 def spec(**kw):

@@ -10,9 +10,9 @@ import pytest
 from pytest_chaosmining.core.metrics.attribution import fprec
 from pytest_chaosmining.core.tiers import TIERS
 from pytest_chaosmining.suites import SUITES_DIR, shipped_thresholds
-from pytest_chaosmining.suites.formula_models.data import TRAIN_FRACTION
-from pytest_chaosmining.suites.formula_models.formulas import get_formula
-from pytest_chaosmining.suites.formula_models.tiers import SYMBOLIC
+from pytest_chaosmining.testbeds.formulas.data import TRAIN_FRACTION
+from pytest_chaosmining.testbeds.formulas.formulas import get_formula
+from pytest_chaosmining.testbeds.formulas.tiers import SYMBOLIC
 
 THRESHOLDS = shipped_thresholds()
 EXPLAINERS = ("SA", "DL", "IG", "FA", "some-user-explainer")
@@ -63,7 +63,7 @@ def test_unreadable_user_file(tmp_path):
 @pytest.mark.parametrize("tier", TIERS)
 def test_random_maps_fail_every_vision_threshold(tier):
     from pytest_chaosmining.core.metrics.attribution import localisation
-    from pytest_chaosmining.suites.digit_models.tiers import VISION
+    from pytest_chaosmining.testbeds.digits.tiers import VISION
 
     spec = VISION[tier]
     side = 7 * spec.fg

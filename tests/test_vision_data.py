@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from pytest_chaosmining.core.metrics.attribution import box_iou, localisation, top_k_box
-from pytest_chaosmining.suites.digit_models.data import (
+from pytest_chaosmining.testbeds.digits.data import (
     CONDITIONS,
     VisionSpec,
     digit_pool,

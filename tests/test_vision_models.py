@@ -2,8 +2,8 @@ import pytest
 import torch
 
 from pytest_chaosmining.core.training.classification import ClassifierTraining, predict, train_classifier
-from pytest_chaosmining.suites.digit_models.models import build_model
-from pytest_chaosmining.suites.digit_models.tiers import PAPER_VISION_MODELS, VISION
+from pytest_chaosmining.testbeds.digits.models import build_model
+from pytest_chaosmining.testbeds.digits.tiers import PAPER_VISION_MODELS, VISION
 
 
 @pytest.mark.parametrize("name", PAPER_VISION_MODELS)
@@ -67,8 +67,8 @@ def test_bf16_training_stays_close_to_fp32_and_hands_back_an_fp32_model():
 def test_a_precision_other_than_fp32_names_and_keys_its_models_apart():
     import dataclasses
 
-    from pytest_chaosmining.suites.digit_models.cases import plan_cases
-    from pytest_chaosmining.suites.digit_models.tiers import VISION
+    from pytest_chaosmining.testbeds.digits.cases import plan_cases
+    from pytest_chaosmining.testbeds.digits.tiers import VISION
 
     case = plan_cases(VISION["smoke"], 1)[0]
     bf16 = dataclasses.replace(case, precision="bf16")

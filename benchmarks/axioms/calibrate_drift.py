@@ -44,18 +44,18 @@ def cases_of(suite: str, cache):  # noqa: ANN001, ANN201 - a script
 
     device = torch.device("cpu")
     if suite == "symbolic":
-        from pytest_chaosmining.suites.formula_models.cases import plan_cases, trained_model
-        from pytest_chaosmining.suites.formula_models.tiers import SYMBOLIC
         from pytest_chaosmining.suites.symbolic.suite import evaluate
+        from pytest_chaosmining.testbeds.formulas.cases import plan_cases, trained_model
+        from pytest_chaosmining.testbeds.formulas.tiers import SYMBOLIC
 
         for case in plan_cases(SYMBOLIC["smoke"], 1):
             trained = trained_model(case, cache, device)
             yield f"f{case.formula:02d}", lambda e, t=trained: evaluate(t, e, device)
         return
     if suite == "vision":
-        from pytest_chaosmining.suites.digit_models.cases import plan_cases, trained_model
-        from pytest_chaosmining.suites.digit_models.tiers import VISION as TIERS
         from pytest_chaosmining.suites.vision.suite import evaluate
+        from pytest_chaosmining.testbeds.digits.cases import plan_cases, trained_model
+        from pytest_chaosmining.testbeds.digits.tiers import VISION as TIERS
     else:
         from pytest_chaosmining.suites.audio.suite import evaluate, plan_cases, trained_model
         from pytest_chaosmining.suites.audio.tiers import AUDIO as TIERS

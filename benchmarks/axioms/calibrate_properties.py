@@ -149,13 +149,13 @@ def run_seed(seed: int, cache_dir: Path, parts: tuple[str, ...] = PARTS) -> dict
     from pytest_chaosmining.core.storage.pack import ModelPack
     from pytest_chaosmining.explainers import Explainer, ExplainerNotApplicable, attribute, builtin_explainers
     from pytest_chaosmining.explainers.context import Applicability
+    from pytest_chaosmining.suite_kit.class_effects import ClassEffects, class_effects
+    from pytest_chaosmining.suite_kit.merit import EFFECT_SAMPLES, PROBE_SAMPLES, fingerprint_noise, measured_merit
     from pytest_chaosmining.suites.audio.suite import AudioSuite
-    from pytest_chaosmining.suites.class_effects import ClassEffects, class_effects
-    from pytest_chaosmining.suites.formula_models.cases import plan_cases, trained_model
-    from pytest_chaosmining.suites.formula_models.tiers import SYMBOLIC
-    from pytest_chaosmining.suites.properties import EFFECT_SAMPLES, PROBE_SAMPLES, fingerprint_noise, measured_merit
     from pytest_chaosmining.suites.symbolic.suite import SymbolicSuite, evaluate
     from pytest_chaosmining.suites.vision.suite import VisionSuite
+    from pytest_chaosmining.testbeds.formulas.cases import plan_cases, trained_model
+    from pytest_chaosmining.testbeds.formulas.tiers import SYMBOLIC
 
     torch.set_num_threads(1)
     device, builtins = torch.device("cpu"), builtin_explainers()
@@ -201,7 +201,7 @@ def run_seed(seed: int, cache_dir: Path, parts: tuple[str, ...] = PARTS) -> dict
         out["probe"][name] = {"quality": quality, "values": values}  # type: ignore[index]
         print(f"seed {seed} {name} probe done", flush=True)
     if "equivalence" in parts:
-        from pytest_chaosmining.suites.properties import agreement_with
+        from pytest_chaosmining.suite_kit.merit import agreement_with
 
         out["equivalence"] = {}
         for name, suite in suites.items():

@@ -56,9 +56,9 @@ def run_seed(seed: int, cache_dir: Path) -> dict[str, object]:
     from pytest_chaosmining.core.storage.pack import ModelPack
     from pytest_chaosmining.explainers import attribute, builtin_explainers
     from pytest_chaosmining.explainers.context import tabular_context
-    from pytest_chaosmining.suites.formula_models.cases import plan_cases, trained_model
-    from pytest_chaosmining.suites.formula_models.tiers import SYMBOLIC
     from pytest_chaosmining.suites.symbolic.suite import evaluate
+    from pytest_chaosmining.testbeds.formulas.cases import plan_cases, trained_model
+    from pytest_chaosmining.testbeds.formulas.tiers import SYMBOLIC
 
     device, explainers = torch.device("cpu"), builtin_explainers()
     cache = ModelCache(cache_dir, ModelPack())

@@ -36,7 +36,7 @@ from pytest_chaosmining.core.storage.derived import package_fingerprint  # noqa:
 
 CANDIDATE = "candidate"
 MISSING_PREFIX = "chaosmining-baseline::"
-#: what the drift check's failure says (suites/scoring.py)
+#: what the drift check's failure says (suite_kit/scoring.py)
 DRIFT_MESSAGE = "its maps moved from the baseline's"
 
 

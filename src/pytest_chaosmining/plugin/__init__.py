@@ -20,7 +20,7 @@ from pytest_chaosmining.plugin.baseline_scope import BaselineScope
 from pytest_chaosmining.plugin.benchmark_folder import BenchmarkFolder
 from pytest_chaosmining.plugin.collector import ResultCollector, send_trained_on
 from pytest_chaosmining.plugin.fixtures import SESSION_KEY
-from pytest_chaosmining.plugin.scheduling import CaseGroupScheduling
+from pytest_chaosmining.plugin.scheduling import CaseGroupScheduling, case_groups
 from pytest_chaosmining.reports.baseline_check import BaselineCheck
 from pytest_chaosmining.run.quick_exit import freeze_heap_at_exit
 from pytest_chaosmining.run.session import ChaosminingSession
@@ -28,7 +28,6 @@ from pytest_chaosmining.run.threads import one_intra_op_thread
 from pytest_chaosmining.settings import Settings, add_options, resolve
 from pytest_chaosmining.suites import (
     all_suites,
-    case_groups,
     folder_of_suite,
     get_suite,
     registered_suites,

@@ -1,22 +1,38 @@
 """The suites: one folder each, behind one :class:`Suite` seam, and their registry.
 
-A suite folder holds its data, models, tier settings, cases, evaluation, report
-section and figures, thresholds (``thresholds.toml``) and its shipped tests
-(``test_chaosmining_<name>.py``: the prefix keeps their node ids apart from a
-user's own test files).  A shipped suite is one new folder plus one line in
-:data:`BUILTIN_SUITES`; a package adds its own by entry point (group
-:data:`ENTRY_POINT_GROUP`, ``name = "module:Class"``).  This module stays light:
-the entry module imports it.
+A suite folder holds its suite (``suite.py``: cases, checks, evaluation), tier
+settings, report section and figures, thresholds (``thresholds.toml``) and its
+shipped tests (``test_chaosmining_<name>.py``: the prefix keeps their node ids
+apart from a user's own test files); its data and models are its own
+(``data.py``, ``models.py``) or a shared testbed's
+(:mod:`pytest_chaosmining.testbeds`), named in one import.  What every suite is
+built from (the seam, the verdict path, the own-merit checks, the
+parametrisation) is :mod:`pytest_chaosmining.suite_kit`; this face hands its
+public names on for a suite's author.  A shipped suite is one new folder plus
+one line in :data:`BUILTIN_SUITES`; a package adds its own by entry point
+(group :data:`ENTRY_POINT_GROUP`, ``name = "module:Class"``).  This module
+stays light: the entry module imports it.
 """
 
-from pytest_chaosmining.suites.defaults import SuiteDefaults
-from pytest_chaosmining.suites.parametrize import (
-    case_groups,
+from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
+from pytest_chaosmining.suite_kit.parametrize import (
     group_name,
     in_shard,
     parametrize_cases,
     planned,
     sharded,
+)
+from pytest_chaosmining.suite_kit.seam import (
+    Calibration,
+    Case,
+    CaseFields,
+    CheckedSuite,
+    DomainPick,
+    ModelSuite,
+    ScoreCheck,
+    Scored,
+    Suite,
+    TrainedModel,
 )
 from pytest_chaosmining.suites.registry import (
     BUILTIN_SUITES,
@@ -35,18 +51,6 @@ from pytest_chaosmining.suites.registry import (
     suite_roots,
     suite_test_file,
 )
-from pytest_chaosmining.suites.seam import (
-    Calibration,
-    Case,
-    CaseFields,
-    CheckedSuite,
-    DomainPick,
-    ModelSuite,
-    ScoreCheck,
-    Scored,
-    Suite,
-    TrainedModel,
-)
 
 __all__ = [
     "BUILTIN_SUITES",
@@ -64,7 +68,6 @@ __all__ = [
     "SuiteDefaults",
     "TrainedModel",
     "all_suites",
-    "case_groups",
     "folder_of_suite",
     "get_model_suite",
     "get_suite",

@@ -24,7 +24,7 @@ from importlib import metadata
 
 from pytest_chaosmining import ChaosminingWarning
 from pytest_chaosmining.core.verdicts.thresholds import Thresholds
-from pytest_chaosmining.suites.seam import ModelSuite, Suite
+from pytest_chaosmining.suite_kit.seam import ModelSuite, Suite
 
 #: the shipped suites: name (the value of ``--chaosmining-suites``) → ``module:class`` of its
 #: :class:`Suite`, in report order

@@ -42,17 +42,18 @@ from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training.modes import SaliencyGuided
 from pytest_chaosmining.explainers import ExplainerError, attribute
 from pytest_chaosmining.explainers.context import AUDIO_CLASSIFICATION, BACKGROUND_SIZE, AttributionContext
-from pytest_chaosmining.suites import Calibration, CaseFields, ScoreCheck, noise_conditions
-from pytest_chaosmining.suites.audio import data, report
-from pytest_chaosmining.suites.audio.data import CLASSES, find_speech_commands, speech_commands_files
-from pytest_chaosmining.suites.audio.tiers import AUDIO, AudioTier
-from pytest_chaosmining.suites.classifier import (
+from pytest_chaosmining.suite_kit.classifier import (
     ClassifierCase,
     ClassifierFunctions,
     ClassifierSuite,
     cached_classifier,
 )
-from pytest_chaosmining.suites.properties import classifier_probe
+from pytest_chaosmining.suite_kit.merit import classifier_probe
+from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, ScoreCheck
+from pytest_chaosmining.suites.audio import data, report
+from pytest_chaosmining.suites.audio.data import CLASSES, find_speech_commands, speech_commands_files
+from pytest_chaosmining.suites.audio.tiers import AUDIO, AudioTier
+from pytest_chaosmining.testbeds import noise_conditions
 from pytest_chaosmining.timing import timed
 
 # matplotlib, torch and the package's modules that load them are imported where used: heavy, they wait for
@@ -65,7 +66,7 @@ if TYPE_CHECKING:
     from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.run_view import Remembered, RunView
-    from pytest_chaosmining.suites.properties import Probe
+    from pytest_chaosmining.suite_kit.merit import Probe
 
 SUITE = "audio"
 TIME_SEGMENTS = 5

@@ -6,9 +6,9 @@ Parametrised over condition (RB/SB × FP/RP) × model × explainer × seed; see
 
 from __future__ import annotations
 
+from pytest_chaosmining.suite_kit.checks import judge_explainer
+from pytest_chaosmining.suite_kit.scoring import judge_model
 from pytest_chaosmining.suites.audio.suite import AudioSuite
-from pytest_chaosmining.suites.checks import judge_explainer
-from pytest_chaosmining.suites.scoring import judge_model
 
 AUDIO = AudioSuite()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pytest_chaosmining.suites.classifier import ClassifierTier
+from pytest_chaosmining.suite_kit.classifier import ClassifierTier
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from pytest_chaosmining.suites.digit_models.data import digit_pool, require_dir, resize
+from pytest_chaosmining.testbeds.digits.data import digit_pool, require_dir, resize
 
 N_CLASSES = 10
 CF_CLASS = 0

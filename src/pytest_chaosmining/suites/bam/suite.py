@@ -39,7 +39,8 @@ from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
 from pytest_chaosmining.explainers import attribute
 from pytest_chaosmining.explainers.context import BACKGROUND_SIZE, IMAGE_CLASSIFICATION
 from pytest_chaosmining.judge import explainer_failures
-from pytest_chaosmining.suites import Calibration, CaseFields, ScoreCheck, Scored, SuiteDefaults
+from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
+from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, ScoreCheck, Scored
 from pytest_chaosmining.suites.bam import data as bam_data
 from pytest_chaosmining.suites.bam import report
 from pytest_chaosmining.suites.bam.data import BamSpec, generate
@@ -54,8 +55,8 @@ from pytest_chaosmining.suites.bam.metrics import (
     region_attribution,
 )
 from pytest_chaosmining.suites.bam.tiers import BAM, BamTier
-from pytest_chaosmining.suites.digit_models import data as vision_data
-from pytest_chaosmining.suites.digit_models.cases import grid_mask, image_context, untrained_model
+from pytest_chaosmining.testbeds.digits import data as vision_data
+from pytest_chaosmining.testbeds.digits.cases import grid_mask, image_context, untrained_model
 from pytest_chaosmining.timing import timed
 
 # torch and the package's modules that load it are imported where used: heavy, they wait for --chaosmining.
@@ -77,7 +78,7 @@ CHECK_IMAGES = 500
 def bam_code() -> tuple[ModuleType, ...]:
     """The modules whose source enters the cache key of a BAM model."""
     from pytest_chaosmining.core.training import classification
-    from pytest_chaosmining.suites.digit_models import models
+    from pytest_chaosmining.testbeds.digits import models
 
     return (bam_data, vision_data, models, classification)
 

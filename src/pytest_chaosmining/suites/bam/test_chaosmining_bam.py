@@ -7,8 +7,8 @@ Parametrised over model set (sizes × seed) × explainer; see
 
 from __future__ import annotations
 
+from pytest_chaosmining.suite_kit.checks import judge_explainer
 from pytest_chaosmining.suites.bam.suite import BamSuite
-from pytest_chaosmining.suites.checks import judge_explainer
 
 BAM = BamSuite()
 

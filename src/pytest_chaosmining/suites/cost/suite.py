@@ -19,16 +19,18 @@ from pytest_chaosmining.core.verdicts.records import Record
 from pytest_chaosmining.explainers import attribute
 from pytest_chaosmining.explainers.context import TABULAR_REGRESSION, tabular_context
 from pytest_chaosmining.judge import explainer_failures
-from pytest_chaosmining.suites import Calibration, SuiteDefaults, get_model_suite
+from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
+from pytest_chaosmining.suite_kit.seam import Calibration
 from pytest_chaosmining.suites.cost import report
-from pytest_chaosmining.suites.formula_models.cases import (
+from pytest_chaosmining.suites.registry import get_model_suite
+from pytest_chaosmining.testbeds.formulas.cases import (
     SymbolicCase,
     TrainedSymbolicModel,
     cost_case,
     symbolic_code,
     untrained_model,
 )
-from pytest_chaosmining.suites.formula_models.tiers import SYMBOLIC
+from pytest_chaosmining.testbeds.formulas.tiers import SYMBOLIC
 from pytest_chaosmining.timing import timed
 
 # torch and the package's modules that load it are imported where used: heavy, they wait for --chaosmining.
@@ -177,7 +179,7 @@ def _snapshots(session: RunView, case: SymbolicCase) -> list[tuple[int, torch.nn
     import torch
 
     from pytest_chaosmining.core.training.regression import RegressionTraining, train_regressor
-    from pytest_chaosmining.suites.formula_models.data import SymbolicDataSpec, generate
+    from pytest_chaosmining.testbeds.formulas.data import SymbolicDataSpec, generate
 
     device = session.runtime.device
     data = generate(SymbolicDataSpec(case.formula, case.noise_features, case.label_noise, case.n_samples, case.seed))

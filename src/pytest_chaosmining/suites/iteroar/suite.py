@@ -47,11 +47,9 @@ from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
 from pytest_chaosmining.explainers import attribute
 from pytest_chaosmining.explainers.context import IMAGE_CLASSIFICATION
 from pytest_chaosmining.judge import explainer_failures
-from pytest_chaosmining.suites import Calibration, CaseFields, ScoreCheck, Scored, SuiteDefaults, get_suite
-from pytest_chaosmining.suites.classifier import ClassifierSuite
-from pytest_chaosmining.suites.digit_models.cases import attribution_context, data_split, untrained_model
-from pytest_chaosmining.suites.digit_models.cases import plan_cases as vision_cases
-from pytest_chaosmining.suites.digit_models.tiers import VISION
+from pytest_chaosmining.suite_kit.classifier import ClassifierSuite
+from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
+from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, ScoreCheck, Scored
 from pytest_chaosmining.suites.iteroar import masks as mask_module
 from pytest_chaosmining.suites.iteroar import report
 from pytest_chaosmining.suites.iteroar.masks import (
@@ -64,6 +62,10 @@ from pytest_chaosmining.suites.iteroar.masks import (
     top_fraction_masks,
 )
 from pytest_chaosmining.suites.iteroar.tiers import ITEROAR, IteroarTier
+from pytest_chaosmining.suites.registry import get_suite
+from pytest_chaosmining.testbeds.digits.cases import attribution_context, data_split, untrained_model
+from pytest_chaosmining.testbeds.digits.cases import plan_cases as vision_cases
+from pytest_chaosmining.testbeds.digits.tiers import VISION
 from pytest_chaosmining.timing import timed
 
 # torch and the package's modules that load it are imported where used: heavy, they wait for --chaosmining.
@@ -84,7 +86,7 @@ REFERENCE = "random-pixels"  # name of the reference chain (uniformly random rem
 def iteroar_code() -> tuple[ModuleType, ...]:
     """The modules whose source enters the cache key of a retrained IteROAR model."""
     from pytest_chaosmining.core.training import classification
-    from pytest_chaosmining.suites.digit_models import data, models
+    from pytest_chaosmining.testbeds.digits import data, models
 
     return (data, models, classification, mask_module)
 

@@ -7,7 +7,7 @@ see ``pytest_chaosmining.suites.iteroar.suite`` for the chains and checks and th
 
 from __future__ import annotations
 
-from pytest_chaosmining.suites.checks import judge_explainer
+from pytest_chaosmining.suite_kit.checks import judge_explainer
 from pytest_chaosmining.suites.iteroar.suite import IteroarSuite
 
 ITEROAR = IteroarSuite()

@@ -1,7 +1,7 @@
 """Datasets of the RFEwNA suite (ChaosMining §4, A.5).
 
 - Regression: the symbolic formulas (10–14 in the reference) with 150 noise
-  features, from :mod:`pytest_chaosmining.suites.formula_models.data` (predictive columns at
+  features, from :mod:`pytest_chaosmining.testbeds.formulas.data` (predictive columns at
   seeded random positions).
 - Classification, embedded: a generated set with known informative features
   (scikit-learn's ``make_classification`` without redundant or repeated
@@ -43,7 +43,7 @@ class SelectionData:
 
 def symbolic(formula: int, noise_features: int, n_samples: int, label_noise: float, seed: int) -> SelectionData:
     """A symbolic formula's data (4:1 split) with its predictive columns as truth."""
-    from pytest_chaosmining.suites.formula_models.data import SymbolicDataSpec, generate
+    from pytest_chaosmining.testbeds.formulas.data import SymbolicDataSpec, generate
 
     d = generate(SymbolicDataSpec(formula, noise_features, label_noise, n_samples, seed))
     return SelectionData(f"f{formula:02d}", "regression", d.x_train, d.y_train, d.x_test, d.y_test, np.sort(d.truth))

@@ -39,21 +39,15 @@ from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
 from pytest_chaosmining.explainers.context import TABULAR_CLASSIFICATION, TABULAR_REGRESSION
 from pytest_chaosmining.judge import explainer_failures
-from pytest_chaosmining.suites import (
-    Calibration,
-    CaseFields,
-    ScoreCheck,
-    Scored,
-    SuiteDefaults,
-    parametrize_cases,
-    sharded,
-)
-from pytest_chaosmining.suites.formula_models import data as symbolic_data
-from pytest_chaosmining.suites.formula_models import formulas
+from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
+from pytest_chaosmining.suite_kit.parametrize import parametrize_cases, sharded
+from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, ScoreCheck, Scored
 from pytest_chaosmining.suites.rfe import report
 from pytest_chaosmining.suites.rfe.data import find_santander
 from pytest_chaosmining.suites.rfe.rounds import RoundNetworks
 from pytest_chaosmining.suites.rfe.tiers import RFE_TIERS
+from pytest_chaosmining.testbeds.formulas import data as symbolic_data
+from pytest_chaosmining.testbeds.formulas import formulas
 
 # filelock, sklearn and the package's modules that load them are imported where used: heavy, they wait for
 # --chaosmining.

@@ -7,7 +7,7 @@ with statistical estimators runs beside it.  See ``pytest_chaosmining.suites.rfe
 
 from __future__ import annotations
 
-from pytest_chaosmining.suites.checks import judge_explainer
+from pytest_chaosmining.suite_kit.checks import judge_explainer
 from pytest_chaosmining.suites.rfe.suite import RfeSuite
 
 RFE = RfeSuite()

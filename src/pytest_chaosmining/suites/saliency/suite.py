@@ -34,13 +34,10 @@ from pytest_chaosmining.core.training.modes import SaliencyGuided
 from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
 from pytest_chaosmining.explainers.context import AUDIO_CLASSIFICATION, IMAGE_CLASSIFICATION, TABULAR_REGRESSION
 from pytest_chaosmining.judge import Check, explainer_failures
-from pytest_chaosmining.suites import (
-    Calibration,
-    SuiteDefaults,
-    TrainedModel,
-    get_model_suite,
-    sharded,
-)
+from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
+from pytest_chaosmining.suite_kit.parametrize import sharded
+from pytest_chaosmining.suite_kit.seam import Calibration, TrainedModel
+from pytest_chaosmining.suites.registry import get_model_suite
 from pytest_chaosmining.suites.saliency import report
 from pytest_chaosmining.suites.saliency.tiers import SALIENCY, SaliencyTier
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pytest_chaosmining.suites import DomainPick
+from pytest_chaosmining.suite_kit.seam import DomainPick
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,13 @@ from pytest_chaosmining.core.metrics.properties import completeness_fit, is_sign
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.explainers import IG_STEPS, attribute
 from pytest_chaosmining.explainers.context import TABULAR_REGRESSION, tabular_context
-from pytest_chaosmining.suites import Calibration, CaseFields, ScoreCheck, SuiteDefaults, sharded
-from pytest_chaosmining.suites.formula_models.cases import (
+from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
+from pytest_chaosmining.suite_kit.merit import Probe
+from pytest_chaosmining.suite_kit.parametrize import sharded
+from pytest_chaosmining.suite_kit.scoring import ModelScoring
+from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, ScoreCheck
+from pytest_chaosmining.suites.symbolic import report
+from pytest_chaosmining.testbeds.formulas.cases import (
     SUITE,
     SymbolicCase,
     TrainedSymbolicModel,
@@ -31,10 +36,7 @@ from pytest_chaosmining.suites.formula_models.cases import (
     trained_model,
     untrained_model,
 )
-from pytest_chaosmining.suites.formula_models.tiers import SYMBOLIC
-from pytest_chaosmining.suites.properties import Probe
-from pytest_chaosmining.suites.scoring import ModelScoring
-from pytest_chaosmining.suites.symbolic import report
+from pytest_chaosmining.testbeds.formulas.tiers import SYMBOLIC
 from pytest_chaosmining.timing import timed
 
 # torch and the package's modules that load it are imported where used: heavy, they wait for --chaosmining.
@@ -45,7 +47,7 @@ if TYPE_CHECKING:
 
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.run_view import RunView
-    from pytest_chaosmining.suites import DomainPick
+    from pytest_chaosmining.suite_kit.seam import DomainPick
 
 
 #: steps of the exact path integral the sign check compares with (its sign, not an IG's estimate)
@@ -170,7 +172,7 @@ class SymbolicSuite(ModelScoring, SuiteDefaults):
     def model(self, session: RunView, case: SymbolicCase) -> TrainedSymbolicModel:
         """The trained model of ``case``, trained at most once (and cached on disk);
         with ensembles on, the run's models of its shape train together first."""
-        from pytest_chaosmining.suites.formula_models.ensemble import eligible
+        from pytest_chaosmining.testbeds.formulas.ensemble import eligible
 
         def load() -> TrainedSymbolicModel:
             together = session.runtime.ensemble and eligible(case)
@@ -190,7 +192,7 @@ class SymbolicSuite(ModelScoring, SuiteDefaults):
     def train_together(self, session: RunView, cases: Sequence[SymbolicCase]) -> None:
         """With ensembles on (``--chaosmining-ensemble``), train those of ``cases``
         not yet cached as batched ensembles, one per shape and training mode."""
-        from pytest_chaosmining.suites.formula_models.ensemble import train_groups
+        from pytest_chaosmining.testbeds.formulas.ensemble import train_groups
 
         if session.runtime.ensemble:
             train_groups(

@@ -25,9 +25,11 @@ from pytest_chaosmining.core.metrics.catalog import calibrated, judged, measured
 from pytest_chaosmining.core.metrics.drift import fingerprint
 from pytest_chaosmining.explainers import ExplainerError, attribute
 from pytest_chaosmining.explainers.context import IMAGE_CLASSIFICATION
-from pytest_chaosmining.suites import Calibration, CaseFields, ScoreCheck
-from pytest_chaosmining.suites.classifier import ClassifierFunctions, ClassifierSuite
-from pytest_chaosmining.suites.digit_models.cases import (
+from pytest_chaosmining.suite_kit.classifier import ClassifierFunctions, ClassifierSuite
+from pytest_chaosmining.suite_kit.merit import classifier_probe
+from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, ScoreCheck
+from pytest_chaosmining.suites.vision import report
+from pytest_chaosmining.testbeds.digits.cases import (
     SUITE,
     TrainedVisionModel,
     attribution_context,
@@ -37,9 +39,7 @@ from pytest_chaosmining.suites.digit_models.cases import (
     untrained_model,
     vision_code,
 )
-from pytest_chaosmining.suites.digit_models.tiers import VISION
-from pytest_chaosmining.suites.properties import classifier_probe
-from pytest_chaosmining.suites.vision import report
+from pytest_chaosmining.testbeds.digits.tiers import VISION
 from pytest_chaosmining.timing import timed
 
 # matplotlib, torch and the package's modules that load them are imported where used: heavy, they wait for
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.run_view import RunView
-    from pytest_chaosmining.suites.properties import Probe
+    from pytest_chaosmining.suite_kit.merit import Probe
 
 PAPER_SIGMA, PAPER_CANVAS = 6.0, 224
 #: IG's internal batch on the own-merit checks' few images

@@ -26,7 +26,7 @@ from pytest_chaosmining.core.metrics.drift import FINGERPRINT_SAMPLES, fingerpri
 from pytest_chaosmining.core.metrics.properties import NOISE_FACTOR
 from pytest_chaosmining.explainers import ExplainerNotApplicable, attribute
 from pytest_chaosmining.judge import Check, explainer_failures
-from pytest_chaosmining.suites.class_effects import ClassEffects, class_effects
+from pytest_chaosmining.suite_kit.class_effects import ClassEffects, class_effects
 
 # torch and the package's modules that load it are imported where used: heavy, they wait for --chaosmining.
 
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.explainers.context import AttributionContext
     from pytest_chaosmining.run_view import RunView
-    from pytest_chaosmining.suites import Case, ModelSuite
+    from pytest_chaosmining.suite_kit.seam import Case, ModelSuite
 
 #: the distinct samples of a probe (the checks run on these few, once per explainer and suite)
 PROBE_SAMPLES = 6

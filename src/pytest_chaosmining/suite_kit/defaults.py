@@ -10,8 +10,8 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from pytest_chaosmining.reports.figures import drawn
-from pytest_chaosmining.suites.checks import RecordedCase, case_record
-from pytest_chaosmining.suites.parametrize import parametrize_cases
+from pytest_chaosmining.suite_kit.checks import RecordedCase, case_record
+from pytest_chaosmining.suite_kit.parametrize import parametrize_cases
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from pytest_chaosmining.core.verdicts.records import Record
     from pytest_chaosmining.judge import Check
     from pytest_chaosmining.run_view import RunView
-    from pytest_chaosmining.suites.seam import Case, Scored
+    from pytest_chaosmining.suite_kit.seam import Case, Scored
 
 
 class SuiteDefaults:

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self
 from pytest_chaosmining.core.metrics.cost import Cost
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training.modes import guided_model_id, training_key
-from pytest_chaosmining.suites import SuiteDefaults
-from pytest_chaosmining.suites.scoring import ModelScoring
+from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
+from pytest_chaosmining.suite_kit.scoring import ModelScoring
 
 # numpy, torch and the package's modules that load them are imported where used: heavy, they wait for
 # --chaosmining.
@@ -32,8 +32,8 @@ if TYPE_CHECKING:
     from pytest_chaosmining.core.verdicts.records import Record
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.run_view import Remembered, RunView
-    from pytest_chaosmining.suites import DomainPick
-    from pytest_chaosmining.suites.properties import Probe
+    from pytest_chaosmining.suite_kit.merit import Probe
+    from pytest_chaosmining.suite_kit.seam import DomainPick
 
 
 @dataclass(frozen=True, kw_only=True)

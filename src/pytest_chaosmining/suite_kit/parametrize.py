@@ -7,16 +7,12 @@ import zlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TypeVar
 
-if TYPE_CHECKING:
-    import pytest
-
-    from pytest_chaosmining.run_view import RunView
-
-
 import pytest
 
-from pytest_chaosmining.suites.registry import get_suite
-from pytest_chaosmining.suites.seam import Case, Suite
+if TYPE_CHECKING:
+    from pytest_chaosmining.run_view import RunView
+
+from pytest_chaosmining.suite_kit.seam import Case, Suite
 
 C = TypeVar("C")
 
@@ -78,20 +74,3 @@ def parametrize_cases(metafunc: pytest.Metafunc, session: RunView | None, suite:
 def group_name(suite: Suite, case: Case) -> str:
     """The xdist group of ``case``'s tests: every test of one model runs on one worker."""
     return f"{suite.name}:{case.id}"
-
-
-def case_groups(session: RunView) -> dict[tuple[str, str], str]:
-    """(suite, test parameter id) → group, for every test :func:`parametrize_cases`
-    gives a group in this run (the ids of a case's tests and of its explainer tests)."""
-    groups: dict[tuple[str, str], str] = {}
-    for name in session.plan.settings.suites:
-        suite = get_suite(name)
-        cases = planned(session, suite)
-        explainers = session.explainers.in_suite(suite.name)
-        for case in cases:
-            groups[(suite.name, case.id)] = group_name(suite, case)
-            groups.update({(suite.name, case.explainer_id(e)): group_name(suite, case) for e in explainers})
-        if cases:  # a suite of one case parametrised by explainer alone (cost)
-            for e in explainers:
-                groups.setdefault((suite.name, e), group_name(suite, cases[0]))
-    return groups

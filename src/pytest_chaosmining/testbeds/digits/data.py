@@ -31,7 +31,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from pytest_chaosmining.core.storage.decoding import decode_all
-from pytest_chaosmining.suites.noise_conditions import (
+from pytest_chaosmining.testbeds.noise_conditions import (
     CONDITIONS,
     SPLITS,
     check_condition_and_split,

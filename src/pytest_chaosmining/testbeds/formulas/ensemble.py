@@ -22,7 +22,7 @@ from pytest_chaosmining.core.storage.keys import LOCK_TIMEOUT_S, Code, cache_key
 from pytest_chaosmining.core.training.ensemble import train_regressors_together
 from pytest_chaosmining.core.training.modes import SaliencyGuided
 from pytest_chaosmining.core.training.regression import RegressionTraining
-from pytest_chaosmining.suites.formula_models.data import SymbolicDataSpec, generate
+from pytest_chaosmining.testbeds.formulas.data import SymbolicDataSpec, generate
 
 # torch is imported where used: heavy, it waits for --chaosmining.
 

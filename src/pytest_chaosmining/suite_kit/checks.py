@@ -1,6 +1,6 @@
 """The one path of an explainer test (score → records → bars → baseline → verdict),
-run from what its suite declares (:class:`~pytest_chaosmining.suites.seam.ScoreCheck`,
-:class:`~pytest_chaosmining.suites.seam.CheckedSuite`): a suite's test file only
+run from what its suite declares (:class:`~pytest_chaosmining.suite_kit.seam.ScoreCheck`,
+:class:`~pytest_chaosmining.suite_kit.seam.CheckedSuite`): a suite's test file only
 parametrises and calls :func:`judge_explainer`."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
     from pytest_chaosmining.judge import Check
     from pytest_chaosmining.run_view import RunView
-    from pytest_chaosmining.suites.seam import Case, CheckedSuite
+    from pytest_chaosmining.suite_kit.seam import Case, CheckedSuite
 
 
 class RecordedCase(Protocol):

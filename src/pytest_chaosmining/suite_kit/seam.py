@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.judge import Check
     from pytest_chaosmining.run_view import RunView
-    from pytest_chaosmining.suites.properties import Probe
+    from pytest_chaosmining.suite_kit.merit import Probe
 
 C = TypeVar("C")
 
@@ -135,7 +135,7 @@ class Scored:
 
 class CheckedSuite(Suite, Protocol):
     """A suite whose explainer test runs on the one generic path
-    (:func:`~pytest_chaosmining.suites.checks.judge_explainer`): it scores, the path
+    (:func:`~pytest_chaosmining.suite_kit.checks.judge_explainer`): it scores, the path
     records and judges what it declares."""
 
     @property
@@ -241,7 +241,7 @@ class ModelSuite(CheckedSuite, Protocol):
 
     def probe(self, trained: TrainedModel, samples: int) -> Probe:
         """The first ``samples`` explained samples of ``trained`` for the own-merit checks
-        (:mod:`pytest_chaosmining.suites.properties`)."""
+        (:mod:`pytest_chaosmining.suite_kit.merit`)."""
         ...
 
     def guided_cases(self, tier: str, pick: DomainPick, data_dir: str | None) -> list[Case]:

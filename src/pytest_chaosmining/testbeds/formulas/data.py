@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pytest_chaosmining.suites.formula_models.formulas import Formula, get_formula
+from pytest_chaosmining.testbeds.formulas.formulas import Formula, get_formula
 
 FEATURE_STD = 0.33
 TRAIN_FRACTION = 0.8

@@ -15,15 +15,15 @@ from pytest_chaosmining.core.metrics.properties import NOISE_FACTOR
 from pytest_chaosmining.core.verdicts.baseline import MOVED
 from pytest_chaosmining.core.verdicts.records import FINGERPRINT, MODEL_LEVEL, Record
 from pytest_chaosmining.judge import Check, explainer_failures
-from pytest_chaosmining.suites.checks import case_record
-from pytest_chaosmining.suites.properties import drift_noise, own_merit_checks
-from pytest_chaosmining.suites.seam import Scored
+from pytest_chaosmining.suite_kit.checks import case_record
+from pytest_chaosmining.suite_kit.merit import drift_noise, own_merit_checks
+from pytest_chaosmining.suite_kit.seam import Scored
 
 if TYPE_CHECKING:
     from pytest_benchmark.fixture import BenchmarkFixture
 
     from pytest_chaosmining.run_view import RunView
-    from pytest_chaosmining.suites import Case, ModelSuite
+    from pytest_chaosmining.suite_kit.seam import Case, ModelSuite
 
 
 def scored(
@@ -116,7 +116,7 @@ def drift_checks(
 def judge_model(chaosmining: RunView, suite: ModelSuite, case: Case, node: pytest.Item) -> None:
     """A model suite's model test: the model's quality at least the tier's gate (an
     expected failure where the bars declare the model not expected to learn), with the
-    suite's :attr:`~pytest_chaosmining.suites.seam.ModelSuite.model_records`."""
+    suite's :attr:`~pytest_chaosmining.suite_kit.seam.ModelSuite.model_records`."""
     trained = suite.model(chaosmining, case)
     make = functools.partial(case_record, suite.name, case, MODEL_LEVEL)  # type: ignore[arg-type]
     made = {

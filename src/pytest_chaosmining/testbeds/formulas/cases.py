@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training.modes import SaliencyGuided, guided_model_id, training_key
-from pytest_chaosmining.suites.formula_models.tiers import SymbolicTier
+from pytest_chaosmining.testbeds.formulas.tiers import SymbolicTier
 
 # torch and the package's modules that load it are imported where used: heavy, they wait for --chaosmining.
 
@@ -32,7 +32,7 @@ def symbolic_code(together: bool = False) -> tuple[ModuleType, ...]:
     (``together``: one trained in a batched ensemble, whose trainer enters it too)."""
     from pytest_chaosmining.core.training import ensemble
     from pytest_chaosmining.core.training import regression as training
-    from pytest_chaosmining.suites.formula_models import data, formulas, models
+    from pytest_chaosmining.testbeds.formulas import data, formulas, models
 
     return (formulas, data, models, training) + ((ensemble,) if together else ())
 
@@ -144,12 +144,12 @@ def trained_model(
 ) -> TrainedSymbolicModel:
     """Load ``case``'s model from the cache or train it; score its test predictions.
     ``together``: the entry of the model trained in an ensemble
-    (:mod:`pytest_chaosmining.suites.formula_models.ensemble`, which trains it first)."""
+    (:mod:`pytest_chaosmining.testbeds.formulas.ensemble`, which trains it first)."""
     import torch
 
     from pytest_chaosmining.core.metrics.attribution import uscore
     from pytest_chaosmining.core.training.regression import RegressionTraining, train_regressor
-    from pytest_chaosmining.suites.formula_models.data import SymbolicDataSpec, generate
+    from pytest_chaosmining.testbeds.formulas.data import SymbolicDataSpec, generate
 
     data = generate(SymbolicDataSpec(case.formula, case.noise_features, case.label_noise, case.n_samples, case.seed))
 
@@ -167,7 +167,7 @@ def trained_model(
             pred = model(torch.from_numpy(data.x_test).to(device)).cpu().numpy().ravel()
         return float(uscore(pred, data.y_test_clean))
 
-    from pytest_chaosmining.suites.formula_models.ensemble import ensemble_config
+    from pytest_chaosmining.testbeds.formulas.ensemble import ensemble_config
 
     config = ensemble_config(case, device.type) if together else case.training_config(device.type)
     model, meta = cache.model(SUITE, config, build, fit, device, symbolic_code(together), check)
@@ -178,7 +178,7 @@ def untrained_model(case: SymbolicCase, n_features: int) -> Any:
     """``case``'s MLP as initialised from ``case.seed``, before training, in eval mode."""
     import torch
 
-    from pytest_chaosmining.suites.formula_models.models import MLPRegressor
+    from pytest_chaosmining.testbeds.formulas.models import MLPRegressor
 
     torch.manual_seed(case.seed)
     return MLPRegressor(n_features, case.width, case.depth, case.dropout).eval()
