@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import pytest_chaosmining
+from pytest_chaosmining.suites import BUILTIN_SUITES as BUILTIN_SUITE_NAMES
 from pytest_chaosmining.suites import SUITES_DIR, Suite, get_suite, registered_suites, suite_of, suite_test_file
 
 PACKAGE = Path(pytest_chaosmining.__file__).parent
@@ -229,7 +230,7 @@ def test_suites_reach_the_run_through_five_faces():
 
     faces = sorted(n for n in vars(RunView) if not n.startswith("_"))
     assert faces == ["explainers", "judge", "plan", "results", "runtime"]
-    untyped = []
+    untyped, misnamed = [], []
     for name, path in _modules().items():
         if not name.startswith((*SUITE_SIDE, "pytest_chaosmining.reports")):
             continue
@@ -237,13 +238,16 @@ def test_suites_reach_the_run_through_five_faces():
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 for arg in node.args.args + node.args.kwonlyargs:
                     seen_as = ast.unparse(arg.annotation) if arg.annotation is not None else ""
-                    if arg.arg in ("session", "chaosmining") and not (
-                        "RunView" in seen_as or "pytest.Session" in seen_as
-                    ):
+                    if arg.arg == "chaosmining" and "RunView" not in seen_as:
                         untyped.append(f"{name}.{node.name}({arg.arg})")
+                    if arg.arg == "session" and "pytest.Session" not in seen_as:  # pytest's session only
+                        misnamed.append(f"{name}.{node.name}({arg.arg})")
+                    if "RunView" in seen_as and arg.arg != "run":  # the run's view is the run, never a session
+                        misnamed.append(f"{name}.{node.name}({arg.arg})")
     # (pytest's own session aside) only the shipped test functions take the run untyped: the
     # ``chaosmining`` fixture, which they pass on to their suite
     assert [u for u in untyped if ".test_chaosmining_" not in u] == []
+    assert misnamed == []
     assert all(
         isinstance(getattr(ChaosminingSession, face, None), property | functools.cached_property)
         or face in ("results",)
@@ -337,7 +341,6 @@ class NinthSuite(SuiteDefaults):
 
     def scored(self, session, case, explainer, benchmark, node, record):
         \"\"\"A linear model of six features whose first two are predictive.\"\"\"
-        session.judge.tag_test(node, "ninth", explainer)
         torch.manual_seed(case.seed)
         inputs = torch.randn(64, 6)
         model = torch.nn.Linear(6, 1)
@@ -349,9 +352,6 @@ class NinthSuite(SuiteDefaults):
             attr = attribute(session.explainers[explainer], model, inputs, 0, context)
         mass = attr.abs().sum(0)
         return Scored({"fprec": fprec(attr.numpy(), [0, 1]), "mass_on_truth": float(mass[:2].sum() / mass.sum())})
-
-    def more_checks(self, session, case, explainer, node, record, what, scored):
-        return []
 """
 
 NINTH_REPORT = """
@@ -364,7 +364,7 @@ def sections(df):
 """
 
 NINTH_TESTS = """
-from pytest_chaosmining.suite_kit.checks import judge_explainer
+from pytest_chaosmining.suite_kit.verdict import judge_explainer
 
 from ninth_suite.suite import NinthSuite
 
@@ -481,3 +481,25 @@ def test_a_suite_entry_point_cannot_take_a_shipped_suites_name(monkeypatch):
         assert list(suites) == [*BUILTIN_SUITES, "tenth"]
     finally:
         registry.registered_suites.cache_clear()
+
+
+@pytest.mark.parametrize("name", list(BUILTIN_SUITE_NAMES))
+def test_a_suite_change_stays_in_its_folder_and_one_testbed(name):
+    """A change to one suite's case or check touches its folder and at most two files
+    beside it: its checks are declared in its folder and judged on the shared verdict
+    path (``suite_kit/``, which names no suite); its case and tiers are the folder's or
+    those of the one testbed it builds on (``cases.py``, ``tiers.py``)."""
+    folder_modules = [m for m in _modules() if m.startswith(f"pytest_chaosmining.suites.{name}.")]
+    testbeds: set[str] = set()
+    for module in folder_modules:
+        for node in _imports(_modules()[module]):
+            target = (node.module if isinstance(node, ast.ImportFrom) else node.names[0].name) or ""
+            parts = target.split(".")
+            if parts[:2] == ["pytest_chaosmining", "testbeds"] and len(parts) > 2 and parts[2] != "noise_conditions":
+                testbeds.add(parts[2])
+    assert len(testbeds) <= 1, f"{name} builds on {sorted(testbeds)}"
+    for testbed in testbeds:  # what a case or check change may touch there
+        beside = {p.name for p in (PACKAGE / "testbeds" / testbed).glob("*.py")} & {"cases.py", "tiers.py"}
+        assert len(beside) <= 2
+    kit = " ".join(path.read_text() for m, path in _modules().items() if m.startswith("pytest_chaosmining.suite_kit"))
+    assert f"suites.{name}" not in kit  # the path treats every suite alike

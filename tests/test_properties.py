@@ -8,7 +8,8 @@ import torch
 from pytest_chaosmining.core.metrics import properties as p
 from pytest_chaosmining.explainers import Explainer, builtin_explainers
 from pytest_chaosmining.explainers.context import AttributionContext
-from pytest_chaosmining.suite_kit.merit import classifier_probe, fingerprint_noise, measured_merit
+from pytest_chaosmining.suite_kit.merit import fingerprint_noise, measured_merit
+from pytest_chaosmining.suite_kit.probe import classifier_probe
 
 
 def test_row_similarity_ignores_scale_and_sees_sign_and_other_samples():

@@ -133,6 +133,7 @@ def attribute(
     import numpy as np
     import torch
 
+    # on use, as numpy and torch above: the entry module loads this one
     from pytest_chaosmining.core.training.determinism import reproducible
     from pytest_chaosmining.explainers.isolation import IsolationViolation, isolated_call
 

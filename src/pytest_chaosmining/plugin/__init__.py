@@ -78,14 +78,10 @@ def pytest_configure(config: pytest.Config) -> None:
         if settings.baseline_file is not None:
             try:
                 baseline = session.baseline
+                assert baseline is not None
+                baseline.require_tier(settings.tier)
             except ValueError as exc:
                 raise pytest.UsageError(f"--chaosmining-baseline: {exc}") from None
-            assert baseline is not None
-            if baseline.tier is not None and baseline.tier != settings.tier:
-                raise pytest.UsageError(
-                    f"--chaosmining-baseline: {baseline.source} is a {baseline.tier} run; this run "
-                    f"is {settings.tier} (their results cannot be compared)"
-                )
             machines = baseline.against_machine(this_machine(session.runtime.device.type))
             collector.baseline_check = BaselineCheck(
                 baseline, BaselineScope(session).covers, lambda: collector.records, collector.models_trained_on

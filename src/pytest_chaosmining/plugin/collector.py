@@ -198,7 +198,7 @@ class ResultCollector:
             outcome_counts(self.outcomes),
             sorted(self.failures, key=lambda f: f["nodeid"]),
         )
-        meta, shown = run.meta, run.human_facing()  # the fingerprints of maps go to results.json only
+        meta, shown = run.meta, run.human_facing  # the fingerprints of maps go to results.json only
         if self.settings.report_dir is not None:
             _, self.written = render(Path(self.settings.report_dir), run, self.session, self.suites())
         summary = os.environ.get("GITHUB_STEP_SUMMARY")

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_chaosmining import ChaosminingWarning
 from pytest_chaosmining.core.storage.atomic import atomic_write_text
 from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, RESULTS_FORMAT, Record, strict_json
-from pytest_chaosmining.reports.leaderboard import build_leaderboard, leaderboard_markdown
+from pytest_chaosmining.reports.leaderboard import Leaderboard, build_leaderboard, leaderboard_markdown
 from pytest_chaosmining.reports.reference import shipped_reference
 from pytest_chaosmining.reports.scorecard import scorecard_markdown
 from pytest_chaosmining.reports.tables import (
@@ -215,14 +215,16 @@ def report_only_note(suites: list[str], tier: str) -> str:
     )
 
 
-def build_markdown(run: RunResults, suites: Sequence[ReportedSuite]) -> str:
+def build_markdown(run: RunResults, suites: Sequence[ReportedSuite], board: Leaderboard | None = None) -> str:
     """The Markdown report: run metadata, failures first, outcomes, every
-    explainer's headline scores, the sections of ``suites``, cost."""
+    explainer's headline scores (``board``, the run's leaderboard where the caller
+    built it already), the sections of ``suites``, cost."""
     records, meta, outcomes, failures = run.records, run.meta, run.outcomes, run.failures
     lines = ["# ChaosMining conformance report", ""]
     lines += markdown_table(["run", ""], [list(row) for row in meta_rows(meta)]) + [""]
     lines += _run_notes(meta)
-    board = build_leaderboard(records, outcomes, suites).with_reference(shipped_reference(meta))
+    if board is None:
+        board = build_leaderboard(records, outcomes, suites).with_reference(shipped_reference(meta))
     lines += leaderboard_markdown(board, "leaderboard.png")
     lines += _failure_section(failures)
     lines += scorecard_markdown(records, meta.get("baseline"))
@@ -262,7 +264,7 @@ def write_reports(out_dir: Path, run: RunResults, markdown: str) -> list[str]:
     strict = json.dumps(strict_json(payload), indent=1, sort_keys=True, allow_nan=False)
     atomic_write_text(out_dir / "results.json", strict)
     written.append(str(out_dir / "results.json"))
-    records = run.human_facing().records  # fingerprints of maps: results.json only
+    records = run.human_facing.records  # fingerprints of maps: results.json only
     case_keys = sorted({k for r in records for k in r.case})
     fields = ["suite", "model", "explainer", *case_keys, "seed", "metric", "value", "threshold", "passed", "nodeid"]
     buffer = io.StringIO(newline="")

@@ -26,16 +26,14 @@ if TYPE_CHECKING:
     from pytest_chaosmining.run_view import RunView
 
 
-def figures(
-    records: list[Record], out_dir: Path, session: RunView | None, suites: Sequence[ReportedSuite]
-) -> list[str]:
+def figures(records: list[Record], out_dir: Path, run: RunView | None, suites: Sequence[ReportedSuite]) -> list[str]:
     """The figures of ``suites`` (without a session, those drawn from models are left
     out); a failure costs that suite's figures, not the report."""
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for suite in suites:
         try:
-            written += [str(path) for path in suite.figures(records, out_dir, session)]
+            written += [str(path) for path in suite.figures(records, out_dir, run)]
         except Exception as exc:  # noqa: BLE001 - the report must survive
             warnings.warn(
                 f"chaosmining: {suite.name} figures not drawn: {type(exc).__name__}: {exc}",
@@ -46,15 +44,15 @@ def figures(
 
 
 def render(
-    out_dir: Path, run: RunResults, session: RunView | None, suites: Sequence[ReportedSuite]
+    out_dir: Path, results: RunResults, run: RunView | None, suites: Sequence[ReportedSuite]
 ) -> tuple[str, list[str]]:
     """Write the whole report folder; report.md's text and the paths written."""
-    out_dir, shown = Path(out_dir), run.human_facing()
+    out_dir, shown = Path(out_dir), results.human_facing
     out_dir.mkdir(parents=True, exist_ok=True)
-    board = build_leaderboard(shown.records, run.outcomes, suites).with_reference(shipped_reference(run.meta))
-    drawn = run_figures(shown.records, board, out_dir) + figures(shown.records, out_dir, session, suites)
-    markdown = embed_figures(build_markdown(shown, suites), [Path(f).name for f in drawn])
-    written = write_reports(out_dir, run, markdown)
+    board = build_leaderboard(shown.records, results.outcomes, suites).with_reference(shipped_reference(results.meta))
+    drawn = run_figures(shown.records, board, out_dir) + figures(shown.records, out_dir, run, suites)
+    markdown = embed_figures(build_markdown(shown, suites, board), [Path(f).name for f in drawn])
+    written = write_reports(out_dir, results, markdown)
     html = out_dir / "report.html"
     atomic_write_text(html, build_html(shown, [Path(f) for f in drawn], board))
     return markdown, written + drawn + [str(html)]

@@ -37,7 +37,7 @@ class ReportedSuite(Protocol):
         """The suite's sections of report.md, from the run's records as a frame."""
         ...
 
-    def figures(self, records: list[Record], out_dir: Path, session: RunView | None) -> list[Path]:
+    def figures(self, records: list[Record], out_dir: Path, run: RunView | None) -> list[Path]:
         """Write the suite's figures into ``out_dir``; the paths written (``session``
         None: a report rebuilt from results files, without models)."""
         ...

@@ -5,6 +5,7 @@ report.md, report.html and the GitHub step summary)."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +24,8 @@ class RunResults:
     outcomes: dict[str, int] = field(default_factory=dict)
     failures: list[dict[str, str]] = field(default_factory=list)
 
+    @functools.cached_property
     def human_facing(self) -> RunResults:
-        """The same run without the maps' fingerprints (they go to results.json only)."""
+        """The same run without the maps' fingerprints (they go to results.json only),
+        made once however many writers show it."""
         return dataclasses.replace(self, records=human_facing(self.records))

@@ -49,7 +49,7 @@ class Placement:
         if device.type == "cuda" and not torch.cuda.is_available():
             raise RuntimeError(f"device {name!r} requested but CUDA is not available")
         if device.type == "cuda":
-            from pytest_chaosmining.core.training.determinism import prepare_cuda_process
+            from pytest_chaosmining.core.training.determinism import prepare_cuda_process  # CUDA runs only
 
             prepare_cuda_process()  # deterministic cuBLAS needs its workspace set before its first call
             torch.backends.cudnn.benchmark = (

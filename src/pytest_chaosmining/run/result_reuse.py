@@ -37,7 +37,9 @@ class ResultReuse:
     @functools.cached_property
     def derived(self) -> DerivedCache:
         """Cached scores of the built-in explainers, beside the model cache."""
-        from pytest_chaosmining.core.storage.derived import DerivedCache
+        from pytest_chaosmining.core.storage.derived import (
+            DerivedCache,  # on use: the entry module loads this one, and this import loads numpy or torch
+        )
 
         return DerivedCache(self._cache_root(), self.settings.pack)
 

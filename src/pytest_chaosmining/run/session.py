@@ -95,6 +95,7 @@ class ChaosminingSession:
     @functools.cached_property
     def cache(self) -> ModelCache:
         """The on-disk model cache (``--chaosmining-cache``, else the user cache dir)."""
+        # on use: the entry module loads this one, and these imports load torch
         from pytest_chaosmining.core.storage.cache import ModelCache
         from pytest_chaosmining.core.storage.pack import ModelPack
 

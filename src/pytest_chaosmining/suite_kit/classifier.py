@@ -12,10 +12,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from pytest_chaosmining.core.metrics.cost import Cost
+from pytest_chaosmining.core.storage.derived import weights_digest
 from pytest_chaosmining.core.tiers import Seeds, seed_range
+from pytest_chaosmining.core.training.classification import (
+    ClassifierTraining,
+    predict_array,
+    to_float,
+    train_classifier,
+)
 from pytest_chaosmining.core.training.modes import guided_model_id, training_key
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
-from pytest_chaosmining.suite_kit.scoring import ModelScoring
+from pytest_chaosmining.suite_kit.verdict import model_scored
 
 # numpy, torch and the package's modules that load them are imported where used: heavy, they wait for
 # --chaosmining.
@@ -32,7 +39,7 @@ if TYPE_CHECKING:
     from pytest_chaosmining.core.verdicts.records import Record
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.run_view import Remembered, RunView
-    from pytest_chaosmining.suite_kit.merit import Probe
+    from pytest_chaosmining.suite_kit.probe import Probe
     from pytest_chaosmining.suite_kit.seam import DomainPick
 
 
@@ -117,10 +124,12 @@ class ClassifierFunctions:
     probe: Callable[[Any, int], Probe]
 
 
-class ClassifierSuite(ModelScoring, SuiteDefaults):
+class ClassifierSuite(SuiteDefaults):
     """The shared half of the vision and audio suites (see the module docstring)."""
 
     quality_metric = "accuracy"
+    #: its explainer test scores on the model suites' path
+    scored = model_scored
     model_records = ("train_seconds", "params_m")
     #: the registry name (``Record.suite``)
     name: str
@@ -140,28 +149,28 @@ class ClassifierSuite(ModelScoring, SuiteDefaults):
         """Where data comes from: the suite's disk source under ``--chaosmining-data``, else the embedded set."""
         return (self.disk_source, data_dir) if data_dir else ("embedded", None)
 
-    def plan(self, session: RunView) -> list[Any]:
-        cases = session.plan.per_training(
+    def plan(self, run: RunView) -> list[Any]:
+        cases = run.plan.per_training(
             self.functions.plan_cases(
-                self.tiers[session.plan.tier], session.plan.settings.seeds, *self.source(session.plan.data_dir)
+                self.tiers[run.plan.tier], run.plan.settings.seeds, *self.source(run.plan.data_dir)
             )
         )
-        precision = session.plan.settings.precision  # standard training only: saliency guided models stay fp32
+        precision = run.plan.settings.precision  # standard training only: saliency guided models stay fp32
         return [
             c if precision == "fp32" or c.guide is not None else dataclasses.replace(c, precision=precision)
             for c in cases
         ]
 
-    def model(self, session: RunView, case: Any) -> Any:
+    def model(self, run: RunView, case: Any) -> Any:
         """The trained classifier of ``case``, trained at most once (and cached on disk)."""
-        return session.runtime.memo(
+        return run.runtime.memo(
             case,
             lambda: self.functions.trained_model(
                 case,
-                session.runtime.cache,
-                session.runtime.device,
-                session.runtime.progress(f"{self.name} {case.id}"),
-                lambda key, predict: session.results.reused(self.name, key, predict),
+                run.runtime.cache,
+                run.runtime.device,
+                run.runtime.progress(f"{self.name} {case.id}"),
+                lambda key, predict: run.results.reused(self.name, key, predict),
             ),
         )
 
@@ -173,25 +182,24 @@ class ClassifierSuite(ModelScoring, SuiteDefaults):
         """The threshold key of ``case`` in the saliency suite: its condition (``SBFP``)."""
         return str(case.condition)
 
-    def score(self, session: RunView, model: Any, explainer: Explainer) -> dict[str, Any]:
+    def score(self, run: RunView, model: Any, explainer: Explainer) -> dict[str, Any]:
         """The suite's evaluation at the session's tier sizes (a built-in's from the derived cache)."""
-        from pytest_chaosmining.core.storage.derived import weights_digest
 
-        tier = self.tiers[session.plan.tier]
+        tier = self.tiers[run.plan.tier]
         sizes = {"n_explain": tier.n_explain, "internal_batch_size": tier.internal_batch_size, "n_check": tier.n_check}
-        return session.results.evaluated(
+        return run.results.evaluated(
             self.name,
             {
-                "model": model.case.training_config(session.runtime.device.type),
+                "model": model.case.training_config(run.runtime.device.type),
                 "weights": weights_digest(model.model),
                 **sizes,
             },
             explainer,
-            lambda: self.functions.evaluate(model, explainer, session.runtime.device, **sizes),
+            lambda: self.functions.evaluate(model, explainer, run.runtime.device, **sizes),
             (Cost,),
         )
 
-    def model_checks(self, session: RunView) -> tuple[str, ...]:
+    def model_checks(self, run: RunView) -> tuple[str, ...]:
         """Metrics of :meth:`score` judged on every model beside the primary score."""
         return ("training_gain",)
 
@@ -206,15 +214,15 @@ class ClassifierSuite(ModelScoring, SuiteDefaults):
         sized = self.tiers[tier].resized(models, pick.keys, pick.sizes)
         return self.functions.plan_cases(sized, 1, *self.source(data_dir))
 
-    def train_together(self, session: RunView, cases: Sequence[Any]) -> None:
+    def train_together(self, run: RunView, cases: Sequence[Any]) -> None:
         """Nothing: the classifiers train one at a time (their batch norm keeps running
         statistics per model, which one stacked ensemble would not reproduce)."""
 
-    def figures(self, records: list[Record], out_dir: Path, session: RunView | None) -> list[Path]:
+    def figures(self, records: list[Record], out_dir: Path, run: RunView | None) -> list[Path]:
         path = out_dir / self.example_png
-        if session is None or not any(r.suite == self.name for r in records):
+        if run is None or not any(r.suite == self.name for r in records):
             return []  # the examples are drawn from the trained models
-        return [path] if self.functions.example_figure(session, path) else []
+        return [path] if self.functions.example_figure(run, path) else []
 
 
 def cached_classifier(
@@ -237,13 +245,6 @@ def cached_classifier(
     ``remembered(key, predict)`` under the model's weights where given)."""
     import torch
 
-    from pytest_chaosmining.core.training.classification import (
-        ClassifierTraining,
-        predict_array,
-        to_float,
-        train_classifier,
-    )
-
     prep = prepare or to_float
     val_inputs, val_labels = val
 
@@ -262,8 +263,6 @@ def cached_classifier(
     if remembered is None:
         return model, meta, predict_array(model, val_inputs, prep)
     import numpy as np
-
-    from pytest_chaosmining.core.storage.derived import weights_digest
 
     key: dict[str, object] = {"predictions": case.id, "weights": weights_digest(model)}
     kept = remembered(key, lambda: predict_array(model, val_inputs, prep).tolist())

@@ -4,23 +4,22 @@ parametrisation, and the report section and figures of the folder's ``report`` m
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
 from pytest_chaosmining.reports.figures import drawn
-from pytest_chaosmining.suite_kit.checks import RecordedCase, case_record
 from pytest_chaosmining.suite_kit.parametrize import parametrize_cases
+from pytest_chaosmining.suite_kit.verdict import case_record
 
 if TYPE_CHECKING:
     import pandas as pd
     import pytest
 
     from pytest_chaosmining.core.verdicts.records import Record
-    from pytest_chaosmining.judge import Check
     from pytest_chaosmining.run_view import RunView
-    from pytest_chaosmining.suite_kit.seam import Case, Scored
+    from pytest_chaosmining.suite_kit.seam import Case, RecordedCase
 
 
 class SuiteDefaults:
@@ -30,24 +29,16 @@ class SuiteDefaults:
     report: ModuleType  # the suite's report module (``sections``, ``FIGURES``)
 
     name: str
+    case_arg: str | None
     #: the scores an explainer test records beside its checks (none unless a suite says so)
     recorded: tuple[str, ...] = ()
 
-    def parametrize(self, metafunc: pytest.Metafunc, session: RunView | None) -> None:
-        parametrize_cases(metafunc, session, self)  # type: ignore[arg-type]
+    def plan(self, run: RunView) -> Sequence[Case]:
+        """The cases of this run (each suite plans its own)."""
+        raise NotImplementedError
 
-    def more_checks(
-        self,
-        session: RunView,
-        case: Case,
-        explainer: str,
-        node: pytest.Item,
-        record: Callable[[str, float], Record],
-        what: str,
-        scored: Scored,
-    ) -> list[Check]:
-        """None beyond the declared checks (the model suites add their own merit and drift)."""
-        return []
+    def parametrize(self, metafunc: pytest.Metafunc, run: RunView | None) -> None:
+        parametrize_cases(metafunc, run, self)
 
     def records(self, case: RecordedCase, explainer: str) -> Callable[[str, float], Record]:
         """Records of ``case`` in this suite: its model, seed and reported fields."""
@@ -57,5 +48,5 @@ class SuiteDefaults:
         sections: Callable[[pd.DataFrame], list[str]] = self.report.sections
         return sections(frame)
 
-    def figures(self, records: list[Record], out_dir: Path, session: RunView | None) -> list[Path]:
+    def figures(self, records: list[Record], out_dir: Path, run: RunView | None) -> list[Path]:
         return drawn(records, out_dir, self.report.FIGURES)

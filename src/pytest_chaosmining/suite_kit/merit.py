@@ -13,9 +13,7 @@ They run once per explainer and suite, on a few samples of the suite's first cas
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -24,9 +22,12 @@ from pytest_chaosmining.core.metrics import properties as p
 from pytest_chaosmining.core.metrics.attribution import feature_sums
 from pytest_chaosmining.core.metrics.drift import FINGERPRINT_SAMPLES, fingerprint, map_agreement
 from pytest_chaosmining.core.metrics.properties import NOISE_FACTOR
+from pytest_chaosmining.core.storage.derived import weights_digest
 from pytest_chaosmining.explainers import ExplainerNotApplicable, attribute
 from pytest_chaosmining.judge import Check, explainer_failures
 from pytest_chaosmining.suite_kit.class_effects import ClassEffects, class_effects
+from pytest_chaosmining.suite_kit.probe import Probe
+from pytest_chaosmining.suite_kit.seam import number
 
 # torch and the package's modules that load it are imported where used: heavy, they wait for --chaosmining.
 
@@ -37,9 +38,8 @@ if TYPE_CHECKING:
 
     from pytest_chaosmining.core.verdicts.records import Record
     from pytest_chaosmining.explainers import Explainer
-    from pytest_chaosmining.explainers.context import AttributionContext
     from pytest_chaosmining.run_view import RunView
-    from pytest_chaosmining.suite_kit.seam import Case, ModelSuite
+    from pytest_chaosmining.suite_kit.seam import CaseT, ModelSuite, ModelT
 
 #: the distinct samples of a probe (the checks run on these few, once per explainer and suite)
 PROBE_SAMPLES = 6
@@ -53,49 +53,6 @@ EXTRA_SEEDS = (2, 3)
 NOISE_SEEDS, NOISE_COPIES = (0, 1), 8
 #: the version of the checks' measurements, part of a built-in's cached result's key
 PROBE_VERSION = 6
-
-
-@dataclass(frozen=True)
-class Probe:
-    """What a suite offers the own-merit checks: a trained model, a few distinct
-    samples and their targets (the suite's own), for classifiers another class per
-    sample whose logit differs from the target's, the call's context, the feature
-    mask the drift fingerprint sums over and a guard around every call."""
-
-    model: torch.nn.Module
-    inputs: torch.Tensor
-    target: int | torch.Tensor | None
-    context: AttributionContext
-    other_target: torch.Tensor | None = None
-    fingerprint_mask: np.ndarray | None = None
-    guard: Callable[[], contextlib.AbstractContextManager[object]] = field(default=contextlib.nullcontext)
-
-
-def classifier_probe(
-    model: torch.nn.Module,
-    inputs: torch.Tensor,
-    predictions: np.ndarray,
-    context: AttributionContext,
-    fingerprint_mask: np.ndarray,
-    guard: Callable[[], contextlib.AbstractContextManager[object]] = contextlib.nullcontext,
-) -> Probe:
-    """A classifier's :class:`Probe`: ``inputs`` explained for their predicted classes
-    (``predictions``), each also for the runner-up class of the model's logits."""
-    import torch
-
-    target = torch.from_numpy(predictions).to(inputs.device)
-    with torch.no_grad(), guard():
-        logits = model(inputs)
-    return Probe(model, inputs, target, context, other_classes(logits, target), fingerprint_mask, guard)
-
-
-def other_classes(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-    """For each sample the class with the highest logit other than its target's."""
-    import torch
-
-    masked = logits.detach().clone().float()
-    masked[torch.arange(len(target)), target] = -float("inf")
-    return masked.argmax(dim=1)
 
 
 def _rows(target: int | torch.Tensor | None, index: torch.Tensor) -> int | torch.Tensor | None:
@@ -225,17 +182,17 @@ def fingerprint_noise(explainer: Explainer, probe: Probe) -> float:
     return min(map_agreement(a, b)[0] for i, a in enumerate(prints) for b in prints[i + 1 :])
 
 
-def is_probe_case(session: RunView, suite: ModelSuite, case: Case) -> bool:
+def is_probe_case(run: RunView, suite: ModelSuite[CaseT, ModelT], case: CaseT) -> bool:
     """Whether ``case`` is the one the own-merit checks of ``suite`` run on: the first
     case of the run's plan (whatever the shard: every shard agrees)."""
-    plan = suite.plan(session)
+    plan = suite.plan(run)
     return bool(plan) and plan[0].id == case.id
 
 
 def own_merit_checks(
-    session: RunView,
-    suite: ModelSuite,
-    case: Case,
+    run: RunView,
+    suite: ModelSuite[CaseT, ModelT],
+    case: CaseT,
     explainer_name: str,
     node: pytest.Item,
     record: Callable[[str, float], Record],
@@ -244,28 +201,25 @@ def own_merit_checks(
     """On the suite's probe case (:func:`is_probe_case`), the judged checks of the
     explainer's own merit with the suite's bars and messages that name the property,
     the sample and by how much; elsewhere none."""
-    from pytest_chaosmining.core.storage.derived import weights_digest
 
-    if not is_probe_case(session, suite, case):
+    if not is_probe_case(run, suite, case):
         return []
-    explainer = session.explainers[explainer_name]
-    trained = suite.model(session, case)
+    explainer = run.explainers[explainer_name]
+    trained = suite.model(run, case)
     probe = suite.probe(trained, EFFECT_SAMPLES)
     key = {
         "check": "own_merit",
         "version": PROBE_VERSION,
-        "model": getattr(case, "training_config")(session.runtime.device.type),
-        "weights": weights_digest(trained.model),  # type: ignore[arg-type]
+        "model": getattr(case, "training_config")(run.runtime.device.type),
+        "weights": weights_digest(trained.model),
         "samples": [PROBE_SAMPLES, EFFECT_SAMPLES],
     }
-    effects = model_effects(session, suite, probe, key) if probe.other_target is not None else None
+    effects = model_effects(run, suite, probe, key) if probe.other_target is not None else None
     with explainer_failures(node.config):
-        values = session.results.evaluated(
-            suite.name, key, explainer, lambda: measured_merit(explainer, probe, effects)
-        )
-    bars, tier = session.judge.thresholds, session.plan.settings.tier
+        values = run.results.evaluated(suite.name, key, explainer, lambda: measured_merit(explainer, probe, effects))
+    bars, tier = run.judge.thresholds, run.plan.tier
     noise = (
-        f"its own noise: draws agree to {float(values['self_agreement']):.4f} ({values['noise_source']})"  # type: ignore[arg-type]
+        f"its own noise: draws agree to {number(values, 'self_agreement'):.4f} ({values['noise_source']})"
         if values["noise_source"] != "none"
         else "it is deterministic: nothing may move beyond float rounding"
     )
@@ -277,7 +231,7 @@ def own_merit_checks(
         f"batch):{blind} {values['moved_most']}; {noise}",
         "target_sensitivity": "target sensitivity (the map asked for another class, whose logit differs, must "
         f"differ): share of {n} samples whose maps differ; the closest pair at 1 - cosine "
-        f"{float(values.get('target_moved_least', 0.0)):.2e}",  # type: ignore[arg-type]
+        f"{number(values, 'target_moved_least') if 'target_moved_least' in values else 0.0:.2e}",
         "truth_sign": "signs (a signed map gives each feature the sign of its effect on the class's logit, where "
         f"its gradient, its path from zero and its ablation agree): share of agreeing signs over {n} samples, "
         f"{values.get('truth_sign_counted')} counted",
@@ -286,7 +240,7 @@ def own_merit_checks(
     }
     checks: list[Check] = [
         (
-            record(metric, float(values[metric])),  # type: ignore[arg-type]
+            record(metric, number(values, metric)),
             bars.optional_metric(suite.name, tier, metric, "default", explainer_name, stochastic=sampler),
             f"{what}: {message}",
         )
@@ -294,30 +248,31 @@ def own_merit_checks(
         if metric in values
     ]
     if explainer.same_as is not None:
-        checks += _equivalence_check(session, suite, explainer, probe, key, record, what)
-    session.judge.record(node, record("self_agreement", float(values["self_agreement"])))  # type: ignore[arg-type]
+        checks += _equivalence_check(run, suite, explainer, probe, key, record, what)
+    run.judge.record(node, record("self_agreement", number(values, "self_agreement")))
     return checks
 
 
-def model_effects(session: RunView, suite: ModelSuite, probe: Probe, key: dict[str, object]) -> ClassEffects:
+def model_effects(run: RunView, suite: ModelSuite[CaseT, ModelT], probe: Probe, key: dict[str, object]) -> ClassEffects:
     """The model's :class:`~.class_effects.ClassEffects` on a classifier's probe, computed
     once per model (the derived-results cache, under the probe's ``key``)."""
     import torch
 
-    assert isinstance(probe.target, torch.Tensor) and probe.fingerprint_mask is not None
+    target, mask = probe.target, probe.fingerprint_mask
+    assert isinstance(target, torch.Tensor) and mask is not None
 
     def compute() -> dict[str, list[object]]:
-        found = class_effects(probe.model, probe.inputs, probe.target, probe.fingerprint_mask, probe.guard)  # type: ignore[arg-type]
+        found = class_effects(probe.model, probe.inputs, target, mask, probe.guard)
         return {"truths": [t.tolist() for t in found.truths], "change": found.change.tolist()}
 
-    stored = session.results.reused(suite.name, {**key, "check": "class_effects"}, compute)
+    stored = run.results.reused(suite.name, {**key, "check": "class_effects"}, compute)
     gradient, path, ablation = (np.asarray(t, dtype=np.float64) for t in stored["truths"])
     return ClassEffects((gradient, path, ablation), np.asarray(stored["change"], dtype=np.float64))
 
 
 def _equivalence_check(
-    session: RunView,
-    suite: ModelSuite,
+    run: RunView,
+    suite: ModelSuite[CaseT, ModelT],
     explainer: Explainer,
     probe: Probe,
     key: dict[str, object],
@@ -327,15 +282,15 @@ def _equivalence_check(
     """The check that ``explainer`` agrees with the explainer it declares it implements
     (none where that one does not apply)."""
     name = str(explainer.same_as)
-    reference = session.explainers.get(name) or session.explainers.registered.get(name)
+    reference = run.explainers.get(name) or run.explainers.registered.get(name)
     if reference is None:
         raise ValueError(
             f"explainer {explainer.name!r} declares same_as={name!r}, which is not a registered "
-            f"explainer ({sorted(session.explainers.registered)})"
+            f"explainer ({sorted(run.explainers.registered)})"
         )
     with explainer_failures():
         try:
-            found = session.results.evaluated(
+            found = run.results.evaluated(
                 suite.name,
                 {**key, "check": "equivalence", "reference": reference.name},
                 explainer,
@@ -345,22 +300,22 @@ def _equivalence_check(
             return []
     return [
         (
-            record("equivalence", float(found["equivalence"])),  # type: ignore[arg-type]
-            session.judge.thresholds.optional_metric(
-                suite.name, session.plan.settings.tier, "equivalence", "default", explainer.name
-            ),
+            record("equivalence", number(found, "equivalence")),
+            run.judge.thresholds.optional_metric(suite.name, run.plan.tier, "equivalence", "default", explainer.name),
             f"{what}: declared equivalence (it declares it implements {reference.name}; their maps must agree "
             f"within {NOISE_FACTOR:g} x their own noise): furthest apart {found['apart_most']}",
         )
     ]
 
 
-def drift_noise(session: RunView, suite: ModelSuite, case: Case, explainer_name: str) -> Callable[[], float]:
+def drift_noise(
+    run: RunView, suite: ModelSuite[CaseT, ModelT], case: CaseT, explainer_name: str
+) -> Callable[[], float]:
     """A call measuring how well two of the explainer's own draws of ``case``'s
     fingerprinted samples agree (:func:`fingerprint_noise`), for the drift check."""
 
     def measure() -> float:
-        explainer = session.explainers[explainer_name]
-        return fingerprint_noise(explainer, suite.probe(suite.model(session, case), FINGERPRINT_SAMPLES))
+        explainer = run.explainers[explainer_name]
+        return fingerprint_noise(explainer, suite.probe(suite.model(run, case), FINGERPRINT_SAMPLES))
 
     return measure

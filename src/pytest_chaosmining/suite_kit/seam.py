@@ -1,5 +1,6 @@
-"""The seam every suite implements (:class:`Suite`, :class:`ModelSuite` for the
-suites that train models per case) and what most suites share (:class:`SuiteDefaults`)."""
+"""The seam every suite implements (:class:`Suite`; :class:`CheckedSuite` for a suite
+whose explainer test runs on the verdict path; :class:`ModelSuite` for the suites that
+train models per case) and what crosses it (cases, declared checks, scores)."""
 
 from __future__ import annotations
 
@@ -13,13 +14,14 @@ from pytest_chaosmining.reports.reported_suite import ReportedSuite
 
 if TYPE_CHECKING:
     import pytest
+    import torch
     from pytest_benchmark.fixture import BenchmarkFixture
 
-    from pytest_chaosmining.core.verdicts.records import Record
+    from pytest_chaosmining.core.verdicts.records import CaseValue, Record
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.judge import Check
     from pytest_chaosmining.run_view import RunView
-    from pytest_chaosmining.suite_kit.merit import Probe
+    from pytest_chaosmining.suite_kit.probe import Probe
 
 C = TypeVar("C")
 
@@ -85,6 +87,20 @@ class Case(Protocol):
     @property
     def id(self) -> str: ...
     def explainer_id(self, explainer: str) -> str: ...
+    def case_fields(self) -> CaseFields:
+        """The fields its records carry (and its bars are looked up by)."""
+        ...
+
+
+class RecordedCase(Case, Protocol):
+    """A case as its records name it: a model and a seed."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def seed(self) -> int: ...
+    def case_fields(self) -> Mapping[str, CaseValue]: ...
 
 
 class Suite(ReportedSuite, Protocol):
@@ -114,11 +130,11 @@ class Suite(ReportedSuite, Protocol):
         """What the calibration tool judges."""
         ...
 
-    def plan(self, session: RunView) -> Sequence[Case]:
+    def plan(self, run: RunView) -> Sequence[Case]:
         """The cases of this run (tier, seeds, data source and training modes from the session)."""
         ...
 
-    def parametrize(self, metafunc: pytest.Metafunc, session: RunView | None) -> None:
+    def parametrize(self, metafunc: pytest.Metafunc, run: RunView | None) -> None:
         """Parametrise one of the suite's test functions (usually :func:`parametrize_cases`)."""
         ...
 
@@ -126,16 +142,27 @@ class Suite(ReportedSuite, Protocol):
 @dataclass
 class Scored:
     """What an explainer test measured: the scores by metric (the declared checks and
-    recorded scores read them; messages fill in from them) and records the suite made
-    itself (per iteration, per epoch), recorded as they are."""
+    recorded scores read them; messages fill in from them), records the suite made
+    itself (per iteration, per epoch), recorded as they are, and the checks it judges
+    beside the declared ones (``further(what)``, ``what`` naming the explainer on the
+    case: a model suite's own merit and drift, a comparison's own checks)."""
 
     values: Mapping[str, object]
     records: list[Record] = field(default_factory=list)
+    further: Callable[[str], list[Check]] | None = None
+
+
+def number(values: Mapping[str, object], key: str) -> float:
+    """The score ``key`` of ``values`` as a float (TypeError where it is not a number)."""
+    value = values[key]
+    if not isinstance(value, int | float):
+        raise TypeError(f"score {key!r} is {type(value).__name__}, not a number")
+    return float(value)
 
 
 class CheckedSuite(Suite, Protocol):
-    """A suite whose explainer test runs on the one generic path
-    (:func:`~pytest_chaosmining.suite_kit.checks.judge_explainer`): it scores, the path
+    """A suite whose explainer test runs on the one path
+    (:func:`~pytest_chaosmining.suite_kit.verdict.judge_explainer`): it scores, the path
     records and judges what it declares."""
 
     @property
@@ -152,35 +179,23 @@ class CheckedSuite(Suite, Protocol):
         """The key a case's explainer bars are looked up under, from its record fields."""
         ...
 
-    def records(self, case: Case, explainer: str) -> Callable[[str, float], Record]:
+    def records(self, case: RecordedCase, explainer: str) -> Callable[[str, float], Record]:
         """How the explainer test makes a record of a metric on ``case``."""
         ...
 
     def scored(
         self,
-        session: RunView,
-        case: Case,
+        run: RunView,
+        case: RecordedCase,
         explainer: str,
         benchmark: BenchmarkFixture | None,
         node: pytest.Item,
         record: Callable[[str, float], Record],
     ) -> Scored:
-        """Tag the test as ``explainer``'s, skip it where the case cannot judge, and score
-        the explainer (timed; ``record`` makes the test's records of a metric)."""
-        ...
-
-    def more_checks(
-        self,
-        session: RunView,
-        case: Case,
-        explainer: str,
-        node: pytest.Item,
-        record: Callable[[str, float], Record],
-        what: str,
-        scored: Scored,
-    ) -> list[Check]:
-        """Checks the suite judges beside its declared ones (the model suites' own merit
-        and drift); ``what`` names the explainer on the case."""
+        """Skip the test where the case cannot judge, and score the explainer (timed:
+        :func:`~pytest_chaosmining.suite_kit.verdict.timed_score`; ``record`` makes the
+        test's records of a metric).  A model suite plugs in
+        :func:`~pytest_chaosmining.suite_kit.verdict.model_scored`."""
         ...
 
 
@@ -188,12 +203,18 @@ class TrainedModel(Protocol):
     """A trained (or cached) model of a model suite, with its case and data."""
 
     @property
-    def model(self) -> object: ...
+    def model(self) -> torch.nn.Module: ...
 
 
-class ModelSuite(CheckedSuite, Protocol):
-    """A suite whose cases are trained models scored per explainer (symbolic,
-    vision, audio); the saliency suite composes these through this seam."""
+#: a model suite's case and trained model
+CaseT = TypeVar("CaseT", bound=RecordedCase)
+ModelT = TypeVar("ModelT", bound=TrainedModel)
+
+
+class ModelSuite(CheckedSuite, Protocol[CaseT, ModelT]):
+    """A suite whose cases (``CaseT``) are trained models (``ModelT``) scored per
+    explainer (symbolic, vision, audio); the saliency suite composes these through
+    this seam."""
 
     @property
     def quality_metric(self) -> str:
@@ -210,45 +231,45 @@ class ModelSuite(CheckedSuite, Protocol):
         """What its model test records beside the quality: ``train_seconds``, ``params_m``."""
         ...
 
-    def unlearned_keys(self, case: Case) -> tuple[str, ...]:
+    def unlearned_keys(self, case: CaseT) -> tuple[str, ...]:
         """The keys under which the bars may declare ``case``'s model not expected to
         learn (its test then expects failure below the gate); empty: none."""
         ...
 
-    def model(self, session: RunView, case: Case) -> TrainedModel:
+    def model(self, run: RunView, case: CaseT) -> ModelT:
         """The trained model of ``case`` (memoised, cached on disk)."""
         ...
 
-    def quality(self, model: TrainedModel) -> float:
+    def quality(self, model: ModelT) -> float:
         """Prediction quality of ``model``."""
         ...
 
-    def chance(self, model: TrainedModel) -> float:
+    def chance(self, model: ModelT) -> float:
         """The primary score of an explainer that knows nothing."""
         ...
 
-    def where(self, case: Case) -> str:
+    def where(self, case: CaseT) -> str:
         """The threshold key of ``case`` (its formula or condition)."""
         ...
 
-    def score(self, session: RunView, model: TrainedModel, explainer: Explainer) -> dict[str, object]:
+    def score(self, run: RunView, model: ModelT, explainer: Explainer) -> dict[str, object]:
         """Every score of ``explainer`` on ``model`` (the suite's evaluation)."""
         ...
 
-    def model_checks(self, session: RunView) -> tuple[str, ...]:
+    def model_checks(self, run: RunView) -> tuple[str, ...]:
         """Scores judged on any model of the suite besides the primary one (with the suite's default bar)."""
         ...
 
-    def probe(self, trained: TrainedModel, samples: int) -> Probe:
+    def probe(self, trained: ModelT, samples: int) -> Probe:
         """The first ``samples`` explained samples of ``trained`` for the own-merit checks
         (:mod:`pytest_chaosmining.suite_kit.merit`)."""
         ...
 
-    def guided_cases(self, tier: str, pick: DomainPick, data_dir: str | None) -> list[Case]:
+    def guided_cases(self, tier: str, pick: DomainPick, data_dir: str | None) -> list[CaseT]:
         """The seed-0 standard cases of ``tier`` that ``pick`` selects."""
         ...
 
-    def train_together(self, session: RunView, cases: Sequence[Case]) -> None:
+    def train_together(self, run: RunView, cases: Sequence[CaseT]) -> None:
         """Train those of ``cases`` that can share one batched ensemble together,
         where the run asks for ensembles (``--chaosmining-ensemble``); their models
         then load from the cache.  A suite without ensembles does nothing."""

@@ -7,23 +7,16 @@ from __future__ import annotations
 import functools
 import importlib
 import importlib.util
+import warnings
 from collections.abc import Iterable, Mapping
+from importlib import metadata
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING
-
-from pytest_chaosmining.core.metrics.catalog import MetricCatalog
-from pytest_chaosmining.explainers.context import AttributedShape
-
-if TYPE_CHECKING:
-    from pytest_chaosmining.core.verdicts.thresholds import Thresholds
-
-
-import warnings
-from importlib import metadata
 
 from pytest_chaosmining import ChaosminingWarning
+from pytest_chaosmining.core.metrics.catalog import MetricCatalog
 from pytest_chaosmining.core.verdicts.thresholds import Thresholds
+from pytest_chaosmining.explainers.context import AttributedShape
 from pytest_chaosmining.suite_kit.seam import ModelSuite, Suite
 
 #: the shipped suites: name (the value of ``--chaosmining-suites``) → ``module:class`` of its

@@ -137,6 +137,14 @@ class Baseline:
             "a baseline with models of this run's device (or use the CPU-trained models: the shipped pack)"
         )
 
+    def require_tier(self, tier: str) -> None:
+        """ValueError where this baseline is a run of another tier than ``tier`` (their
+        results cannot be compared)."""
+        if self.tier is not None and self.tier != tier:
+            raise ValueError(
+                f"{self.source} is a {self.tier} run; this run is {tier} (their results cannot be compared)"
+            )
+
     def against_machine(self, here: Machine) -> str | None:
         """Set how this baseline's costs gate a run on ``here`` and return a line that says
         so, or None where the machines match: another device type gates no cost (a CPU's
@@ -242,7 +250,9 @@ class Baseline:
         """How far the maps of a fingerprint ``record`` moved from the baseline's: the
         :func:`~pytest_chaosmining.core.metrics.drift.map_agreement` of the two
         fingerprints (None where the baseline kept none for it)."""
-        from pytest_chaosmining.core.metrics.drift import map_agreement
+        from pytest_chaosmining.core.metrics.drift import (
+            map_agreement,  # on use: the entry module loads this one, and this import loads numpy or torch
+        )
 
         then = self.fingerprints.get(record.key())
         if then is None or record.maps is None:

@@ -39,6 +39,8 @@ from pytest_chaosmining.core.metrics.catalog import calibrated, judged, measured
 from pytest_chaosmining.core.metrics.drift import fingerprint
 from pytest_chaosmining.core.storage import decoding
 from pytest_chaosmining.core.tiers import Seeds, seed_range
+from pytest_chaosmining.core.training import classification
+from pytest_chaosmining.core.training.classification import pcm_to_float
 from pytest_chaosmining.core.training.modes import SaliencyGuided
 from pytest_chaosmining.explainers import ExplainerError, attribute
 from pytest_chaosmining.explainers.context import AUDIO_CLASSIFICATION, BACKGROUND_SIZE, AttributionContext
@@ -48,10 +50,11 @@ from pytest_chaosmining.suite_kit.classifier import (
     ClassifierSuite,
     cached_classifier,
 )
-from pytest_chaosmining.suite_kit.merit import classifier_probe
+from pytest_chaosmining.suite_kit.probe import classifier_probe
 from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, ScoreCheck
-from pytest_chaosmining.suites.audio import data, report
+from pytest_chaosmining.suites.audio import data, models, report
 from pytest_chaosmining.suites.audio.data import CLASSES, find_speech_commands, speech_commands_files
+from pytest_chaosmining.suites.audio.models import build_audio_model, is_recurrent
 from pytest_chaosmining.suites.audio.tiers import AUDIO, AudioTier
 from pytest_chaosmining.testbeds import noise_conditions
 from pytest_chaosmining.timing import timed
@@ -66,7 +69,7 @@ if TYPE_CHECKING:
     from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.run_view import Remembered, RunView
-    from pytest_chaosmining.suite_kit.merit import Probe
+    from pytest_chaosmining.suite_kit.probe import Probe
 
 SUITE = "audio"
 TIME_SEGMENTS = 5
@@ -76,8 +79,6 @@ PROBE_BATCH = 320
 
 def audio_code() -> tuple[ModuleType, ...]:
     """The modules whose source enters the cache key of an audio model."""
-    from pytest_chaosmining.core.training import classification
-    from pytest_chaosmining.suites.audio import data, models
 
     return (data, models, classification, decoding)
 
@@ -192,7 +193,6 @@ def trained_model(
 ) -> TrainedAudioModel:
     """Load ``case``'s classifier from the cache or train it; score it on validation data
     (its predictions kept by ``remembered`` where given)."""
-    from pytest_chaosmining.core.training.classification import pcm_to_float
 
     def train_data() -> tuple[np.ndarray, np.ndarray]:
         data = data_split(case, "train")
@@ -209,8 +209,6 @@ def trained_model(
 def untrained_model(case: AudioCase) -> Any:
     """``case``'s model as it is before training (seeded initialisation), in eval mode."""
     import torch
-
-    from pytest_chaosmining.suites.audio.models import build_audio_model
 
     torch.manual_seed(case.seed)
     return build_audio_model(case.model, case.channels, n_classes(case), case.stride).eval()
@@ -248,8 +246,6 @@ def _background(case: AudioCase) -> Any:
     """The first :data:`BACKGROUND_SIZE` training clips of ``case`` as floats."""
     import torch
 
-    from pytest_chaosmining.core.training.classification import pcm_to_float
-
     waves = data_split(dataclasses.replace(case, n_train=BACKGROUND_SIZE), "train").waves
     return pcm_to_float(torch.from_numpy(waves[:BACKGROUND_SIZE]))
 
@@ -267,9 +263,6 @@ def attribution_call(
     inputs prepared beforehand so that timing covers the call only.  Recurrent
     models run with cuDNN disabled: eval-mode attribution on CUDA."""
     import torch
-
-    from pytest_chaosmining.core.training.classification import pcm_to_float
-    from pytest_chaosmining.suites.audio.models import is_recurrent
 
     inputs = pcm_to_float(torch.from_numpy(trained.val.waves[rows])).to(device)
     target = torch.from_numpy(trained.predictions[rows]).to(device)
@@ -289,9 +282,6 @@ def probe(trained: TrainedAudioModel, samples: int) -> Probe:
     their predicted classes, the runner-up classes and the suite's context (recurrent
     models run with cuDNN disabled, as in :func:`attribution_call`)."""
     import torch
-
-    from pytest_chaosmining.core.training.classification import pcm_to_float
-    from pytest_chaosmining.suites.audio.models import is_recurrent
 
     device = next(trained.model.parameters()).device
     inputs = pcm_to_float(torch.from_numpy(trained.val.waves[:samples])).to(device)
@@ -343,7 +333,7 @@ def evaluate(
     }
 
 
-def example_figure(session: RunView, path: Path) -> bool:
+def example_figure(run: RunView, path: Path) -> bool:
     """One validation clip of the first cached model (SB before RB, FP before RP):
     each channel's waveform (speech channel in colour) beside each explainer's
     per-channel share of |attribution|.  Uses cached models only; returns False
@@ -356,14 +346,14 @@ def example_figure(session: RunView, path: Path) -> bool:
     order = {"SBFP": 0, "RBFP": 1, "SBRP": 2, "RBRP": 3}
     cached = [
         c
-        for c in AudioSuite().plan(session)
-        if session.runtime.cache.has(SUITE, c.training_config(session.runtime.device.type), audio_code())
+        for c in AudioSuite().plan(run)
+        if run.runtime.cache.has(SUITE, c.training_config(run.runtime.device.type), audio_code())
     ]
     if not cached:
         return False
     case = min(cached, key=lambda c: order.get(c.condition, 9))
-    trained = AudioSuite().model(session, case)
-    names = session.explainers.in_suite(SUITE)
+    trained = AudioSuite().model(run, case)
+    names = run.explainers.in_suite(SUITE)
     correct = np.flatnonzero(trained.predictions == trained.val.labels)
     i = int(correct[0]) if len(correct) else 0  # a clip the model classifies correctly, where there is one
     wave = trained.val.waves[i].astype(np.float32) / 32767.0
@@ -373,9 +363,9 @@ def example_figure(session: RunView, path: Path) -> bool:
         try:
             call = attribution_call(
                 trained,
-                session.explainers[name],
-                session.runtime.device,
-                AUDIO[session.plan.tier].internal_batch_size,
+                run.explainers[name],
+                run.runtime.device,
+                AUDIO[run.plan.tier].internal_batch_size,
                 slice(i, i + 1),
             )
             mass = channel_mass(call().detach().cpu().numpy())[0]

@@ -34,13 +34,21 @@ import pytest
 
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
 from pytest_chaosmining.core.metrics.cost import Cost
+from pytest_chaosmining.core.storage.derived import weights_digest
 from pytest_chaosmining.core.tiers import Seeds, seed_range
+from pytest_chaosmining.core.training import classification
+from pytest_chaosmining.core.training.classification import (
+    ClassifierTraining,
+    predict_array,
+    to_float,
+    train_classifier,
+)
 from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
 from pytest_chaosmining.explainers import attribute
 from pytest_chaosmining.explainers.context import BACKGROUND_SIZE, IMAGE_CLASSIFICATION
-from pytest_chaosmining.judge import explainer_failures
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
 from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, ScoreCheck, Scored
+from pytest_chaosmining.suite_kit.verdict import timed_score
 from pytest_chaosmining.suites.bam import data as bam_data
 from pytest_chaosmining.suites.bam import report
 from pytest_chaosmining.suites.bam.data import BamSpec, generate
@@ -56,6 +64,7 @@ from pytest_chaosmining.suites.bam.metrics import (
 )
 from pytest_chaosmining.suites.bam.tiers import BAM, BamTier
 from pytest_chaosmining.testbeds.digits import data as vision_data
+from pytest_chaosmining.testbeds.digits import models
 from pytest_chaosmining.testbeds.digits.cases import grid_mask, image_context, untrained_model
 from pytest_chaosmining.timing import timed
 
@@ -77,8 +86,6 @@ CHECK_IMAGES = 500
 
 def bam_code() -> tuple[ModuleType, ...]:
     """The modules whose source enters the cache key of a BAM model."""
-    from pytest_chaosmining.core.training import classification
-    from pytest_chaosmining.testbeds.digits import models
 
     return (bam_data, vision_data, models, classification)
 
@@ -163,8 +170,6 @@ def _train(
     (its training images and labels) is made only where a model is checked or trained."""
     import torch
 
-    from pytest_chaosmining.core.training.classification import ClassifierTraining, train_classifier
-
     def build() -> torch.nn.Module:
         return untrained_model(case)
 
@@ -179,7 +184,6 @@ def _train(
 
     def check(model: torch.nn.Module) -> float:
         """Accuracy on the first training images (the pack's reproduction check)."""
-        from pytest_chaosmining.core.training.classification import predict_array
 
         images, labels = data()
         return float((predict_array(model, images[:CHECK_IMAGES]) == labels[:CHECK_IMAGES]).mean())
@@ -231,7 +235,6 @@ def trained_models(
 ) -> BamModels:
     """Train (or load) f_o, f_s and every f_k; measure their accuracies (kept by
     ``remembered(key, measure)`` under the models' weights where given)."""
-    from pytest_chaosmining.core.storage.derived import weights_digest
 
     # the training data is made only where a model is not in the cache (a warm run makes none)
     train = _lazily(case.spec("objects", "train"))
@@ -262,7 +265,6 @@ def trained_models(
 def _accuracies(f_o: Any, f_s: Any, f_k: dict[float, Any], val: Any, cf_val: Any) -> dict[str, Any]:
     """The accuracies of f_o and f_s on each version of the validation images, and
     what each f_k loses on scene-0 images when the common feature is removed."""
-    from pytest_chaosmining.core.training.classification import predict_array
 
     accuracy = {}
     for name, model, labels in (("f_o", f_o, val.objects), ("f_s", f_s, val.scenes)):
@@ -300,8 +302,6 @@ def _attribute(
     """Normalised maps of ``images`` for the predicted class, and the predictions."""
     import torch
 
-    from pytest_chaosmining.core.training.classification import predict_array, to_float
-
     preds = predict_array(model, images)
     cell = max(1, case.canvas // 8)
     context = image_context(
@@ -323,8 +323,6 @@ def _background(case: BamCase) -> Any:
     """:data:`BACKGROUND_SIZE` training images (object on scene) of ``case`` as floats."""
     import torch
 
-    from pytest_chaosmining.core.training.classification import to_float
-
     small = dataclasses.replace(case, n_train=BACKGROUND_SIZE)
     return to_float(torch.from_numpy(generate(small.spec("objects", "train")).images[:BACKGROUND_SIZE]))
 
@@ -336,8 +334,6 @@ def neutral_patches(models: BamModels, n: int, device: torch.device, steps: int)
     ``NEUTRAL_TOLERANCE`` (relative L2) of those without δ, as the paper's
     f(x) ≈ f(x + δ) over all classes."""
     import torch
-
-    from pytest_chaosmining.core.training.classification import predict_array, to_float
 
     if models.delta is None or models.delta[0] != (n, steps):
         val = models.val
@@ -452,9 +448,9 @@ class BamSuite(SuiteDefaults):
         """The canvas (``32px``)."""
         return _canvas_key(fields)
 
-    def premise(self, session: RunView, models: BamModels) -> list[str]:
+    def premise(self, run: RunView, models: BamModels) -> list[str]:
         """Why the premise of MCS and IDR does not hold on ``models`` (empty: it holds)."""
-        section = session.judge.thresholds.section(SUITE, session.plan.settings.tier)
+        section = run.judge.thresholds.section(SUITE, run.plan.tier)
         gate = float(section["quality_gate"])
         low = [
             f"{name} accuracy {models.accuracy[f'{name}/images']:.3f} < gate {gate:.3f}"
@@ -463,25 +459,9 @@ class BamSuite(SuiteDefaults):
         ]
         return low + relative_importance(models, float(section["chance_margin"]), float(section["keep_margin"]))
 
-    def judge_premise(self, session: RunView, case: BamCase, node: pytest.Item) -> None:
-        """The relative-importance test: the models' accuracies, CF drops and training
-        times recorded; the premise holds or the test fails naming why."""
-        models = self.models(session, case)
-        for key, value in models.accuracy.items():
-            model, version = key.split("/")
-            session.judge.record(node, _record(case, MODEL_LEVEL, "accuracy", value, role=model, version=version))
-        for k, drop in models.cf_drop.items():
-            session.judge.record(node, _record(case, MODEL_LEVEL, "cf_drop", drop, k=k))
-        for role, seconds in models.train_seconds.items():
-            session.judge.record(node, _record(case, MODEL_LEVEL, "train_seconds", seconds, role=role))
-        violations = self.premise(session, models)
-        session.judge.record(node, _record(case, MODEL_LEVEL, "premise_holds", float(not violations)))
-        if violations:
-            pytest.fail(f"BAM premise does not hold on {case.id}: " + "; ".join(violations), pytrace=False)
-
     def scored(
         self,
-        session: RunView,
+        run: RunView,
         case: BamCase,
         explainer: str,
         benchmark: BenchmarkFixture | None,
@@ -491,49 +471,42 @@ class BamSuite(SuiteDefaults):
         """The explainer's MCS, IDR and IIR on the case's models (skipped where the
         premise does not hold), timed; the gains over their random-region baselines
         and the MCS_k series."""
-        session.judge.tag_test(node, SUITE, explainer)
-        models = self.models(session, case)
-        violations = self.premise(session, models)
+        models = self.models(run, case)
+        violations = self.premise(run, models)
         if violations:
             pytest.skip(f"BAM premise does not hold on {case.id}; nothing to score ({'; '.join(violations)})")
-        with (
-            session.runtime.timer(benchmark, SUITE, case.id, explainer, record=record) as timer,
-            explainer_failures(node.config),
-        ):
-            out = self.score(session, models, session.explainers[explainer])
-        session.judge.record_costs(node, timer.cost_or(out["cost"]), record)
+        out = timed_score(run, SUITE, case, explainer, benchmark, node, lambda e: self.score(run, models, e), record)
         values = {**out, "mcs_gain": out["mcs"] - out["mcs_baseline"], "idr_gain": out["idr"] - out["idr_baseline"]}
         return Scored(values, [_record(case, explainer, "mcs_k", v, k=k) for k, v in out["mcs_k"].items()])
 
     def seeds(self, tier: str, seeds: Seeds | None) -> range:
         return seed_range(BAM[tier].seeds, seeds)
 
-    def plan(self, session: RunView) -> list[BamCase]:
-        source = ("torchvision", session.plan.data_dir) if session.plan.data_dir else ("embedded", None)
-        return plan_cases(BAM[session.plan.tier], session.plan.settings.seeds, *source)
+    def plan(self, run: RunView) -> list[BamCase]:
+        source = ("torchvision", run.plan.data_dir) if run.plan.data_dir else ("embedded", None)
+        return plan_cases(BAM[run.plan.tier], run.plan.settings.seeds, *source)
 
-    def score(self, session: RunView, models: BamModels, explainer: Explainer) -> dict[str, Any]:
+    def score(self, run: RunView, models: BamModels, explainer: Explainer) -> dict[str, Any]:
         """:func:`evaluate` at the session's tier sizes (a built-in's scores from the derived cache)."""
-        from pytest_chaosmining.core.storage.derived import weights_digest
 
-        tier = BAM[session.plan.tier]
+        tier = BAM[run.plan.tier]
         sizes = {
             "n_explain": tier.n_explain,
             "internal_batch_size": tier.internal_batch_size,
             "delta_steps": tier.delta_steps,
         }
         weights = weights_digest(models.f_o, models.f_s, *models.f_k.values())
-        self._neutral_patches(session, models, weights, min(tier.n_explain, len(models.val)), tier.delta_steps)
-        return session.results.evaluated(
+        self._neutral_patches(run, models, weights, min(tier.n_explain, len(models.val)), tier.delta_steps)
+        return run.results.evaluated(
             SUITE,
             {"case": dataclasses.asdict(models.case), "weights": weights, **sizes},
             explainer,
-            lambda: evaluate(models, explainer, session.runtime.device, **sizes),
+            lambda: evaluate(models, explainer, run.runtime.device, **sizes),
             (Cost,),
         )
 
     @staticmethod
-    def _neutral_patches(session: RunView, models: BamModels, weights: str, n: int, steps: int) -> None:
+    def _neutral_patches(run: RunView, models: BamModels, weights: str, n: int, steps: int) -> None:
         """Fill ``models.delta`` (:func:`neutral_patches`: 100 optimiser steps on f_s, the
         same for every explainer) from the derived-results cache, keyed by the models'
         weights, or compute and keep it there: every explainer of every run needs it."""
@@ -541,22 +514,39 @@ class BamSuite(SuiteDefaults):
             return
 
         def compute() -> dict[str, list[object]]:
-            moved, same = neutral_patches(models, n, session.runtime.device, steps)
+            moved, same = neutral_patches(models, n, run.runtime.device, steps)
             return {"moved": moved.tolist(), "same": same.tolist()}
 
         key = {"check": "neutral_patches", "case": dataclasses.asdict(models.case), "weights": weights}
-        stored = session.results.reused(SUITE, {**key, "n": n, "steps": steps}, compute)
+        stored = run.results.reused(SUITE, {**key, "n": n, "steps": steps}, compute)
         models.delta = ((n, steps), np.asarray(stored["moved"], dtype=np.uint8), np.asarray(stored["same"], dtype=bool))
 
-    def models(self, session: RunView, case: BamCase) -> BamModels:
+    def models(self, run: RunView, case: BamCase) -> BamModels:
         """The BAM models of ``case`` (f_o, f_s, every f_k), trained at most once (and cached on disk)."""
-        return session.runtime.memo(
+        return run.runtime.memo(
             ("bam", case),
             lambda: trained_models(
                 case,
-                session.runtime.cache,
-                session.runtime.device,
-                lambda label: session.runtime.progress(f"bam {case.id} {label}"),
-                lambda key, measure: session.results.reused(SUITE, key, measure),
+                run.runtime.cache,
+                run.runtime.device,
+                lambda label: run.runtime.progress(f"bam {case.id} {label}"),
+                lambda key, measure: run.results.reused(SUITE, key, measure),
             ),
         )
+
+
+def judge_premise(run: RunView, suite: BamSuite, case: BamCase, node: pytest.Item) -> None:
+    """The relative-importance test: the models' accuracies, CF drops and training
+    times recorded; the premise holds or the test fails naming why."""
+    models = suite.models(run, case)
+    for key, value in models.accuracy.items():
+        model, version = key.split("/")
+        run.judge.record(node, _record(case, MODEL_LEVEL, "accuracy", value, role=model, version=version))
+    for k, drop in models.cf_drop.items():
+        run.judge.record(node, _record(case, MODEL_LEVEL, "cf_drop", drop, k=k))
+    for role, seconds in models.train_seconds.items():
+        run.judge.record(node, _record(case, MODEL_LEVEL, "train_seconds", seconds, role=role))
+    violations = suite.premise(run, models)
+    run.judge.record(node, _record(case, MODEL_LEVEL, "premise_holds", float(not violations)))
+    if violations:
+        pytest.fail(f"BAM premise does not hold on {case.id}: " + "; ".join(violations), pytrace=False)

@@ -7,8 +7,8 @@ Parametrised over model set (sizes × seed) × explainer; see
 
 from __future__ import annotations
 
-from pytest_chaosmining.suite_kit.checks import judge_explainer
-from pytest_chaosmining.suites.bam.suite import BamSuite
+from pytest_chaosmining.suite_kit.verdict import judge_explainer
+from pytest_chaosmining.suites.bam.suite import BamSuite, judge_premise
 
 BAM = BamSuite()
 
@@ -17,7 +17,7 @@ def test_relative_importance(chaosmining, bam_case, request):
     """The premise of MCS and IDR holds on our models: f_o and f_s clear the
     quality gate; removing the object brings f_o near chance and leaves f_s's
     accuracy; removing the scene brings f_s near chance and leaves f_o's."""
-    BAM.judge_premise(chaosmining, bam_case, request.node)
+    judge_premise(chaosmining, BAM, bam_case, request.node)
 
 
 def test_bam_scores(chaosmining, bam_case, explainer_name, chaosmining_benchmark, request):

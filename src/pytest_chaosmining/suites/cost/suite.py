@@ -13,8 +13,11 @@ import copy
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from pytest_chaosmining.core.metrics.attribution import consistency, fprec
 from pytest_chaosmining.core.metrics.catalog import reported
+from pytest_chaosmining.core.storage.derived import weights_digest
 from pytest_chaosmining.core.tiers import Seeds
+from pytest_chaosmining.core.training.regression import RegressionTraining, train_regressor
 from pytest_chaosmining.core.verdicts.records import Record
 from pytest_chaosmining.explainers import attribute
 from pytest_chaosmining.explainers.context import TABULAR_REGRESSION, tabular_context
@@ -30,6 +33,7 @@ from pytest_chaosmining.testbeds.formulas.cases import (
     symbolic_code,
     untrained_model,
 )
+from pytest_chaosmining.testbeds.formulas.data import SymbolicDataSpec, generate
 from pytest_chaosmining.testbeds.formulas.tiers import SYMBOLIC
 from pytest_chaosmining.timing import timed
 
@@ -87,41 +91,36 @@ class CostSuite(SuiteDefaults):
     def seeds(self, tier: str, seeds: Seeds | None) -> range | None:
         return None
 
-    def plan(self, session: RunView) -> list[SymbolicCase]:
-        return [self.case(session)]
+    def plan(self, run: RunView) -> list[SymbolicCase]:
+        return [self.case(run)]
 
-    def case(self, session: RunView) -> SymbolicCase:
+    def case(self, run: RunView) -> SymbolicCase:
         """The symbolic model the explainers are timed on."""
-        return cost_case(SYMBOLIC[session.plan.tier])
+        return cost_case(SYMBOLIC[run.plan.tier])
 
-    def model(self, session: RunView) -> TrainedSymbolicModel:
+    def model(self, run: RunView) -> TrainedSymbolicModel:
         """The trained (cached) model of :meth:`case`."""
-        trained = get_model_suite("symbolic").model(session, self.case(session))  # the symbolic suite's model
+        trained = get_model_suite("symbolic").model(run, self.case(run))  # the symbolic suite's model
         assert isinstance(trained, TrainedSymbolicModel)
         return trained
 
-    def snapshots(self, session: RunView) -> list[tuple[int, torch.nn.Module]]:
+    def snapshots(self, run: RunView) -> list[tuple[int, torch.nn.Module]]:
         """:meth:`case`'s model at each :func:`snapshot_epochs` epoch of its training
         (one training run, cached on disk as one entry), each in eval mode."""
-        return session.runtime.memo(
-            ("cost-snapshots", self.case(session)), lambda: _snapshots(session, self.case(session))
-        )
+        return run.runtime.memo(("cost-snapshots", self.case(run)), lambda: _snapshots(run, self.case(run)))
 
-    def convergence(self, session: RunView, explainer: Explainer) -> Convergence:
+    def convergence(self, run: RunView, explainer: Explainer) -> Convergence:
         """FPrec of ``explainer`` on every snapshot (a built-in's reused from the derived cache)."""
-        from pytest_chaosmining.core.storage.derived import weights_digest
 
-        snapshots = self.snapshots(session)
-        trained = self.model(session)
+        snapshots = self.snapshots(run)
+        trained = self.model(run)
 
         def compute() -> Convergence:
             import torch
 
-            from pytest_chaosmining.core.metrics.attribution import fprec
-
             data = trained.data
-            inputs = torch.from_numpy(data.x_test).to(session.runtime.device)
-            context = tabular_context(SUITE, data.x_train, session.runtime.device)
+            inputs = torch.from_numpy(data.x_test).to(run.runtime.device)
+            context = tabular_context(SUITE, data.x_train, run.runtime.device)
             scores = [
                 fprec(attribute(explainer, model, inputs, 0, context).cpu().numpy(), data.truth)
                 for _, model in snapshots
@@ -129,59 +128,16 @@ class CostSuite(SuiteDefaults):
             return Convergence(tuple(epoch for epoch, _ in snapshots), tuple(scores))
 
         parts: dict[str, object] = {
-            "case": self.case(session).id,
+            "case": self.case(run).id,
             "weights": weights_digest(*(m for _, m in snapshots)),
         }
-        return session.results.evaluated(SUITE, parts, explainer, compute, (Convergence,))
-
-    def judge_cost(
-        self, session: RunView, explainer: str, benchmark: BenchmarkFixture | None, node: pytest.Item, rounds: int
-    ) -> None:
-        """Time and memory of one attribution of the whole test set (``rounds`` timed
-        rounds after a warm-up) and the consistency of its maps: recorded, gated only
-        against a baseline."""
-        import torch
-
-        from pytest_chaosmining.core.metrics.attribution import consistency
-
-        case, trained, call = self.case(session), self.model(session), session.explainers[explainer]
-        inputs = torch.from_numpy(trained.data.x_test).to(session.runtime.device)
-        context = tabular_context(SUITE, trained.data.x_train, session.runtime.device)
-        with (
-            session.runtime.timer(benchmark, SUITE, case.id, explainer, rounds=rounds),
-            explainer_failures(node.config),
-        ):
-            attr, cost = timed(lambda: attribute(call, trained.model, inputs, 0, context), session.runtime.device)
-        fields = {**case.case_fields(), "rows": int(inputs.shape[0]), "features": int(inputs.shape[1])}
-
-        def record(metric: str, value: float) -> Record:
-            return Record(SUITE, case.model_id, explainer, case.seed, metric, float(value), fields)
-
-        session.judge.record(node, record("consistency", consistency(attr.cpu().numpy(), len(trained.data.truth))))
-        session.judge.record_costs(node, cost, record)
-        session.judge.raise_cost_regressions(node)
-
-    def record_convergence(self, session: RunView, explainer: str, node: pytest.Item) -> None:
-        """FPrec of the explainer on the snapshots, and the area under that curve per epoch (recorded)."""
-        case = self.case(session)
-        with explainer_failures(node.config):
-            curve = self.convergence(session, session.explainers[explainer])
-
-        def record(metric: str, value: float, **fields: int) -> Record:
-            return Record(SUITE, case.model_id, explainer, case.seed, metric, value, {**case.case_fields(), **fields})
-
-        for epoch, value in zip(curve.epochs, curve.fprec):
-            session.judge.record(node, record("fprec_epoch", value, epoch=epoch))
-        session.judge.record(node, record("convergence", curve.auc, epochs=curve.epochs[-1]))
+        return run.results.evaluated(SUITE, parts, explainer, compute, (Convergence,))
 
 
-def _snapshots(session: RunView, case: SymbolicCase) -> list[tuple[int, torch.nn.Module]]:
+def _snapshots(run: RunView, case: SymbolicCase) -> list[tuple[int, torch.nn.Module]]:
     import torch
 
-    from pytest_chaosmining.core.training.regression import RegressionTraining, train_regressor
-    from pytest_chaosmining.testbeds.formulas.data import SymbolicDataSpec, generate
-
-    device = session.runtime.device
+    device = run.runtime.device
     data = generate(SymbolicDataSpec(case.formula, case.noise_features, case.label_noise, case.n_samples, case.seed))
     epochs = snapshot_epochs(case.epochs)
 
@@ -201,5 +157,45 @@ def _snapshots(session: RunView, case: SymbolicCase) -> list[tuple[int, torch.nn
         return train_regressor(model, x, y, settings, seed=case.seed, guide=case.guide, on_epoch=keep)
 
     config = {**case.training_config(device.type), "snapshots": list(epochs)}
-    stack, _ = session.runtime.cache.model(SUITE, config, build, fit, device, symbolic_code())
+    stack, _ = run.runtime.cache.model(SUITE, config, build, fit, device, symbolic_code())
     return [(epoch, model.eval()) for epoch, model in zip(epochs, stack)]  # type: ignore[call-overload]
+
+
+def judge_cost(
+    run: RunView, suite: CostSuite, explainer: str, benchmark: BenchmarkFixture | None, node: pytest.Item, rounds: int
+) -> None:
+    """Time and memory of one attribution of the whole test set (``rounds`` timed
+    rounds after a warm-up) and the consistency of its maps: recorded, gated only
+    against a baseline."""
+    import torch
+
+    case, trained, call = suite.case(run), suite.model(run), run.explainers[explainer]
+    inputs = torch.from_numpy(trained.data.x_test).to(run.runtime.device)
+    context = tabular_context(SUITE, trained.data.x_train, run.runtime.device)
+    with (
+        run.runtime.timer(benchmark, SUITE, case.id, explainer, rounds=rounds),
+        explainer_failures(node.config),
+    ):
+        attr, cost = timed(lambda: attribute(call, trained.model, inputs, 0, context), run.runtime.device)
+    fields = {**case.case_fields(), "rows": int(inputs.shape[0]), "features": int(inputs.shape[1])}
+
+    def record(metric: str, value: float) -> Record:
+        return Record(SUITE, case.model_id, explainer, case.seed, metric, float(value), fields)
+
+    run.judge.record(node, record("consistency", consistency(attr.cpu().numpy(), len(trained.data.truth))))
+    run.judge.record_costs(node, cost, record)
+    run.judge.raise_cost_regressions(node)
+
+
+def record_convergence(run: RunView, suite: CostSuite, explainer: str, node: pytest.Item) -> None:
+    """FPrec of the explainer on the snapshots, and the area under that curve per epoch (recorded)."""
+    case = suite.case(run)
+    with explainer_failures(node.config):
+        curve = suite.convergence(run, run.explainers[explainer])
+
+    def record(metric: str, value: float, **fields: int) -> Record:
+        return Record(SUITE, case.model_id, explainer, case.seed, metric, value, {**case.case_fields(), **fields})
+
+    for epoch, value in zip(curve.epochs, curve.fprec):
+        run.judge.record(node, record("fprec_epoch", value, epoch=epoch))
+    run.judge.record(node, record("convergence", curve.auc, epochs=curve.epochs[-1]))

@@ -42,7 +42,15 @@ import numpy as np
 import pytest
 
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
+from pytest_chaosmining.core.storage.derived import weights_digest
 from pytest_chaosmining.core.tiers import Seeds, seed_range
+from pytest_chaosmining.core.training import classification
+from pytest_chaosmining.core.training.classification import (
+    ClassifierTraining,
+    predict_array,
+    to_float,
+    train_classifier,
+)
 from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
 from pytest_chaosmining.explainers import attribute
 from pytest_chaosmining.explainers.context import IMAGE_CLASSIFICATION
@@ -63,6 +71,7 @@ from pytest_chaosmining.suites.iteroar.masks import (
 )
 from pytest_chaosmining.suites.iteroar.tiers import ITEROAR, IteroarTier
 from pytest_chaosmining.suites.registry import get_suite
+from pytest_chaosmining.testbeds.digits import data, models
 from pytest_chaosmining.testbeds.digits.cases import attribution_context, data_split, untrained_model
 from pytest_chaosmining.testbeds.digits.cases import plan_cases as vision_cases
 from pytest_chaosmining.testbeds.digits.tiers import VISION
@@ -85,8 +94,6 @@ REFERENCE = "random-pixels"  # name of the reference chain (uniformly random rem
 
 def iteroar_code() -> tuple[ModuleType, ...]:
     """The modules whose source enters the cache key of a retrained IteROAR model."""
-    from pytest_chaosmining.core.training import classification
-    from pytest_chaosmining.testbeds.digits import data, models
 
     return (data, models, classification, mask_module)
 
@@ -205,8 +212,6 @@ def _explainer_masks(
     draws uniformly random maps."""
     import torch
 
-    from pytest_chaosmining.core.training.classification import predict_array, to_float
-
     if explainer is None:
         return top_fraction_masks(rng.random((len(images),) + images.shape[2:]), case.fraction, rng)
     preds = predict_array(model, images) if preds is None else preds
@@ -232,8 +237,6 @@ def _retrain(
 ) -> tuple[Any, float]:
     """f_{i+1}: ``previous`` retrained on the masked ``images`` (cached by their digest)."""
     import torch
-
-    from pytest_chaosmining.core.training.classification import ClassifierTraining, train_classifier
 
     base = case.base
     scratch = case.retrain_epochs is None
@@ -262,7 +265,6 @@ def _retrain(
 
     def check(model: torch.nn.Module) -> float:
         """Accuracy on the masked training images (the pack's reproduction check)."""
-        from pytest_chaosmining.core.training.classification import predict_array
 
         return float((predict_array(model, images) == labels).mean())
 
@@ -287,7 +289,6 @@ def run_chain(
     chain.  ``stream`` names the chain in the tie-breaking random draws;
     ``remembered(key, compute)`` keeps the mask-leakage classifiers' accuracies
     between runs, keyed by a digest of the masks and labels they learn from."""
-    from pytest_chaosmining.core.training.classification import predict_array
 
     n = min(case.n_explain, len(f0.val))
     test_x, test_y, boxes = f0.val.images[:n], f0.val.labels[:n], f0.val.boxes[:n]
@@ -439,43 +440,42 @@ class IteroarSuite(SuiteDefaults):
     def seeds(self, tier: str, seeds: Seeds | None) -> range:
         return seed_range(ITEROAR[tier].seeds, seeds)
 
-    def plan(self, session: RunView) -> list[IteroarCase]:
+    def plan(self, run: RunView) -> list[IteroarCase]:
         return plan_cases(
-            ITEROAR[session.plan.tier],
-            VISION[session.plan.tier],
-            session.plan.settings.seeds,
-            *_vision_suite().source(session.plan.data_dir),
+            ITEROAR[run.plan.tier],
+            VISION[run.plan.tier],
+            run.plan.settings.seeds,
+            *_vision_suite().source(run.plan.data_dir),
         )
 
-    def f0(self, session: RunView, case: IteroarCase) -> Any:
+    def f0(self, run: RunView, case: IteroarCase) -> Any:
         """The trained vision model the chains of ``case`` start from (the vision suite's)."""
-        return _vision_suite().model(session, case.base)
+        return _vision_suite().model(run, case.base)
 
-    def chain(self, session: RunView, case: IteroarCase, explainer: str | None) -> ChainResult:
+    def chain(self, run: RunView, case: IteroarCase, explainer: str | None) -> ChainResult:
         """The chain of ``explainer`` (None: the random-pixel reference) on ``case``,
         run at most once per process; its retrained models are cached on disk."""
-        from pytest_chaosmining.core.storage.derived import weights_digest
 
-        def run() -> ChainResult:
-            f0 = self.f0(session, case)
-            batch = VISION[session.plan.tier].internal_batch_size
+        def chained() -> ChainResult:
+            f0 = self.f0(run, case)
+            batch = VISION[run.plan.tier].internal_batch_size
 
             def compute() -> ChainResult:
-                train = session.runtime.memo(
-                    ("vision-train", case.base), lambda: data_split(case.base, "train", session.runtime.cache)
+                train = run.runtime.memo(
+                    ("vision-train", case.base), lambda: data_split(case.base, "train", run.runtime.cache)
                 )
                 name = explainer or REFERENCE
                 return run_chain(
                     case,
                     f0,
                     train,
-                    session.explainers[explainer] if explainer else None,
-                    session.runtime.cache,
-                    session.runtime.device,
+                    run.explainers[explainer] if explainer else None,
+                    run.runtime.cache,
+                    run.runtime.device,
                     batch,
-                    session.runtime.progress(f"iteroar {case.id} {name}"),
+                    run.runtime.progress(f"iteroar {case.id} {name}"),
                     stream=name,
-                    remembered=lambda key, compute: session.results.reused(SUITE, key, compute),
+                    remembered=lambda key, compute: run.results.reused(SUITE, key, compute),
                 )
 
             parts = {
@@ -484,19 +484,19 @@ class IteroarSuite(SuiteDefaults):
                 "internal_batch_size": batch,
             }
             if explainer is not None:
-                return session.results.evaluated(SUITE, parts, session.explainers[explainer], compute, (ChainResult,))
-            return session.results.reused(SUITE, {**parts, "explainer": REFERENCE}, compute, (ChainResult,))
+                return run.results.evaluated(SUITE, parts, run.explainers[explainer], compute, (ChainResult,))
+            return run.results.reused(SUITE, {**parts, "explainer": REFERENCE}, compute, (ChainResult,))
 
-        return session.runtime.memo(("iteroar", case, explainer), run)
+        return run.runtime.memo(("iteroar", case, explainer), chained)
 
     def bar_key(self, fields: CaseFields) -> str:
         """The condition and fill (``SBFP-zero``)."""
         return _chain_key(fields)
 
-    def gate(self, session: RunView, case: IteroarCase) -> float:
+    def gate(self, run: RunView, case: IteroarCase) -> float:
         """The IteROAR accuracy gate; the test skips where f_0 is below it."""
-        trained = self.f0(session, case)
-        gate = session.judge.thresholds.quality_gate(SUITE, session.plan.settings.tier)
+        trained = self.f0(run, case)
+        gate = run.judge.thresholds.quality_gate(SUITE, run.plan.tier)
         if trained.accuracy < gate:
             pytest.skip(
                 f"f_0 of {case.id} is below the IteROAR accuracy gate ({trained.accuracy:.3f} < {gate:.3f}): "
@@ -504,20 +504,9 @@ class IteroarSuite(SuiteDefaults):
             )
         return gate
 
-    def judge_reference(self, session: RunView, case: IteroarCase, node: pytest.Item) -> None:
-        """The reference chain's test: its records, and f_0's accuracy at least the gate."""
-        gate = self.gate(session, case)
-        result = self.chain(session, case, None)
-        for made in chain_records(case, REFERENCE, result):
-            session.judge.record(node, made)
-        first = Record(SUITE, case.model_id, MODEL_LEVEL, case.seed, "accuracy", result.accuracy[0], {
-            **case.case_fields(), "iteration": 0
-        })  # fmt: skip
-        session.judge.require(node, first, gate, f"f_0 of {case.id}")
-
     def scored(
         self,
-        session: RunView,
+        run: RunView,
         case: IteroarCase,
         explainer: str,
         benchmark: BenchmarkFixture | None,
@@ -526,11 +515,10 @@ class IteroarSuite(SuiteDefaults):
     ) -> Scored:
         """The explainer's chain (timed) beside the reference chain: the drop gain and
         the training gain, and the chain's records."""
-        session.judge.tag_test(node, SUITE, explainer)
-        self.gate(session, case)
-        reference = self.chain(session, case, None)
-        with session.runtime.timer(benchmark, SUITE, case.id, explainer), explainer_failures(node.config):
-            result = self.chain(session, case, explainer)
+        self.gate(run, case)
+        reference = self.chain(run, case, None)
+        with run.runtime.timer(benchmark, SUITE, case.id, explainer), explainer_failures(node.config):
+            result = self.chain(run, case, explainer)
         values = {
             "drop_gain": accuracy_drop(result) - accuracy_drop(reference),
             "training_gain": result.training_gain,
@@ -540,3 +528,15 @@ class IteroarSuite(SuiteDefaults):
             "untrained_box_share": result.untrained_box_share,
         }
         return Scored(values, chain_records(case, explainer, result))
+
+
+def judge_reference(run: RunView, suite: IteroarSuite, case: IteroarCase, node: pytest.Item) -> None:
+    """The reference chain's test: its records, and f_0's accuracy at least the gate."""
+    gate = suite.gate(run, case)
+    result = suite.chain(run, case, None)
+    for made in chain_records(case, REFERENCE, result):
+        run.judge.record(node, made)
+    first = Record(SUITE, case.model_id, MODEL_LEVEL, case.seed, "accuracy", result.accuracy[0], {
+        **case.case_fields(), "iteration": 0
+    })  # fmt: skip
+    run.judge.require(node, first, gate, f"f_0 of {case.id}")

@@ -7,15 +7,15 @@ see ``pytest_chaosmining.suites.iteroar.suite`` for the chains and checks and th
 
 from __future__ import annotations
 
-from pytest_chaosmining.suite_kit.checks import judge_explainer
-from pytest_chaosmining.suites.iteroar.suite import IteroarSuite
+from pytest_chaosmining.suite_kit.verdict import judge_explainer
+from pytest_chaosmining.suites.iteroar.suite import IteroarSuite, judge_reference
 
 ITEROAR = IteroarSuite()
 
 
 def test_reference_chain(chaosmining, iteroar_case, request):
     """The reference chain (uniformly random removal) runs; f_0 has learned."""
-    ITEROAR.judge_reference(chaosmining, iteroar_case, request.node)
+    judge_reference(chaosmining, ITEROAR, iteroar_case, request.node)
 
 
 def test_salient_removal(chaosmining, iteroar_case, explainer_name, chaosmining_benchmark, request):

@@ -43,6 +43,7 @@ class SelectionData:
 
 def symbolic(formula: int, noise_features: int, n_samples: int, label_noise: float, seed: int) -> SelectionData:
     """A symbolic formula's data (4:1 split) with its predictive columns as truth."""
+    # on use: only the symbolic datasets need the formulas testbed
     from pytest_chaosmining.testbeds.formulas.data import SymbolicDataSpec, generate
 
     d = generate(SymbolicDataSpec(formula, noise_features, label_noise, n_samples, seed))

@@ -27,6 +27,10 @@ from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.validation import check_is_fitted
 
+from pytest_chaosmining.explainers import Explainer, as_explainer, attribute, builtin_explainers
+from pytest_chaosmining.explainers.context import tabular_context
+from pytest_chaosmining.timing import timed
+
 if TYPE_CHECKING:
     import torch
 
@@ -51,7 +55,6 @@ def validation_split(n: int, fraction: float, seed: int) -> tuple[np.ndarray, np
 def resolve_explainer(explainer: Explainer | str | Callable[..., object]) -> Explainer:
     """A built-in explainer name, an :class:`~pytest_chaosmining.explainers.Explainer`,
     a captum attribution class or a callable ``(model, inputs, target) -> tensor``."""
-    from pytest_chaosmining.explainers import Explainer, as_explainer, builtin_explainers
 
     if isinstance(explainer, Explainer):
         return explainer
@@ -248,10 +251,6 @@ class RFEwNA(SelectorMixin, BaseEstimator):
         output for regression, the predicted class for classification; background:
         the first training rows)."""
         import torch
-
-        from pytest_chaosmining.explainers import attribute
-        from pytest_chaosmining.explainers.context import tabular_context
-        from pytest_chaosmining.timing import timed
 
         x = torch.from_numpy(np.ascontiguousarray(X)).to(device)
         if self.task == "classification":

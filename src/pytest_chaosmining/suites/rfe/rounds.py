@@ -33,6 +33,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from pytest_chaosmining.core.training import ensemble
+from pytest_chaosmining.core.training.ensemble import LOSSES, stackable, train_on_shared_batches
+
 if TYPE_CHECKING:
     from torch import nn
 
@@ -109,8 +112,6 @@ def train_network(training: RoundTraining, x: np.ndarray, y: np.ndarray) -> nn.M
     """Train one round's network on ``x`` (the kept features) with Adam; eval mode."""
     import torch
 
-    from pytest_chaosmining.core.training.ensemble import LOSSES
-
     net = initial_network(training, x.shape[1])
     optimizer = torch.optim.Adam(net.parameters(), lr=training.lr)
     inputs = torch.from_numpy(np.ascontiguousarray(x)).to(training.device)
@@ -137,8 +138,6 @@ def _train_ensemble(
     None where the architecture cannot be stacked."""
     import torch
 
-    from pytest_chaosmining.core.training.ensemble import stackable, train_on_shared_batches
-
     nets = [initial_network(training, len(column_sets[0])) for _ in column_sets]
     if not stackable(nets):
         return None
@@ -163,7 +162,7 @@ NetworkKey = tuple[RoundTraining, str, tuple[int, ...]]
 
 def rounds_code() -> tuple[ModuleType, ...]:
     """The modules whose source enters the key of a round network on disk."""
-    from pytest_chaosmining.core.training import ensemble
+    # inside: this module itself, whose source is part of the key
     from pytest_chaosmining.suites.rfe import rounds
 
     return (rounds, ensemble)

@@ -35,15 +35,20 @@ import pytest
 
 from pytest_chaosmining.core.metrics.attribution import uscore
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
+from pytest_chaosmining.core.storage.derived import package_fingerprint
+from pytest_chaosmining.core.storage.keys import LOCK_TIMEOUT_S, cache_key
 from pytest_chaosmining.core.tiers import Seeds, seed_range
+from pytest_chaosmining.core.training import ensemble
 from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
 from pytest_chaosmining.explainers.context import TABULAR_CLASSIFICATION, TABULAR_REGRESSION
 from pytest_chaosmining.judge import explainer_failures
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
 from pytest_chaosmining.suite_kit.parametrize import parametrize_cases, sharded
 from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, ScoreCheck, Scored
-from pytest_chaosmining.suites.rfe import report
+from pytest_chaosmining.suites.rfe import data as rfe_data
+from pytest_chaosmining.suites.rfe import report, rfewna, rounds
 from pytest_chaosmining.suites.rfe.data import find_santander
+from pytest_chaosmining.suites.rfe.rfewna import RFEwNA, fit_side_by_side, validation_split
 from pytest_chaosmining.suites.rfe.rounds import RoundNetworks
 from pytest_chaosmining.suites.rfe.tiers import RFE_TIERS
 from pytest_chaosmining.testbeds.formulas import data as symbolic_data
@@ -72,9 +77,6 @@ LINEAR = {"regression": "linear", "classification": "logistic"}
 
 def rfe_code() -> tuple[ModuleType, ...]:
     """The modules whose source enters the cache key of an RFE selection."""
-    from pytest_chaosmining.core.training import ensemble
-    from pytest_chaosmining.suites.rfe import data as rfe_data
-    from pytest_chaosmining.suites.rfe import rfewna, rounds
 
     return (rfewna, rounds, ensemble, rfe_data, symbolic_data, formulas)
 
@@ -178,8 +180,6 @@ def load(case: RFECase) -> Any:
     """The case's data (deterministic), made once per process for the case's
     tests (selection sizes, RFEwNA, the statistical selectors); its arrays are
     read-only, so no caller can change what the next one gets."""
-    import pytest_chaosmining.suites.rfe.data as rfe_data
-
     if case.dataset.startswith("f"):
         data = rfe_data.symbolic(int(case.dataset[1:]), case.n_features, case.n_samples, 0.01, case.seed)
     elif case.dataset == "generated":
@@ -229,7 +229,6 @@ def _test_scores(task: str, y_true: np.ndarray, pred: np.ndarray, prefix: str) -
 
 
 def selector(case: RFECase, explainer: Explainer | str, k: int, device: torch.device) -> Any:
-    from pytest_chaosmining.suites.rfe.rfewna import RFEwNA
 
     return RFEwNA(
         explainer,
@@ -249,7 +248,6 @@ def rfewna_config(case: RFECase, explainer: str, device: torch.device, ensemble:
     (``ensemble``: its round networks were trained in batched ensembles), keyed by
     the code it ran (the plugin's source and captum's installed files, as the
     derived results are: a pull request that edits a captum method recomputes)."""
-    from pytest_chaosmining.core.storage.derived import package_fingerprint
 
     config = {**case.config(), "explainer": explainer, "device": device.type, "code": package_fingerprint()}
     return {**config, "rounds": "ensemble"} if ensemble else config
@@ -306,8 +304,6 @@ def run_side_by_side(
     makes xdist workers run a case once."""
     from filelock import FileLock
 
-    from pytest_chaosmining.core.storage.keys import LOCK_TIMEOUT_S, cache_key
-
     configs = {e.name: rfewna_config(case, e.name, device, networks.ensemble) for e in explainers}
 
     def missing() -> list[Any]:
@@ -332,7 +328,6 @@ def _side_by_side(
     networks: RoundNetworks,
     configs: dict[str, dict[str, Any]],
 ) -> list[str]:
-    from pytest_chaosmining.suites.rfe.rfewna import fit_side_by_side
 
     data = load(case)
     k = n_select(case, data)
@@ -421,8 +416,6 @@ def _statistical_selection(
 ) -> tuple[Any, dict, list, float]:
     from sklearn.base import clone
     from sklearn.feature_selection import RFE
-
-    from pytest_chaosmining.suites.rfe.rfewna import validation_split
 
     k = n_select(case, data)
     estimator = statistical_estimator(method, case.task, case.seed)
@@ -522,7 +515,7 @@ class RfeSuite(SuiteDefaults):
 
     def scored(
         self,
-        session: RunView,
+        run: RunView,
         case: RFECase,
         explainer: str,
         benchmark: BenchmarkFixture | None,
@@ -532,87 +525,87 @@ class RfeSuite(SuiteDefaults):
         """RFEwNA driven by the explainer (timed; the case's built-ins run side by side
         first, sharing round networks): FPrec and its margin over linear RFE, or the
         test accuracy where the truth is unknown; the selection's records."""
-        session.judge.tag_test(node, SUITE, explainer)
-        self.run_side_by_side(session, case)  # the case's built-ins, once: shared round networks
-        with session.runtime.timer(benchmark, SUITE, case.id, explainer), explainer_failures(node.config):
-            result = self.selection(session, case, explainer)
+        self.run_side_by_side(run, case)  # the case's built-ins, once: shared round networks
+        with run.runtime.timer(benchmark, SUITE, case.id, explainer), explainer_failures(node.config):
+            result = self.selection(run, case, explainer)
         made = selection_records(case, "RFEwNA", explainer, result)
         if result.fprec is None:
             return Scored({"accuracy_without_truth": result.scores["accuracy"]}, made)
-        linear = self.selection(session, case, f"RFE-{LINEAR[case.task]}")
+        linear = self.selection(run, case, f"RFE-{LINEAR[case.task]}")
         assert linear.fprec is not None  # the same data: the truth is known to both
         values = {"fprec": result.fprec, "fprec_over_linear": result.fprec - linear.fprec, "linear_fprec": linear.fprec}
         return Scored(values, made)
 
-    def judge_statistical(self, session: RunView, case: RFECase, method: str, node: pytest.Item) -> None:
-        """A statistical method's selection: its records; exactly k features and finite test scores."""
-        result = self.selection(session, case, method)
-        for made in selection_records(case, method, MODEL_LEVEL, result):
-            session.judge.record(node, made)
-        fields = selection_fields(case)
-        if result.fprec is not None:
-            session.judge.record(node, _selection_record(case, fields, method, MODEL_LEVEL, "fprec", result.fprec))
-        k = fields["k"]
-        assert result.support.sum() == k, f"{method} kept {result.support.sum()} features, expected {k}"
-        assert all(math.isfinite(v) for v in result.scores.values()), result.scores
-
     def seeds(self, tier: str, seeds: Seeds | None) -> range:
         return seed_range(RFE_TIERS[tier].seeds, seeds)
 
-    def plan(self, session: RunView) -> list[RFECase]:
-        return plan_cases(RFE_TIERS[session.plan.tier], session.plan.settings.seeds, session.plan.data_dir)
+    def plan(self, run: RunView) -> list[RFECase]:
+        return plan_cases(RFE_TIERS[run.plan.tier], run.plan.settings.seeds, run.plan.data_dir)
 
-    def parametrize(self, metafunc: pytest.Metafunc, session: RunView | None) -> None:
+    def parametrize(self, metafunc: pytest.Metafunc, run: RunView | None) -> None:
         """Explainer-driven tests over cases × explainers; ``method`` tests over cases × statistical estimators."""
         if "method" not in metafunc.fixturenames:
-            parametrize_cases(metafunc, session, self)
+            parametrize_cases(metafunc, run, self)
             return
 
-        cases = sharded(session, self.name, self.plan(session)) if session is not None else []
+        cases = sharded(run, self.name, self.plan(run)) if run is not None else []
         metafunc.parametrize(
             (self.case_arg, "method"),
             [pytest.param(case, f"RFE-{m}", id=f"{case.id}-RFE-{m}") for case in cases for m in STATISTICAL[case.task]],
         )
 
-    def selection(self, session: RunView, case: RFECase, method: str) -> SelectionResult:
+    def selection(self, run: RunView, case: RFECase, method: str) -> SelectionResult:
         """The selection of ``method`` (a registered explainer driving RFEwNA, or
         ``RFE-<estimator>``) on ``case``, computed at most once per process."""
         if method.startswith("RFE-"):
-            return session.runtime.memo(
+            return run.runtime.memo(
                 ("rfe", case, method),
-                lambda: run_statistical(case, method[4:], session.runtime.device, session.runtime.cache),
+                lambda: run_statistical(case, method[4:], run.runtime.device, run.runtime.cache),
             )
-        return session.runtime.memo(
+        return run.runtime.memo(
             ("rfe", case, method),
             lambda: run_rfewna(
                 case,
-                session.explainers[method],
-                session.runtime.cache,
-                session.runtime.device,
-                session.results.reuses_builtin_results,
-                self.networks(session, case),
+                run.explainers[method],
+                run.runtime.cache,
+                run.runtime.device,
+                run.results.reuses_builtin_results,
+                self.networks(run, case),
             ),
         )
 
-    def networks(self, session: RunView, case: RFECase) -> RoundNetworks | None:
+    def networks(self, run: RunView, case: RFECase) -> RoundNetworks | None:
         """The round networks the case's RFEwNA runs share (None where each explainer
         is timed on its own: with pytest-benchmark results asked for)."""
-        if session.results.fresh_timings:
+        if run.results.fresh_timings:
             return None
-        return session.runtime.memo(
+        return run.runtime.memo(
             ("rfe-networks", case),
-            lambda: RoundNetworks(ensemble=session.runtime.ensemble, store=session.runtime.cache),
+            lambda: RoundNetworks(ensemble=run.runtime.ensemble, store=run.runtime.cache),
         )
 
-    def run_side_by_side(self, session: RunView, case: RFECase) -> None:
+    def run_side_by_side(self, run: RunView, case: RFECase) -> None:
         """Before the case's first RFEwNA test: the run's selected built-in explainers
         on ``case`` run side by side (once per process; see :func:`run_side_by_side`)."""
-        networks = self.networks(session, case)
-        if networks is None or not session.results.reuses_builtin_results:
+        networks = self.networks(run, case)
+        if networks is None or not run.results.reuses_builtin_results:
             return
-        names = session.explainers.in_case(SUITE, case.id)
-        explainers = [session.explainers[name] for name in names]
-        session.runtime.memo(
+        names = run.explainers.in_case(SUITE, case.id)
+        explainers = [run.explainers[name] for name in names]
+        run.runtime.memo(
             ("rfe-side-by-side", case),
-            lambda: run_side_by_side(case, explainers, session.runtime.cache, session.runtime.device, networks),
+            lambda: run_side_by_side(case, explainers, run.runtime.cache, run.runtime.device, networks),
         )
+
+
+def judge_statistical(run: RunView, suite: RfeSuite, case: RFECase, method: str, node: pytest.Item) -> None:
+    """A statistical method's selection: its records; exactly k features and finite test scores."""
+    result = suite.selection(run, case, method)
+    for made in selection_records(case, method, MODEL_LEVEL, result):
+        run.judge.record(node, made)
+    fields = selection_fields(case)
+    if result.fprec is not None:
+        run.judge.record(node, _selection_record(case, fields, method, MODEL_LEVEL, "fprec", result.fprec))
+    k = fields["k"]
+    assert result.support.sum() == k, f"{method} kept {result.support.sum()} features, expected {k}"
+    assert all(math.isfinite(v) for v in result.scores.values()), result.scores

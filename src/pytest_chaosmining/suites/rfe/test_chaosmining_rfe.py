@@ -7,8 +7,8 @@ with statistical estimators runs beside it.  See ``pytest_chaosmining.suites.rfe
 
 from __future__ import annotations
 
-from pytest_chaosmining.suite_kit.checks import judge_explainer
-from pytest_chaosmining.suites.rfe.suite import RfeSuite
+from pytest_chaosmining.suite_kit.verdict import judge_explainer
+from pytest_chaosmining.suites.rfe.suite import RfeSuite, judge_statistical
 
 RFE = RfeSuite()
 
@@ -24,4 +24,4 @@ def test_statistical_rfe(chaosmining, rfe_case, method, request):
     """scikit-learn's RFE with a statistical estimator at the same 50% step: the
     reference methods RFEwNA is compared with.  It must select exactly k
     features and give a finite test score."""
-    RFE.judge_statistical(chaosmining, rfe_case, method, request.node)
+    judge_statistical(chaosmining, RFE, rfe_case, method, request.node)

@@ -36,7 +36,8 @@ from pytest_chaosmining.explainers.context import AUDIO_CLASSIFICATION, IMAGE_CL
 from pytest_chaosmining.judge import Check, explainer_failures
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
 from pytest_chaosmining.suite_kit.parametrize import sharded
-from pytest_chaosmining.suite_kit.seam import Calibration, TrainedModel
+from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, Scored, TrainedModel, number
+from pytest_chaosmining.suite_kit.verdict import Recorder
 from pytest_chaosmining.suites.registry import get_model_suite
 from pytest_chaosmining.suites.saliency import report
 from pytest_chaosmining.suites.saliency.tiers import SALIENCY, SaliencyTier
@@ -49,6 +50,8 @@ if TYPE_CHECKING:
 SUITE = "saliency"
 #: the domain suites compared, in report order
 DOMAINS = ("symbolic", "vision", "audio")
+#: seed of records that summarise all seeds (mean of the paired differences)
+ALL_SEEDS = -1
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,16 @@ class SaliencyComparison:
             out.append((standard, dataclasses.replace(standard, guide=self.guide)))
         return out
 
+    @property
+    def model_id(self) -> str:
+        """The domain case's model."""
+        return str(self.base.model_id)
+
+    @property
+    def seed(self) -> int:
+        """Every seed of the comparison (:data:`ALL_SEEDS`)."""
+        return ALL_SEEDS
+
     def case_fields(self) -> dict[str, Any]:
         return {"domain": self.domain, "comparison": self.key, "training": self.guide.id}
 
@@ -103,17 +116,17 @@ def plan_cases(
     return comparisons
 
 
-def guided_bars(session: RunView, domain: str, model: TrainedModel) -> dict[str, float]:
+def guided_bars(run: RunView, domain: str, model: TrainedModel) -> dict[str, float]:
     """The bars every guided model's explanations must clear (metric → threshold):
     the primary score at least ``min_above_chance`` above chance, and the domain
     suite's own model checks (vision, audio: the model-randomisation check) at
     that suite's default bar.  A random or model-ignoring explainer fails them; a
     worse-than-standard one need not (that is the claim, judged separately where it holds)."""
     suite = get_model_suite(domain)
-    section = session.judge.thresholds.section(SUITE, session.plan.tier)
+    section = run.judge.thresholds.section(SUITE, run.plan.tier)
     bars = {suite.compared[0]: suite.chance(model) + float(section["min_above_chance"])}
-    for metric in suite.model_checks(session):
-        bars[metric] = session.judge.thresholds.default(domain, session.plan.tier, metric)
+    for metric in suite.model_checks(run):
+        bars[metric] = run.judge.thresholds.default(domain, run.plan.tier, metric)
     return bars
 
 
@@ -125,6 +138,8 @@ class SaliencySuite(SuiteDefaults):
     name = SUITE
     shapes = (TABULAR_REGRESSION, IMAGE_CLASSIFICATION, AUDIO_CLASSIFICATION)
     case_arg = "comparison"
+    #: no declared checks: its scoring hands the path its own (per pair, and the claim)
+    checks = ()
     score_metric = "fprec"  # the symbolic comparisons' FPrec, in the terminal summary
     #: the scores of the three domains, each judged per model and as a mean change over seeds
     metrics = (
@@ -158,110 +173,81 @@ class SaliencySuite(SuiteDefaults):
     def seeds(self, tier: str, seeds: Seeds | None) -> range:
         return seed_range(SALIENCY[tier].seeds, seeds)
 
-    def plan(self, session: RunView) -> list[SaliencyComparison]:
+    def plan(self, run: RunView) -> list[SaliencyComparison]:
         return plan_cases(
-            session.plan.tier,
-            SALIENCY[session.plan.tier],
-            session.plan.settings.guide(),
-            session.plan.settings.seeds,
-            session.plan.data_dir,
+            run.plan.tier,
+            SALIENCY[run.plan.tier],
+            run.plan.settings.guide(),
+            run.plan.settings.seeds,
+            run.plan.data_dir,
         )
 
-    def prepare_models(self, session: RunView, comparison: SaliencyComparison) -> None:
+    def prepare_models(self, run: RunView, comparison: SaliencyComparison) -> None:
         """Before ``comparison``'s models are first needed: with ensembles on, the
         standard and guided models of the run's comparisons in its domain (every
         seed) train as the domain suite's batched ensembles (once per run)."""
-        if not session.runtime.ensemble:
+        if not run.runtime.ensemble:
             return
         domain = comparison.domain
 
         def train() -> bool:
-            selected = session.plan.cases(SUITE, sharded(session, SUITE, self.plan(session)))
+            selected = run.plan.cases(SUITE, sharded(run, SUITE, self.plan(run)))
             cases = [case for c in selected if c.domain == domain for pair in c.pairs() for case in pair]
-            get_model_suite(domain).train_together(session, cases)
+            get_model_suite(domain).train_together(run, cases)
             return True
 
-        session.runtime.memo(("saliency-ensembles", domain), train)
+        run.runtime.memo(("saliency-ensembles", domain), train)
 
-    def judge_quality(self, session: RunView, comparison: SaliencyComparison, node: pytest.Item) -> None:
-        """Saliency guided training keeps prediction quality: the mean paired change
-        (guided − standard) at least ``−quality_margin`` where ``quality_kept`` lists
-        the comparison; elsewhere an expected failure with this run's numbers."""
-        suite = get_model_suite(comparison.domain)
-        metric = suite.quality_metric
-        self.prepare_models(session, comparison)
-        changes = []
-        for standard, guided in comparison.pairs():
-            models = {standard: suite.model(session, standard), guided: suite.model(session, guided)}
-            for case, model in models.items():
-                session.judge.record(node, _record(comparison, case, MODEL_LEVEL, metric, suite.quality(model)))
-                seconds = float(getattr(model, "train_seconds"))
-                session.judge.record(node, _record(comparison, case, MODEL_LEVEL, "train_seconds", seconds))
-            change = suite.quality(models[guided]) - suite.quality(models[standard])
-            session.judge.record(node, _record(comparison, standard, MODEL_LEVEL, f"{metric}_change", change))
-            changes.append(change)
-        section = session.judge.thresholds.section(SUITE, session.plan.settings.tier)
-        margin = float(section["quality_margin"])
-        mean = _record(
-            comparison, comparison.base, MODEL_LEVEL, f"{metric}_change_mean", statistics.fmean(changes), ALL_SEEDS
-        )
-        per_seed = ", ".join(f"{c:+.3f}" for c in changes)
-        if not section.get("quality_kept", {}).get(comparison.key, False):
-            session.judge.record(node, mean)
-            pytest.xfail(
-                f"not asserted: our calibration runs found saliency guided training does not keep {metric} "
-                f"within {margin:.3f} on {comparison.key} (this run: mean change {mean.value:+.3f}; per seed "
-                f"{per_seed})"
-            )
-        session.judge.require(
-            node, mean, -margin, f"saliency guided training on {comparison.id} ({metric} per seed: {per_seed})"
-        )
+    def bar_key(self, fields: CaseFields) -> str:
+        """The comparison (``symbolic-f02-signed``)."""
+        return str(fields["comparison"])
 
-    def judge_attribution(
+    def scored(
         self,
-        session: RunView,
+        run: RunView,
         comparison: SaliencyComparison,
         explainer_name: str,
         benchmark: BenchmarkFixture | None,
         node: pytest.Item,
-    ) -> None:
-        """On every seed the explainer's score on the guided model clears chance and
-        (vision, audio) gains from training; where ``score_kept`` lists the explainer
-        for this comparison, the mean paired change of the domain's score is at
-        least ``−claim_tolerance``."""
-        session.judge.tag_test(node, SUITE, explainer_name)
+        record: Recorder,
+    ) -> Scored:
+        """The explainer on every pair of ``comparison``: its scores recorded; checks
+        that on every seed its score on the guided model clears chance and (vision,
+        audio) gains from training and, where ``score_kept`` lists the explainer for
+        this comparison, that the mean paired change of the domain's score is at least
+        ``−claim_tolerance``."""
         domain = comparison.domain
-        explainer = session.explainers[explainer_name]
-        gate = session.judge.thresholds.quality_gate(domain, session.plan.settings.tier)
+        explainer = run.explainers[explainer_name]
+        gate = run.judge.thresholds.quality_gate(domain, run.plan.tier)
         suite = get_model_suite(domain)
         checks: list[Check] = []
         changes: dict[str, list[float]] = {m: [] for m in suite.compared}
-        self.prepare_models(session, comparison)
-        timer = session.runtime.timer(benchmark, SUITE, comparison.id, explainer_name)  # times the first call
+        self.prepare_models(run, comparison)
+        timer = run.runtime.timer(benchmark, SUITE, comparison.id, explainer_name)  # times the first call
         for standard, guided in comparison.pairs():
-            models = {standard: suite.model(session, standard), guided: suite.model(session, guided)}
+            models = {standard: suite.model(run, standard), guided: suite.model(run, guided)}
             weak = [f"{c.id} ({suite.quality(m):.3f})" for c, m in models.items() if suite.quality(m) < gate]
             if weak:
                 pytest.skip(f"below the {domain} quality gate {gate:.3f}: {', '.join(weak)}; not compared")
             results = {}
             for case, model in models.items():
                 with timer, explainer_failures(node.config):
-                    results[case] = suite.score(session, model, explainer)
-            bars = guided_bars(session, domain, models[guided])
+                    results[case] = suite.score(run, model, explainer)
+            bars = guided_bars(run, domain, models[guided])
             for metric in suite.compared:
                 value: Any = results[standard][metric]
-                session.judge.record(node, _record(comparison, standard, explainer_name, metric, value))
+                run.judge.record(node, _record(comparison, standard, explainer_name, metric, value))
                 change = results[guided][metric] - value
                 changes[metric].append(change)
-                session.judge.record(node, _record(comparison, standard, explainer_name, f"{metric}_change", change))
+                run.judge.record(node, _record(comparison, standard, explainer_name, f"{metric}_change", change))
             for metric in dict.fromkeys(suite.compared + tuple(bars)):
-                record = _record(comparison, guided, explainer_name, metric, results[guided][metric])  # type: ignore[arg-type]
+                made = _record(comparison, guided, explainer_name, metric, number(results[guided], metric))
                 if metric in bars:
-                    checks.append((record, bars[metric], f"{explainer_name} on the saliency guided {guided.id}"))
+                    checks.append((made, bars[metric], f"{explainer_name} on the saliency guided {guided.id}"))
                 else:
-                    session.judge.record(node, record)
+                    run.judge.record(node, made)
         primary = suite.compared[0]
-        section = session.judge.thresholds.section(SUITE, session.plan.settings.tier)
+        section = run.judge.thresholds.section(SUITE, run.plan.tier)
         mean = _record(
             comparison,
             comparison.base,
@@ -280,12 +266,8 @@ class SaliencySuite(SuiteDefaults):
                 )
             )
         else:
-            session.judge.record(node, mean)  # the claim is not asserted here: our measurements do not support it
-        session.judge.require_all(node, checks)
-
-
-#: seed of records that summarise all seeds (mean of the paired differences)
-ALL_SEEDS = -1
+            run.judge.record(node, mean)  # the claim is not asserted here: our measurements do not support it
+        return Scored({}, further=lambda what: checks)
 
 
 def _record(
@@ -293,3 +275,38 @@ def _record(
 ) -> Record:
     fields = {**comparison.case_fields(), "arm": "standard" if case.guide is None else "guided"}
     return Record(SUITE, case.model_id, explainer, case.seed if seed is None else seed, metric, float(value), fields)
+
+
+def judge_quality(run: RunView, saliency: SaliencySuite, comparison: SaliencyComparison, node: pytest.Item) -> None:
+    """Saliency guided training keeps prediction quality: the mean paired change
+    (guided − standard) at least ``−quality_margin`` where ``quality_kept`` lists
+    the comparison; elsewhere an expected failure with this run's numbers."""
+    suite = get_model_suite(comparison.domain)
+    metric = suite.quality_metric
+    saliency.prepare_models(run, comparison)
+    changes = []
+    for standard, guided in comparison.pairs():
+        models = {standard: suite.model(run, standard), guided: suite.model(run, guided)}
+        for case, model in models.items():
+            run.judge.record(node, _record(comparison, case, MODEL_LEVEL, metric, suite.quality(model)))
+            seconds = float(getattr(model, "train_seconds"))
+            run.judge.record(node, _record(comparison, case, MODEL_LEVEL, "train_seconds", seconds))
+        change = suite.quality(models[guided]) - suite.quality(models[standard])
+        run.judge.record(node, _record(comparison, standard, MODEL_LEVEL, f"{metric}_change", change))
+        changes.append(change)
+    section = run.judge.thresholds.section(SUITE, run.plan.tier)
+    margin = float(section["quality_margin"])
+    mean = _record(
+        comparison, comparison.base, MODEL_LEVEL, f"{metric}_change_mean", statistics.fmean(changes), ALL_SEEDS
+    )
+    per_seed = ", ".join(f"{c:+.3f}" for c in changes)
+    if not section.get("quality_kept", {}).get(comparison.key, False):
+        run.judge.record(node, mean)
+        pytest.xfail(
+            f"not asserted: our calibration runs found saliency guided training does not keep {metric} "
+            f"within {margin:.3f} on {comparison.key} (this run: mean change {mean.value:+.3f}; per seed "
+            f"{per_seed})"
+        )
+    run.judge.require(
+        node, mean, -margin, f"saliency guided training on {comparison.id} ({metric} per seed: {per_seed})"
+    )

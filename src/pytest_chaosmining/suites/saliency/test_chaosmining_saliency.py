@@ -9,7 +9,8 @@ comparisons and their checks) and the ``[saliency.<tier>]`` sections of
 
 from __future__ import annotations
 
-from pytest_chaosmining.suites.saliency.suite import SaliencySuite
+from pytest_chaosmining.suite_kit.verdict import judge_explainer
+from pytest_chaosmining.suites.saliency.suite import SaliencySuite, judge_quality
 
 SALIENCY = SaliencySuite()
 
@@ -19,7 +20,7 @@ def test_prediction_quality(chaosmining, comparison, request):
     (guided − standard) is at least ``−quality_margin`` where ``quality_kept``
     lists the comparison (our measurements found the claim holds); elsewhere the
     test xfails with this run's numbers (an XPASS means it held after all)."""
-    SALIENCY.judge_quality(chaosmining, comparison, request.node)
+    judge_quality(chaosmining, SALIENCY, comparison, request.node)
 
 
 def test_attribution(chaosmining, comparison, explainer_name, chaosmining_benchmark, request):
@@ -28,4 +29,4 @@ def test_attribution(chaosmining, comparison, explainer_name, chaosmining_benchm
     ``score_kept`` lists the explainer for this comparison (our
     measurements found the claim holds), the mean paired change of the domain's
     score is at least ``−claim_tolerance``."""
-    SALIENCY.judge_attribution(chaosmining, comparison, explainer_name, chaosmining_benchmark, request.node)
+    judge_explainer(chaosmining, SALIENCY, comparison, explainer_name, chaosmining_benchmark, request.node)

@@ -18,14 +18,15 @@ from pytest_chaosmining.core.metrics.catalog import calibrated, judged, measured
 from pytest_chaosmining.core.metrics.cost import Cost
 from pytest_chaosmining.core.metrics.drift import fingerprint
 from pytest_chaosmining.core.metrics.properties import completeness_fit, is_signed, truth_sign_agreement
+from pytest_chaosmining.core.storage.derived import weights_digest
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.explainers import IG_STEPS, attribute
 from pytest_chaosmining.explainers.context import TABULAR_REGRESSION, tabular_context
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
-from pytest_chaosmining.suite_kit.merit import Probe
 from pytest_chaosmining.suite_kit.parametrize import sharded
-from pytest_chaosmining.suite_kit.scoring import ModelScoring
+from pytest_chaosmining.suite_kit.probe import Probe
 from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, ScoreCheck
+from pytest_chaosmining.suite_kit.verdict import model_scored
 from pytest_chaosmining.suites.symbolic import report
 from pytest_chaosmining.testbeds.formulas.cases import (
     SUITE,
@@ -36,6 +37,7 @@ from pytest_chaosmining.testbeds.formulas.cases import (
     trained_model,
     untrained_model,
 )
+from pytest_chaosmining.testbeds.formulas.ensemble import eligible, train_groups
 from pytest_chaosmining.testbeds.formulas.tiers import SYMBOLIC
 from pytest_chaosmining.timing import timed
 
@@ -112,7 +114,7 @@ def _formula_key(fields: CaseFields) -> str:
     return f"f{int(str(fields['formula'])):02d}"
 
 
-class SymbolicSuite(ModelScoring, SuiteDefaults):
+class SymbolicSuite(SuiteDefaults):
     """Symbolic functions (ChaosMining §3.1): FPrec of each explainer on MLPs
     trained per formula × noise condition × seed."""
 
@@ -159,49 +161,49 @@ class SymbolicSuite(ModelScoring, SuiteDefaults):
     model_records = ("train_seconds",)
     #: for the saliency suite: prediction quality and the scores compared (the first is judged)
     quality_metric = "uscore"
+    #: its explainer test scores on the model suites' path
+    scored = model_scored
     compared = ("fprec",)
 
     def seeds(self, tier: str, seeds: Seeds | None) -> range:
         return seed_range(SYMBOLIC[tier].seeds, seeds)
 
-    def plan(self, session: RunView) -> list[SymbolicCase]:
-        return session.plan.per_training(
-            plan_cases(SYMBOLIC[session.plan.tier], session.plan.settings.seeds, list(session.plan.settings.sweeps))
+    def plan(self, run: RunView) -> list[SymbolicCase]:
+        return run.plan.per_training(
+            plan_cases(SYMBOLIC[run.plan.tier], run.plan.settings.seeds, list(run.plan.settings.sweeps))
         )
 
-    def model(self, session: RunView, case: SymbolicCase) -> TrainedSymbolicModel:
+    def model(self, run: RunView, case: SymbolicCase) -> TrainedSymbolicModel:
         """The trained model of ``case``, trained at most once (and cached on disk);
         with ensembles on, the run's models of its shape train together first."""
-        from pytest_chaosmining.testbeds.formulas.ensemble import eligible
 
         def load() -> TrainedSymbolicModel:
-            together = session.runtime.ensemble and eligible(case)
+            together = run.runtime.ensemble and eligible(case)
             if together:
-                cases = session.plan.cases(SUITE, sharded(session, SUITE, self.plan(session)))
-                self.train_together(session, cases + ([] if case in cases else [case]))  # the cost suite's, say
+                cases = run.plan.cases(SUITE, sharded(run, SUITE, self.plan(run)))
+                self.train_together(run, cases + ([] if case in cases else [case]))  # the cost suite's, say
             return trained_model(
                 case,
-                session.runtime.cache,
-                session.runtime.device,
-                session.runtime.progress(f"symbolic {case.id}"),
+                run.runtime.cache,
+                run.runtime.device,
+                run.runtime.progress(f"symbolic {case.id}"),
                 together,
             )
 
-        return session.runtime.memo(case, load)
+        return run.runtime.memo(case, load)
 
-    def train_together(self, session: RunView, cases: Sequence[SymbolicCase]) -> None:
+    def train_together(self, run: RunView, cases: Sequence[SymbolicCase]) -> None:
         """With ensembles on (``--chaosmining-ensemble``), train those of ``cases``
         not yet cached as batched ensembles, one per shape and training mode."""
-        from pytest_chaosmining.testbeds.formulas.ensemble import train_groups
 
-        if session.runtime.ensemble:
+        if run.runtime.ensemble:
             train_groups(
                 cases,
-                session.runtime.cache,
-                session.runtime.device,
+                run.runtime.cache,
+                run.runtime.device,
                 untrained_model,
                 symbolic_code(together=True),
-                session.runtime.progress(f"symbolic ensembles ({len(cases)} models)"),
+                run.runtime.progress(f"symbolic ensembles ({len(cases)} models)"),
             )
 
     def quality(self, model: TrainedSymbolicModel) -> float:
@@ -224,15 +226,14 @@ class SymbolicSuite(ModelScoring, SuiteDefaults):
         """The threshold key of ``case``: its formula (``f02``)."""
         return f"f{case.formula:02d}"
 
-    def score(self, session: RunView, model: TrainedSymbolicModel, explainer: Explainer) -> dict[str, Any]:
+    def score(self, run: RunView, model: TrainedSymbolicModel, explainer: Explainer) -> dict[str, Any]:
         """:func:`evaluate` on the session's device."""
-        from pytest_chaosmining.core.storage.derived import weights_digest
 
-        return session.results.evaluated(
+        return run.results.evaluated(
             SUITE,
-            {"model": model.case.training_config(session.runtime.device.type), "weights": weights_digest(model.model)},
+            {"model": model.case.training_config(run.runtime.device.type), "weights": weights_digest(model.model)},
             explainer,
-            lambda: evaluate(model, explainer, session.runtime.device),
+            lambda: evaluate(model, explainer, run.runtime.device),
             (Cost,),
         )
 
@@ -240,7 +241,7 @@ class SymbolicSuite(ModelScoring, SuiteDefaults):
         """The first ``samples`` test rows of ``trained`` (:func:`probe`)."""
         return probe(trained, samples)
 
-    def model_checks(self, session: RunView) -> tuple[str, ...]:
+    def model_checks(self, run: RunView) -> tuple[str, ...]:
         """Metrics of :meth:`score` judged on every model beside the primary score: none."""
         return ()
 

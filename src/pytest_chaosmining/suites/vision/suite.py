@@ -23,10 +23,11 @@ from typing import TYPE_CHECKING, Any
 from pytest_chaosmining.core.metrics.attribution import localisation, saliency_maps, top_k_box
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, measured_against_baseline, own_merit, reported
 from pytest_chaosmining.core.metrics.drift import fingerprint
+from pytest_chaosmining.core.training.classification import to_float
 from pytest_chaosmining.explainers import ExplainerError, attribute
 from pytest_chaosmining.explainers.context import IMAGE_CLASSIFICATION
 from pytest_chaosmining.suite_kit.classifier import ClassifierFunctions, ClassifierSuite
-from pytest_chaosmining.suite_kit.merit import classifier_probe
+from pytest_chaosmining.suite_kit.probe import classifier_probe
 from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, ScoreCheck
 from pytest_chaosmining.suites.vision import report
 from pytest_chaosmining.testbeds.digits.cases import (
@@ -51,7 +52,7 @@ if TYPE_CHECKING:
 
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.run_view import RunView
-    from pytest_chaosmining.suite_kit.merit import Probe
+    from pytest_chaosmining.suite_kit.probe import Probe
 
 PAPER_SIGMA, PAPER_CANVAS = 6.0, 224
 #: IG's internal batch on the own-merit checks' few images
@@ -71,8 +72,6 @@ def _attribution_call(
     inputs prepared beforehand so that timing covers the call only."""
     import torch
 
-    from pytest_chaosmining.core.training.classification import to_float
-
     inputs = to_float(torch.from_numpy(trained.val.images[rows])).to(device)
     target = torch.from_numpy(trained.predictions[rows]).to(device)
     context = attribution_context(trained.case, device, internal_batch_size)
@@ -84,8 +83,6 @@ def probe(trained: TrainedVisionModel, samples: int) -> Probe:
     """The first ``samples`` validation images of ``trained`` for the own-merit checks:
     their predicted classes, the runner-up classes and the suite's context."""
     import torch
-
-    from pytest_chaosmining.core.training.classification import to_float
 
     device = next(trained.model.parameters()).device
     inputs = to_float(torch.from_numpy(trained.val.images[:samples])).to(device)
@@ -132,7 +129,7 @@ def evaluate(
     }
 
 
-def example_figure(session: RunView, path: Path, per_condition: int = 1) -> bool:
+def example_figure(run: RunView, path: Path, per_condition: int = 1) -> bool:
     """For the first cached model of each condition: a few validation images, each
     explainer's smoothed map with its top-k box (red) and the true box (green).
     Uses cached models only; returns False when there is nothing to draw."""
@@ -143,20 +140,20 @@ def example_figure(session: RunView, path: Path, per_condition: int = 1) -> bool
     from matplotlib.patches import Rectangle
 
     cases, seen = [], set()
-    for case in VisionSuite().plan(session):
-        if case.condition not in seen and session.runtime.cache.has(
-            SUITE, case.training_config(session.runtime.device.type), vision_code()
+    for case in VisionSuite().plan(run):
+        if case.condition not in seen and run.runtime.cache.has(
+            SUITE, case.training_config(run.runtime.device.type), vision_code()
         ):
             cases.append(case)
             seen.add(case.condition)
     if not cases:
         return False
-    names = session.explainers.in_suite(SUITE)
+    names = run.explainers.in_suite(SUITE)
     rows = len(cases) * per_condition
     fig, axes = plt.subplots(rows, 1 + len(names), figsize=(1.8 * (1 + len(names)), 1.8 * rows), squeeze=False)
-    tier = VISION[session.plan.tier]
+    tier = VISION[run.plan.tier]
     for ci, case in enumerate(cases):
-        trained = VisionSuite().model(session, case)
+        trained = VisionSuite().model(run, case)
         sigma = PAPER_SIGMA * case.canvas / PAPER_CANVAS
         for j in range(per_condition):
             ax_row = axes[ci * per_condition + j]
@@ -169,8 +166,8 @@ def example_figure(session: RunView, path: Path, per_condition: int = 1) -> bool
                 try:
                     call = _attribution_call(
                         trained,
-                        session.explainers[name],
-                        session.runtime.device,
+                        run.explainers[name],
+                        run.runtime.device,
                         tier.internal_batch_size,
                         slice(j, j + 1),
                     )

@@ -16,11 +16,14 @@ import numpy as np
 
 from pytest_chaosmining.core.storage import decoding
 from pytest_chaosmining.core.tiers import Seeds, seed_range
+from pytest_chaosmining.core.training import classification
+from pytest_chaosmining.core.training.classification import to_float
 from pytest_chaosmining.core.training.modes import SaliencyGuided
 from pytest_chaosmining.explainers.context import BACKGROUND_SIZE, AttributionContext
 from pytest_chaosmining.suite_kit.classifier import ClassifierCase, cached_classifier
 from pytest_chaosmining.testbeds import noise_conditions
-from pytest_chaosmining.testbeds.digits import data
+from pytest_chaosmining.testbeds.digits import data, models
+from pytest_chaosmining.testbeds.digits.models import build_model
 from pytest_chaosmining.testbeds.digits.tiers import VisionTier
 
 # torch and the package's modules that load it are imported where used: heavy, they wait for --chaosmining.
@@ -38,8 +41,6 @@ SUITE = "vision"
 
 def vision_code() -> tuple[ModuleType, ...]:
     """The modules whose source enters the cache key of a vision model."""
-    from pytest_chaosmining.core.training import classification
-    from pytest_chaosmining.testbeds.digits import data, models
 
     return (data, models, classification, decoding)
 
@@ -157,8 +158,6 @@ def untrained_model(case: Any) -> Any:
     initialised from ``case.seed``, in eval mode; vision and BAM cases alike."""
     import torch
 
-    from pytest_chaosmining.testbeds.digits.models import build_model
-
     torch.manual_seed(case.seed)
     return build_model(case.model).eval()
 
@@ -211,8 +210,6 @@ def image_context(
 def _background(case: VisionCase) -> Any:
     """The first :data:`BACKGROUND_SIZE` training images of ``case`` as floats."""
     import torch
-
-    from pytest_chaosmining.core.training.classification import to_float
 
     images = data_split(dataclasses.replace(case, n_train=BACKGROUND_SIZE), "train").images
     return to_float(torch.from_numpy(images[:BACKGROUND_SIZE]))

@@ -11,8 +11,16 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from pytest_chaosmining.core.metrics.attribution import uscore
 from pytest_chaosmining.core.tiers import Seeds, seed_range
+from pytest_chaosmining.core.training import ensemble
+from pytest_chaosmining.core.training import regression as training
 from pytest_chaosmining.core.training.modes import SaliencyGuided, guided_model_id, training_key
+from pytest_chaosmining.core.training.regression import RegressionTraining, train_regressor
+from pytest_chaosmining.testbeds.formulas import data, formulas, models
+from pytest_chaosmining.testbeds.formulas.data import SymbolicDataSpec, generate
+from pytest_chaosmining.testbeds.formulas.ensemble import ensemble_config
+from pytest_chaosmining.testbeds.formulas.models import MLPRegressor
 from pytest_chaosmining.testbeds.formulas.tiers import SymbolicTier
 
 # torch and the package's modules that load it are imported where used: heavy, they wait for --chaosmining.
@@ -30,9 +38,6 @@ SUITE = "symbolic"
 def symbolic_code(together: bool = False) -> tuple[ModuleType, ...]:
     """The modules whose source enters the cache key of a symbolic model
     (``together``: one trained in a batched ensemble, whose trainer enters it too)."""
-    from pytest_chaosmining.core.training import ensemble
-    from pytest_chaosmining.core.training import regression as training
-    from pytest_chaosmining.testbeds.formulas import data, formulas, models
 
     return (formulas, data, models, training) + ((ensemble,) if together else ())
 
@@ -147,10 +152,6 @@ def trained_model(
     (:mod:`pytest_chaosmining.testbeds.formulas.ensemble`, which trains it first)."""
     import torch
 
-    from pytest_chaosmining.core.metrics.attribution import uscore
-    from pytest_chaosmining.core.training.regression import RegressionTraining, train_regressor
-    from pytest_chaosmining.testbeds.formulas.data import SymbolicDataSpec, generate
-
     data = generate(SymbolicDataSpec(case.formula, case.noise_features, case.label_noise, case.n_samples, case.seed))
 
     def build() -> torch.nn.Module:
@@ -167,8 +168,6 @@ def trained_model(
             pred = model(torch.from_numpy(data.x_test).to(device)).cpu().numpy().ravel()
         return float(uscore(pred, data.y_test_clean))
 
-    from pytest_chaosmining.testbeds.formulas.ensemble import ensemble_config
-
     config = ensemble_config(case, device.type) if together else case.training_config(device.type)
     model, meta = cache.model(SUITE, config, build, fit, device, symbolic_code(together), check)
     return TrainedSymbolicModel(case, model, data, check(model), float(meta["train_seconds"]))
@@ -177,8 +176,6 @@ def trained_model(
 def untrained_model(case: SymbolicCase, n_features: int) -> Any:
     """``case``'s MLP as initialised from ``case.seed``, before training, in eval mode."""
     import torch
-
-    from pytest_chaosmining.testbeds.formulas.models import MLPRegressor
 
     torch.manual_seed(case.seed)
     return MLPRegressor(n_features, case.width, case.depth, case.dropout).eval()
