@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from pytest_chaosmining.core.storage.arrays import ArrayCache
-from pytest_chaosmining.suites import noise_conditions
+from pytest_chaosmining.testbeds import noise_conditions
 
 
 @dataclass(frozen=True)
