@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from pytest_chaosmining.reports.figures import drawn
 from pytest_chaosmining.suite_kit.parametrize import parametrize_cases
-from pytest_chaosmining.suite_kit.verdict import case_record
+from pytest_chaosmining.suite_kit.seam import case_record
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from pytest_chaosmining.core.metrics.catalog import KeyOf, Metric
+from pytest_chaosmining.core.verdicts.records import Record
 from pytest_chaosmining.explainers.context import AttributedShape
 from pytest_chaosmining.reports.reported_suite import ReportedSuite
 
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     import torch
     from pytest_benchmark.fixture import BenchmarkFixture
 
-    from pytest_chaosmining.core.verdicts.records import CaseValue, Record
+    from pytest_chaosmining.core.verdicts.records import CaseValue
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.judge import Check
     from pytest_chaosmining.run_view import RunView
@@ -158,6 +159,11 @@ def number(values: Mapping[str, object], key: str) -> float:
     if not isinstance(value, int | float):
         raise TypeError(f"score {key!r} is {type(value).__name__}, not a number")
     return float(value)
+
+
+def case_record(suite: str, case: RecordedCase, explainer: str, metric: str, value: float) -> Record:
+    """A record of ``case`` in ``suite``: its model, seed and reported fields."""
+    return Record(suite, case.model_id, explainer, case.seed, metric, float(value), dict(case.case_fields()))
 
 
 class CheckedSuite(Suite, Protocol):

@@ -32,6 +32,7 @@ from pytest_chaosmining.suite_kit.seam import (
     ModelT,
     RecordedCase,
     Scored,
+    case_record,
     number,
 )
 
@@ -45,11 +46,6 @@ if TYPE_CHECKING:
 Recorder = Callable[[str, float], Record]
 #: a suite's scores of an explainer
 ScoresT = TypeVar("ScoresT", bound=Mapping[str, object])
-
-
-def case_record(suite: str, case: RecordedCase, explainer: str, metric: str, value: float) -> Record:
-    """A record of ``case`` in ``suite``: its model, seed and reported fields."""
-    return Record(suite, case.model_id, explainer, case.seed, metric, float(value), dict(case.case_fields()))
 
 
 def judge_explainer(
