@@ -11,13 +11,10 @@ from typing import TYPE_CHECKING, TypeVar
 
 import pytest
 
+from pytest_chaosmining.core.storage.derived import DerivedCache
 from pytest_chaosmining.settings import Settings
 
-# the package's modules that load heavy libraries are imported where used: they wait for --chaosmining.
-
-
 if TYPE_CHECKING:
-    from pytest_chaosmining.core.storage.derived import DerivedCache
     from pytest_chaosmining.explainers import Explainer
 
 T = TypeVar("T")
@@ -37,10 +34,6 @@ class ResultReuse:
     @functools.cached_property
     def derived(self) -> DerivedCache:
         """Cached scores of the built-in explainers, beside the model cache."""
-        from pytest_chaosmining.core.storage.derived import (
-            DerivedCache,  # on use: the entry module loads this one, and this import loads numpy or torch
-        )
-
         return DerivedCache(self._cache_root(), self.settings.pack)
 
     def evaluated(

@@ -14,12 +14,6 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self
 from pytest_chaosmining.core.metrics.cost import Cost
 from pytest_chaosmining.core.storage.derived import weights_digest
 from pytest_chaosmining.core.tiers import Seeds, seed_range
-from pytest_chaosmining.core.training.classification import (
-    ClassifierTraining,
-    predict_array,
-    to_float,
-    train_classifier,
-)
 from pytest_chaosmining.core.training.modes import guided_model_id, training_key
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
 from pytest_chaosmining.suite_kit.verdict import model_scored
@@ -29,12 +23,11 @@ from pytest_chaosmining.suite_kit.verdict import model_scored
 
 
 if TYPE_CHECKING:
-    from types import ModuleType
-
     import numpy as np
     import torch
 
     from pytest_chaosmining.core.storage.cache import ModelCache
+    from pytest_chaosmining.core.storage.keys import Code
     from pytest_chaosmining.core.training.modes import SaliencyGuided
     from pytest_chaosmining.core.verdicts.records import Record
     from pytest_chaosmining.explainers import Explainer
@@ -230,7 +223,7 @@ def cached_classifier(
     case: ClassifierCase,
     cache: ModelCache,
     device: torch.device,
-    code: tuple[ModuleType, ...],
+    code: Code,
     build: Callable[[], torch.nn.Module],
     train_data: Callable[[], tuple[np.ndarray, np.ndarray]],
     val: tuple[np.ndarray, np.ndarray],
@@ -244,6 +237,14 @@ def cached_classifier(
     ``val``.  The model, its cache metadata and its validation predictions (kept by
     ``remembered(key, predict)`` under the model's weights where given)."""
     import torch
+
+    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
+    from pytest_chaosmining.core.training.classification import (
+        ClassifierTraining,
+        predict_array,
+        to_float,
+        train_classifier,
+    )
 
     prep = prepare or to_float
     val_inputs, val_labels = val

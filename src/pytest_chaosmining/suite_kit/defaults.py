@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     from pytest_chaosmining.core.verdicts.records import Record
     from pytest_chaosmining.run_view import RunView
-    from pytest_chaosmining.suite_kit.seam import Case, RecordedCase
+    from pytest_chaosmining.suite_kit.seam import Case, RecordedCase, Recorder
 
 
 class SuiteDefaults:
@@ -40,7 +40,7 @@ class SuiteDefaults:
     def parametrize(self, metafunc: pytest.Metafunc, run: RunView | None) -> None:
         parametrize_cases(metafunc, run, self)
 
-    def records(self, case: RecordedCase, explainer: str) -> Callable[[str, float], Record]:
+    def records(self, case: RecordedCase, explainer: str) -> Recorder:
         """Records of ``case`` in this suite: its model, seed and reported fields."""
         return functools.partial(case_record, self.name, case, explainer)
 

@@ -36,10 +36,9 @@ if TYPE_CHECKING:
     import pytest
     import torch
 
-    from pytest_chaosmining.core.verdicts.records import Record
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.run_view import RunView
-    from pytest_chaosmining.suite_kit.seam import CaseT, ModelSuite, ModelT
+    from pytest_chaosmining.suite_kit.seam import CaseT, ModelSuite, ModelT, Recorder
 
 #: the distinct samples of a probe (the checks run on these few, once per explainer and suite)
 PROBE_SAMPLES = 6
@@ -195,7 +194,7 @@ def own_merit_checks(
     case: CaseT,
     explainer_name: str,
     node: pytest.Item,
-    record: Callable[[str, float], Record],
+    record: Recorder,
     what: str,
 ) -> list[Check]:
     """On the suite's probe case (:func:`is_probe_case`), the judged checks of the
@@ -276,7 +275,7 @@ def _equivalence_check(
     explainer: Explainer,
     probe: Probe,
     key: dict[str, object],
-    record: Callable[[str, float], Record],
+    record: Recorder,
     what: str,
 ) -> list[Check]:
     """The check that ``explainer`` agrees with the explainer it declares it implements

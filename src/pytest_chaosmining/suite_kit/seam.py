@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, SupportsFloat, TypeVar
 
 from pytest_chaosmining.core.metrics.catalog import KeyOf, Metric
 from pytest_chaosmining.core.verdicts.records import Record
@@ -154,11 +154,16 @@ class Scored:
 
 
 def number(values: Mapping[str, object], key: str) -> float:
-    """The score ``key`` of ``values`` as a float (TypeError where it is not a number)."""
+    """The score ``key`` of ``values`` as a float (anything ``float()`` takes: a numpy
+    scalar, a one-element tensor; TypeError where it is not a number)."""
     value = values[key]
-    if not isinstance(value, int | float):
+    if not isinstance(value, SupportsFloat):
         raise TypeError(f"score {key!r} is {type(value).__name__}, not a number")
     return float(value)
+
+
+#: how a test makes its record of a metric's value
+Recorder = Callable[[str, float], Record]
 
 
 def case_record(suite: str, case: RecordedCase, explainer: str, metric: str, value: float) -> Record:
@@ -185,7 +190,7 @@ class CheckedSuite(Suite, Protocol):
         """The key a case's explainer bars are looked up under, from its record fields."""
         ...
 
-    def records(self, case: RecordedCase, explainer: str) -> Callable[[str, float], Record]:
+    def records(self, case: RecordedCase, explainer: str) -> Recorder:
         """How the explainer test makes a record of a metric on ``case``."""
         ...
 
@@ -196,7 +201,7 @@ class CheckedSuite(Suite, Protocol):
         explainer: str,
         benchmark: BenchmarkFixture | None,
         node: pytest.Item,
-        record: Callable[[str, float], Record],
+        record: Recorder,
     ) -> Scored:
         """Skip the test where the case cannot judge, and score the explainer (timed:
         :func:`~pytest_chaosmining.suite_kit.verdict.timed_score`; ``record`` makes the

@@ -21,7 +21,7 @@ import pytest
 from pytest_chaosmining.core.metrics.cost import Cost
 from pytest_chaosmining.core.metrics.properties import NOISE_FACTOR
 from pytest_chaosmining.core.verdicts.baseline import MOVED
-from pytest_chaosmining.core.verdicts.records import FINGERPRINT, MODEL_LEVEL, Record
+from pytest_chaosmining.core.verdicts.records import FINGERPRINT, MODEL_LEVEL
 from pytest_chaosmining.judge import Check, explainer_failures
 from pytest_chaosmining.suite_kit.merit import drift_noise, own_merit_checks
 from pytest_chaosmining.suite_kit.seam import (
@@ -31,6 +31,7 @@ from pytest_chaosmining.suite_kit.seam import (
     ModelSuite,
     ModelT,
     RecordedCase,
+    Recorder,
     Scored,
     case_record,
     number,
@@ -42,8 +43,6 @@ if TYPE_CHECKING:
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.run_view import RunView
 
-#: how a test makes its record of a metric's value
-Recorder = Callable[[str, float], Record]
 #: a suite's scores of an explainer
 ScoresT = TypeVar("ScoresT", bound=Mapping[str, object])
 

@@ -250,9 +250,8 @@ class Baseline:
         """How far the maps of a fingerprint ``record`` moved from the baseline's: the
         :func:`~pytest_chaosmining.core.metrics.drift.map_agreement` of the two
         fingerprints (None where the baseline kept none for it)."""
-        from pytest_chaosmining.core.metrics.drift import (
-            map_agreement,  # on use: the entry module loads this one, and this import loads numpy or torch
-        )
+        # on use: the entry module loads this one, and this import loads numpy or torch
+        from pytest_chaosmining.core.metrics.drift import map_agreement
 
         then = self.fingerprints.get(record.key())
         if then is None or record.maps is None:

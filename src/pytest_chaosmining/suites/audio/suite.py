@@ -29,7 +29,6 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -37,10 +36,8 @@ import numpy as np
 from pytest_chaosmining.core.metrics.attribution import channel_mass, channel_scores
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, measured_against_baseline, own_merit, reported
 from pytest_chaosmining.core.metrics.drift import fingerprint
-from pytest_chaosmining.core.storage import decoding
+from pytest_chaosmining.core.storage.keys import Code
 from pytest_chaosmining.core.tiers import Seeds, seed_range
-from pytest_chaosmining.core.training import classification
-from pytest_chaosmining.core.training.classification import pcm_to_float
 from pytest_chaosmining.core.training.modes import SaliencyGuided
 from pytest_chaosmining.explainers import ExplainerError, attribute
 from pytest_chaosmining.explainers.context import AUDIO_CLASSIFICATION, BACKGROUND_SIZE, AttributionContext
@@ -52,11 +49,9 @@ from pytest_chaosmining.suite_kit.classifier import (
 )
 from pytest_chaosmining.suite_kit.probe import classifier_probe
 from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, ScoreCheck
-from pytest_chaosmining.suites.audio import data, models, report
+from pytest_chaosmining.suites.audio import data, report
 from pytest_chaosmining.suites.audio.data import CLASSES, find_speech_commands, speech_commands_files
-from pytest_chaosmining.suites.audio.models import build_audio_model, is_recurrent
 from pytest_chaosmining.suites.audio.tiers import AUDIO, AudioTier
-from pytest_chaosmining.testbeds import noise_conditions
 from pytest_chaosmining.timing import timed
 
 # matplotlib, torch and the package's modules that load them are imported where used: heavy, they wait for
@@ -77,10 +72,14 @@ TIME_SEGMENTS = 5
 PROBE_BATCH = 320
 
 
-def audio_code() -> tuple[ModuleType, ...]:
+def audio_code() -> Code:
     """The modules whose source enters the cache key of an audio model."""
-
-    return (data, models, classification, decoding)
+    return (
+        "pytest_chaosmining.suites.audio.data",
+        "pytest_chaosmining.suites.audio.models",
+        "pytest_chaosmining.core.training.classification",
+        "pytest_chaosmining.core.storage.decoding",
+    )
 
 
 @dataclass(frozen=True)
@@ -174,7 +173,13 @@ def data_split(case: AudioCase, split: str, cache: ModelCache | None = None) -> 
     )
     if cache is None or case.source != "embedded":
         return data.generate(spec)
-    return cache.data.get_or_make("audio", spec, lambda: data.generate(spec), data.AudioData, (data, noise_conditions))
+    return cache.data.get_or_make(
+        "audio",
+        spec,
+        lambda: data.generate(spec),
+        data.AudioData,
+        ("pytest_chaosmining.suites.audio.data", "pytest_chaosmining.testbeds.noise_conditions"),
+    )
 
 
 def n_classes(case: AudioCase) -> int:
@@ -194,6 +199,9 @@ def trained_model(
     """Load ``case``'s classifier from the cache or train it; score it on validation data
     (its predictions kept by ``remembered`` where given)."""
 
+    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
+    from pytest_chaosmining.core.training.classification import pcm_to_float
+
     def train_data() -> tuple[np.ndarray, np.ndarray]:
         data = data_split(case, "train")
         return data.waves, data.labels
@@ -209,6 +217,9 @@ def trained_model(
 def untrained_model(case: AudioCase) -> Any:
     """``case``'s model as it is before training (seeded initialisation), in eval mode."""
     import torch
+
+    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
+    from pytest_chaosmining.suites.audio.models import build_audio_model
 
     torch.manual_seed(case.seed)
     return build_audio_model(case.model, case.channels, n_classes(case), case.stride).eval()
@@ -246,6 +257,9 @@ def _background(case: AudioCase) -> Any:
     """The first :data:`BACKGROUND_SIZE` training clips of ``case`` as floats."""
     import torch
 
+    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
+    from pytest_chaosmining.core.training.classification import pcm_to_float
+
     waves = data_split(dataclasses.replace(case, n_train=BACKGROUND_SIZE), "train").waves
     return pcm_to_float(torch.from_numpy(waves[:BACKGROUND_SIZE]))
 
@@ -263,6 +277,12 @@ def attribution_call(
     inputs prepared beforehand so that timing covers the call only.  Recurrent
     models run with cuDNN disabled: eval-mode attribution on CUDA."""
     import torch
+
+    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
+    from pytest_chaosmining.core.training.classification import pcm_to_float
+
+    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
+    from pytest_chaosmining.suites.audio.models import is_recurrent
 
     inputs = pcm_to_float(torch.from_numpy(trained.val.waves[rows])).to(device)
     target = torch.from_numpy(trained.predictions[rows]).to(device)
@@ -282,6 +302,12 @@ def probe(trained: TrainedAudioModel, samples: int) -> Probe:
     their predicted classes, the runner-up classes and the suite's context (recurrent
     models run with cuDNN disabled, as in :func:`attribution_call`)."""
     import torch
+
+    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
+    from pytest_chaosmining.core.training.classification import pcm_to_float
+
+    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
+    from pytest_chaosmining.suites.audio.models import is_recurrent
 
     device = next(trained.model.parameters()).device
     inputs = pcm_to_float(torch.from_numpy(trained.val.waves[:samples])).to(device)

@@ -26,7 +26,6 @@ import dataclasses
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -35,19 +34,13 @@ import pytest
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
 from pytest_chaosmining.core.metrics.cost import Cost
 from pytest_chaosmining.core.storage.derived import weights_digest
+from pytest_chaosmining.core.storage.keys import Code
 from pytest_chaosmining.core.tiers import Seeds, seed_range
-from pytest_chaosmining.core.training import classification
-from pytest_chaosmining.core.training.classification import (
-    ClassifierTraining,
-    predict_array,
-    to_float,
-    train_classifier,
-)
 from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
 from pytest_chaosmining.explainers import attribute
 from pytest_chaosmining.explainers.context import BACKGROUND_SIZE, IMAGE_CLASSIFICATION
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
-from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, ScoreCheck, Scored
+from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, Recorder, ScoreCheck, Scored
 from pytest_chaosmining.suite_kit.verdict import timed_score
 from pytest_chaosmining.suites.bam import data as bam_data
 from pytest_chaosmining.suites.bam import report
@@ -63,8 +56,6 @@ from pytest_chaosmining.suites.bam.metrics import (
     region_attribution,
 )
 from pytest_chaosmining.suites.bam.tiers import BAM, BamTier
-from pytest_chaosmining.testbeds.digits import data as vision_data
-from pytest_chaosmining.testbeds.digits import models
 from pytest_chaosmining.testbeds.digits.cases import grid_mask, image_context, untrained_model
 from pytest_chaosmining.timing import timed
 
@@ -84,10 +75,14 @@ SUITE = "bam"
 CHECK_IMAGES = 500
 
 
-def bam_code() -> tuple[ModuleType, ...]:
+def bam_code() -> Code:
     """The modules whose source enters the cache key of a BAM model."""
-
-    return (bam_data, vision_data, models, classification)
+    return (
+        "pytest_chaosmining.suites.bam.data",
+        "pytest_chaosmining.testbeds.digits.data",
+        "pytest_chaosmining.testbeds.digits.models",
+        "pytest_chaosmining.core.training.classification",
+    )
 
 
 @dataclass(frozen=True)
@@ -170,6 +165,9 @@ def _train(
     (its training images and labels) is made only where a model is checked or trained."""
     import torch
 
+    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
+    from pytest_chaosmining.core.training.classification import ClassifierTraining, predict_array, train_classifier
+
     def build() -> torch.nn.Module:
         return untrained_model(case)
 
@@ -223,7 +221,13 @@ def _split(spec: BamSpec, cache: ModelCache) -> Any:
     """The images of ``spec`` (embedded ones through ``cache``'s data)."""
     if spec.source != "embedded":
         return generate(spec)
-    return cache.data.get_or_make("bam", spec, lambda: generate(spec), bam_data.BamData, (bam_data, vision_data))
+    return cache.data.get_or_make(
+        "bam",
+        spec,
+        lambda: generate(spec),
+        bam_data.BamData,
+        ("pytest_chaosmining.suites.bam.data", "pytest_chaosmining.testbeds.digits.data"),
+    )
 
 
 def trained_models(
@@ -237,6 +241,7 @@ def trained_models(
     ``remembered(key, measure)`` under the models' weights where given)."""
 
     # the training data is made only where a model is not in the cache (a warm run makes none)
+
     train = _lazily(case.spec("objects", "train"))
     f_o, t_o = _train(case, "object", train("objects"), cache, device, progress("object model"))
     f_s, t_s = _train(case, "scene", train("scenes"), cache, device, progress("scene model"))
@@ -265,6 +270,9 @@ def trained_models(
 def _accuracies(f_o: Any, f_s: Any, f_k: dict[float, Any], val: Any, cf_val: Any) -> dict[str, Any]:
     """The accuracies of f_o and f_s on each version of the validation images, and
     what each f_k loses on scene-0 images when the common feature is removed."""
+
+    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
+    from pytest_chaosmining.core.training.classification import predict_array
 
     accuracy = {}
     for name, model, labels in (("f_o", f_o, val.objects), ("f_s", f_s, val.scenes)):
@@ -302,6 +310,9 @@ def _attribute(
     """Normalised maps of ``images`` for the predicted class, and the predictions."""
     import torch
 
+    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
+    from pytest_chaosmining.core.training.classification import predict_array, to_float
+
     preds = predict_array(model, images)
     cell = max(1, case.canvas // 8)
     context = image_context(
@@ -323,6 +334,9 @@ def _background(case: BamCase) -> Any:
     """:data:`BACKGROUND_SIZE` training images (object on scene) of ``case`` as floats."""
     import torch
 
+    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
+    from pytest_chaosmining.core.training.classification import to_float
+
     small = dataclasses.replace(case, n_train=BACKGROUND_SIZE)
     return to_float(torch.from_numpy(generate(small.spec("objects", "train")).images[:BACKGROUND_SIZE]))
 
@@ -334,6 +348,9 @@ def neutral_patches(models: BamModels, n: int, device: torch.device, steps: int)
     ``NEUTRAL_TOLERANCE`` (relative L2) of those without δ, as the paper's
     f(x) ≈ f(x + δ) over all classes."""
     import torch
+
+    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
+    from pytest_chaosmining.core.training.classification import predict_array, to_float
 
     if models.delta is None or models.delta[0] != (n, steps):
         val = models.val
@@ -466,7 +483,7 @@ class BamSuite(SuiteDefaults):
         explainer: str,
         benchmark: BenchmarkFixture | None,
         node: pytest.Item,
-        record: Callable[[str, float], Record],
+        record: Recorder,
     ) -> Scored:
         """The explainer's MCS, IDR and IIR on the case's models (skipped where the
         premise does not hold), timed; the gains over their random-region baselines

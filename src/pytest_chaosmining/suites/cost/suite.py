@@ -17,7 +17,6 @@ from pytest_chaosmining.core.metrics.attribution import consistency, fprec
 from pytest_chaosmining.core.metrics.catalog import reported
 from pytest_chaosmining.core.storage.derived import weights_digest
 from pytest_chaosmining.core.tiers import Seeds
-from pytest_chaosmining.core.training.regression import RegressionTraining, train_regressor
 from pytest_chaosmining.core.verdicts.records import Record
 from pytest_chaosmining.explainers import attribute
 from pytest_chaosmining.explainers.context import TABULAR_REGRESSION, tabular_context
@@ -136,6 +135,9 @@ class CostSuite(SuiteDefaults):
 
 def _snapshots(run: RunView, case: SymbolicCase) -> list[tuple[int, torch.nn.Module]]:
     import torch
+
+    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
+    from pytest_chaosmining.core.training.regression import RegressionTraining, train_regressor
 
     device = run.runtime.device
     data = generate(SymbolicDataSpec(case.formula, case.noise_features, case.label_noise, case.n_samples, case.seed))

@@ -35,7 +35,6 @@ import functools
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -43,22 +42,15 @@ import pytest
 
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
 from pytest_chaosmining.core.storage.derived import weights_digest
+from pytest_chaosmining.core.storage.keys import Code
 from pytest_chaosmining.core.tiers import Seeds, seed_range
-from pytest_chaosmining.core.training import classification
-from pytest_chaosmining.core.training.classification import (
-    ClassifierTraining,
-    predict_array,
-    to_float,
-    train_classifier,
-)
 from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
 from pytest_chaosmining.explainers import attribute
 from pytest_chaosmining.explainers.context import IMAGE_CLASSIFICATION
 from pytest_chaosmining.judge import explainer_failures
 from pytest_chaosmining.suite_kit.classifier import ClassifierSuite
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
-from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, ScoreCheck, Scored
-from pytest_chaosmining.suites.iteroar import masks as mask_module
+from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, Recorder, ScoreCheck, Scored
 from pytest_chaosmining.suites.iteroar import report
 from pytest_chaosmining.suites.iteroar.masks import (
     apply_masks,
@@ -71,7 +63,6 @@ from pytest_chaosmining.suites.iteroar.masks import (
 )
 from pytest_chaosmining.suites.iteroar.tiers import ITEROAR, IteroarTier
 from pytest_chaosmining.suites.registry import get_suite
-from pytest_chaosmining.testbeds.digits import data, models
 from pytest_chaosmining.testbeds.digits.cases import attribution_context, data_split, untrained_model
 from pytest_chaosmining.testbeds.digits.cases import plan_cases as vision_cases
 from pytest_chaosmining.testbeds.digits.tiers import VISION
@@ -92,10 +83,14 @@ SUITE = "iteroar"
 REFERENCE = "random-pixels"  # name of the reference chain (uniformly random removal)
 
 
-def iteroar_code() -> tuple[ModuleType, ...]:
+def iteroar_code() -> Code:
     """The modules whose source enters the cache key of a retrained IteROAR model."""
-
-    return (data, models, classification, mask_module)
+    return (
+        "pytest_chaosmining.testbeds.digits.data",
+        "pytest_chaosmining.testbeds.digits.models",
+        "pytest_chaosmining.core.training.classification",
+        "pytest_chaosmining.suites.iteroar.masks",
+    )
 
 
 @dataclass(frozen=True)
@@ -212,6 +207,9 @@ def _explainer_masks(
     draws uniformly random maps."""
     import torch
 
+    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
+    from pytest_chaosmining.core.training.classification import predict_array, to_float
+
     if explainer is None:
         return top_fraction_masks(rng.random((len(images),) + images.shape[2:]), case.fraction, rng)
     preds = predict_array(model, images) if preds is None else preds
@@ -237,6 +235,9 @@ def _retrain(
 ) -> tuple[Any, float]:
     """f_{i+1}: ``previous`` retrained on the masked ``images`` (cached by their digest)."""
     import torch
+
+    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
+    from pytest_chaosmining.core.training.classification import ClassifierTraining, predict_array, train_classifier
 
     base = case.base
     scratch = case.retrain_epochs is None
@@ -289,6 +290,9 @@ def run_chain(
     chain.  ``stream`` names the chain in the tie-breaking random draws;
     ``remembered(key, compute)`` keeps the mask-leakage classifiers' accuracies
     between runs, keyed by a digest of the masks and labels they learn from."""
+
+    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
+    from pytest_chaosmining.core.training.classification import predict_array
 
     n = min(case.n_explain, len(f0.val))
     test_x, test_y, boxes = f0.val.images[:n], f0.val.labels[:n], f0.val.boxes[:n]
@@ -511,7 +515,7 @@ class IteroarSuite(SuiteDefaults):
         explainer: str,
         benchmark: BenchmarkFixture | None,
         node: pytest.Item,
-        record: Callable[[str, float], Record],
+        record: Recorder,
     ) -> Scored:
         """The explainer's chain (timed) beside the reference chain: the drop gain and
         the training gain, and the chain's records."""

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
+from pytest_chaosmining.testbeds.formulas.data import SymbolicDataSpec, generate
+
 TRAIN_FRACTION = 0.8
 
 
@@ -44,7 +46,6 @@ class SelectionData:
 def symbolic(formula: int, noise_features: int, n_samples: int, label_noise: float, seed: int) -> SelectionData:
     """A symbolic formula's data (4:1 split) with its predictive columns as truth."""
     # on use: only the symbolic datasets need the formulas testbed
-    from pytest_chaosmining.testbeds.formulas.data import SymbolicDataSpec, generate
 
     d = generate(SymbolicDataSpec(formula, noise_features, label_noise, n_samples, seed))
     return SelectionData(f"f{formula:02d}", "regression", d.x_train, d.y_train, d.x_test, d.y_test, np.sort(d.truth))

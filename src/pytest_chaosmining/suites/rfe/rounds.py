@@ -28,13 +28,11 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from types import ModuleType
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pytest_chaosmining.core.training import ensemble
-from pytest_chaosmining.core.training.ensemble import LOSSES, stackable, train_on_shared_batches
+from pytest_chaosmining.core.storage.keys import Code
 
 if TYPE_CHECKING:
     from torch import nn
@@ -112,6 +110,9 @@ def train_network(training: RoundTraining, x: np.ndarray, y: np.ndarray) -> nn.M
     """Train one round's network on ``x`` (the kept features) with Adam; eval mode."""
     import torch
 
+    # on use: torch loads with it; the metric catalog imports this module without it
+    from pytest_chaosmining.core.training.ensemble import LOSSES
+
     net = initial_network(training, x.shape[1])
     optimizer = torch.optim.Adam(net.parameters(), lr=training.lr)
     inputs = torch.from_numpy(np.ascontiguousarray(x)).to(training.device)
@@ -138,6 +139,9 @@ def _train_ensemble(
     None where the architecture cannot be stacked."""
     import torch
 
+    # on use: torch loads with it; the metric catalog imports this module without it
+    from pytest_chaosmining.core.training.ensemble import stackable, train_on_shared_batches
+
     nets = [initial_network(training, len(column_sets[0])) for _ in column_sets]
     if not stackable(nets):
         return None
@@ -160,12 +164,12 @@ def _train_ensemble(
 NetworkKey = tuple[RoundTraining, str, tuple[int, ...]]
 
 
-def rounds_code() -> tuple[ModuleType, ...]:
+def rounds_code() -> Code:
     """The modules whose source enters the key of a round network on disk."""
-    # inside: this module itself, whose source is part of the key
-    from pytest_chaosmining.suites.rfe import rounds
-
-    return (rounds, ensemble)
+    return (
+        "pytest_chaosmining.suites.rfe.rounds",
+        "pytest_chaosmining.core.training.ensemble",
+    )
 
 
 class RoundNetworks:

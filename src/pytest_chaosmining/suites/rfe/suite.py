@@ -25,9 +25,8 @@ import dataclasses
 import functools
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -36,23 +35,19 @@ import pytest
 from pytest_chaosmining.core.metrics.attribution import uscore
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
 from pytest_chaosmining.core.storage.derived import package_fingerprint
-from pytest_chaosmining.core.storage.keys import LOCK_TIMEOUT_S, cache_key
+from pytest_chaosmining.core.storage.keys import LOCK_TIMEOUT_S, Code, cache_key
 from pytest_chaosmining.core.tiers import Seeds, seed_range
-from pytest_chaosmining.core.training import ensemble
 from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
 from pytest_chaosmining.explainers.context import TABULAR_CLASSIFICATION, TABULAR_REGRESSION
 from pytest_chaosmining.judge import explainer_failures
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
 from pytest_chaosmining.suite_kit.parametrize import parametrize_cases, sharded
-from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, ScoreCheck, Scored
+from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, Recorder, ScoreCheck, Scored
 from pytest_chaosmining.suites.rfe import data as rfe_data
-from pytest_chaosmining.suites.rfe import report, rfewna, rounds
+from pytest_chaosmining.suites.rfe import report
 from pytest_chaosmining.suites.rfe.data import find_santander
-from pytest_chaosmining.suites.rfe.rfewna import RFEwNA, fit_side_by_side, validation_split
 from pytest_chaosmining.suites.rfe.rounds import RoundNetworks
 from pytest_chaosmining.suites.rfe.tiers import RFE_TIERS
-from pytest_chaosmining.testbeds.formulas import data as symbolic_data
-from pytest_chaosmining.testbeds.formulas import formulas
 
 # filelock, sklearn and the package's modules that load them are imported where used: heavy, they wait for
 # --chaosmining.
@@ -75,10 +70,16 @@ STATISTICAL = {
 LINEAR = {"regression": "linear", "classification": "logistic"}
 
 
-def rfe_code() -> tuple[ModuleType, ...]:
+def rfe_code() -> Code:
     """The modules whose source enters the cache key of an RFE selection."""
-
-    return (rfewna, rounds, ensemble, rfe_data, symbolic_data, formulas)
+    return (
+        "pytest_chaosmining.suites.rfe.rfewna",
+        "pytest_chaosmining.suites.rfe.rounds",
+        "pytest_chaosmining.core.training.ensemble",
+        "pytest_chaosmining.suites.rfe.data",
+        "pytest_chaosmining.testbeds.formulas.data",
+        "pytest_chaosmining.testbeds.formulas.formulas",
+    )
 
 
 @dataclass(frozen=True)
@@ -230,6 +231,9 @@ def _test_scores(task: str, y_true: np.ndarray, pred: np.ndarray, prefix: str) -
 
 def selector(case: RFECase, explainer: Explainer | str, k: int, device: torch.device) -> Any:
 
+    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
+    from pytest_chaosmining.suites.rfe.rfewna import RFEwNA
+
     return RFEwNA(
         explainer,
         case.task,
@@ -329,6 +333,9 @@ def _side_by_side(
     configs: dict[str, dict[str, Any]],
 ) -> list[str]:
 
+    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
+    from pytest_chaosmining.suites.rfe.rfewna import fit_side_by_side
+
     data = load(case)
     k = n_select(case, data)
     selectors = [selector(case, e, k, device) for e in todo]
@@ -416,6 +423,9 @@ def _statistical_selection(
 ) -> tuple[Any, dict, list, float]:
     from sklearn.base import clone
     from sklearn.feature_selection import RFE
+
+    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
+    from pytest_chaosmining.suites.rfe.rfewna import validation_split
 
     k = n_select(case, data)
     estimator = statistical_estimator(method, case.task, case.seed)
@@ -509,7 +519,7 @@ class RfeSuite(SuiteDefaults):
         """The dataset (``f10``, ``generated``)."""
         return _dataset_key(fields)
 
-    def records(self, case: RFECase, explainer: str) -> Callable[[str, float], Record]:  # type: ignore[override]
+    def records(self, case: RFECase, explainer: str) -> Recorder:  # type: ignore[override]
         """RFEwNA's records of ``case``: its fields with the selection size and the feature count."""
         return functools.partial(_selection_record, case, selection_fields(case), "RFEwNA", explainer)
 
@@ -520,7 +530,7 @@ class RfeSuite(SuiteDefaults):
         explainer: str,
         benchmark: BenchmarkFixture | None,
         node: pytest.Item,
-        record: Callable[[str, float], Record],
+        record: Recorder,
     ) -> Scored:
         """RFEwNA driven by the explainer (timed; the case's built-ins run side by side
         first, sharing round networks): FPrec and its margin over linear RFE, or the

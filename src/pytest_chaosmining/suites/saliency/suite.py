@@ -36,8 +36,7 @@ from pytest_chaosmining.explainers.context import AUDIO_CLASSIFICATION, IMAGE_CL
 from pytest_chaosmining.judge import Check, explainer_failures
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
 from pytest_chaosmining.suite_kit.parametrize import sharded
-from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, Scored, TrainedModel, number
-from pytest_chaosmining.suite_kit.verdict import Recorder
+from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, Recorder, Scored, TrainedModel, number
 from pytest_chaosmining.suites.registry import get_model_suite
 from pytest_chaosmining.suites.saliency import report
 from pytest_chaosmining.suites.saliency.tiers import SALIENCY, SaliencyTier

@@ -37,7 +37,6 @@ from pytest_chaosmining.testbeds.formulas.cases import (
     trained_model,
     untrained_model,
 )
-from pytest_chaosmining.testbeds.formulas.ensemble import eligible, train_groups
 from pytest_chaosmining.testbeds.formulas.tiers import SYMBOLIC
 from pytest_chaosmining.timing import timed
 
@@ -177,6 +176,9 @@ class SymbolicSuite(SuiteDefaults):
         """The trained model of ``case``, trained at most once (and cached on disk);
         with ensembles on, the run's models of its shape train together first."""
 
+        # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
+        from pytest_chaosmining.testbeds.formulas.ensemble import eligible
+
         def load() -> TrainedSymbolicModel:
             together = run.runtime.ensemble and eligible(case)
             if together:
@@ -195,6 +197,9 @@ class SymbolicSuite(SuiteDefaults):
     def train_together(self, run: RunView, cases: Sequence[SymbolicCase]) -> None:
         """With ensembles on (``--chaosmining-ensemble``), train those of ``cases``
         not yet cached as batched ensembles, one per shape and training mode."""
+
+        # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
+        from pytest_chaosmining.testbeds.formulas.ensemble import train_groups
 
         if run.runtime.ensemble:
             train_groups(

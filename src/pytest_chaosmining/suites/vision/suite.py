@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 from pytest_chaosmining.core.metrics.attribution import localisation, saliency_maps, top_k_box
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, measured_against_baseline, own_merit, reported
 from pytest_chaosmining.core.metrics.drift import fingerprint
-from pytest_chaosmining.core.training.classification import to_float
 from pytest_chaosmining.explainers import ExplainerError, attribute
 from pytest_chaosmining.explainers.context import IMAGE_CLASSIFICATION
 from pytest_chaosmining.suite_kit.classifier import ClassifierFunctions, ClassifierSuite
@@ -72,6 +71,9 @@ def _attribution_call(
     inputs prepared beforehand so that timing covers the call only."""
     import torch
 
+    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
+    from pytest_chaosmining.core.training.classification import to_float
+
     inputs = to_float(torch.from_numpy(trained.val.images[rows])).to(device)
     target = torch.from_numpy(trained.predictions[rows]).to(device)
     context = attribution_context(trained.case, device, internal_batch_size)
@@ -83,6 +85,9 @@ def probe(trained: TrainedVisionModel, samples: int) -> Probe:
     """The first ``samples`` validation images of ``trained`` for the own-merit checks:
     their predicted classes, the runner-up classes and the suite's context."""
     import torch
+
+    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
+    from pytest_chaosmining.core.training.classification import to_float
 
     device = next(trained.model.parameters()).device
     inputs = to_float(torch.from_numpy(trained.val.images[:samples])).to(device)

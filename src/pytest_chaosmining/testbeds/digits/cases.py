@@ -9,21 +9,16 @@ import dataclasses
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from pytest_chaosmining.core.storage import decoding
+from pytest_chaosmining.core.storage.keys import Code
 from pytest_chaosmining.core.tiers import Seeds, seed_range
-from pytest_chaosmining.core.training import classification
-from pytest_chaosmining.core.training.classification import to_float
 from pytest_chaosmining.core.training.modes import SaliencyGuided
 from pytest_chaosmining.explainers.context import BACKGROUND_SIZE, AttributionContext
 from pytest_chaosmining.suite_kit.classifier import ClassifierCase, cached_classifier
-from pytest_chaosmining.testbeds import noise_conditions
-from pytest_chaosmining.testbeds.digits import data, models
-from pytest_chaosmining.testbeds.digits.models import build_model
+from pytest_chaosmining.testbeds.digits import data
 from pytest_chaosmining.testbeds.digits.tiers import VisionTier
 
 # torch and the package's modules that load it are imported where used: heavy, they wait for --chaosmining.
@@ -39,10 +34,14 @@ if TYPE_CHECKING:
 SUITE = "vision"
 
 
-def vision_code() -> tuple[ModuleType, ...]:
+def vision_code() -> Code:
     """The modules whose source enters the cache key of a vision model."""
-
-    return (data, models, classification, decoding)
+    return (
+        "pytest_chaosmining.testbeds.digits.data",
+        "pytest_chaosmining.testbeds.digits.models",
+        "pytest_chaosmining.core.training.classification",
+        "pytest_chaosmining.core.storage.decoding",
+    )
 
 
 @dataclass(frozen=True)
@@ -127,7 +126,11 @@ def data_split(case: VisionCase, split: str, cache: ModelCache | None = None) ->
     if cache is None or case.source != "embedded":
         return data.generate(spec)
     return cache.data.get_or_make(
-        "vision", spec, lambda: data.generate(spec), data.VisionData, (data, noise_conditions)
+        "vision",
+        spec,
+        lambda: data.generate(spec),
+        data.VisionData,
+        ("pytest_chaosmining.testbeds.digits.data", "pytest_chaosmining.testbeds.noise_conditions"),
     )
 
 
@@ -157,6 +160,9 @@ def untrained_model(case: Any) -> Any:
     """``case``'s image classifier (its ``model`` by name) as it is before training,
     initialised from ``case.seed``, in eval mode; vision and BAM cases alike."""
     import torch
+
+    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
+    from pytest_chaosmining.testbeds.digits.models import build_model
 
     torch.manual_seed(case.seed)
     return build_model(case.model).eval()
@@ -210,6 +216,9 @@ def image_context(
 def _background(case: VisionCase) -> Any:
     """The first :data:`BACKGROUND_SIZE` training images of ``case`` as floats."""
     import torch
+
+    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
+    from pytest_chaosmining.core.training.classification import to_float
 
     images = data_split(dataclasses.replace(case, n_train=BACKGROUND_SIZE), "train").images
     return to_float(torch.from_numpy(images[:BACKGROUND_SIZE]))

@@ -8,19 +8,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from pytest_chaosmining.core.metrics.attribution import uscore
+from pytest_chaosmining.core.storage.keys import Code
 from pytest_chaosmining.core.tiers import Seeds, seed_range
-from pytest_chaosmining.core.training import ensemble
-from pytest_chaosmining.core.training import regression as training
 from pytest_chaosmining.core.training.modes import SaliencyGuided, guided_model_id, training_key
-from pytest_chaosmining.core.training.regression import RegressionTraining, train_regressor
-from pytest_chaosmining.testbeds.formulas import data, formulas, models
 from pytest_chaosmining.testbeds.formulas.data import SymbolicDataSpec, generate
-from pytest_chaosmining.testbeds.formulas.ensemble import ensemble_config
-from pytest_chaosmining.testbeds.formulas.models import MLPRegressor
 from pytest_chaosmining.testbeds.formulas.tiers import SymbolicTier
 
 # torch and the package's modules that load it are imported where used: heavy, they wait for --chaosmining.
@@ -35,11 +29,16 @@ if TYPE_CHECKING:
 SUITE = "symbolic"
 
 
-def symbolic_code(together: bool = False) -> tuple[ModuleType, ...]:
+def symbolic_code(together: bool = False) -> Code:
     """The modules whose source enters the cache key of a symbolic model
     (``together``: one trained in a batched ensemble, whose trainer enters it too)."""
-
-    return (formulas, data, models, training) + ((ensemble,) if together else ())
+    modules = (
+        "pytest_chaosmining.testbeds.formulas.formulas",
+        "pytest_chaosmining.testbeds.formulas.data",
+        "pytest_chaosmining.testbeds.formulas.models",
+        "pytest_chaosmining.core.training.regression",
+    )
+    return modules + (("pytest_chaosmining.core.training.ensemble",) if together else ())
 
 
 @dataclass(frozen=True)
@@ -152,6 +151,12 @@ def trained_model(
     (:mod:`pytest_chaosmining.testbeds.formulas.ensemble`, which trains it first)."""
     import torch
 
+    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
+    from pytest_chaosmining.core.training.regression import RegressionTraining, train_regressor
+
+    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
+    from pytest_chaosmining.testbeds.formulas.ensemble import ensemble_config
+
     data = generate(SymbolicDataSpec(case.formula, case.noise_features, case.label_noise, case.n_samples, case.seed))
 
     def build() -> torch.nn.Module:
@@ -176,6 +181,9 @@ def trained_model(
 def untrained_model(case: SymbolicCase, n_features: int) -> Any:
     """``case``'s MLP as initialised from ``case.seed``, before training, in eval mode."""
     import torch
+
+    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
+    from pytest_chaosmining.testbeds.formulas.models import MLPRegressor
 
     torch.manual_seed(case.seed)
     return MLPRegressor(n_features, case.width, case.depth, case.dropout).eval()
