@@ -238,7 +238,6 @@ def cached_classifier(
     ``remembered(key, predict)`` under the model's weights where given)."""
     import torch
 
-    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
     from pytest_chaosmining.core.training.classification import (
         ClassifierTraining,
         predict_array,

@@ -198,8 +198,6 @@ def trained_model(
 ) -> TrainedAudioModel:
     """Load ``case``'s classifier from the cache or train it; score it on validation data
     (its predictions kept by ``remembered`` where given)."""
-
-    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
     from pytest_chaosmining.core.training.classification import pcm_to_float
 
     def train_data() -> tuple[np.ndarray, np.ndarray]:
@@ -218,7 +216,6 @@ def untrained_model(case: AudioCase) -> Any:
     """``case``'s model as it is before training (seeded initialisation), in eval mode."""
     import torch
 
-    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
     from pytest_chaosmining.suites.audio.models import build_audio_model
 
     torch.manual_seed(case.seed)
@@ -257,7 +254,6 @@ def _background(case: AudioCase) -> Any:
     """The first :data:`BACKGROUND_SIZE` training clips of ``case`` as floats."""
     import torch
 
-    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
     from pytest_chaosmining.core.training.classification import pcm_to_float
 
     waves = data_split(dataclasses.replace(case, n_train=BACKGROUND_SIZE), "train").waves
@@ -278,10 +274,7 @@ def attribution_call(
     models run with cuDNN disabled: eval-mode attribution on CUDA."""
     import torch
 
-    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
     from pytest_chaosmining.core.training.classification import pcm_to_float
-
-    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
     from pytest_chaosmining.suites.audio.models import is_recurrent
 
     inputs = pcm_to_float(torch.from_numpy(trained.val.waves[rows])).to(device)
@@ -303,10 +296,7 @@ def probe(trained: TrainedAudioModel, samples: int) -> Probe:
     models run with cuDNN disabled, as in :func:`attribution_call`)."""
     import torch
 
-    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
     from pytest_chaosmining.core.training.classification import pcm_to_float
-
-    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
     from pytest_chaosmining.suites.audio.models import is_recurrent
 
     device = next(trained.model.parameters()).device

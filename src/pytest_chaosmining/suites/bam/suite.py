@@ -165,7 +165,6 @@ def _train(
     (its training images and labels) is made only where a model is checked or trained."""
     import torch
 
-    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
     from pytest_chaosmining.core.training.classification import ClassifierTraining, predict_array, train_classifier
 
     def build() -> torch.nn.Module:
@@ -270,8 +269,6 @@ def trained_models(
 def _accuracies(f_o: Any, f_s: Any, f_k: dict[float, Any], val: Any, cf_val: Any) -> dict[str, Any]:
     """The accuracies of f_o and f_s on each version of the validation images, and
     what each f_k loses on scene-0 images when the common feature is removed."""
-
-    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
     from pytest_chaosmining.core.training.classification import predict_array
 
     accuracy = {}
@@ -310,7 +307,6 @@ def _attribute(
     """Normalised maps of ``images`` for the predicted class, and the predictions."""
     import torch
 
-    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
     from pytest_chaosmining.core.training.classification import predict_array, to_float
 
     preds = predict_array(model, images)
@@ -334,7 +330,6 @@ def _background(case: BamCase) -> Any:
     """:data:`BACKGROUND_SIZE` training images (object on scene) of ``case`` as floats."""
     import torch
 
-    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
     from pytest_chaosmining.core.training.classification import to_float
 
     small = dataclasses.replace(case, n_train=BACKGROUND_SIZE)
@@ -349,7 +344,6 @@ def neutral_patches(models: BamModels, n: int, device: torch.device, steps: int)
     f(x) ≈ f(x + δ) over all classes."""
     import torch
 
-    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
     from pytest_chaosmining.core.training.classification import predict_array, to_float
 
     if models.delta is None or models.delta[0] != (n, steps):

@@ -136,7 +136,6 @@ class CostSuite(SuiteDefaults):
 def _snapshots(run: RunView, case: SymbolicCase) -> list[tuple[int, torch.nn.Module]]:
     import torch
 
-    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
     from pytest_chaosmining.core.training.regression import RegressionTraining, train_regressor
 
     device = run.runtime.device

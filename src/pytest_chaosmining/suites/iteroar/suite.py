@@ -207,7 +207,6 @@ def _explainer_masks(
     draws uniformly random maps."""
     import torch
 
-    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
     from pytest_chaosmining.core.training.classification import predict_array, to_float
 
     if explainer is None:
@@ -236,7 +235,6 @@ def _retrain(
     """f_{i+1}: ``previous`` retrained on the masked ``images`` (cached by their digest)."""
     import torch
 
-    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
     from pytest_chaosmining.core.training.classification import ClassifierTraining, predict_array, train_classifier
 
     base = case.base
@@ -290,8 +288,6 @@ def run_chain(
     chain.  ``stream`` names the chain in the tie-breaking random draws;
     ``remembered(key, compute)`` keeps the mask-leakage classifiers' accuracies
     between runs, keyed by a digest of the masks and labels they learn from."""
-
-    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
     from pytest_chaosmining.core.training.classification import predict_array
 
     n = min(case.n_explain, len(f0.val))

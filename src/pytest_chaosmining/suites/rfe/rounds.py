@@ -34,6 +34,8 @@ import numpy as np
 
 from pytest_chaosmining.core.storage.keys import Code
 
+# torch and the package's modules that load it are imported where used: heavy, they wait for --chaosmining.
+
 if TYPE_CHECKING:
     from torch import nn
 
@@ -110,7 +112,6 @@ def train_network(training: RoundTraining, x: np.ndarray, y: np.ndarray) -> nn.M
     """Train one round's network on ``x`` (the kept features) with Adam; eval mode."""
     import torch
 
-    # on use: torch loads with it; the metric catalog imports this module without it
     from pytest_chaosmining.core.training.ensemble import LOSSES
 
     net = initial_network(training, x.shape[1])
@@ -139,7 +140,6 @@ def _train_ensemble(
     None where the architecture cannot be stacked."""
     import torch
 
-    # on use: torch loads with it; the metric catalog imports this module without it
     from pytest_chaosmining.core.training.ensemble import stackable, train_on_shared_batches
 
     nets = [initial_network(training, len(column_sets[0])) for _ in column_sets]

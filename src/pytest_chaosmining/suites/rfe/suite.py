@@ -231,7 +231,6 @@ def _test_scores(task: str, y_true: np.ndarray, pred: np.ndarray, prefix: str) -
 
 def selector(case: RFECase, explainer: Explainer | str, k: int, device: torch.device) -> Any:
 
-    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
     from pytest_chaosmining.suites.rfe.rfewna import RFEwNA
 
     return RFEwNA(
@@ -333,7 +332,6 @@ def _side_by_side(
     configs: dict[str, dict[str, Any]],
 ) -> list[str]:
 
-    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
     from pytest_chaosmining.suites.rfe.rfewna import fit_side_by_side
 
     data = load(case)
@@ -424,7 +422,6 @@ def _statistical_selection(
     from sklearn.base import clone
     from sklearn.feature_selection import RFE
 
-    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
     from pytest_chaosmining.suites.rfe.rfewna import validation_split
 
     k = n_select(case, data)

@@ -175,8 +175,6 @@ class SymbolicSuite(SuiteDefaults):
     def model(self, run: RunView, case: SymbolicCase) -> TrainedSymbolicModel:
         """The trained model of ``case``, trained at most once (and cached on disk);
         with ensembles on, the run's models of its shape train together first."""
-
-        # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
         from pytest_chaosmining.testbeds.formulas.ensemble import eligible
 
         def load() -> TrainedSymbolicModel:
@@ -197,8 +195,6 @@ class SymbolicSuite(SuiteDefaults):
     def train_together(self, run: RunView, cases: Sequence[SymbolicCase]) -> None:
         """With ensembles on (``--chaosmining-ensemble``), train those of ``cases``
         not yet cached as batched ensembles, one per shape and training mode."""
-
-        # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
         from pytest_chaosmining.testbeds.formulas.ensemble import train_groups
 
         if run.runtime.ensemble:

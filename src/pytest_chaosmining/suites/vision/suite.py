@@ -71,7 +71,6 @@ def _attribution_call(
     inputs prepared beforehand so that timing covers the call only."""
     import torch
 
-    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
     from pytest_chaosmining.core.training.classification import to_float
 
     inputs = to_float(torch.from_numpy(trained.val.images[rows])).to(device)
@@ -86,7 +85,6 @@ def probe(trained: TrainedVisionModel, samples: int) -> Probe:
     their predicted classes, the runner-up classes and the suite's context."""
     import torch
 
-    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
     from pytest_chaosmining.core.training.classification import to_float
 
     device = next(trained.model.parameters()).device

@@ -161,7 +161,6 @@ def untrained_model(case: Any) -> Any:
     initialised from ``case.seed``, in eval mode; vision and BAM cases alike."""
     import torch
 
-    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
     from pytest_chaosmining.testbeds.digits.models import build_model
 
     torch.manual_seed(case.seed)
@@ -217,7 +216,6 @@ def _background(case: VisionCase) -> Any:
     """The first :data:`BACKGROUND_SIZE` training images of ``case`` as floats."""
     import torch
 
-    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
     from pytest_chaosmining.core.training.classification import to_float
 
     images = data_split(dataclasses.replace(case, n_train=BACKGROUND_SIZE), "train").images

@@ -151,10 +151,7 @@ def trained_model(
     (:mod:`pytest_chaosmining.testbeds.formulas.ensemble`, which trains it first)."""
     import torch
 
-    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
     from pytest_chaosmining.core.training.regression import RegressionTraining, train_regressor
-
-    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
     from pytest_chaosmining.testbeds.formulas.ensemble import ensemble_config
 
     data = generate(SymbolicDataSpec(case.formula, case.noise_features, case.label_noise, case.n_samples, case.seed))
@@ -182,7 +179,6 @@ def untrained_model(case: SymbolicCase, n_features: int) -> Any:
     """``case``'s MLP as initialised from ``case.seed``, before training, in eval mode."""
     import torch
 
-    # on use: torch or scikit-learn loads with it; the metric catalog imports this module without them
     from pytest_chaosmining.testbeds.formulas.models import MLPRegressor
 
     torch.manual_seed(case.seed)
