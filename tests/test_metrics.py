@@ -79,20 +79,37 @@ def test_sign_agreement_judges_the_sign_of_the_sums_over_rising_and_falling_outp
 
 def test_map_fingerprints_agree_under_rescaling_and_sign_and_not_when_mass_moves():
     """A fingerprint keeps each feature's |attribution| mass (a mask groups values
-    into features); its agreement with a baseline's ignores rescaling and sign and
-    falls when mass moves between features."""
+    into features) of every explained sample up to FINGERPRINT_SAMPLES; its agreement
+    with a baseline's, per sample, ignores rescaling and sign and falls when mass
+    moves between features; a baseline that kept fewer samples is compared on those."""
     from pytest_chaosmining.core.metrics.drift import FINGERPRINT_SAMPLES, fingerprint, map_agreement
 
     rng = np.random.default_rng(0)
-    attr = rng.normal(size=(8, 3, 4, 4))
+    attr = rng.normal(size=(FINGERPRINT_SAMPLES + 3, 3, 4, 4))
     mask = np.repeat(np.arange(4), 4).reshape(1, 4, 4)  # four features: one row each, all channels
     maps = fingerprint(attr, mask)
     assert len(maps) == FINGERPRINT_SAMPLES and len(maps[0]) == 4
     assert maps[0][0] == float(f"{np.abs(attr[0, :, 0, :]).sum():.5g}")
-    assert map_agreement(fingerprint(-1000 * attr, mask), maps)[2] == pytest.approx(1.0, abs=1e-9)
+    assert map_agreement(fingerprint(-1000 * attr, mask), maps).least == pytest.approx(1.0, abs=1e-9)
     moved = attr.copy()
     moved[2, :, 0, :] *= 3
-    agreement, worst, least = map_agreement(fingerprint(moved, mask), maps)
-    assert worst == 2 and least < 0.95 and agreement == pytest.approx((3 + least) / 4)
-    assert map_agreement(fingerprint(np.zeros_like(attr), mask), maps)[0] == 0.0
-    assert map_agreement(maps[:2], maps)[0] == 0.0  # a fingerprint of another shape agrees with nothing
+    found = map_agreement(fingerprint(moved, mask), maps)
+    assert found.worst == 2 and found.least < 0.95 and found.lost(0.95) == [2]
+    assert found.mean == pytest.approx((FINGERPRINT_SAMPLES - 1 + found.least) / FINGERPRINT_SAMPLES)
+    assert map_agreement(fingerprint(np.zeros_like(attr), mask), maps).mean == 0.0
+    assert map_agreement(maps[:4], maps).cosines == pytest.approx([1.0] * 4)  # a baseline that kept 4
+    assert map_agreement([row[:3] for row in maps], maps).mean == 0.0  # other features agree with nothing
+
+
+def test_one_class_lost_moves_the_mean_little_and_the_samples_entirely():
+    """Zero maps on 3 of 32 samples (one class in ten): the mean agreement falls by
+    3/32, those three samples agree 0 and the per-sample rule names them."""
+    from pytest_chaosmining.core.metrics.drift import fingerprint, map_agreement
+    from pytest_chaosmining.core.verdicts.baseline import SampleDrift
+
+    attr = np.random.default_rng(1).normal(size=(32, 10))
+    broken = attr.copy()
+    broken[[4, 14, 24]] = 0.0
+    found = map_agreement(fingerprint(broken), fingerprint(attr))
+    assert found.mean == pytest.approx(29 / 32) and found.lost(0.5) == [4, 14, 24]
+    assert SampleDrift(0.5, 2).kept(found) == 0.0 and SampleDrift(0.5, 3).kept(found) == pytest.approx(1.0)

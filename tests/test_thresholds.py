@@ -366,7 +366,7 @@ def test_merging_one_tier_keeps_the_other_tiers_calibrated_block():
 
 
 def test_shipped_drop_allowances_are_the_calibrated_ones_and_name_judged_metrics():
-    """Every ``[<suite>.smoke.max_drop]``, ``paired_drop`` and ``map_agreement`` entry is what
+    """Every ``[<suite>.smoke.max_drop]``, ``paired_drop``, ``map_agreement`` and ``sample_drift`` entry is what
     benchmarks/mutations/benign_calibrate.py makes of the committed benign changes (the
     suites it covers) or what calibrate_drops.py made of its runs (drops.json: saliency,
     IteROAR), and names a metric its suite judges; a metric without an entry falls back to 0.02."""
@@ -398,8 +398,13 @@ def test_shipped_drop_allowances_are_the_calibrated_ones_and_name_judged_metrics
         assert smoke.get("paired_drop", {}) == table["paired_drop"], suite
         if "map_agreement" in table:  # the suites that keep fingerprints of maps
             assert smoke["map_agreement"]["default"] == table["map_agreement"], suite
+            assert smoke["sample_drift"] == table["sample_drift"], suite
+            assert THRESHOLDS.sample_drift(suite, "smoke") is not None
     assert all(catalog.is_judged(suite, metric) for suite, metric in shipped)
-    assert all(v >= DEFAULT_MAX_DROP for v in shipped.values())
+    # a discrete score moves by whole images, clips or features: at least the floor; vision's box
+    # share is continuous and paired per image: at least 0.01
+    assert all(v >= DEFAULT_MAX_DROP for (suite, metric), v in shipped.items() if metric != "box_share")
+    assert shipped[("vision", "box_share")] >= 0.01
     assert THRESHOLDS.max_drop("vision", "smoke", "iou") == shipped[("vision", "iou")]
     assert THRESHOLDS.max_drop("vision", "ci", "iou") == DEFAULT_MAX_DROP
     assert THRESHOLDS.max_drop("symbolic", "smoke", "uscore") == DEFAULT_MAX_DROP

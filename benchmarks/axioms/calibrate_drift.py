@@ -88,7 +88,7 @@ def measure() -> dict[str, dict[str, dict[str, float]]]:
                 base = {name: evaluate(builtins[name])["fingerprint"] for name in {c.base for c in changes.values()}}
                 for name, change in changes.items():
                     maps = evaluate(Explainer(name, change.method))["fingerprint"]
-                    found[suite][name][where] = map_agreement(maps, base[change.base])[0]
+                    found[suite][name][where] = map_agreement(maps, base[change.base]).mean
                 print(suite, where, flush=True)
     return found
 

@@ -4,22 +4,30 @@
 
 From the calibration half only (the held-out half checks the result: benign_judge.py):
 
-- **scores with per-sample values** (vision's IoU and training gain, audio's scores):
+- **scores with per-sample values** (vision's IoU, box share and training gain, audio's scores):
   a drop beyond the metric's allowed drop is judged as a paired difference against
   its own spread.  It regresses where its paired t exceeds ``t`` or the drop reaches
   the metric's ``cap``.  ``t``: the one-sided quantile of Student's t (n − 1 degrees
   of freedom) at a per-run false-alarm rate of :data:`RUN_RATE` shared over a run's
   paired records (Bonferroni), and above every calibration change's t; ``cap``: twice
-  the largest drop a calibration change made, at least twice the allowed drop.
+  the largest drop a calibration change made, at least twice the allowed drop.  A score
+  without a calibrated allowed drop yet (box share) gets twice the largest drop a
+  calibration change made, at least 0.01 (the paired t guards it from there on).
 - **scores without them** (symbolic, rfe): the allowed drop, as calibrate_drops.py sets
   it, over far more changes: max(0.02, k × √(mean d²), the largest change either way),
   k the tolerance factor of CALIBRATION.md (coverage 0.999, confidence 0.90).
 - **the maps' agreement** with the baseline's, per suite: 1 − 2 × (1 − the lowest
   agreement of a deterministic calibration change), at most 0.999 (samplers move by
   their own noise, which the run measures: left out).
+- **one sample's maps' agreement** (``sample_drift``), per suite: the floor no explained
+  sample may fall below, 1 − 4 × (1 − the lowest one sample's agreement under a
+  deterministic calibration change), rounded down to 0.01 (four times, not twice as for
+  the mean: a minimum over every sample of every record has a longer tail); ``allowed``
+  0 (a change confined to one class moves its samples' maps entirely: cosine 0 for an
+  empty map).
 
-``--write`` stores ``[<suite>.smoke.max_drop]``, ``[<suite>.smoke.paired_drop]`` and
-``[<suite>.smoke.map_agreement]`` in the suites' thresholds.toml and writes
+``--write`` stores ``[<suite>.smoke.max_drop]``, ``[<suite>.smoke.paired_drop]``,
+``[<suite>.smoke.map_agreement]`` and ``[<suite>.smoke.sample_drift]`` in the suites' thresholds.toml and writes
 ``benign-calibration.md``.
 """
 
@@ -50,6 +58,10 @@ TIER = "smoke"
 #: the per-run false-alarm rate the paired rule is set for
 RUN_RATE = 0.01
 COVERAGE, CONFIDENCE, FLOOR = 0.999, 0.90, 0.02
+#: how many times the largest one-sample movement of a calibration change the per-sample floor allows
+SAMPLE_MARGIN = 4
+#: the least allowed drop of a continuous score with per-sample values (vision's box share)
+CONTINUOUS_FLOOR = 0.01
 
 
 def _key(r: dict) -> tuple[str, str, str, int, str]:
@@ -63,6 +75,7 @@ def calibrate() -> dict[str, dict[str, object]]:
     drops: dict[tuple[str, str], list[float]] = defaultdict(list)
     paired: dict[tuple[str, str], list[tuple[float, float, int]]] = defaultdict(list)
     agreements: dict[str, list[float]] = defaultdict(list)
+    single: dict[str, list[tuple[float, str]]] = defaultdict(list)
     per_run = 0
     for name, change in CHANGES.items():
         if change.half != CALIBRATION or name not in records:
@@ -76,7 +89,9 @@ def calibrate() -> dict[str, dict[str, object]]:
                 continue
             if r["metric"] == "fingerprint":
                 if not stochastic and r.get("maps") and old.get("maps"):
-                    agreements[r["suite"]].append(map_agreement(r["maps"], old["maps"])[0])
+                    found = map_agreement(r["maps"], old["maps"])
+                    agreements[r["suite"]].append(found.mean)
+                    single[r["suite"]].append((found.least, name))
                 continue
             metric = catalog.get(r["suite"], r["metric"])
             if metric is None or not metric.judged or not metric.against_baseline or r["value"] is None:
@@ -103,6 +118,9 @@ def calibrate() -> dict[str, dict[str, object]]:
     for (suite, metric), found in sorted(paired.items()):
         n = min(size for _, _, size in found)
         allowed = shipped.max_drop(suite, TIER, metric)
+        if not shipped.drop_calibrated(suite, TIER, metric):  # a new score: twice its largest drop, at least 0.01
+            largest_drop = max(drop for drop, _, _ in found)
+            allowed = math.ceil(max(CONTINUOUS_FLOOR, 2 * largest_drop) * 200) / 200
         beyond = [t for drop, t, _ in found if drop > allowed]
         quantile = float(student.ppf(1 - RUN_RATE / max(per_run, 1), n - 1))
         t_bar = math.ceil(max([quantile, *beyond]) * 10) / 10
@@ -123,16 +141,24 @@ def calibrate() -> dict[str, dict[str, object]]:
         out[suite]["figures"].append(  # type: ignore[union-attr]
             f"| {suite} | map_agreement | {len(values)} | bar | lowest agreement {lowest:.5f} | {bar:g} |"
         )
+    for suite, lows in sorted(single.items()):
+        lowest, by = min(lows)
+        floor = max(0.0, math.floor((1 - SAMPLE_MARGIN * (1 - lowest)) * 100) / 100)
+        out[suite]["sample_drift"] = {"floor": floor, "allowed": 0}
+        out[suite]["figures"].append(  # type: ignore[union-attr]
+            f"| {suite} | sample_drift | {len(lows)} | floor | lowest one sample's agreement {lowest:.5f} ({by}) "
+            f"| floor {floor:g} (1 − {SAMPLE_MARGIN} × {1 - lowest:.4f}), allowed 0 |"
+        )
     return dict(out)
 
 
 def write(tables: dict[str, dict[str, object]]) -> None:
-    """Replace each suite's ``max_drop``, ``paired_drop`` and ``map_agreement`` tables."""
+    """Replace each suite's ``max_drop``, ``paired_drop``, ``map_agreement`` and ``sample_drift`` tables."""
     note = "# calibrated by benchmarks/mutations/benign_calibrate.py (benign-calibration.md)"
     for suite, table in tables.items():
         path = SUITES_DIR / suite / "thresholds.toml"
         text = path.read_text()
-        for name in ("max_drop", "paired_drop", "map_agreement"):
+        for name in ("max_drop", "paired_drop", "map_agreement", "sample_drift"):
             values = table.get(name)
             if not values:
                 continue

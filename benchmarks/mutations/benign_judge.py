@@ -1,7 +1,15 @@
-"""Judge each benign change (and each harmful mutant) of ``benign/`` against its
-base as a run against the base's baseline would, with the plugin's own baseline code.
+"""Count the verdicts of each benign change (and each harmful mutant) of ``benign/``
+against its base.
 
     python benchmarks/mutations/benign_judge.py [--write]
+
+The held-out changes and the harmful mutants ran **against their bases' baseline**
+(benign_run.py): their verdicts are the run's own, every finding kind counted (a score's
+drop, drift with a sampler's noise measured in the run, CPU time and memory, a result
+gone; :func:`live_verdict`).  A benign change that does more than twice its base's work
+(IG with more than 20 steps, a sampler with more than twice the samples) and fails only
+on cost is a true cost regression, counted apart.  The calibration half ran without a
+baseline (its records set the rules) and is judged offline, as below.
 
 For every change, its records and its base's (``base-<built-in>``) are renamed to
 one explainer and compared by :func:`pytest_chaosmining.tools.compare.compare_runs`
@@ -14,7 +22,8 @@ many changes a baseline run fails, with the exact (Clopper-Pearson) 95 % upper b
 of that rate.  The samplers' drift is left to the run (it measures their own noise on
 the case; offline it cannot): their drift findings are listed, not counted.
 
-``--write`` writes the verdicts to ``benign-<label>.json.xz`` (``--label``: ``before``, judged
+Offline, ``judge`` compares the records as ``chaosmining-compare`` would:
+ (``--label``: ``before``, judged
 with the earlier thresholds, or ``after``), and with both, the table ``benign.md``.
 """
 
@@ -104,14 +113,62 @@ def judge(
     }
 
 
+#: what a failure message says failed, by the words each verdict writes
+KINDS = (
+    ("cost", re.compile(r"(cpu_ms|peak_mem_mb) regressed")),
+    ("score", re.compile(r"(?<!cpu_ms )(?<!peak_mem_mb )\b(?!cpu_ms|peak_mem_mb)\w+ regressed: ")),
+    ("drift", re.compile(r"moved from the baseline")),
+    ("missing", re.compile(r"judged in the baseline")),
+)
+
+
+def kinds(message: str) -> set[str]:
+    """The baseline verdicts a failure message holds (none: a bar or own-merit check alone)."""
+    return {kind for kind, pattern in KINDS if pattern.search(message)}
+
+
+def work_ratio(name: str) -> float:
+    """How many times its base's work a change does (IG's steps, a sampler's samples; 1 otherwise)."""
+    found = re.search(
+        r"^(ig-(steps|left|right|middle|trapezoid|by-hand(-trapezoid)?)|gs-samples|sg-samples)-(\d+)$", name
+    )
+    return int(found.group(4)) / 10 if found else 1.0
+
+
+def live_verdict(name: str, base: str, failures: dict[str, list[dict]]) -> dict[str, object]:
+    """The verdicts of ``name``'s run against its base's baseline, from the run's failed
+    tests: every baseline finding, and the tests failing a bar its base passes (``bars``)."""
+    base_failed = {f["nodeid"] for f in renamed(failures[f"base-{base}"], f"base-{base}")}
+    found, bars = [], []
+    for f in renamed(failures[name], name):
+        verdicts = kinds(f["message"])
+        if verdicts:
+            found.append({"kinds": sorted(verdicts), "nodeid": f["nodeid"], "message": f["message"][:600]})
+        elif f["nodeid"] not in base_failed:
+            bars.append({"nodeid": f["nodeid"], "message": f["message"][:300]})
+    return {"name": name, "base": base, "baseline": found, "bars": bars}
+
+
+def moved(name: str, base: str, records: dict[str, list[dict]]) -> bool:
+    """Whether ``name``'s results differ from its base's anywhere (a value, a per-sample
+    value, a fingerprint of maps): a change that moves nothing tests nothing."""
+
+    def what(r: dict) -> tuple[str, str, str, object]:
+        return (r["suite"], json.dumps(r["case"], sort_keys=True), r["metric"], r["model"])
+
+    kept = ("fingerprint", "fprec", "iou", "box_share", "channel_share", "training_gain")
+    mine = {what(r): (r["value"], r.get("samples"), r.get("maps")) for r in records[name] if r["metric"] in kept}
+    theirs = {what(r): (r["value"], r.get("samples"), r.get("maps")) for r in records[f"base-{base}"]}
+    return any(theirs.get(k) != v for k, v in mine.items())
+
+
 def main(argv: list[str] | None = None) -> int:
-    from benign import CHANGES
-    from mutants import HARMFUL, MUTANTS
+    from benign import CALIBRATION, CHANGES
+    from mutants import HARMFUL, MUTANTS, PARTIAL
 
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--thresholds", type=Path, default=None, help="a TOML merged over the shipped bars")
-    parser.add_argument("--write", action="store_true")
-    parser.add_argument("--label", default="after", help="the verdicts' file: benign-<label>.json")
+    parser.add_argument("--thresholds", type=Path, default=None, help="a TOML merged over the shipped bars (offline)")
+    parser.add_argument("--write", action="store_true", help="write benign-verdicts.json.xz and benign.md")
     args = parser.parse_args(argv)
     records, failures, keys = load()
     meta = {"tier": "smoke"}
@@ -119,92 +176,126 @@ def main(argv: list[str] | None = None) -> int:
     for name, change in CHANGES.items():
         if name not in records:
             continue
-        verdict = judge(name, change.base, records, failures, meta, args.thresholds)
+        if change.half == CALIBRATION:  # ran without a baseline: judged offline
+            verdict = judge(name, change.base, records, failures, meta, args.thresholds)
+        else:
+            verdict = live_verdict(name, change.base, failures)
+        only_cost = bool(verdict["baseline"]) and all(f["kinds"] == ["cost"] for f in verdict["baseline"])
+        verdict["true_cost"] = only_cost and work_ratio(name) > 2
+        verdict["moved"] = moved(name, change.base, records)
         verdicts.append({**verdict, "kind": change.kind, "half": change.half, "what": change.what})
     harmful = []
     for name, mutant in MUTANTS.items():
-        if mutant.kind != HARMFUL or f"mut-{name}" not in records:
+        if mutant.kind not in (HARMFUL, PARTIAL) or f"mut-{name}" not in records:
             continue
-        verdict = judge(f"mut-{name}", mutant.base, records, failures, meta, args.thresholds, mutant.declares)
-        harmful.append({**verdict, "what": mutant.what})
-    if harmful:
-        bars = sum(bool(v["bars"]) for v in harmful)
-        both = sum(bool(v["bars"] or v["baseline"]) for v in harmful)
-        alone = sum(bool(v["baseline"]) for v in harmful)
-        print(f"harmful: {len(harmful)}; caught by the bars alone {bars}, with the baseline {both} "
-              f"(by the baseline's own verdicts {alone})")  # fmt: skip
-        for v in harmful:
-            if not (v["bars"] or v["baseline"]):
-                print(f"  missed: {v['name']} ({v['what']})")
-    by_half: dict[str, Counter[str]] = defaultdict(Counter)
-    for v in verdicts:
-        by_half[v["half"]]["changes"] += 1
-        by_half[v["half"]]["baseline"] += bool(v["baseline"])
-        by_half[v["half"]]["bars"] += bool(v["bars"])
-    for half, counts in sorted(by_half.items()):
-        n, k = counts["changes"], counts["baseline"]
-        print(f"{half}: {k} of {n} fail against the baseline (95 % upper bound {upper_bound(k, n):.3f}); "
-              f"{counts['bars']} fail a bar on their own")  # fmt: skip
-    for v in verdicts:
-        if v["baseline"] or v["bars"]:
-            print(f"  {v['half']:<11} {v['name']:<24} baseline {len(v['baseline'])}, bars {len(v['bars'])}: "
-                  + "; ".join(f"{f['kind']} {f['message'][:110]}" for f in v["baseline"][:2]))  # fmt: skip
+        verdict = live_verdict(f"mut-{name}", mutant.base, failures)
+        harmful.append({**verdict, "what": mutant.what, "kind": mutant.kind, "conditions": conditions(verdict)})
+    print(table({"keys": keys, "verdicts": verdicts, "harmful": harmful}))
     if args.write:
         payload = {"keys": keys, "verdicts": verdicts, "harmful": harmful}
-        (HERE / f"benign-{args.label}.json.xz").write_bytes(lzma.compress(json.dumps(payload).encode()))
-        before, after = HERE / "benign-before.json.xz", HERE / "benign-after.json.xz"
-        if before.exists() and after.exists():
-            (HERE / "benign.md").write_text(table(before, after))
+        (HERE / "benign-verdicts.json.xz").write_bytes(lzma.compress(json.dumps(payload).encode()))
+        (HERE / "benign.md").write_text(table(payload))
     return 0
 
 
-def _counts(verdicts: list[dict], half: str | None = None, kind: str | None = None) -> tuple[int, int, int]:
-    chosen = [v for v in verdicts if (half is None or v["half"] == half) and (kind is None or v["kind"] == kind)]
-    return len(chosen), sum(bool(v["baseline"]) for v in chosen), sum(bool(v["bars"]) for v in chosen)
+def conditions(verdict: dict[str, object]) -> dict[str, list[str]]:
+    """Per vision and audio condition (test), the baseline verdicts its test failed on."""
+    out: dict[str, list[str]] = {}
+    for f in verdict["baseline"]:  # type: ignore[attr-defined]
+        suite = f["nodeid"].split("/", 1)[0]
+        if suite in ("vision", "audio"):
+            where = f"{suite} " + f["nodeid"].split("[", 1)[1].split("-", 1)[0]
+            out.setdefault(where, [])
+            out[where] = sorted(set(out[where]) | set(f["kinds"]))
+    return out
 
 
-def table(before_path: Path, after_path: Path) -> str:
-    """benign.md: the benign changes and the harmful mutants, judged by the rules before and after."""
-    before, after = (json.loads(lzma.decompress(path.read_bytes())) for path in (before_path, after_path))
+def failing(v: dict) -> bool:
+    """Whether a benign change's run failed against its baseline (a true cost regression apart)."""
+    return bool(v["baseline"]) and not v.get("true_cost")
+
+
+def _row(label: str, chosen: list[dict]) -> str:
+    n, k = len(chosen), sum(failing(v) for v in chosen)
+    by = Counter(kind for v in chosen if failing(v) for kind in {k for f in v["baseline"] for k in f["kinds"]})
+    costs = sum(bool(v.get("true_cost")) for v in chosen)
+    found = ", ".join(f"{b} {c}" for b, c in sorted(by.items())) or "—"
+    bars = sum(bool(v["bars"]) for v in chosen)
+    return f"| {label} | {n} | {k} | {upper_bound(k, n):.3f} | {found} | {costs} | {bars} |"
+
+
+def table(payload: dict[str, object]) -> str:
+    """benign.md: the benign changes' whole runs against their baselines, and the harmful mutants."""
+    verdicts: list[dict] = payload["verdicts"]  # type: ignore[assignment]
+    harmful: list[dict] = payload["harmful"]  # type: ignore[assignment]
     lines = [
-        "# A baseline's false alarms and catches, before and after the paired rule",
+        "# A baseline's false alarms and catches (smoke)",
         "",
-        "Each benign change (benign.py) and each harmful mutant (mutants.py) ran once through the judged suites "
-        "of the default run (benign_run.py; the chunks and their code keys in `benign/`) and is judged against "
-        "its unchanged built-in as a run against that baseline would (benign_judge.py, with the plugin's compare "
-        "code): *before*, the allowed drops and drift bars of the earlier calibration (10 changes); *after*, "
-        "those of benign_calibrate.py on the calibration half with the paired rule.  *baseline*: failed against "
-        "the baseline (a score beyond its drop, maps beyond the drift bar, a result gone); *bars*: failed a bar "
-        "or own-merit check that its base passes (with or without a baseline).  95 % bound: exact upper bound "
-        "of the rate.",
+        "Each benign change (benign.py) and each harmful mutant (mutants.py) ran through the judged suites of the "
+        "default run (benign_run.py; chunks and code keys in `benign/`).  The held-out changes and the mutants ran "
+        "**against a baseline** of their unchanged built-in (its run on the same machine, just before): each is "
+        "judged as a whole run against its baseline, every finding kind counted (a score's drop, drift, CPU time "
+        "and memory, a result gone).  The calibration half ran without a baseline (its records set the rules: "
+        "benign_calibrate.py) and is judged offline with the plugin's compare code.  *fails*: the run failed "
+        "against its baseline; *true cost*: failed on cost alone while doing more than twice its base's work (IG "
+        "with more than 20 steps, a sampler with more than twice the samples), a real regression of cost; *bars*: "
+        "failed a bar or own-merit check its base passes, with or without a baseline.  95 % bound: the exact "
+        "(Clopper-Pearson) upper bound of the rate.",
         "",
-        "| benign changes | n | fail against the baseline, before | after | 95 % bound after | fail a bar alone |",
-        "|---|---|---|---|---|---|",
+        "| benign changes | n | fails against the baseline | 95 % bound | by | true cost | bars |",
+        "|---|---|---|---|---|---|---|",
+        _row("calibration half (offline)", [v for v in verdicts if v["half"] == "calibration" and v["moved"]]),
+        _row("held-out, whole runs", [v for v in verdicts if v["half"] != "calibration" and v["moved"]]),
+        "",
+        "| kind (held-out) | n | fails against the baseline | 95 % bound | by | true cost | bars |",
+        "|---|---|---|---|---|---|---|",
     ]
-    for half in ("calibration", "held-out", None):
-        n, b0, bars = _counts(before["verdicts"], half)
-        _, b1, _ = _counts(after["verdicts"], half)
-        lines.append(f"| {half or 'all'} | {n} | {b0} | {b1} | {upper_bound(b1, n):.3f} | {bars} |")
-    lines += ["", "| kind (held-out) | n | before | after |", "|---|---|---|---|"]
-    for kind in sorted({v["kind"] for v in after["verdicts"]}):
-        n, b0, _ = _counts(before["verdicts"], "held-out", kind)
-        _, b1, _ = _counts(after["verdicts"], "held-out", kind)
-        lines.append(f"| {kind} | {n} | {b0} | {b1} |")
-    harmful_before = {v["name"]: v for v in before["harmful"]}
+    held = [v for v in verdicts if v["half"] != "calibration" and v["moved"]]
+    for kind in sorted({v["kind"] for v in held}):
+        lines.append(_row(kind, [v for v in held if v["kind"] == kind]))
+    still = [v["name"] for v in verdicts if not v["moved"]]
+    if still:
+        lines += [
+            "",
+            f"Left out, moving nothing (every value and fingerprint equal to the base's): {', '.join(still)}.",
+        ]
+    failed = [v for v in verdicts if failing(v) and v["moved"]]
+    if failed:
+        lines += ["", "Benign changes failing against their baseline:", ""]
+        lines += [f"- {v['name']} ({v['half']}): " + "; ".join(f["message"][:200] for f in v["baseline"][:2])
+                  for v in failed]  # fmt: skip
     lines += [
         "",
-        "| harmful mutant | what | bars alone | with the baseline, before | after |",
-        "|---|---|---|---|---|",
+        "| harmful mutant | what | bars alone | with the baseline | by a score's drop | by drift |",
+        "|---|---|---|---|---|---|",
     ]
-    totals = [0, 0, 0]
-    for v in after["harmful"]:
-        old = harmful_before.get(v["name"], v)
-        row = [bool(v["bars"]), bool(v["bars"] or old["baseline"]), bool(v["bars"] or v["baseline"])]
-        totals = [t + r for t, r in zip(totals, row)]
-        marks = ["caught" if r else "**missed**" for r in row]
-        lines.append(f"| {v['name'].removeprefix('mut-')} | {v['what']} | {' | '.join(marks)} |")
-    n = len(after["harmful"])
-    lines.append(f"| **{n} harmful** | | **{totals[0]} of {n}** | **{totals[1]} of {n}** | **{totals[2]} of {n}** |")
+    totals: Counter[str] = Counter()
+    full = [v for v in harmful if v["kind"] == "harmful"]
+    for v in harmful:
+        found = {k for f in v["baseline"] for k in f["kinds"]}
+        row = {"bars": bool(v["bars"]), "with": bool(v["bars"] or v["baseline"]), "score": "score" in found,
+               "drift": "drift" in found}  # fmt: skip
+        if v["kind"] == "harmful":
+            totals.update(k for k, hit in row.items() if hit)
+        marks = ["caught" if row[k] else "**missed**" for k in ("bars", "with", "score", "drift")]
+        label = v["name"].removeprefix("mut-") + (" (partial)" if v["kind"] != "harmful" else "")
+        lines.append(f"| {label} | {v['what']} | {' | '.join(marks)} |")
+    n = len(full)
+    lines.append(f"| **{n} harmful (not partial)** | | **{totals['bars']} of {n}** | **{totals['with']} of {n}** | "
+                 f"**{totals['score']} of {n}** | **{totals['drift']} of {n}** |")  # fmt: skip
+    partial = [v for v in harmful if v["kind"] != "harmful"]
+    if partial:
+        lines += [
+            "",
+            "The partial regressions, per judged vision and audio condition (the verdicts that failed it):",
+            "",
+        ]
+        for v in partial:
+            where = v["conditions"]
+            lines.append(
+                f"- {v['name'].removeprefix('mut-')}: "
+                + (", ".join(f"{c}: {'+'.join(k)}" for c, k in sorted(where.items())) or "no condition failed")
+            )
     return "\n".join(lines) + "\n"
 
 

@@ -1,16 +1,28 @@
-"""Run the benign changes (benign.py) through the judged suites of the default run, in
-resumable chunks whose compact results are committed as they finish.
+"""Run the benign changes (benign.py) and the harmful mutants (mutants.py) through the
+judged suites of the default run, in resumable chunks whose compact results are
+committed as they finish.
 
     python benchmarks/mutations/benign_run.py [--chunk-size 8] [--workers 2] [--only NAMES]
 
 Each chunk is one ``pytest --chaosmining`` run (smoke tier; symbolic, vision, audio and
-rfe: saliency is report-only at smoke) registering its changes under their own names;
-the bases (``base-<built-in>``) run once, as a chunk of their own; the mutation
-benchmark's harmful mutants (mutants.py) run the same way, as ``mut-<name>``.  A chunk's file under
-``benign/`` (xz-compressed JSON) keeps the code key it ran under (the plugin's fingerprint and this folder's
-sources) and every judged record of its explainers with their per-sample values, the
-fingerprints of their maps and their failed tests; a later call reruns only the chunks
-whose key differs.  ``benign_judge.py`` judges them.
+rfe: saliency is report-only at smoke) registering its explainers under their own names.
+The bases (``base-<built-in>``, the unchanged built-ins) run first, as chunks of their
+own, without a baseline.  The calibration half of the benign changes (``cal-NN``) runs
+without a baseline too: its records set the rules (benign_calibrate.py).  The held-out
+changes (``held-NN``) and the harmful mutants (``harmful-NN``, ``mut-<name>``, the partial
+ones among them) run **against a baseline**: the bases' results, each base's records
+copied under the name of every change of it in the chunk (without the records that
+only a declaration adds, for a mutant registered as a plain callable).  So each of them
+is judged as a whole run against its baseline would judge it, with every finding kind:
+a score's drop, drift (with a sampler's own noise measured on the case), CPU time and
+memory (the bases ran on this machine), a result gone.
+
+A chunk's file under ``benign/`` (xz-compressed JSON) keeps the code key it ran under
+(the plugin's fingerprint and this folder's sources; for a chunk run against a baseline,
+the suites' thresholds too), every
+record of its explainers with their per-sample values and the fingerprints of their maps,
+and its failed tests; a later call reruns only the chunks whose key differs.
+``benign_judge.py`` counts the verdicts.
 """
 
 from __future__ import annotations
@@ -20,6 +32,7 @@ import hashlib
 import json
 import lzma
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -29,53 +42,98 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from benign import BASES, CHANGES  # noqa: E402
-from mutants import HARMFUL, MUTANTS  # noqa: E402
+from benign import BASES, CALIBRATION, CHANGES  # noqa: E402
+from mutants import HARMFUL, MUTANTS, PARTIAL  # noqa: E402
 
 from pytest_chaosmining.core.storage.derived import package_fingerprint  # noqa: E402
+from pytest_chaosmining.suites import SUITES_DIR  # noqa: E402
 
 OUT = HERE / "benign"
 SUITES = "symbolic,vision,audio,rfe"
+BASE_CHUNKS = ("bases", "harmful-bases")
+#: metrics an explainer has only where it declares completeness
+DECLARED_ONLY = ("sign_agreement", "completeness")
 
 
-def code_key() -> str:
+def code_key(live: bool) -> str:
+    """What a chunk's results depend on: the package and this folder's registrations, and
+    for a chunk run against a baseline (``live``) the suites' thresholds, whose baseline
+    rules judge it (a run without a baseline records the same values under any of them)."""
     h = hashlib.sha256(package_fingerprint().encode())
-    for name in ("benign.py", "mutants.py", "conftest.py", "pytest.ini"):
+    for path in sorted(SUITES_DIR.glob("*/thresholds.toml")) if live else ():
+        h.update(path.read_bytes())
+    for name in ("benign.py", "mutants.py", "conftest.py", "pytest.ini", "benign_run.py"):
         h.update((HERE / name).read_bytes())
     return h.hexdigest()[:16]
 
 
+def is_live(chunk: str) -> bool:
+    """Whether ``chunk`` runs against a baseline (the held-out changes and the mutants)."""
+    return chunk not in BASE_CHUNKS and not chunk.startswith("cal-")
+
+
 def chunks(size: int) -> dict[str, list[str]]:
-    """Chunk name → the explainers it registers: the bases, the benign changes, then the
-    mutation benchmark's harmful mutants (``mut-<name>``) and the bases only they have."""
-    names = list(CHANGES)
-    found = {"bases": [f"base-{b}" for b in BASES]}
-    for i in range(0, len(names), size):
-        found[f"chunk-{i // size:02d}"] = names[i : i + size]
-    harmful = [f"mut-{name}" for name, m in MUTANTS.items() if m.kind == HARMFUL]
-    found["harmful-bases"] = sorted(
-        {f"base-{m.base}" for m in MUTANTS.values() if m.kind == HARMFUL} - set(found["bases"])
-    )
-    for i in range(0, len(harmful), size):
-        found[f"harmful-{i // size:02d}"] = harmful[i : i + size]
+    """Chunk name → the explainers it registers: the bases, the calibration half, the
+    held-out changes, then the harmful mutants (``mut-<name>``)."""
+    harmful = [f"mut-{name}" for name, m in MUTANTS.items() if m.kind in (HARMFUL, PARTIAL)]
+    found = {
+        "bases": [f"base-{b}" for b in BASES],
+        "harmful-bases": sorted({f"base-{m.base}" for m in MUTANTS.values() if m.kind in (HARMFUL, PARTIAL)}
+                                - {f"base-{b}" for b in BASES}),
+    }  # fmt: skip
+    for prefix, names in (
+        ("cal", [n for n, c in CHANGES.items() if c.half == CALIBRATION]),
+        ("held", [n for n, c in CHANGES.items() if c.half != CALIBRATION]),
+        ("harmful", harmful),
+    ):
+        for i in range(0, len(names), size):
+            found[f"{prefix}-{i // size:02d}"] = names[i : i + size]
     return found
 
 
+def base_of(name: str) -> tuple[str, bool]:
+    """The built-in ``name`` changes and whether it declares what that built-in declares."""
+    if name.startswith("mut-"):
+        mutant = MUTANTS[name.removeprefix("mut-")]
+        return mutant.base, mutant.declares
+    return CHANGES[name].base, True
+
+
 def compact(payload: dict[str, object], names: list[str]) -> dict[str, object]:
-    """The run's records of ``names`` that a baseline judges or pairs (judged records,
-    fingerprints), and their failed tests."""
+    """The run's records of ``names`` (per-sample values and fingerprints of maps
+    included) and their failed tests."""
     keep = set(names)
-    records = [
-        {k: r[k] for k in ("suite", "model", "explainer", "case", "seed", "metric", "value", "threshold", "passed",
-                           "nodeid", "maps", "samples") if k in r}
-        for r in payload["records"]  # type: ignore[union-attr]
-        if r["explainer"] in keep and (r["threshold"] is not None or r["metric"] == "fingerprint")
-    ]  # fmt: skip
+    fields = ("suite", "model", "explainer", "case", "seed", "metric", "value", "threshold", "passed", "nodeid",
+              "maps", "samples")  # fmt: skip
+    records = [{k: r[k] for k in fields if k in r} for r in payload["records"] if r["explainer"] in keep]  # type: ignore[union-attr]
     failures = [f for f in payload["failures"] if f["explainer"] in keep]  # type: ignore[union-attr]
     return {"records": records, "failures": failures, "meta": payload["meta"]}
 
 
-def run_chunk(name: str, names: list[str], workers: int, key: str) -> None:
+def baseline_for(names: list[str]) -> dict[str, object]:
+    """A results.json of the bases' results, each base's copied under every name of
+    ``names`` that changes it."""
+    bases: dict[str, list[dict]] = {}
+    meta: dict[str, object] = {}
+    for chunk in BASE_CHUNKS:
+        body = json.loads(lzma.decompress((OUT / f"{chunk}.json.xz").read_bytes()))
+        meta = meta or body["meta"]
+        for r in body["records"]:
+            bases.setdefault(r["explainer"], []).append(r)
+    records = []
+    for name in names:
+        base, declares = base_of(name)
+        for r in bases[f"base-{base}"]:
+            if not declares and r["metric"] in DECLARED_ONLY:
+                continue
+            nodeid = re.sub(rf"-base-{re.escape(base)}-s(\d+)\]", rf"-{name}-s\1]", r["nodeid"])
+            records.append({**r, "explainer": name, "nodeid": nodeid})
+    return {"meta": {k: v for k, v in meta.items() if k != "baseline"}, "records": records}
+
+
+def run_chunk(name: str, names: list[str], workers: int) -> None:
+    live = is_live(name)
+    key = code_key(live)
     target = OUT / f"{name}.json.xz"
     if target.exists() and json.loads(lzma.decompress(target.read_bytes())).get("key") == key:
         return
@@ -83,6 +141,10 @@ def run_chunk(name: str, names: list[str], workers: int, key: str) -> None:
         argv = [sys.executable, "-m", "pytest", "--chaosmining", f"--chaosmining-explainers={','.join(names)}",
                 f"--chaosmining-suites={SUITES}", f"--chaosmining-report={tmp}/report", "-q", "-rN", "--no-header",
                 "-p", "no:randomly"]  # fmt: skip
+        if live:
+            baseline = Path(tmp) / "baseline.json"
+            baseline.write_text(json.dumps(baseline_for(names)))
+            argv.append(f"--chaosmining-baseline={baseline}")
         if workers > 1:
             argv += ["-n", str(workers), "--dist", "loadgroup"]
         start = time.perf_counter()
@@ -94,7 +156,8 @@ def run_chunk(name: str, names: list[str], workers: int, key: str) -> None:
                 f"{name}: no results (exit {proc.returncode}): {proc.stdout[-3000:]}{proc.stderr[-2000:]}"
             )
         body = compact(json.loads(results.read_text()), names)
-    body = {"key": key, "chunk": name, "explainers": names, "seconds": round(time.perf_counter() - start, 1), **body}
+    body = {"key": key, "chunk": name, "explainers": names, "against_baseline": live,
+            "seconds": round(time.perf_counter() - start, 1), **body}  # fmt: skip
     OUT.mkdir(exist_ok=True)
     tmp_target = target.with_suffix(".tmp")
     tmp_target.write_bytes(lzma.compress(json.dumps(body, allow_nan=False).encode()))
@@ -106,13 +169,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--chunk-size", type=int, default=8)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--only", default="", help="a comma list of chunk names")
+    parser.add_argument("--only", default="", help="a comma list of chunk names or prefixes (cal, held, harmful)")
     args = parser.parse_args(argv)
-    key = code_key()
+    wanted = [w for w in args.only.split(",") if w]
     for name, names in chunks(args.chunk_size).items():
-        if args.only and name not in args.only.split(","):
+        if wanted and not any(name == w or name.startswith(f"{w}-") for w in wanted):
             continue
-        run_chunk(name, names, args.workers, key)
+        run_chunk(name, names, args.workers)
     return 0
 
 

@@ -15,6 +15,7 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from captum.attr import FeatureAblation, IntegratedGradients, LayerGradCam, NoiseTunnel, Occlusion, Saliency
@@ -27,6 +28,8 @@ from pytest_chaosmining.explainers.context import AttributionContext
 Method = Callable[[torch.nn.Module, torch.Tensor, "int | torch.Tensor | None", AttributionContext], torch.Tensor]
 
 HARMFUL, BENIGN, COST, CALIBRATION = "harmful", "benign", "benign (cost)", "calibration"
+#: a regression confined to part of the data (one class, some conditions): harmful, counted apart
+PARTIAL = "harmful (partial)"
 
 
 @dataclass(frozen=True)
@@ -246,18 +249,62 @@ def _carried_state(attr: torch.Tensor, inputs: torch.Tensor, context: Attributio
 
 
 def _reseeded(base: Method, seed: int) -> Method:
-    """``base`` drawing its random numbers from another seed (the plugin seeds 0 per call)."""
+    """``base`` drawing its random numbers from another seed (the plugin seeds torch and
+    numpy 0 per call; GradientShap draws its baselines from numpy, SmoothGrad its noise
+    from torch: both are reseeded)."""
 
     def call(
         model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None, context: AttributionContext
     ) -> torch.Tensor:
         torch.manual_seed(seed)
+        np.random.seed(seed)
         return base(model, inputs, target, context)
 
     return call
 
 
 IG, SA = builtin("IG"), builtin("SA")
+
+
+def _class_lost(base: Method, lost: int) -> Method:
+    """``base`` with all-zero maps for the samples explained for class ``lost`` (a bug on
+    one class's inputs only; a regressor's scalar target is no class: unchanged)."""
+
+    def call(
+        model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None, context: AttributionContext
+    ) -> torch.Tensor:
+        out = base(model, inputs, target, context).detach().clone()
+        if isinstance(target, torch.Tensor) and target.dim() == 1 and len(target) == len(out):
+            out[target.to(out.device) == lost] = 0.0
+        return out
+
+    return call
+
+
+def _rough(inputs: torch.Tensor) -> torch.Tensor:
+    """Per sample: the mean absolute difference of neighbours along the last axis over
+    the sample's range (uniform-noise backgrounds: about 1/3; photographs, tones and
+    tabular rows of sorted features: far less)."""
+    x = inputs.detach().float().flatten(1, -2) if inputs.dim() > 2 else inputs.detach().float().unsqueeze(1)
+    step = (x[..., 1:] - x[..., :-1]).abs().mean(dim=(-1, -2))
+    span = (x.amax(dim=(-1, -2)) - x.amin(dim=(-1, -2))).clamp_min(1e-12)
+    return step / span
+
+
+def _noisy_background_lost(base: Method) -> Method:
+    """``base`` with all-zero maps for images and clips on a uniform-noise background (a bug
+    confined to the random-background conditions, RBFP and RBRP)."""
+
+    def call(
+        model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None, context: AttributionContext
+    ) -> torch.Tensor:
+        out = base(model, inputs, target, context).detach().clone()
+        if inputs.dim() > 2:
+            out[_rough(inputs).to(out.device) > 0.2] = 0.0
+        return out
+
+    return call
+
 
 MUTANTS: dict[str, Mutant] = {
     m.name: m
@@ -450,6 +497,37 @@ MUTANTS: dict[str, Mutant] = {
             "IG times 1000 while declaring completeness (its sums are 1000 x f(x) - f(0))",
             after(IG, lambda a, x, c: a * 1000.0),
         ),
+        # -- partial: harmful on part of the data only ------------------------------------------------
+        Mutant(
+            "ig_class_lost",
+            "IG",
+            PARTIAL,
+            "IG with all-zero maps for class 3 (plain callable)",
+            _class_lost(IG, 3),
+            declares=False,
+        ),  # fmt: skip
+        Mutant(
+            "sa_class_lost",
+            "SA",
+            PARTIAL,
+            "saliency with all-zero maps for class 7 (plain callable)",
+            _class_lost(SA, 7),
+            declares=False,
+        ),  # fmt: skip
+        Mutant(
+            "ig_class_lost_declared",
+            "IG",
+            PARTIAL,
+            "IG with all-zero maps for class 5, declaring as IG",
+            _class_lost(IG, 5),
+        ),  # fmt: skip
+        Mutant(
+            "ig_noisy_background_lost",
+            "IG",
+            PARTIAL,
+            "IG with all-zero maps on uniform-noise backgrounds (the RB conditions only)",
+            _noisy_background_lost(IG),
+        ),  # fmt: skip
         # -- benign: a gate must not fail them on a score ----------------------------------------------
         Mutant(
             "ig_scaled",

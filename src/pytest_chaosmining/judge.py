@@ -72,6 +72,7 @@ class Judge:
         report_only: frozenset[str] = frozenset(),
         thresholds: Thresholds | None = None,
         paired_drop: Callable[[str, str], PairedDrop | None] | None = None,
+        tier: str | None = None,
     ):
         #: the bars (and a suite's own margins and gates) the run judges with
         self.thresholds = thresholds if thresholds is not None else Thresholds({})
@@ -83,6 +84,8 @@ class Judge:
         #: the paired rule of a metric's drops, where calibrated (``paired_drop(suite, metric)``)
         self.paired_drop = paired_drop if paired_drop is not None else (lambda suite, metric: None)
         self.max_slowdown = max_slowdown
+        #: the run's tier (which calibrated drops apply to a result without a bar)
+        self.tier = tier
         self.map_notes = map_notes if map_notes is not None else MapNotes()
         self._cost_failures: dict[str, list[str]] = {}
 
@@ -192,6 +195,35 @@ class Judge:
         if regression:
             raise ConformanceFailure(f"{what}: {regression}")
 
+    def compare_unbarred(self, node: pytest.Item, record: Record, what: str) -> str | None:
+        """Record ``record``, a result without a bar here (the bar is off for this
+        condition and explainer, or the suite is report-only), and, of a judged metric
+        whose drop is calibrated at this tier, outside a report-only suite, compare it
+        against the baseline as a barred one is: a condition whose absolute bar is off
+        still must not fall below its own earlier value.  The failure's message, if it
+        regressed."""
+        metric = self.catalog.get(record.suite, record.metric)
+        compared = (
+            self.baseline is not None
+            and metric is not None
+            and metric.judged
+            and self.tier is not None
+            and self.thresholds.drop_calibrated(record.suite, self.tier, record.metric)
+            and record.suite not in self.report_only
+            and not self.is_control(record.explainer)
+        )
+        regression = None
+        if compared:
+            assert self.baseline is not None and metric is not None
+            drop, paired = self.max_drop(record.suite, record.metric), self.paired_drop(record.suite, record.metric)
+            regression = self.baseline.regression(record, metric, drop, paired)
+            if regression:
+                record.passed = False
+            elif change := self.baseline.change(record, metric, drop, paired):
+                self.note_change(node, f"{what}: {change}")
+        self.record(node, record)
+        return f"{what}: {regression} (no absolute bar here; compared against the baseline)" if regression else None
+
     @staticmethod
     def note_change(node: pytest.Item, message: str) -> None:
         """Note on ``node``'s report that a result changed against the baseline within what
@@ -206,10 +238,14 @@ class Judge:
         raises :class:`ControlPassedBar`."""
         checks = [(r, None if r.suite in self.report_only else t, what) for r, t, what in checks]
         judged = [(record, threshold, what) for record, threshold, what in checks if threshold is not None]
-        for record, threshold, _ in checks:
-            if threshold is None:
-                self.record(node, record)
+        unbarred = [
+            failure
+            for record, threshold, what in checks
+            if threshold is None and (failure := self.compare_unbarred(node, record, what))
+        ]
         if not judged:
+            if unbarred:
+                raise ConformanceFailure("; ".join(self._cost_failures.pop(node.nodeid, []) + unbarred))
             self.raise_cost_regressions(node)
             suite = checks[0][0].suite
             why = (
@@ -218,7 +254,7 @@ class Judge:
                 else "no calibrated bar for " + ", ".join(f"{r.metric}" for r, _, _ in checks) + " here"
             )
             pytest.skip(f"{NOT_JUDGED_PREFIX}{why} ({checks[0][2]}); the values are recorded")
-        failures = self._cost_failures.pop(node.nodeid, [])
+        failures = self._cost_failures.pop(node.nodeid, []) + unbarred
         for record, threshold, what in judged:
             try:
                 self.require(node, record, threshold, what)

@@ -135,7 +135,8 @@ class BaselineCheck:
         session.config.hook.pytest_runtest_logreport(report=report)  # pytest counts it in testsfailed
 
     def table(self) -> dict[str, object]:
-        """The comparison for results.json and report.md: counts, missing node ids and
+        """The comparison for results.json and report.md: counts, missing node ids, the
+        results that changed within what harmless changes do (node id and notes) and
         one row per judged result (suite, model, explainer, metric, condition, seed,
         value, baseline value; None where it has none)."""
         comparison = self.comparison or Comparison()
@@ -162,5 +163,6 @@ class BaselineCheck:
             "compared": len(comparison.compared),
             "new": len(comparison.new),
             "missing": sorted({r.nodeid for r in comparison.missing}),
+            "changed": [{"nodeid": nodeid, "notes": notes} for nodeid, notes in sorted(self.changed.items())],
             "rows": sorted(rows, key=str),
         }

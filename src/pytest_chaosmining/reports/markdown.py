@@ -89,11 +89,45 @@ def step_summary(run: RunResults, suites: Sequence[ReportedSuite]) -> str:
         if failures
         else f"all {counts['passed']} judged tests passed"
     )
+    changed = _changed(meta)
+    if changed:
+        headline += f"; **{len(changed)} changed** against the baseline"
     lines = [f"# ChaosMining ({meta.get('tier')} tier): {headline}", ""]
     lines += _failure_section(failures)
+    lines += _changed_section(changed)
     lines += leaderboard_markdown(build_leaderboard(records, outcomes, suites).with_reference(shipped_reference(meta)))
     lines += [note for note in _run_notes(meta) if note]
     return "\n".join(lines) + "\n"
+
+
+def _changed(meta: dict[str, Any]) -> list[dict[str, Any]]:
+    """The results that changed against the baseline within what harmless changes do."""
+    baseline = meta.get("baseline")
+    found = baseline.get("changed") if isinstance(baseline, dict) else None
+    return [c for c in found if isinstance(c, dict)] if isinstance(found, list) else []
+
+
+def _changed_section(changed: list[dict[str, Any]]) -> list[str]:
+    """The tests whose results changed against the baseline (they passed): what moved,
+    and what to do whether the change was intended or not."""
+    if not changed:
+        return []
+    rows = [
+        [f"`{c['nodeid'].rsplit('::', 1)[-1]}`", "<br>".join(str(n).replace("|", "\\|") for n in c.get("notes", []))]
+        for c in changed
+    ]
+    return (
+        [
+            f"## Changed against the baseline ({len(changed)})",
+            "",
+            "These tests passed: their results moved within what harmless changes do (the scores' paired rule, the "
+            "maps' drift bars).  If the change is intended, make this run the baseline; if not, look at the samples "
+            "named below: a bug on some inputs moves those first.",
+            "",
+        ]
+        + markdown_table(["test", "what moved"], rows)
+        + [""]
+    )
 
 
 def _run_notes(meta: dict[str, Any]) -> list[str]:
@@ -227,6 +261,7 @@ def build_markdown(run: RunResults, suites: Sequence[ReportedSuite], board: Lead
         board = build_leaderboard(records, outcomes, suites).with_reference(shipped_reference(meta))
     lines += leaderboard_markdown(board, "leaderboard.png")
     lines += _failure_section(failures)
+    lines += _changed_section(_changed(meta))
     lines += scorecard_markdown(records, meta.get("baseline"))
     lines += _outcome_section(outcomes)
     if records:

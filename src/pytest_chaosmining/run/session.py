@@ -126,5 +126,5 @@ class ChaosminingSession:
         return Judge(
             self.explainers, self.baseline, max_drop, self.settings.max_slowdown, self.metric_catalog,
             self.roster.map_notes, frozenset(thresholds.report_only(list(self.settings.suites), tier)), thresholds,
-            paired_drop,
+            paired_drop, tier,
         )  # fmt: skip

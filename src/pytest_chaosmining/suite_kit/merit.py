@@ -20,7 +20,7 @@ import numpy as np
 
 from pytest_chaosmining.core.metrics import properties as p
 from pytest_chaosmining.core.metrics.attribution import feature_sums
-from pytest_chaosmining.core.metrics.drift import FINGERPRINT_SAMPLES, fingerprint, map_agreement
+from pytest_chaosmining.core.metrics.drift import NOISE_PROBE_SAMPLES, DrawNoise, fingerprint, map_agreement
 from pytest_chaosmining.core.metrics.properties import NOISE_FACTOR
 from pytest_chaosmining.core.storage.derived import weights_digest
 from pytest_chaosmining.explainers import ExplainerNotApplicable, attribute
@@ -165,20 +165,21 @@ def agreement_with(explainer: Explainer, reference: Explainer, probe: Probe) -> 
     }
 
 
-def fingerprint_noise(explainer: Explainer, probe: Probe) -> float:
+def fingerprint_noise(explainer: Explainer, probe: Probe) -> DrawNoise:
     """How well two of the explainer's own draws of the probe's maps agree, as the
     drift check compares maps (:func:`~pytest_chaosmining.core.metrics.drift.map_agreement`
-    of their fingerprints): the least agreement between any two of 16 draws (8 copies
-    of each sample in one batch, under two seeds: a few draws miss a sampler's rare
-    ones, and the drift a reseed causes then exceeds them many times); 1 for a
-    deterministic explainer."""
+    of their fingerprints): the least mean agreement and the least one sample's
+    agreement between any two of 16 draws (8 copies of each sample in one batch, under
+    two seeds: a few draws miss a sampler's rare ones, and the drift a reseed causes
+    then exceeds them many times); 1 and 1 for a deterministic explainer."""
     n, mask = len(probe.inputs), probe.fingerprint_mask
     draws = []
     for seed in NOISE_SEEDS:
         copies = _explain(explainer, probe, list(range(n)) * NOISE_COPIES, seed=seed)
         draws += [copies[i * n : (i + 1) * n] for i in range(NOISE_COPIES)]
     prints = [fingerprint(d, mask) for d in draws]
-    return min(map_agreement(a, b)[0] for i, a in enumerate(prints) for b in prints[i + 1 :])
+    pairs = [map_agreement(a, b) for i, a in enumerate(prints) for b in prints[i + 1 :]]
+    return DrawNoise(min(p.mean for p in pairs), min(p.least for p in pairs))
 
 
 def is_probe_case(run: RunView, suite: ModelSuite[CaseT, ModelT], case: CaseT) -> bool:
@@ -309,12 +310,13 @@ def _equivalence_check(
 
 def drift_noise(
     run: RunView, suite: ModelSuite[CaseT, ModelT], case: CaseT, explainer_name: str
-) -> Callable[[], float]:
-    """A call measuring how well two of the explainer's own draws of ``case``'s
-    fingerprinted samples agree (:func:`fingerprint_noise`), for the drift check."""
+) -> Callable[[], DrawNoise]:
+    """A call measuring how well two of the explainer's own draws of ``case``'s first
+    :data:`~pytest_chaosmining.core.metrics.drift.NOISE_PROBE_SAMPLES` explained samples
+    agree (:func:`fingerprint_noise`), for the drift check."""
 
-    def measure() -> float:
+    def measure() -> DrawNoise:
         explainer = run.explainers[explainer_name]
-        return fingerprint_noise(explainer, suite.probe(suite.model(run, case), FINGERPRINT_SAMPLES))
+        return fingerprint_noise(explainer, suite.probe(suite.model(run, case), NOISE_PROBE_SAMPLES))
 
     return measure

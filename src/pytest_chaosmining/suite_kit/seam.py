@@ -53,13 +53,13 @@ class ScoreCheck:
     suite's ``metrics``); ``message``: what a failure says (``{what}`` is the
     explainer on the case, and the score's values fill in by name);
     ``when_present``: judged only where the score holds the metric (a property the
-    explainer declares, such as completeness); ``unbarred_recorded``: where no bar
-    applies, recorded and not judged (calibration found it too close to chance)."""
+    explainer declares, such as completeness).  Where no bar applies (calibration found
+    it too close to chance) the value is recorded and, against a baseline, compared with
+    the baseline's where its drop is calibrated."""
 
     metric: str
     message: str = "{what}"
     when_present: bool = False
-    unbarred_recorded: bool = False
     value: str | None = None  # the score's key where it is not the metric's name
     bar: str = "metric"  # "metric": the metric's bar; "quality_gate": the suite's quality gate
 

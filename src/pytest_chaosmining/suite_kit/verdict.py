@@ -40,6 +40,7 @@ from pytest_chaosmining.suite_kit.seam import (
 if TYPE_CHECKING:
     from pytest_benchmark.fixture import BenchmarkFixture
 
+    from pytest_chaosmining.core.metrics.drift import DrawNoise
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.run_view import RunView
 
@@ -84,9 +85,6 @@ def judge_explainer(
             bar: float | None = bars.quality_gate(suite.name, tier)
         else:
             bar = bars.optional_metric(suite.name, tier, check.metric, key, explainer)
-        if bar is None and check.unbarred_recorded:
-            run.judge.record(node, record)
-            continue
         checks.append((record, bar, check.message.format(what=what, **values)))
     if scored.further is not None:
         checks += scored.further(what)
@@ -154,6 +152,11 @@ def model_scored(
     return Scored(values, further=further)
 
 
+#: one sample's map that agrees less than this with the baseline's has nothing of it left (an empty
+#: map agrees 0): no sampler's noise allows that, whatever its draws do
+UNRELATED = 0.05
+
+
 def drift_checks(
     run: RunView,
     node: pytest.Item,
@@ -163,16 +166,23 @@ def drift_checks(
     record: Recorder,
     where: str,
     what: str,
-    noise: Callable[[], float] | None = None,
+    noise: Callable[[], DrawNoise] | None = None,
 ) -> list[Check]:
     """Record the fingerprint of ``explainer``'s maps (results.json keeps it); against
-    a baseline that kept one for the same case, the check that the maps did not move
-    beyond the calibrated ``map_agreement`` bar at ``where`` (the random control's
-    maps are noise: recorded, never compared).  Maps that moved beyond the bar are
-    measured against the explainer's own noise on the case (``noise()``: how well two
-    of its draws agree, 1 when deterministic): a stochastic explainer's maps may move
-    :data:`~pytest_chaosmining.core.metrics.properties.NOISE_FACTOR` times as far as
-    its draws lie apart, so a reseeded SmoothGrad passes and a changed one does not."""
+    a baseline that kept one for the same case, two checks (the random control's maps
+    are noise: recorded, never compared):
+
+    - ``map_agreement``: the maps' mean agreement with the baseline's over every
+      explained sample, at least the calibrated bar at ``where`` (a change to every map);
+    - ``sample_agreement``: the agreement of the sample that moved most but the
+      allowed few (``[<suite>.<tier>.sample_drift]``), at least its floor (a change
+      confined to some inputs: one class, a few samples, which the mean dilutes).
+
+    Maps that moved beyond either bar are measured against the explainer's own noise
+    on the case (``noise()``: how well two of its draws agree, 1 when deterministic): a
+    stochastic explainer's maps may move :data:`~pytest_chaosmining.core.metrics.properties.NOISE_FACTOR`
+    times as far as its draws lie apart (one sample's, never below :data:`UNRELATED`), so
+    a reseeded SmoothGrad passes and a changed one does not."""
     maps = result.get("fingerprint")
     if not isinstance(maps, list):
         return []
@@ -183,28 +193,57 @@ def drift_checks(
     moved = baseline.moved(kept) if baseline is not None else None
     if baseline is None or moved is None or run.judge.is_control(explainer):
         return []
-    agreement, worst, least = moved
-    bar = run.judge.thresholds.optional_metric(suite, run.plan.tier, "map_agreement", where, explainer)
+    tier = run.plan.tier
+    bar = run.judge.thresholds.optional_metric(suite, tier, "map_agreement", where, explainer)
+    rule = run.judge.thresholds.sample_drift(suite, tier)
+    floor = rule.floor if rule is not None else None
+    kept_most = rule.kept(moved) if rule is not None else 1.0
     allowance = ""
-    if bar is not None and agreement < bar and noise is not None:
+    beyond = (bar is not None and moved.mean < bar) or (floor is not None and kept_most < floor)
+    if beyond and noise is not None:
         own = noise()
-        if own < 1.0:
-            bar = min(bar, 1.0 - NOISE_FACTOR * (1.0 - own))
-            allowance = f"; its own draws agree to {own:.4f}, so the bar allows {NOISE_FACTOR:g} x that noise"
-    if bar is not None and MOVED > agreement >= bar:
+        if own.mean < MOVED:
+            bar = None if bar is None else min(bar, 1.0 - NOISE_FACTOR * (1.0 - own.mean))
+            floor = None if floor is None else max(UNRELATED, min(floor, 1.0 - NOISE_FACTOR * (1.0 - own.sample)))
+            allowance = (
+                f"; its own draws agree to {own.mean:.4f} (one sample to {own.sample:.4f}), so the bars allow "
+                f"{NOISE_FACTOR:g} x that noise"
+            )
+    if bar is not None and MOVED > moved.mean >= bar and (floor is None or kept_most >= floor):
         run.judge.note_change(
             node,
-            f"{what}: its maps moved from the baseline's (cosine of the feature masses {agreement:.4f}, within the "
-            f"bar {bar:g}{allowance}): changed; if the change is intended, make this run the baseline",
+            f"{what}: its maps moved from the baseline's (cosine of the feature masses {moved.mean:.4f}, within the "
+            f"bar {bar:g}; explained sample {moved.worst} moved most, {moved.least:.4f}{allowance}): changed; if "
+            "the change is intended, make this run the baseline",
         )
-    return [
+    source = f"baseline {baseline.source}{allowance}"
+    checks: list[Check] = [
         (
-            record("map_agreement", agreement),
+            record("map_agreement", moved.mean),
             bar,
-            f"{what}: its maps moved from the baseline's (cosine of the feature masses {agreement:.4f}; "
-            f"explained sample {worst} moved most, {least:.4f}; baseline {baseline.source}{allowance})",
+            f"{what}: its maps moved from the baseline's (mean cosine of the feature masses over "
+            f"{len(moved.cosines)} explained samples {moved.mean:.4f}; sample {moved.worst} moved most, "
+            f"{moved.least:.4f}; {source})",
         )
     ]
+    if rule is not None:
+        lost = moved.lost(floor if floor is not None else rule.floor)
+        checks.append(
+            (
+                record("sample_agreement", kept_most),
+                floor,
+                f"{what}: the maps of {len(lost)} of {len(moved.cosines)} explained samples moved from the "
+                f"baseline's beyond the per-sample floor {floor if floor is not None else rule.floor:g} (at most "
+                f"{rule.allowed} may: a change confined to some inputs; samples {_listed(lost)}; {source})",
+            )
+        )
+    return checks
+
+
+def _listed(indices: list[int], most: int = 12) -> str:
+    """``indices`` as a short list (the first ``most``, then how many more)."""
+    shown = ", ".join(str(i) for i in indices[:most])
+    return shown + (f" and {len(indices) - most} more" if len(indices) > most else "") if indices else "none"
 
 
 def judge_model(run: RunView, suite: ModelSuite[CaseT, ModelT], case: CaseT, node: pytest.Item) -> None:

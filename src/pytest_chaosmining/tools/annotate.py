@@ -1,6 +1,7 @@
 """GitHub Actions annotations from a run's ``results.json``: one ``::error``
 line per failed conformance test, naming the explainer, the suite and the test,
-and a table of them appended to the step summary (``$GITHUB_STEP_SUMMARY``).
+one ``::warning`` line per test whose results changed against the baseline within
+what harmless changes do, and a table of them appended to the step summary (``$GITHUB_STEP_SUMMARY``).
 
 ``python -m pytest_chaosmining.tools.annotate chaosmining-report/results.json``
 """
@@ -27,6 +28,19 @@ def error_lines(payload: dict[str, object]) -> list[str]:
         f"::error title={_escape('chaosmining: ' + f['explainer'] + ' failed ' + f['suite'])}::"
         f"{_escape(f['nodeid'] + ': ' + f['message'])}"
         for f in failures
+    ]
+
+
+def warning_lines(payload: dict[str, object]) -> list[str]:
+    """The ``::warning`` lines of the tests whose results changed against the baseline
+    within what harmless changes do (they passed: re-baseline if the change is intended)."""
+    meta = payload.get("meta", {})
+    baseline = meta.get("baseline") if isinstance(meta, dict) else None
+    changed = baseline.get("changed", []) if isinstance(baseline, dict) else []
+    return [
+        f"::warning title={_escape('chaosmining: changed against the baseline')}::"
+        f"{_escape(c['nodeid'] + ': ' + '; '.join(c['notes']))}"
+        for c in changed
     ]
 
 
@@ -57,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("results", type=Path)
     args = parser.parse_args(argv)
     payload = json.loads(args.results.read_text())
-    for line in error_lines(payload):
+    for line in error_lines(payload) + warning_lines(payload):
         print(line)
     target = os.environ.get("GITHUB_STEP_SUMMARY")
     if target:

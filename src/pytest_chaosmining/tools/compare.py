@@ -93,9 +93,13 @@ def compare_runs(
     thresholds = shipped_thresholds(thresholds_file)
     ran = {r.suite for r in records}
     comparison = baseline.compare(records, lambda r: all_suites or r.suite in ran)
-    for record, _ in comparison.compared:
+    unbarred = [r for r in records if r.threshold is None and catalog.is_judged(r.suite, r.metric)]
+    unbarred = [
+        r for r in unbarred if r.explainer != CONTROL_NAME and thresholds.drop_calibrated(r.suite, tier, r.metric)
+    ]
+    for record in [r for r, _ in comparison.compared] + unbarred:
         metric = catalog.get(record.suite, record.metric)
-        if metric is None:
+        if metric is None or (record.threshold is None and thresholds.report_only([record.suite], tier)):
             continue
         drop = max_drop if max_drop is not None else thresholds.max_drop(record.suite, tier, record.metric)
         paired = thresholds.paired_drop(record.suite, tier, record.metric)
@@ -120,24 +124,38 @@ def compare_runs(
 def _drift(
     baseline: Baseline, record: Record, thresholds: Thresholds, tier: str, catalog: MetricCatalog
 ) -> list[Finding]:
-    """The drift finding of one fingerprint record, if its maps moved beyond the bar."""
+    """The drift findings of one fingerprint record: its maps moved beyond the mean bar,
+    or more samples' maps than allowed beyond the per-sample floor."""
     moved = baseline.moved(record)
     if moved is None:
         return []
-    agreement, worst, least = moved
     metric = catalog.get(record.suite, "map_agreement")
     where = metric.key(record.case) if metric is not None and metric.key is not None else "default"
     bar = thresholds.optional_metric(record.suite, tier, "map_agreement", where, record.explainer)
-    if bar is None or agreement >= bar:
-        return []
-    return [
-        Finding(
-            "drift",
-            record.nodeid,
-            f"its maps moved from the baseline's (cosine of the feature masses {agreement:.4f} < {bar:g}; explained "
-            f"sample {worst} moved most, {least:.4f}; a stochastic explainer's own noise is not measured offline)",
+    rule = thresholds.sample_drift(record.suite, tier)
+    unmeasured = "a stochastic explainer's own noise is not measured offline"
+    found = []
+    if bar is not None and moved.mean < bar:
+        found.append(
+            Finding(
+                "drift",
+                record.nodeid,
+                f"its maps moved from the baseline's (mean cosine of the feature masses {moved.mean:.4f} < {bar:g}; "
+                f"explained sample {moved.worst} moved most, {moved.least:.4f}; {unmeasured})",
+            )
         )
-    ]
+    if rule is not None and rule.kept(moved) < rule.floor:
+        lost = moved.lost(rule.floor)
+        found.append(
+            Finding(
+                "drift",
+                record.nodeid,
+                f"the maps of {len(lost)} of {len(moved.cosines)} explained samples moved beyond the per-sample "
+                f"floor {rule.floor:g} (at most {rule.allowed} may; samples {', '.join(map(str, lost[:12]))}"
+                f"{' …' if len(lost) > 12 else ''}; {unmeasured})",
+            )
+        )
+    return found
 
 
 def table(findings: list[Finding], old: str, new: str) -> str:

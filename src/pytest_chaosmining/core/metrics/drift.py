@@ -2,21 +2,28 @@
 
 A run keeps a compact fingerprint of each explainer's maps per case: the
 |attribution| mass of each of the suite's features (a tabular column, an image
-patch, an audio channel × time segment) for the first :data:`FINGERPRINT_SAMPLES`
-explained samples.  Against a baseline the agreement is the cosine similarity of
-the fingerprints, per sample, averaged: rescaling a map (×1000, per sample) and
-flipping its sign keep it at 1 (the sign check judges signs); moving mass between
-features lowers it, whether or not the top-k overlap changes.
+patch, an audio channel × time segment) of every explained sample, up to
+:data:`FINGERPRINT_SAMPLES`.  Against a baseline the agreement is the cosine
+similarity of the fingerprints, per sample (:class:`Agreement`): rescaling a map
+(×1000, per sample) and flipping its sign keep it at 1 (the sign check judges
+signs); moving mass between features lowers it, whether or not the top-k overlap
+changes.  The mean over the samples judges a change that touches every map; the
+samples below a per-sample floor (:attr:`Agreement.lost`) judge one confined to
+some inputs (one class, a few samples), which the mean dilutes.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
 from pytest_chaosmining.core.metrics.attribution import feature_sums
 
-#: explained samples whose maps a fingerprint keeps
-FINGERPRINT_SAMPLES = 4
+#: explained samples whose maps a fingerprint keeps (every explained sample of the smoke tier)
+FINGERPRINT_SAMPLES = 32
+#: explained samples a stochastic explainer's own noise is measured on (16 draws of each)
+NOISE_PROBE_SAMPLES = 4
 #: significant digits kept of each feature's mass (a fingerprint is stored in results.json)
 DIGITS = 5
 
@@ -29,15 +36,53 @@ def fingerprint(attr: np.ndarray, feature_mask: np.ndarray | None = None) -> lis
     return [[float(f"{v:.{DIGITS}g}") for v in row] for row in flat]
 
 
-def map_agreement(now: list[list[float]], then: list[list[float]]) -> tuple[float, int, float]:
-    """Mean cosine similarity of two fingerprints over their samples, the sample
-    that agrees least and its similarity (two all-zero maps agree: 1; a zero map
-    against a non-zero one: 0)."""
+@dataclass(frozen=True)
+class Agreement:
+    """The cosine similarity of two fingerprints, per explained sample (two all-zero
+    maps agree: 1; a zero map against a non-zero one: 0)."""
+
+    cosines: tuple[float, ...]
+
+    @property
+    def mean(self) -> float:
+        """The mean over the samples (0 where there is none to compare)."""
+        return float(np.mean(self.cosines)) if self.cosines else 0.0
+
+    @property
+    def worst(self) -> int:
+        """The index of the sample that agrees least."""
+        return int(np.argmin(self.cosines)) if self.cosines else 0
+
+    @property
+    def least(self) -> float:
+        """The similarity of the sample that agrees least."""
+        return min(self.cosines) if self.cosines else 0.0
+
+    def lost(self, floor: float) -> list[int]:
+        """The samples whose maps agree less than ``floor`` with the baseline's."""
+        return [i for i, c in enumerate(self.cosines) if c < floor]
+
+
+@dataclass(frozen=True)
+class DrawNoise:
+    """How far two draws of a stochastic explainer's maps lie apart: the least mean
+    agreement of two draws and the least agreement of one sample in them (1 and 1
+    for a deterministic explainer)."""
+
+    mean: float
+    sample: float
+
+
+def map_agreement(now: list[list[float]], then: list[list[float]]) -> Agreement:
+    """The per-sample :class:`Agreement` of two fingerprints over the samples both
+    kept (a baseline may have kept fewer); fingerprints of other features agree in
+    nothing."""
     a, b = np.asarray(now, dtype=np.float64), np.asarray(then, dtype=np.float64)
-    if a.shape != b.shape:
-        return 0.0, 0, 0.0
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[1]:
+        return Agreement(())
+    n = min(len(a), len(b))
+    a, b = a[:n], b[:n]
     na, nb = np.linalg.norm(a, axis=1), np.linalg.norm(b, axis=1)
     both_zero = (na == 0) & (nb == 0)
     cos = np.where(both_zero, 1.0, (a * b).sum(axis=1) / np.maximum(na * nb, 1e-300))
-    worst = int(np.argmin(cos))
-    return float(cos.mean()), worst, float(cos[worst])
+    return Agreement(tuple(float(c) for c in cos))

@@ -14,11 +14,14 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_chaosmining.core.machine import Machine, describe
 from pytest_chaosmining.core.metrics.catalog import Metric, MetricCatalog
 from pytest_chaosmining.core.verdicts.records import Record
+
+if TYPE_CHECKING:
+    from pytest_chaosmining.core.metrics.drift import Agreement
 
 # the package's modules that load heavy libraries are imported where used: they wait for --chaosmining.
 
@@ -44,6 +47,24 @@ class PairedDrop:
     cap: float
 
 
+@dataclass(frozen=True)
+class SampleDrift:
+    """How far the maps of single explained samples may move from the baseline's: at
+    most ``allowed`` samples may agree less than ``floor`` (cosine of their feature
+    masses).  A change confined to some inputs (an explainer broken on one class) moves
+    a few samples' maps entirely, which the mean agreement over all of them dilutes.
+    Calibrated on benign changes (benchmarks/mutations/benign_calibrate.py)."""
+
+    floor: float
+    allowed: int
+
+    def kept(self, agreement: Agreement) -> float:
+        """The agreement of the sample that moved most once the ``allowed`` ones that
+        moved more are set aside (1 where there are no more samples than that)."""
+        ranked = sorted(agreement.cosines)
+        return ranked[self.allowed] if len(ranked) > self.allowed else 1.0
+
+
 def paired_t(old: list[float], new: list[float]) -> float:
     """The paired t statistic of the drop ``old - new`` over the samples (inf where every
     sample dropped alike, 0 where none moved)."""
@@ -51,9 +72,15 @@ def paired_t(old: list[float], new: list[float]) -> float:
     drops = [a - b for a, b in zip(old, new)]
     mean = sum(drops) / n
     spread = math.sqrt(sum((d - mean) ** 2 for d in drops) / (n - 1))
-    if spread == 0.0:
-        return math.inf if mean > 0 else 0.0
+    if spread <= 1e-12 * max(1.0, abs(mean)):  # every sample moved alike (up to float rounding)
+        return math.inf if mean > 1e-12 else 0.0
     return mean / (spread / math.sqrt(n))
+
+
+def _fell_most(old: list[float], new: list[float], most: int = 5) -> str:
+    """The samples whose values fell most, as ``index (old → new)``."""
+    drops = sorted(((b - a, i) for i, (a, b) in enumerate(zip(old, new)) if a > b))[:most]
+    return ", ".join(f"{i} ({old[i]:.2f} → {new[i]:.2f})" for _, i in drops) or "none"
 
 
 @dataclass
@@ -88,6 +115,11 @@ class Baseline:
     ):
         self.catalog = catalog
         self.judged: dict[Key, Record] = {r.key(): r for r in records if r.threshold is not None}
+        #: every result of a judged metric, barred or not (a condition whose bar is off for an
+        #: explainer is still compared against its own earlier value by :meth:`regression`)
+        self.scores: dict[Key, Record] = {
+            r.key(): r for r in records if r.threshold is not None or catalog.is_judged(r.suite, r.metric)
+        }
         self.costs = {r.key(): r.value for r in records if catalog.gated_cost(r.suite, r.metric) is not None}
         self.fingerprints = {r.key(): r.maps for r in records if r.maps is not None}
         self.source = source
@@ -214,7 +246,7 @@ class Baseline:
     ) -> tuple[bool, str] | None:
         """``(regressed, message)`` for a drop of ``record`` beyond ``max_drop`` below the
         baseline (None where there is none, or nothing to compare it with)."""
-        old = self.judged.get(record.key())
+        old = self.scores.get(record.key())
         if old is None or not metric.judged or not metric.against_baseline or record.value >= old.value - max_drop:
             return None
         drop = old.value - record.value
@@ -222,19 +254,23 @@ class Baseline:
         if paired is None or t is None:
             return True, (
                 f"{record.metric} regressed: {record.value:.4f} < baseline {old.value:.4f} - max drop {max_drop:g} "
-                f"(drop {drop:.4f}; baseline {self.source})"
+                f"(drop {drop:.4f}; no per-sample values to pair, so the allowed drop decided; baseline {self.source})"
             )
+        n = len(old.samples or [])
+        fell = _fell_most(old.samples or [], record.samples or [])
         if t <= paired.t and drop < paired.cap:
             return False, (
-                f"{record.metric} changed: {record.value:.4f} against baseline {old.value:.4f} (drop "
-                f"{drop:.4f}, paired t {t:.2f} <= {paired.t:g} over {len(old.samples or [])} "
-                "samples: within what harmless changes do); if the change is intended, make this run the baseline"
+                f"{record.metric} changed: {record.value:.4f} against baseline {old.value:.4f} (drop {drop:.4f} beyond "
+                f"the allowed {max_drop:g}, but paired t {t:.2f} <= {paired.t:g} over {n} samples and the drop below "
+                f"the cap {paired.cap:g}: within what harmless changes do; samples that fell most: {fell}); if the "
+                "change is intended, make this run the baseline, if not, look at those samples"
             )
+        decided = [f"paired t {t:.2f} > {paired.t:g} over {n} samples"] if t > paired.t else []
+        decided += [f"the drop reached the cap {paired.cap:g}"] if drop >= paired.cap else []
         return True, (
             f"{record.metric} regressed: {record.value:.4f} < baseline {old.value:.4f} - max drop {max_drop:g} "
-            f"(drop {drop:.4f}, paired over {len(record.samples or [])} samples: t {t:.2f} > {paired.t:g}"
-            + (f" or drop >= cap {paired.cap:g}" if drop >= paired.cap else "")
-            + f", beyond what harmless changes do; baseline {self.source})"
+            f"(drop {drop:.4f}; decided by {' and '.join(decided)}: beyond what harmless changes do; samples that "
+            f"fell most: {fell}; baseline {self.source})"
         )
 
     @staticmethod
@@ -246,10 +282,10 @@ class Baseline:
             return None
         return paired_t(old.samples, new.samples)
 
-    def moved(self, record: Record) -> tuple[float, int, float] | None:
+    def moved(self, record: Record) -> Agreement | None:
         """How far the maps of a fingerprint ``record`` moved from the baseline's: the
-        :func:`~pytest_chaosmining.core.metrics.drift.map_agreement` of the two
-        fingerprints (None where the baseline kept none for it)."""
+        per-sample :func:`~pytest_chaosmining.core.metrics.drift.map_agreement` of the
+        two fingerprints (None where the baseline kept none for it)."""
         # on use: the entry module loads this one, and this import loads numpy or torch
         from pytest_chaosmining.core.metrics.drift import map_agreement
 

@@ -15,6 +15,8 @@ Layout::
     [<suite>.<tier>.paired_drop]            ``t`` and, per metric, ``cap``: a drop beyond max_drop of a
                                             score with per-sample values regresses only with a paired
                                             t above ``t`` or a drop of at least the cap (else: changed)
+    [<suite>.<tier>.sample_drift]           ``floor`` and ``allowed``: at most ``allowed`` explained samples'
+                                            maps may agree less than ``floor`` with the baseline's
 
 Smoke bars come from ``python -m pytest_chaosmining.tools.calibrate`` on
 held-out seeds (docs/thresholds.md).  The ci and paper bars are older: the
@@ -29,7 +31,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from pytest_chaosmining.core.verdicts.baseline import PairedDrop
+from pytest_chaosmining.core.verdicts.baseline import PairedDrop, SampleDrift
 
 #: the allowed drop below a baseline of a metric without a calibrated one (``[<suite>.<tier>.max_drop]``)
 DEFAULT_MAX_DROP = 0.02
@@ -124,6 +126,11 @@ class Thresholds:
         table = self.table.get(suite, {}).get(tier, {}).get("max_drop", {})
         return float(table.get(metric, table.get("default", DEFAULT_MAX_DROP)))
 
+    def drop_calibrated(self, suite: str, tier: str, metric: str) -> bool:
+        """Whether ``[suite.tier.max_drop]`` sets ``metric``'s allowed drop (calibrated on
+        benign changes), so that a result without a bar is compared against a baseline too."""
+        return metric in self.table.get(suite, {}).get(tier, {}).get("max_drop", {})
+
     def paired_drop(self, suite: str, tier: str, metric: str) -> PairedDrop | None:
         """The paired rule of ``metric``'s drops against a baseline (``[suite.tier.paired_drop]``:
         ``t`` and the metric's cap), None where the table sets none (the allowed drop alone decides)."""
@@ -131,6 +138,14 @@ class Thresholds:
         if "t" not in table or metric not in table:
             return None
         return PairedDrop(float(table["t"]), float(table[metric]))
+
+    def sample_drift(self, suite: str, tier: str) -> SampleDrift | None:
+        """How far single samples' maps may move against a baseline (``[suite.tier.sample_drift]``:
+        ``floor`` and ``allowed``), None where the table sets none (the mean agreement alone decides)."""
+        table = self.table.get(suite, {}).get(tier, {}).get("sample_drift", {})
+        if "floor" not in table:
+            return None
+        return SampleDrift(float(table["floor"]), int(table.get("allowed", 0)))
 
     def default(self, suite: str, tier: str, metric: str) -> float:
         """The ``default`` bar of ``metric`` (for any case and explainer without its own)."""

@@ -427,13 +427,13 @@ class AudioSuite(ClassifierSuite):
     metrics = (
         *judged("channel_share", "top1_hit", "training_gain", key=_arch_key),
         *judged("accuracy"),
-        *measured_against_baseline("map_agreement"),
+        *measured_against_baseline("map_agreement", "sample_agreement"),
         *own_merit("batch_consistency", "target_sensitivity", "truth_sign", "completeness", "equivalence"),
         *reported("untrained_share", "untrained_top1_hit", "fingerprint", "self_agreement"),
     )
     calibration = Calibration(judged=calibrated(metrics), optional=frozenset({"channel_share"}))
     checks = (
-        ScoreCheck("channel_share", unbarred_recorded=True),
+        ScoreCheck("channel_share"),
         ScoreCheck("top1_hit"),
         ScoreCheck(
             "training_gain",

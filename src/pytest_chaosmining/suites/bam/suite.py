@@ -450,7 +450,6 @@ class BamSuite(SuiteDefaults):
         ScoreCheck(
             "idr_gain",
             "{what}: IDR {idr:.3f} against the random-region baseline {idr_baseline:.3f}",
-            unbarred_recorded=True,
         ),
     )
     recorded = ("mcs", "mcs_baseline", "idr", "idr_baseline", "iir", "iir_pairs", "mcs_k_corr")

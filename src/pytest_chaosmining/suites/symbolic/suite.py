@@ -126,7 +126,7 @@ class SymbolicSuite(SuiteDefaults):
         *judged("fprec", "training_gain", key=_formula_key),
         *judged("uscore"),
         *judged("sign_agreement"),
-        *measured_against_baseline("map_agreement"),
+        *measured_against_baseline("map_agreement", "sample_agreement"),
         *own_merit("completeness", "truth_sign", "batch_consistency", "equivalence"),
         *reported("attr_uscore", "untrained_fprec", "fingerprint", "self_agreement"),
     )

@@ -1,0 +1,234 @@
+"""The gate's power: the smallest regression a run against its baseline fails, by shape.
+
+    python benchmarks/mutations/power.py [--write]
+
+Regressions of four shapes are injected into real records: the built-ins' judged scores,
+with their per-sample values, and the fingerprints of their maps, from one default run
+(the bases of ``benign/``, benign_run.py).  Each affected sample loses a share ``f`` of
+its score (its value moves to (1 − f) × its value; 0 is what an empty or map-free map
+scores on every metric here, about chance) and its map moves the same share of its mass
+to a uniform spread over the features (a map that ignores the input; at f = 1 it keeps
+none of its shape):
+
+- **uniform**: every explained sample;
+- **one class in ten**: ⌈n/10⌉ samples (20 draws of which samples, seeded);
+- **a quarter**: n/4 samples (20 draws);
+- **one condition**: every sample of one record, the suite's other conditions untouched.
+
+The run with the injected records is judged against the base with the plugin's own code
+and the shipped rules: the score's drop (``Baseline.regression``: the allowed drop, the
+paired t, the cap) and the maps' drift (the mean agreement bar and the per-sample floor
+of ``[<suite>.smoke.sample_drift]``).  For each suite, metric and shape: the smallest f
+(searched on a grid of 1/64) at which the record fails, by the score alone and by the
+gate (score or drift), with the mean drop of the score at that f; the median over the
+built-ins' records and draws.  ``--write`` writes ``power.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import statistics
+import sys
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from benign_judge import load  # noqa: E402
+
+from pytest_chaosmining.core.metrics.catalog import Metric  # noqa: E402
+from pytest_chaosmining.core.metrics.drift import map_agreement  # noqa: E402
+from pytest_chaosmining.core.verdicts.baseline import Baseline, PairedDrop, SampleDrift  # noqa: E402
+from pytest_chaosmining.core.verdicts.records import Record  # noqa: E402
+from pytest_chaosmining.explainers import builtin_explainers  # noqa: E402
+from pytest_chaosmining.suites import metric_catalog, shipped_thresholds  # noqa: E402
+
+TIER = "smoke"
+SHAPES = ("uniform", "one class in ten", "a quarter", "one condition")
+DRAWS = 20
+GRID = [i / 64 for i in range(1, 65)]
+
+
+def _where(r: dict) -> tuple[str, str, str, int]:
+    return (r["suite"], r["model"], json.dumps(r["case"], sort_keys=True), r["seed"])
+
+
+def _affected(shape: str, n: int, draw: int) -> list[int]:
+    """The samples a regression of ``shape`` touches (``draw``: which draw)."""
+    if shape in ("uniform", "one condition"):
+        return list(range(n))
+    k = math.ceil(n / 10) if shape == "one class in ten" else n // 4
+    return sorted(random.Random(1000 * draw + k).sample(range(n), k))
+
+
+def _hurt_values(values: list[float], affected: list[int], f: float) -> list[float]:
+    out = list(values)
+    for i in affected:
+        out[i] = (1 - f) * out[i]
+    return out
+
+
+def _hurt_maps(maps: list[list[float]], affected: list[int], f: float) -> list[list[float]]:
+    out = [list(row) for row in maps]
+    for i in affected:
+        if i < len(out):
+            row = out[i]
+            even = sum(row) / len(row)
+            out[i] = [(1 - f) * v + f * even for v in row]
+    return out
+
+
+@dataclass(frozen=True)
+class ScoreRule:
+    """The score's drop rule on one record, its ``affected`` samples losing a share f."""
+
+    baseline: Baseline
+    record: dict
+    metric: Metric
+    drop: float
+    paired: PairedDrop | None
+    affected: list[int]
+
+    n: int
+
+    def fails(self, f: float) -> bool:
+        """Whether the record with its affected samples losing a share ``f`` regresses (a
+        record without per-sample values loses that share of its value on their share)."""
+        if self.record.get("samples"):
+            values = _hurt_values(self.record["samples"], self.affected, f)
+            hurt = Record.from_dict({**self.record, "value": sum(values) / len(values), "samples": values})
+        else:
+            lost = f * len(self.affected) / self.n * self.record["value"]
+            hurt = Record.from_dict({**self.record, "value": self.record["value"] - lost})
+        return self.baseline.regression(hurt, self.metric, self.drop, self.paired) is not None
+
+
+@dataclass(frozen=True)
+class DriftRule:
+    """The drift checks on one fingerprint (None: a sampler's, judged in the run against its
+    own noise, or none kept), its ``affected`` samples' maps moving a share f of their mass."""
+
+    maps: list[list[float]] | None
+    affected: list[int]
+    mean_bar: float | None
+    rule: SampleDrift | None
+
+    def fails(self, f: float) -> bool:
+        if self.maps is None:
+            return False
+        moved = map_agreement(_hurt_maps(self.maps, self.affected, f), self.maps)
+        by_mean = self.mean_bar is not None and moved.mean < self.mean_bar
+        return by_mean or (self.rule is not None and self.rule.kept(moved) < self.rule.floor)
+
+
+def _smallest(fails: Callable[[float], bool]) -> float | None:
+    """The smallest f of the grid at which ``fails`` (None: not even at 1)."""
+    return next((f for f in GRID if fails(f)), None)
+
+
+def measure() -> dict[tuple[str, str, str], dict[str, list[float | None]]]:
+    """(suite, metric, shape) → the smallest failing f by the score and by the gate, and the drops there."""
+    records, _, _ = load()
+    catalog, bars = metric_catalog(), shipped_thresholds(None)
+    found: dict[tuple[str, str, str], dict[str, list[float | None]]] = defaultdict(lambda: defaultdict(list))
+    for name, rows in sorted(records.items()):
+        if not name.startswith("base-"):
+            continue
+        stochastic = builtin_explainers()[name.removeprefix("base-")].stochastic
+        prints = {_where(r): r for r in rows if r["metric"] == "fingerprint" and r.get("maps")}
+        scored = [
+            r
+            for r in rows
+            if r["value"] is not None and catalog.is_judged(r["suite"], r["metric"])
+            and catalog.get(r["suite"], r["metric"]).against_baseline  # type: ignore[union-attr]
+            and r["suite"] in ("symbolic", "vision", "audio") and (r["threshold"] is not None or r.get("samples"))
+        ]  # fmt: skip
+        baseline = Baseline(
+            [Record.from_dict({**r, "threshold": r["threshold"] if r["threshold"] is not None else -1.0})
+             for r in scored] + [Record.from_dict(r) for r in prints.values()],
+            "base", catalog,
+        )  # fmt: skip
+        for r in scored:
+            suite, metric_name = r["suite"], r["metric"]
+            metric = catalog.judged(suite, metric_name)
+            drop, paired = bars.max_drop(suite, TIER, metric_name), bars.paired_drop(suite, TIER, metric_name)
+            fp = prints.get(_where(r))
+            mean_bar = bars.optional_metric(suite, TIER, "map_agreement", "default", "-")
+            rule = bars.sample_drift(suite, TIER)
+            n = len(r["samples"]) if r.get("samples") else len(fp["maps"]) if fp else 32
+            for shape in SHAPES:
+                for draw in range(1 if shape in ("uniform", "one condition") else DRAWS):
+                    affected = _affected(shape, n, draw)
+                    score = ScoreRule(baseline, r, metric, drop, paired, affected, n)
+                    drift = DriftRule(None if fp is None or stochastic else fp["maps"], affected, mean_bar, rule)
+                    by_score = _smallest(score.fails)
+                    by_gate = _smallest(lambda f, score=score, drift=drift: score.fails(f) or drift.fails(f))
+                    cell = found[(suite, metric_name, shape)]
+                    cell["score"].append(by_score)
+                    cell["gate"].append(by_gate)
+                    mean = (
+                        sum(r["samples"][i] for i in affected) / n
+                        if r.get("samples")
+                        else r["value"] * len(affected) / n
+                    )
+                    cell["score_drop"].append(None if by_score is None else by_score * mean)
+                    cell["gate_drop"].append(None if by_gate is None else by_gate * mean)
+    return found
+
+
+def _median(values: list[float | None]) -> str:
+    """The median of ``values`` with the share never caught (None: not even at f = 1)."""
+    caught = [v for v in values if v is not None]
+    missed = len(values) - len(caught)
+    if not caught:
+        return "never"
+    text = f"{statistics.median(caught):.2f}"
+    return text + (f" ({missed} of {len(values)} never)" if missed else "")
+
+
+def table(found: dict[tuple[str, str, str], dict[str, list[float | None]]]) -> list[str]:
+    """power.md's rows."""
+    lines = [
+        "| suite | metric | shape | records × draws | smallest f, score | its drop | smallest f, gate | its drop |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for (suite, metric, shape), cell in sorted(
+        found.items(), key=lambda kv: (kv[0][0], kv[0][1], SHAPES.index(kv[0][2]))
+    ):
+        lines.append(
+            f"| {suite} | {metric} | {shape} | {len(cell['score'])} | {_median(cell['score'])} | "
+            f"{_median(cell['score_drop'])} | {_median(cell['gate'])} | {_median(cell['gate_drop'])} |"
+        )
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--write", action="store_true")
+    args = parser.parse_args(argv)
+    lines = [
+        "# What a run against its baseline catches: the smallest regression, by shape (smoke)",
+        "",
+        "power.py injects regressions into the built-ins' records of one default run (benign/bases) and judges "
+        "them with the plugin's baseline code and the shipped rules.  *f*: the share of each affected sample's "
+        "score lost and of its map's mass moved to a uniform spread; *its drop*: the record's mean score drop at "
+        "that f; medians over the built-ins' records (and 20 draws of the affected samples); *never*: not caught "
+        "even at f = 1.  *score*: the score's drop rule alone; *gate*: score or drift (the samplers' drift is "
+        "judged in the run against their own noise, so only their scores count here).",
+        "",
+        *table(measure()),
+    ]
+    print("\n".join(lines))
+    if args.write:
+        (HERE / "power.md").write_text("\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
