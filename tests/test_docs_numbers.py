@@ -32,19 +32,26 @@ def test_the_leaderboard_shown_is_the_default_runs(document):
 
 def test_the_readmes_mutation_figures_are_the_committed_tables():
     """The README's "What the gate catches" is the committed benign.md, number for number
-    (harmful caught, benign failing against the baseline per half, before and after)."""
+    (harmful caught by the bars, with the baseline and by a score's drop; the held-out
+    benign changes' whole runs failing against their baselines, with the exact bound)."""
     table = (ROOT / "benchmarks" / "mutations" / "benign.md").read_text()
     total = re.search(
-        r"\| \*\*(\d+) harmful\*\* \| \| \*\*(\d+) of \d+\*\* \| \*\*(\d+) of \d+\*\* \| \*\*(\d+) of", table
+        r"\| \*\*(\d+) harmful \(not partial\)\*\* \| \| \*\*(\d+) of \d+\*\* \| \*\*(\d+) of \d+\*\* \| "
+        r"\*\*(\d+) of \d+\*\* \|",
+        table,
     )
     assert total, "no harmful total in benign.md"
-    n, bars, before, after = total.groups()
+    n, bars, with_baseline, by_score = total.groups()
     readme = (ROOT / "README.md").read_text()
-    assert re.search(rf"\| harmful, caught by the bars alone \| {bars} of {n} \| {bars} of {n} \|", readme)
-    assert re.search(rf"\| harmful, caught with the baseline \| {before} of {n} \| {after} of {n} \|", readme)
-    for half in ("calibration", "held-out"):
-        row = re.search(rf"\| {half} \| (\d+) \| (\d+) \| (\d+) \|", table)
-        assert row, half
-        changes, old, new = row.groups()
-        line = rf"\| benign, failing against the baseline: {half} half \| {old} of {changes} \| {new} of {changes}"
-        assert re.search(line, readme), half
+    assert re.search(rf"\| harmful, caught by the bars alone \| {bars} of {n} \|", readme)
+    assert re.search(rf"\| harmful, caught with the baseline \| {with_baseline} of {n} \|", readme)
+    assert re.search(rf"\| harmful, caught by a score's drop \| {by_score} of {n} \|", readme)
+    held = re.search(r"\| held-out, whole runs \| (\d+) \| (\d+) \| ([0-9.]+) \|", table)
+    assert held, "no held-out row in benign.md"
+    changes, failed, bound = held.groups()
+    percent = f"{100 * float(bound):.1f} %"
+    assert re.search(
+        rf"\| benign held-out changes, whole runs failing against their baseline \| {failed} of {changes} "
+        rf"\(exact 95 % bound {re.escape(percent)}\) \|",
+        readme,
+    )

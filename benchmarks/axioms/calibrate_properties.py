@@ -144,7 +144,7 @@ def run_seed(seed: int, cache_dir: Path, parts: tuple[str, ...] = PARTS) -> dict
     import numpy as np
     import torch
 
-    from pytest_chaosmining.core.metrics.drift import NOISE_PROBE_SAMPLES, fingerprint, map_agreement
+    from pytest_chaosmining.core.metrics.drift import FINGERPRINT_SAMPLES, fingerprint, map_agreement
     from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.core.storage.pack import ModelPack
     from pytest_chaosmining.explainers import Explainer, ExplainerNotApplicable, attribute, builtin_explainers
@@ -226,7 +226,7 @@ def run_seed(seed: int, cache_dir: Path, parts: tuple[str, ...] = PARTS) -> dict
             then = attribute(x, trained.model, inputs, 0, context).double().numpy()
             now = attribute(x, trained.model, inputs, 0, context, seed=7).double().numpy()
             moved = map_agreement(fingerprint(now), fingerprint(then)).mean
-            noise = fingerprint_noise(x, SymbolicSuite().probe(trained, NOISE_PROBE_SAMPLES)).mean
+            noise = fingerprint_noise(x, SymbolicSuite().probe(trained, FINGERPRINT_SAMPLES)).mean
             out["reseed"].append({"formula": case.formula, "explainer": e, "moved": moved, "noise": noise})  # type: ignore[union-attr]
         out["formulas"].append(row)  # type: ignore[union-attr]
     print(f"seed {seed} formulas done", flush=True)

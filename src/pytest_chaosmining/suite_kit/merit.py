@@ -20,7 +20,7 @@ import numpy as np
 
 from pytest_chaosmining.core.metrics import properties as p
 from pytest_chaosmining.core.metrics.attribution import feature_sums
-from pytest_chaosmining.core.metrics.drift import NOISE_PROBE_SAMPLES, DrawNoise, fingerprint, map_agreement
+from pytest_chaosmining.core.metrics.drift import FINGERPRINT_SAMPLES, DrawNoise, fingerprint, map_agreement
 from pytest_chaosmining.core.metrics.properties import NOISE_FACTOR
 from pytest_chaosmining.core.storage.derived import weights_digest
 from pytest_chaosmining.explainers import ExplainerNotApplicable, attribute
@@ -168,7 +168,7 @@ def agreement_with(explainer: Explainer, reference: Explainer, probe: Probe) -> 
 def fingerprint_noise(explainer: Explainer, probe: Probe) -> DrawNoise:
     """How well two of the explainer's own draws of the probe's maps agree, as the
     drift check compares maps (:func:`~pytest_chaosmining.core.metrics.drift.map_agreement`
-    of their fingerprints): the least mean agreement and the least one sample's
+    of their fingerprints): the least mean agreement and, per sample, the least
     agreement between any two of 16 draws (8 copies of each sample in one batch, under
     two seeds: a few draws miss a sampler's rare ones, and the drift a reseed causes
     then exceeds them many times); 1 and 1 for a deterministic explainer."""
@@ -179,7 +179,7 @@ def fingerprint_noise(explainer: Explainer, probe: Probe) -> DrawNoise:
         draws += [copies[i * n : (i + 1) * n] for i in range(NOISE_COPIES)]
     prints = [fingerprint(d, mask) for d in draws]
     pairs = [map_agreement(a, b) for i, a in enumerate(prints) for b in prints[i + 1 :]]
-    return DrawNoise(min(p.mean for p in pairs), min(p.least for p in pairs))
+    return DrawNoise(min(p.mean for p in pairs), tuple(min(c) for c in zip(*(p.cosines for p in pairs))))
 
 
 def is_probe_case(run: RunView, suite: ModelSuite[CaseT, ModelT], case: CaseT) -> bool:
@@ -311,12 +311,13 @@ def _equivalence_check(
 def drift_noise(
     run: RunView, suite: ModelSuite[CaseT, ModelT], case: CaseT, explainer_name: str
 ) -> Callable[[], DrawNoise]:
-    """A call measuring how well two of the explainer's own draws of ``case``'s first
-    :data:`~pytest_chaosmining.core.metrics.drift.NOISE_PROBE_SAMPLES` explained samples
-    agree (:func:`fingerprint_noise`), for the drift check."""
+    """A call measuring how well two of the explainer's own draws of ``case``'s
+    fingerprinted samples agree (:func:`fingerprint_noise`), for the drift check: the same
+    samples the drift compares (a probe of the first 4 showed no noise where a reseed moved
+    later samples' maps far)."""
 
     def measure() -> DrawNoise:
         explainer = run.explainers[explainer_name]
-        return fingerprint_noise(explainer, suite.probe(suite.model(run, case), NOISE_PROBE_SAMPLES))
+        return fingerprint_noise(explainer, suite.probe(suite.model(run, case), FINGERPRINT_SAMPLES))
 
     return measure

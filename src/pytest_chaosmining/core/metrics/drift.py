@@ -22,8 +22,6 @@ from pytest_chaosmining.core.metrics.attribution import feature_sums
 
 #: explained samples whose maps a fingerprint keeps (every explained sample of the smoke tier)
 FINGERPRINT_SAMPLES = 32
-#: explained samples a stochastic explainer's own noise is measured on (16 draws of each)
-NOISE_PROBE_SAMPLES = 4
 #: significant digits kept of each feature's mass (a fingerprint is stored in results.json)
 DIGITS = 5
 
@@ -66,11 +64,16 @@ class Agreement:
 @dataclass(frozen=True)
 class DrawNoise:
     """How far two draws of a stochastic explainer's maps lie apart: the least mean
-    agreement of two draws and the least agreement of one sample in them (1 and 1
-    for a deterministic explainer)."""
+    agreement of two draws, and per explained sample the least agreement of its maps
+    in two draws (1 for a deterministic explainer)."""
 
     mean: float
-    sample: float
+    samples: tuple[float, ...]
+
+    @property
+    def sample(self) -> float:
+        """The least agreement of any one sample's maps in two draws."""
+        return min(self.samples) if self.samples else 1.0
 
 
 def map_agreement(now: list[list[float]], then: list[list[float]]) -> Agreement:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -51,18 +51,32 @@ class PairedDrop:
 class SampleDrift:
     """How far the maps of single explained samples may move from the baseline's: at
     most ``allowed`` samples may agree less than ``floor`` (cosine of their feature
-    masses).  A change confined to some inputs (an explainer broken on one class) moves
-    a few samples' maps entirely, which the mean agreement over all of them dilutes.
+    masses; the drift check lowers a stochastic explainer's floors: one sample's draws lie far apart).
+    A change confined to some inputs (an explainer broken on one class) moves a few
+    samples' maps entirely, which the mean agreement over all of them dilutes.
     Calibrated on benign changes (benchmarks/mutations/benign_calibrate.py)."""
 
     floor: float
     allowed: int
 
+    def verdict(self, agreement: Agreement, floors: Sequence[float] | None = None) -> tuple[float, float, list[int]]:
+        """``(value, floor, lost)``: the agreement of the sample nearest its floor (or
+        furthest below it) once the ``allowed`` ones further below are set aside, that
+        sample's floor, and the samples below their floors (``floors``: one per sample;
+        default: :attr:`floor` for every sample).  Judged: value >= floor."""
+        floors = list(floors) if floors is not None else [self.floor] * len(agreement.cosines)
+        ranked = sorted(range(len(agreement.cosines)), key=lambda i: agreement.cosines[i] - floors[i])
+        lost = sorted(i for i in ranked if agreement.cosines[i] < floors[i])
+        if len(ranked) <= self.allowed:
+            return 1.0, self.floor, lost
+        worst = ranked[self.allowed]
+        return agreement.cosines[worst], floors[worst], lost
+
     def kept(self, agreement: Agreement) -> float:
         """The agreement of the sample that moved most once the ``allowed`` ones that
-        moved more are set aside (1 where there are no more samples than that)."""
-        ranked = sorted(agreement.cosines)
-        return ranked[self.allowed] if len(ranked) > self.allowed else 1.0
+        moved more are set aside, against the one :attr:`floor` (1 where there are no
+        more samples than that)."""
+        return self.verdict(agreement)[0]
 
 
 def paired_t(old: list[float], new: list[float]) -> float:
