@@ -41,6 +41,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from benign_run import maps_digest  # noqa: E402
 from scipy.stats import beta  # noqa: E402
 
 from pytest_chaosmining.explainers import builtin_explainers  # noqa: E402
@@ -167,9 +168,13 @@ def moved(name: str, base: str, records: dict[str, list[dict]]) -> bool:
     def what(r: dict) -> tuple[str, str, str, object]:
         return (r["suite"], json.dumps(r["case"], sort_keys=True), r["metric"], r["model"])
 
+    def maps(r: dict) -> object:  # a live chunk keeps its maps as a digest (benign_run.compact)
+        found = r.get("maps")
+        return found["digest"] if isinstance(found, dict) else maps_digest(found) if found is not None else None
+
     kept = ("fingerprint", "fprec", "iou", "box_share", "channel_share", "training_gain")
-    mine = {what(r): (r["value"], r.get("samples"), r.get("maps")) for r in records[name] if r["metric"] in kept}
-    theirs = {what(r): (r["value"], r.get("samples"), r.get("maps")) for r in records[f"base-{base}"]}
+    mine = {what(r): (r["value"], r.get("samples"), maps(r)) for r in records[name] if r["metric"] in kept}
+    theirs = {what(r): (r["value"], r.get("samples"), maps(r)) for r in records[f"base-{base}"]}
     return any(theirs.get(k) != v for k, v in mine.items())
 
 

@@ -99,13 +99,23 @@ def base_of(name: str) -> tuple[str, bool]:
     return CHANGES[name].base, True
 
 
-def compact(payload: dict[str, object], names: list[str]) -> dict[str, object]:
-    """The run's records of ``names`` (per-sample values and fingerprints of maps
-    included) and their failed tests."""
+def maps_digest(maps: list[list[float]]) -> str:
+    """A digest of a fingerprint of maps (equal maps, equal digests)."""
+    return hashlib.sha256(json.dumps(maps).encode()).hexdigest()[:16]
+
+
+def compact(payload: dict[str, object], names: list[str], live: bool = False) -> dict[str, object]:
+    """The run's records of ``names`` (per-sample values included; the fingerprints of
+    maps whole, or as a digest where the run judged them against a baseline, ``live``)
+    and their failed tests."""
     keep = set(names)
     fields = ("suite", "model", "explainer", "case", "seed", "metric", "value", "threshold", "passed", "nodeid",
               "maps", "samples")  # fmt: skip
     records = [{k: r[k] for k in fields if k in r} for r in payload["records"] if r["explainer"] in keep]  # type: ignore[union-attr]
+    if live:  # judged in the run: its maps are kept as a digest (benign_judge tells what moved by it)
+        for r in records:
+            if r.get("maps") is not None:
+                r["maps"] = {"digest": maps_digest(r["maps"])}
     failures = [f for f in payload["failures"] if f["explainer"] in keep]  # type: ignore[union-attr]
     return {"records": records, "failures": failures, "meta": payload["meta"]}
 
@@ -155,7 +165,7 @@ def run_chunk(name: str, names: list[str], workers: int) -> None:
             raise RuntimeError(
                 f"{name}: no results (exit {proc.returncode}): {proc.stdout[-3000:]}{proc.stderr[-2000:]}"
             )
-        body = compact(json.loads(results.read_text()), names)
+        body = compact(json.loads(results.read_text()), names, live)
     body = {"key": key, "chunk": name, "explainers": names, "against_baseline": live,
             "seconds": round(time.perf_counter() - start, 1), **body}  # fmt: skip
     OUT.mkdir(exist_ok=True)
