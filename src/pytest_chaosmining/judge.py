@@ -208,8 +208,7 @@ class Judge:
             and metric is not None
             and metric.judged
             and self.tier is not None
-            and self.thresholds.drop_calibrated(record.suite, self.tier, record.metric)
-            and record.suite not in self.report_only
+            and self.thresholds.compares_unbarred(record.suite, self.tier, record.metric)
             and not self.is_control(record.explainer)
         )
         regression = None

@@ -168,7 +168,7 @@ def agreement_with(explainer: Explainer, reference: Explainer, probe: Probe) -> 
 def fingerprint_noise(explainer: Explainer, probe: Probe) -> DrawNoise:
     """How well two of the explainer's own draws of the probe's maps agree, as the
     drift check compares maps (:func:`~pytest_chaosmining.core.metrics.drift.map_agreement`
-    of their fingerprints): the least mean agreement and, per sample, the least
+    of their fingerprints): the least mean agreement and the least one sample's
     agreement between any two of 16 draws (8 copies of each sample in one batch, under
     two seeds: a few draws miss a sampler's rare ones, and the drift a reseed causes
     then exceeds them many times); 1 and 1 for a deterministic explainer."""
@@ -179,7 +179,7 @@ def fingerprint_noise(explainer: Explainer, probe: Probe) -> DrawNoise:
         draws += [copies[i * n : (i + 1) * n] for i in range(NOISE_COPIES)]
     prints = [fingerprint(d, mask) for d in draws]
     pairs = [map_agreement(a, b) for i, a in enumerate(prints) for b in prints[i + 1 :]]
-    return DrawNoise(min(p.mean for p in pairs), tuple(min(c) for c in zip(*(p.cosines for p in pairs))))
+    return DrawNoise(min(p.mean for p in pairs), min(p.least for p in pairs))
 
 
 def is_probe_case(run: RunView, suite: ModelSuite[CaseT, ModelT], case: CaseT) -> bool:

@@ -199,20 +199,19 @@ def drift_checks(
     tier = run.plan.tier
     bar = run.judge.thresholds.optional_metric(suite, tier, "map_agreement", where, explainer)
     rule = run.judge.thresholds.sample_drift(suite, tier)
-    floors = [rule.floor] * len(moved.cosines) if rule is not None else []
+    verdict = rule.verdict(moved) if rule is not None else None
     allowance = ""
-    beyond = (bar is not None and moved.mean < bar) or (rule is not None and rule.verdict(moved)[2] != [])
+    beyond = (bar is not None and moved.mean < bar) or (verdict is not None and verdict[0] < verdict[1])
     if beyond and noise is not None:
         own = noise()
         if own.mean < MOVED:  # a sampler: one sample's draws may lie far apart (a heavy tail)
             n = len(moved.cosines)
             bar = None if bar is None else min(bar, 1.0 - NOISE_FACTOR * (1.0 - own.mean) - 1.0 / n)
-            floors = [UNRELATED] * len(floors)
+            verdict = rule.verdict(moved, [UNRELATED] * n) if rule is not None else None
             allowance = (
                 f"; its own draws agree to {own.mean:.4f} (one sample to {own.sample:.4f}), so the mean's bar allows "
                 f"{NOISE_FACTOR:g} x that noise and one sample moved entirely, and one sample's floor is {UNRELATED:g}"
             )
-    verdict = rule.verdict(moved, floors) if rule is not None else None
     if bar is not None and MOVED > moved.mean >= bar and (verdict is None or verdict[0] >= verdict[1]):
         run.judge.note_change(
             node,

@@ -93,13 +93,15 @@ def compare_runs(
     thresholds = shipped_thresholds(thresholds_file)
     ran = {r.suite for r in records}
     comparison = baseline.compare(records, lambda r: all_suites or r.suite in ran)
-    unbarred = [r for r in records if r.threshold is None and catalog.is_judged(r.suite, r.metric)]
     unbarred = [
-        r for r in unbarred if r.explainer != CONTROL_NAME and thresholds.drop_calibrated(r.suite, tier, r.metric)
+        r
+        for r in records
+        if r.threshold is None and catalog.is_judged(r.suite, r.metric) and r.explainer != CONTROL_NAME
+        if thresholds.compares_unbarred(r.suite, tier, r.metric)
     ]
     for record in [r for r, _ in comparison.compared] + unbarred:
         metric = catalog.get(record.suite, record.metric)
-        if metric is None or (record.threshold is None and thresholds.report_only([record.suite], tier)):
+        if metric is None:
             continue
         drop = max_drop if max_drop is not None else thresholds.max_drop(record.suite, tier, record.metric)
         paired = thresholds.paired_drop(record.suite, tier, record.metric)
@@ -144,8 +146,8 @@ def _drift(
                 f"explained sample {moved.worst} moved most, {moved.least:.4f}; {unmeasured})",
             )
         )
-    if rule is not None and rule.kept(moved) < rule.floor:
-        lost = moved.lost(rule.floor)
+    value, floor, lost = rule.verdict(moved) if rule is not None else (1.0, 0.0, [])
+    if rule is not None and value < floor:
         found.append(
             Finding(
                 "drift",

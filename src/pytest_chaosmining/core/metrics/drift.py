@@ -64,16 +64,11 @@ class Agreement:
 @dataclass(frozen=True)
 class DrawNoise:
     """How far two draws of a stochastic explainer's maps lie apart: the least mean
-    agreement of two draws, and per explained sample the least agreement of its maps
-    in two draws (1 for a deterministic explainer)."""
+    agreement of two draws and the least agreement of one sample's maps in two draws
+    (1 and 1 for a deterministic explainer)."""
 
     mean: float
-    samples: tuple[float, ...]
-
-    @property
-    def sample(self) -> float:
-        """The least agreement of any one sample's maps in two draws."""
-        return min(self.samples) if self.samples else 1.0
+    sample: float
 
 
 def map_agreement(now: list[list[float]], then: list[list[float]]) -> Agreement:

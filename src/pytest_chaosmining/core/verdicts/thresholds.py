@@ -131,6 +131,11 @@ class Thresholds:
         benign changes), so that a result without a bar is compared against a baseline too."""
         return metric in self.table.get(suite, {}).get(tier, {}).get("max_drop", {})
 
+    def compares_unbarred(self, suite: str, tier: str, metric: str) -> bool:
+        """Whether a result of ``metric`` without a bar is compared against a baseline: its
+        drop is calibrated (:meth:`drop_calibrated`) and ``suite`` is not report-only at ``tier``."""
+        return self.drop_calibrated(suite, tier, metric) and not self.report_only([suite], tier)
+
     def paired_drop(self, suite: str, tier: str, metric: str) -> PairedDrop | None:
         """The paired rule of ``metric``'s drops against a baseline (``[suite.tier.paired_drop]``:
         ``t`` and the metric's cap), None where the table sets none (the allowed drop alone decides)."""
