@@ -193,3 +193,21 @@ def test_a_condition_without_a_bar_is_still_compared_against_its_baseline():
         judge.require_all(Node(), [(_iou([v - 0.06 for v in BEFORE]), None, "IG on RBRP")])
     with pytest.raises(pytest.skip.Exception, match="no calibrated bar"):
         judge.require_all(Node(), [(_iou(list(BEFORE)), None, "IG on RBRP")])  # unchanged: nothing to judge
+
+
+def test_a_cost_is_gated_against_the_explainer_s_typical_cost_on_the_same_network():
+    """One call's CPU time varies up to 4x between cases of the same work; a case whose
+    baseline call was unusually fast is gated against the explainer's median over the
+    suite's cases of the same model, while a real doubling still fails."""
+
+    def cpu(formula: int, value: float, model: str = "mlp") -> Record:
+        return Record("symbolic", model, "IG", 0, "cpu_ms", value, {"formula": formula})
+
+    baseline = Baseline(
+        [cpu(1, 100.0), cpu(2, 110.0), cpu(3, 30.0), cpu(4, 105.0), cpu(1, 30.0, "cnn")], "b.json", metric_catalog()
+    )
+    assert baseline.cost_regression(cpu(3, 200.0), 2.0) is None  # 2 x 102.5 + 20 ms: a lucky baseline call
+    message = baseline.cost_regression(cpu(3, 260.0), 2.0) or ""
+    assert "median over this model's cases" in message and "own 30.0" in message
+    assert baseline.cost_regression(cpu(2, 250.0), 2.0)  # its own value decides where it is the larger
+    assert baseline.cost_regression(cpu(1, 90.0, "cnn"), 2.0)  # another network: its own group

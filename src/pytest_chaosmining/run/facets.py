@@ -13,6 +13,7 @@ import dataclasses
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
+from pytest_chaosmining.core.metrics.cost import warm_up
 from pytest_chaosmining.run.case_selection import CaseSelection
 from pytest_chaosmining.run.model_memo import ModelMemo
 from pytest_chaosmining.run.placement import Placement
@@ -115,6 +116,8 @@ class Runtime:
         self._memo = memo
         self._progress = progress
         self._cost_recheck = cost_recheck
+        #: the devices this process already paid its start-up on (:func:`warm_up`)
+        self._warmed: set[str] = set()
 
     @property
     def device(self) -> torch.device:
@@ -148,8 +151,11 @@ class Runtime:
         rounds: int = 1,
         record: Callable[[str, float], Record] | None = None,
     ) -> AttributionTimer:
-        """Times the test's attribution calls through ``benchmark`` (:mod:`pytest_chaosmining.timing`);
-        with ``record`` (how the test makes its cost records) a first call that would fail the
-        baseline's cost gate is measured again first."""
+        """Times the test's attribution calls through ``benchmark`` (:mod:`pytest_chaosmining.timing`),
+        the device's start-up paid first (once a process); with ``record`` (how the test makes its
+        cost records) a first call that would fail the baseline's cost gate is measured again first."""
         recheck = self._cost_recheck(record) if record is not None else None
+        if str(self.device) not in self._warmed:
+            warm_up(self.device)  # before the process's first timed call on the device
+            self._warmed.add(str(self.device))
         return AttributionTimer(benchmark, self.device, suite, case, explainer, rounds, recheck)

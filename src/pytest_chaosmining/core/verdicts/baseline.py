@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -135,6 +136,10 @@ class Baseline:
             r.key(): r for r in records if r.threshold is not None or catalog.is_judged(r.suite, r.metric)
         }
         self.costs = {r.key(): r.value for r in records if catalog.gated_cost(r.suite, r.metric) is not None}
+        #: each explainer's median cost over the cases of one suite, model and seed (:meth:`cost_regression`)
+        self.typical_costs = _typical(
+            [r for r in records if catalog.gated_cost(r.suite, r.metric) is not None and r.key() in self.costs]
+        )
         self.fingerprints = {r.key(): r.maps for r in records if r.maps is not None}
         self.source = source
         #: the tier of the run that wrote it (None: not recorded)
@@ -310,17 +315,39 @@ class Baseline:
 
     def cost_regression(self, record: Record, max_factor: float) -> str | None:
         """A message if ``record`` (a gated cost: CPU time or peak memory) grew beyond
-        ``max_factor`` × the baseline's value plus the metric's declared slack, else None."""
+        ``max_factor`` × the baseline's value plus the metric's declared slack, else None.
+        The baseline's value is the larger of its own and the explainer's median over the
+        suite's cases of the same model and seed (the same network, the same work): one
+        call's time varies up to 4× between same-code cases, so a case whose baseline
+        call was unusually fast would otherwise gate at a fraction of the method's cost."""
         metric = self.catalog.gated_cost(record.suite, record.metric)
-        old = self.costs.get(record.key())
-        if old is None or metric is None or metric.slack is None or self.costs_not_gated:
+        own = self.costs.get(record.key())
+        if own is None or metric is None or metric.slack is None or self.costs_not_gated:
             return None
+        typical = self.typical_costs.get(_cost_group(record), own)
+        old = max(own, typical)
         allowed = max_factor * old + metric.slack
         if record.value <= allowed:
             return None
         unit = metric.unit
+        of = f"baseline {old:.1f} {unit}" + (
+            f" (the explainer's median over this model's cases; this case's own {own:.1f})" if typical > own else ""
+        )
         return (
-            f"{record.metric} regressed: {record.value:.1f} {unit} > {max_factor:g} × baseline {old:.1f} {unit} + "
+            f"{record.metric} regressed: {record.value:.1f} {unit} > {max_factor:g} × {of} + "
             f"{metric.slack:g} {unit} ({record.value / old if old else float('inf'):.2f}× the "
             f"baseline; baseline {self.source}{self.machine_note})"
         )
+
+
+def _cost_group(record: Record) -> tuple[str, str, str, int, str]:
+    """The cases whose costs are one explainer's work on one network: suite, model, explainer, seed, metric."""
+    return (record.suite, record.model, record.explainer, record.seed, record.metric)
+
+
+def _typical(costs: list[Record]) -> dict[tuple[str, str, str, int, str], float]:
+    """The median cost of each :func:`_cost_group` of ``costs``."""
+    groups: dict[tuple[str, str, str, int, str], list[float]] = {}
+    for record in costs:
+        groups.setdefault(_cost_group(record), []).append(record.value)
+    return {group: statistics.median(values) for group, values in groups.items()}
