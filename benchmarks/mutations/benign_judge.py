@@ -7,8 +7,9 @@ The held-out changes and the harmful mutants ran **against their bases' baseline
 (benign_run.py): their verdicts are the run's own, every finding kind counted (a score's
 drop, drift with a sampler's noise measured in the run, CPU time and memory, a result
 gone; :func:`live_verdict`).  A benign change that does more than twice its base's work
-(IG with more than 20 steps, a sampler with more than twice the samples, float64) and
-fails only on cost is a true cost regression, counted apart.  The calibration half ran without a
+(IG with more than 20 steps, a sampler with more than twice the samples, float64), or
+whose cost really grew beyond the gate (:func:`measured_cost_ratio`), and fails only on
+cost is a true cost regression, counted apart.  The calibration half ran without a
 baseline (its records set the rules) and is judged offline, as below.
 
 For every change, its records and its base's (``base-<built-in>``) are renamed to
@@ -33,6 +34,7 @@ import argparse
 import json
 import lzma
 import re
+import statistics
 import sys
 import tempfile
 from collections import Counter, defaultdict
@@ -145,6 +147,34 @@ def work_ratio(name: str) -> float:
     return int(found.group(4)) / 10 if found else 1.0
 
 
+#: a gated cost's slack (the catalog's: ms of CPU time, MiB of peak memory) and the gate's default factor
+COST_SLACK = {"cpu_ms": 20.0, "peak_mem_mb": 16.0}
+MAX_SLOWDOWN = 2.0
+
+
+def measured_cost_ratio(name: str, base: str, records: dict[str, list[dict]]) -> float:
+    """How many times its base's cost a change really takes: over the suites' groups of
+    cases of one model (the same network, the same work: 15 symbolic formulas, 2 vision
+    or audio conditions), the largest ratio of the group's median CPU time or peak memory
+    to its base's, the gate's slack allowed (a single call varies up to 4x; a group's
+    median does not).  Above the gate's factor, a cost finding is a true one."""
+
+    def groups(rows: list[dict]) -> dict[tuple[str, str, str], list[float]]:
+        out: dict[tuple[str, str, str], list[float]] = defaultdict(list)
+        for r in rows:
+            if r["metric"] in COST_SLACK:
+                out[(r["suite"], r["model"], r["metric"])].append(r["value"])
+        return out
+
+    mine, theirs = groups(records[name]), groups(records[f"base-{base}"])
+    ratios = [
+        statistics.median(values) / (statistics.median(theirs[g]) + COST_SLACK[g[2]] / MAX_SLOWDOWN)
+        for g, values in mine.items()
+        if g in theirs
+    ]
+    return max(ratios, default=0.0)
+
+
 def live_verdict(name: str, base: str, failures: dict[str, list[dict]]) -> dict[str, object]:
     """The verdicts of ``name``'s run against its base's baseline, from the run's failed
     tests: every baseline finding, and the tests failing a bar or own-merit check its base
@@ -197,7 +227,8 @@ def main(argv: list[str] | None = None) -> int:
         else:
             verdict = live_verdict(name, change.base, failures)
         only_cost = bool(verdict["baseline"]) and all(f["kinds"] == ["cost"] for f in verdict["baseline"])
-        verdict["true_cost"] = only_cost and work_ratio(name) > 2
+        verdict["cost_ratio"] = round(measured_cost_ratio(name, change.base, records), 2)
+        verdict["true_cost"] = only_cost and (work_ratio(name) > MAX_SLOWDOWN or verdict["cost_ratio"] > MAX_SLOWDOWN)
         verdict["moved"] = moved(name, change.base, records)
         verdicts.append({**verdict, "kind": change.kind, "half": change.half, "what": change.what})
     harmful = []
@@ -254,7 +285,10 @@ def table(payload: dict[str, object]) -> str:
         "and memory, a result gone).  The calibration half ran without a baseline (its records set the rules: "
         "benign_calibrate.py) and is judged offline with the plugin's compare code.  *fails*: the run failed "
         "against its baseline; *true cost*: failed on cost alone while doing more than twice its base's work (IG "
-        "with more than 20 steps, a sampler with more than twice the samples, float64), a real regression of cost; "
+        "with more than 20 steps, a sampler with more than twice the samples, float64) or while its CPU time or "
+        "peak memory, as the median over the cases of one model, really grew beyond the gate (2 × its base's + the "
+        "slack: IG with 18 steps or a sampler with 16 samples take 2.2 to 2.8 times the CPU time of 10 on this "
+        "machine), a real regression of cost; "
         "*bars*: failed a bar or own-merit check its base passes, with or without a baseline.  95 % bound: the exact "
         "(Clopper-Pearson) upper bound of the rate.",
         "",
