@@ -9,9 +9,13 @@ that breaks a method recomputes) and a fingerprint of the whole package's
 source (any code change recomputes).
 Entries are JSON, written atomically under a file lock.  Only built-in
 explainers are cached: a user's explainer may change between runs under the
-same name.  A pack may ship entries (``chaosmining-pack``): found under the same
-key, they stand in for computing, as a cached entry does.  A cached entry
-replays the time and memory of the run that computed it.
+same name.  A pack may ship entries (``chaosmining-pack``), keyed by what decides
+them alone (the case, the weights, the explainer and its settings, the package's
+and captum's source: :meth:`DerivedCache.shipped_key`) and carrying the stack they
+were computed on: on that stack they stand in for computing, on another as
+:mod:`~pytest_chaosmining.core.storage.shipped_check` allows (the stack probe, a
+recomputed sample).  A cached entry replays the time and memory of the run that
+computed it.
 """
 
 from __future__ import annotations
@@ -24,7 +28,6 @@ import importlib.util
 import json
 import warnings
 from collections.abc import Callable
-from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -33,6 +36,8 @@ from filelock import FileLock
 from pytest_chaosmining import ChaosminingWarning
 from pytest_chaosmining.core.storage.atomic import atomic_write_text
 from pytest_chaosmining.core.storage.keys import LOCK_TIMEOUT_S
+from pytest_chaosmining.core.storage.shipped_check import ShippedCheck, result_differences
+from pytest_chaosmining.core.storage.stack_probe import stack_versions
 
 if TYPE_CHECKING:
     import torch
@@ -67,22 +72,33 @@ def library_digest(package: str) -> str:
 
 
 @functools.cache
-def package_fingerprint() -> str:
-    """Hash of the code a cached result ran: every module of this package, the
-    installed source of the attribution libraries (:data:`ATTRIBUTION_LIBRARIES`)
-    and the torch and numpy versions (any change recomputes)."""
+def package_digest() -> str:
+    """Hash of every module of this package (the pack and the reference record the one
+    that made them: ``tests`` check that they are the code's own)."""
     root = Path(__file__).resolve().parents[2]
     h = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
         h.update(str(path.relative_to(root)).encode())
         h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+@functools.cache
+def source_fingerprint() -> str:
+    """Hash of the code a result ran: :func:`package_digest` and the installed source of
+    the attribution libraries (:data:`ATTRIBUTION_LIBRARIES`)."""
+    h = hashlib.sha256(package_digest().encode())
     for library in ATTRIBUTION_LIBRARIES:
         h.update(f"{library}:{library_digest(library)}".encode())
-    for package in ("torch", "numpy"):
-        try:
-            h.update(f"{package}={metadata.version(package)}".encode())
-        except metadata.PackageNotFoundError:
-            h.update(f"{package}=absent".encode())
+    return h.hexdigest()[:16]
+
+
+def package_fingerprint() -> str:
+    """Hash of the code and the stack a cached result ran: :func:`source_fingerprint`
+    and :func:`stack_versions` (any change recomputes a result of the user's cache)."""
+    h = hashlib.sha256(source_fingerprint().encode())
+    for package, version in sorted(stack_versions().items()):
+        h.update(f"{package}={version}".encode())
     return h.hexdigest()[:16]
 
 
@@ -133,53 +149,106 @@ SHIPPED_DERIVED = "derived"
 
 
 class DerivedCache:
-    """Evaluation results of built-in explainers under ``root/derived/<suite>/<key>.json``;
-    ``pack``: a model pack folder whose ``derived/`` holds shipped entries under the
-    same keys (the package fingerprint is in every key: an entry is used only by
-    the code and captum that computed it)."""
+    """Evaluation results of built-in explainers under ``root/derived/<suite>/<key>.json``
+    (keyed by the code and the stack: :func:`package_fingerprint`); ``pack``: a model
+    pack folder whose ``derived/`` ships results under :meth:`shipped_key` (the code
+    alone), each with the stack it was computed on, used on another stack as
+    :class:`~pytest_chaosmining.core.storage.shipped_check.ShippedCheck` allows."""
 
-    def __init__(self, root: Path, pack: Path | None = None):
+    def __init__(self, root: Path, pack: Path | None = None, device_type: str = "cpu"):
         self.root = Path(root) / "derived"
         self.shipped = Path(pack) / SHIPPED_DERIVED if pack is not None else None
+        self.check = ShippedCheck(device_type, self.shipped)
 
     def key(self, suite: str, parts: dict[str, object]) -> str:
-        """The entry key of ``parts`` (JSON-serialisable) in ``suite``."""
+        """The entry key of ``parts`` (JSON-serialisable) in ``suite`` on this code and stack."""
         payload = json.dumps(
             {"suite": suite, "parts": parts, "code": package_fingerprint()}, sort_keys=True, default=str
         )
         return hashlib.sha256(payload.encode()).hexdigest()[:24]
 
+    @staticmethod
+    def shipped_key(suite: str, parts: dict[str, object], source: str) -> str:
+        """The key a pack ships the result of ``parts`` under: the suite, the parts but the
+        run's device type, and the ``source`` fingerprint of the code that computed it."""
+        kept = {k: v for k, v in parts.items() if k != "device"}
+        payload = json.dumps({"suite": suite, "parts": kept, "source": source}, sort_keys=True, default=str)
+        return hashlib.sha256(payload.encode()).hexdigest()[:24]
+
     def get_or_compute(
         self, suite: str, parts: dict[str, object], compute: Callable[[], T], types: tuple[type, ...] = ()
     ) -> T:
-        """The cached result of ``parts``, or ``compute()`` stored for next time."""
+        """The cached result of ``parts``, else the shipped one where it holds here, else
+        ``compute()``; stored for next time."""
         key = self.key(suite, parts)
         path = self.root / suite / f"{key}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         names = {cls.__qualname__: cls for cls in types}
-        shipped = self.shipped / suite / f"{key}.json.gz" if self.shipped is not None else None
         with FileLock(str(path) + ".lock", timeout=LOCK_TIMEOUT_S):
-            for source in (path, shipped):
-                if source is None or not source.exists():
-                    continue
-                try:
-                    text = (
-                        gzip.decompress(source.read_bytes()).decode() if source.suffix == ".gz" else source.read_text()
-                    )
-                    entry = json.loads(text)
-                    if entry["key"] != key:
-                        raise ValueError("key mismatch")
-                    result = decode(entry["result"], names)
-                except (OSError, ValueError, KeyError, TypeError, AssertionError) as exc:
-                    warnings.warn(
-                        f"chaosmining: discarding corrupt derived result {source}: {exc}",
-                        stacklevel=2,
-                        category=ChaosminingWarning,
-                    )
-                    continue
-                if source is not path:
-                    atomic_write_text(path, text)
-                return result  # type: ignore[return-value]
+            entry = _read(path, lambda e: e["key"] == key) if path.exists() else None
+            if entry is not None:
+                return decode(entry["result"], names)  # type: ignore[return-value]
+            shipped_key = self.shipped_key(suite, parts, source_fingerprint())
+            shipped = self._shipped(suite, shipped_key)
+            if shipped is not None and self.check.same_stack(shipped.get("stack")):
+                return self._keep(path, key, parts, shipped["result"], names)
+            if shipped is not None and self.check.usable(suite):
+                if not self.check.sampled(shipped_key):
+                    return self._keep(path, key, parts, shipped["result"], names)
+                result = compute()
+                found = result_differences(shipped["result"], encode(result))
+                if found:
+                    what = f"{parts.get('explainer', '')} ({shipped_key})"
+                    self.check.refuse(suite, what, found, shipped.get("stack"))
+                self._write(path, key, parts, result)
+                return result
             result = compute()
-            atomic_write_text(path, json.dumps({"key": key, "parts": parts, "result": encode(result)}, default=str))
+            self._write(path, key, parts, result)
             return result
+
+    def _shipped(self, suite: str, shipped_key: str) -> dict | None:
+        """The pack's entry under ``shipped_key``, if any and readable."""
+        if self.shipped is None:
+            return None
+        source = self.shipped / suite / f"{shipped_key}.json.gz"
+        return _read(source, lambda e: e["key"] == shipped_key) if source.exists() else None
+
+    def _keep(self, path: Path, key: str, parts: dict[str, object], result: object, names: dict[str, type]) -> T:
+        """A shipped ``result`` (encoded) used here: kept in the user's cache under ``key``."""
+        atomic_write_text(path, json.dumps({"key": key, "parts": parts, "result": result, **self._made()}))
+        return decode(result, names)  # type: ignore[return-value]
+
+    def _write(self, path: Path, key: str, parts: dict[str, object], result: object) -> None:
+        payload = {"key": key, "parts": parts, "result": encode(result), **self._made()}
+        atomic_write_text(path, json.dumps(payload, default=str))
+
+    def _made(self) -> dict[str, object]:
+        """What an entry records of the code and stack it was made with (the pack ships it by them)."""
+        return {"source": source_fingerprint(), "stack": self.check.stack()}
+
+
+def shipped_entry(suite: str, text: str, stack: dict[str, str]) -> tuple[str, str] | None:
+    """A user-cache entry of ``suite`` (its JSON ``text``) as the pack ships it:
+    ``(shipped key, JSON)``, or None where it was not made by this code on ``stack``
+    (an older entry of the cache, another device's)."""
+    entry = json.loads(text)
+    if entry.get("source") != source_fingerprint() or entry.get("stack") != stack:
+        return None
+    shipped_key = DerivedCache.shipped_key(suite, entry["parts"], entry["source"])
+    return shipped_key, json.dumps({**entry, "key": shipped_key})
+
+
+def _read(path: Path, valid: Callable[[dict], bool]) -> dict | None:
+    """The JSON entry at ``path`` (gzipped where it ends so), None with a warning where
+    it is unreadable or ``valid`` refuses it."""
+    try:
+        raw = path.read_bytes()
+        entry = json.loads(gzip.decompress(raw).decode() if path.suffix == ".gz" else raw.decode())
+        if not valid(entry):
+            raise ValueError("key mismatch")
+        return entry
+    except (OSError, ValueError, KeyError, TypeError, AssertionError) as exc:
+        warnings.warn(
+            f"chaosmining: discarding corrupt derived result {path}: {exc}", stacklevel=3, category=ChaosminingWarning
+        )
+        return None
