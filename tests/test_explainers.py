@@ -178,11 +178,22 @@ def test_smoothgrad_draws_its_noise_on_the_cpu_whatever_the_device():
 
     model = torch.nn.Sequential(torch.nn.Linear(5, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))
     inputs = torch.rand(3, 5)
-    maps = []
+    maps, drawn = [], []
+    draw = CpuNoiseTunnel._add_noise_to_input
+
+    def counted(*args):
+        drawn.append(args[0].shape)
+        return draw(*args)
+
     for tunnel in (NoiseTunnel, CpuNoiseTunnel):
         torch.manual_seed(0)
         maps.append(tunnel(Saliency(model)).attribute(inputs, nt_samples=6, stdevs=0.3, target=1, abs=False))
-    assert torch.equal(maps[0], maps[1])
+        if tunnel is CpuNoiseTunnel:
+            continue
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(CpuNoiseTunnel, "_add_noise_to_input", staticmethod(counted))
+            CpuNoiseTunnel(Saliency(model)).attribute(inputs, nt_samples=6, stdevs=0.3, target=1, abs=False)
+    assert torch.equal(maps[0], maps[1]) and drawn == [inputs.shape]  # captum draws through the override
     torch.manual_seed(0)
     before = torch.get_rng_state()
     noisy = CpuNoiseTunnel._add_noise_to_input(torch.zeros(2, 5, device="meta"), 0.3, 4)

@@ -51,5 +51,8 @@ def describe(machine: Machine) -> str:
 
 
 def cost_differences(then: Machine, now: Machine) -> list[str]:
-    """What of :data:`COST_DECIDING` differs between two machines (where both record it)."""
-    return [k for k in COST_DECIDING if k in then and k in now and then[k] != now[k]]
+    """What of :data:`COST_DECIDING` differs between two machines (where both record it;
+    two CUDA machines of which one does not record its GPU count as different GPUs)."""
+    found = [k for k in COST_DECIDING if k in then and k in now and then[k] != now[k]]
+    cuda = then.get("device") == now.get("device") == "cuda"
+    return found + (["gpu"] if cuda and ("gpu" in then) != ("gpu" in now) else [])

@@ -1,9 +1,12 @@
 """The on-disk model cache.
 
 Entries are keyed by a hash of everything that affects training (the caller's
-config dict, the seed, the device type and a fingerprint of the code that
-builds data, models and training).  Writes are atomic (temporary file +
-``os.replace``); a ``filelock`` per entry makes concurrent xdist workers train a
+config dict, the seed, the device type, a fingerprint of the code that builds
+data, models and training, and the torch and numpy versions); the pack's shippable
+entries are found by the same without the versions (:func:`~pytest_chaosmining.core.storage.keys.shipped_key`)
+and used on another torch where the stack probe agrees.  :meth:`ModelCache.has`
+counts a shipped entry without that check (a refused one is trained when asked for).
+Writes are atomic (temporary file + ``os.replace``); a ``filelock`` per entry makes concurrent xdist workers train a
 model once and share it; entries are read with ``torch.load(weights_only=True)``
 and a corrupt or mismatching entry is discarded and rebuilt.
 """
@@ -88,6 +91,7 @@ class ModelCache:
             if shippable:
                 meta["shippable"] = True
                 meta["shipped_key"] = shipped_key(config, code)
+                meta["torch"] = str(torch.__version__)  # the pack ships only its builder's torch
             self._save(path, state, meta)
             return state, meta, True
 

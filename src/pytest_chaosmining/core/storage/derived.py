@@ -27,9 +27,10 @@ import hashlib
 import importlib.util
 import json
 import warnings
+import zlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from filelock import FileLock
 
@@ -169,62 +170,67 @@ class DerivedCache:
 
     @staticmethod
     def shipped_key(suite: str, parts: dict[str, object], source: str) -> str:
-        """The key a pack ships the result of ``parts`` under: the suite, the parts but the
-        run's device type, and the ``source`` fingerprint of the code that computed it."""
-        kept = {k: v for k, v in parts.items() if k != "device"}
-        payload = json.dumps({"suite": suite, "parts": kept, "source": source}, sort_keys=True, default=str)
+        """The key a pack ships the result of ``parts`` under: the suite, the parts without
+        any device type (the run's, a model config's: the weights' digest names the model),
+        and the ``source`` fingerprint of the code that computed it."""
+        payload = json.dumps(
+            {"suite": suite, "parts": _without_device(parts), "source": source}, sort_keys=True, default=str
+        )
         return hashlib.sha256(payload.encode()).hexdigest()[:24]
 
     def get_or_compute(
         self, suite: str, parts: dict[str, object], compute: Callable[[], T], types: tuple[type, ...] = ()
     ) -> T:
         """The cached result of ``parts``, else the shipped one where it holds here, else
-        ``compute()``; stored for next time."""
+        ``compute()``; stored for next time (a shipped result of another stack is not
+        copied: the user's cache keeps what this stack computed)."""
         key = self.key(suite, parts)
         path = self.root / suite / f"{key}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         names = {cls.__qualname__: cls for cls in types}
         with FileLock(str(path) + ".lock", timeout=LOCK_TIMEOUT_S):
-            entry = _read(path, lambda e: e["key"] == key) if path.exists() else None
-            if entry is not None:
-                return decode(entry["result"], names)  # type: ignore[return-value]
+            found = _decoded(path, key, names) if path.exists() else None
+            if found is not None:
+                return cast("T", found[0])
             shipped_key = self.shipped_key(suite, parts, source_fingerprint())
-            shipped = self._shipped(suite, shipped_key)
-            if shipped is not None and self.check.same_stack(shipped.get("stack")):
-                return self._keep(path, key, parts, shipped["result"], names)
-            if shipped is not None and self.check.usable(suite):
+            shipped = self._shipped(suite, shipped_key, names)
+            if shipped is not None and self.check.same_stack(shipped[1].get("stack")):
+                atomic_write_text(path, json.dumps({**shipped[1], "key": key, "parts": parts}, default=str))
+                return cast("T", shipped[0])
+            if shipped is not None and self.check.usable(self.root, suite):
                 if not self.check.sampled(shipped_key):
-                    return self._keep(path, key, parts, shipped["result"], names)
+                    return cast("T", shipped[0])
                 result = compute()
-                found = result_differences(shipped["result"], encode(result))
-                if found:
+                differs = result_differences(shipped[1]["result"], encode(result))
+                if differs:
                     what = f"{parts.get('explainer', '')} ({shipped_key})"
-                    self.check.refuse(suite, what, found, shipped.get("stack"))
+                    self.check.refuse(self.root, suite, what, differs, shipped[1].get("stack"))
                 self._write(path, key, parts, result)
                 return result
             result = compute()
             self._write(path, key, parts, result)
             return result
 
-    def _shipped(self, suite: str, shipped_key: str) -> dict | None:
-        """The pack's entry under ``shipped_key``, if any and readable."""
+    def _shipped(self, suite: str, shipped_key: str, names: dict[str, type]) -> tuple[object, dict] | None:
+        """The pack's result under ``shipped_key`` and its entry, if any and readable."""
         if self.shipped is None:
             return None
         source = self.shipped / suite / f"{shipped_key}.json.gz"
-        return _read(source, lambda e: e["key"] == shipped_key) if source.exists() else None
-
-    def _keep(self, path: Path, key: str, parts: dict[str, object], result: object, names: dict[str, type]) -> T:
-        """A shipped ``result`` (encoded) used here: kept in the user's cache under ``key``."""
-        atomic_write_text(path, json.dumps({"key": key, "parts": parts, "result": result, **self._made()}))
-        return decode(result, names)  # type: ignore[return-value]
+        return _decoded(source, shipped_key, names) if source.exists() else None
 
     def _write(self, path: Path, key: str, parts: dict[str, object], result: object) -> None:
-        payload = {"key": key, "parts": parts, "result": encode(result), **self._made()}
+        made = {"source": source_fingerprint(), "stack": self.check.stack()}  # the pack ships it by them
+        payload = {"key": key, "parts": parts, "result": encode(result), **made}
         atomic_write_text(path, json.dumps(payload, default=str))
 
-    def _made(self) -> dict[str, object]:
-        """What an entry records of the code and stack it was made with (the pack ships it by them)."""
-        return {"source": source_fingerprint(), "stack": self.check.stack()}
+
+def _without_device(value: object) -> object:
+    """``value`` with every ``device`` entry of its dicts left out."""
+    if isinstance(value, dict):
+        return {k: _without_device(v) for k, v in value.items() if k != "device"}
+    if isinstance(value, list | tuple):
+        return [_without_device(v) for v in value]
+    return value
 
 
 def shipped_entry(suite: str, text: str, stack: dict[str, str]) -> tuple[str, str] | None:
@@ -238,17 +244,19 @@ def shipped_entry(suite: str, text: str, stack: dict[str, str]) -> tuple[str, st
     return shipped_key, json.dumps({**entry, "key": shipped_key})
 
 
-def _read(path: Path, valid: Callable[[dict], bool]) -> dict | None:
-    """The JSON entry at ``path`` (gzipped where it ends so), None with a warning where
-    it is unreadable or ``valid`` refuses it."""
+def _decoded(path: Path, key: str, names: dict[str, type]) -> tuple[object, dict] | None:
+    """The result of the entry at ``path`` (gzipped where it ends so) and the entry, or
+    None with a warning where it is unreadable, of another key or names an unknown type."""
     try:
         raw = path.read_bytes()
         entry = json.loads(gzip.decompress(raw).decode() if path.suffix == ".gz" else raw.decode())
-        if not valid(entry):
+        if entry["key"] != key:
             raise ValueError("key mismatch")
-        return entry
-    except (OSError, ValueError, KeyError, TypeError, AssertionError) as exc:
+        return decode(entry["result"], names), entry
+    except (OSError, ValueError, KeyError, TypeError, AssertionError, EOFError, zlib.error) as exc:
         warnings.warn(
-            f"chaosmining: discarding corrupt derived result {path}: {exc}", stacklevel=3, category=ChaosminingWarning
+            f"chaosmining: discarding corrupt derived result {path}: {type(exc).__name__}: {exc}",
+            stacklevel=3,
+            category=ChaosminingWarning,
         )
         return None

@@ -127,7 +127,8 @@ class ModelPack:
 
 def build_pack(cache_dir: Path, out: Path = SHIPPED, keep_models: bool = False) -> dict[str, int]:
     """Copy every CPU model entry of ``cache_dir`` that carries a check score, every
-    shippable entry and every CPU derived result into the pack folder ``out``
+    shippable entry and every CPU derived result this code made on this stack (with the
+    stack's probe: ``derived/stack.json``) into the pack folder ``out``
     (replacing it); the number of entries per suite.  ``keep_models``: the models
     ``out`` already ships stay as they are (another machine's retrained IteROAR
     models among them), and only models it lacks are added; the shippable entries
@@ -143,7 +144,8 @@ def build_pack(cache_dir: Path, out: Path = SHIPPED, keep_models: bool = False) 
     for entry in sorted(Path(cache_dir).glob("*/*.pt")):
         payload = torch.load(entry, map_location="cpu", weights_only=True)
         meta = payload.get("meta", {})
-        if meta.get("shippable") and "shipped_key" in meta and json.loads(meta["config"]).get("device") == "cpu":
+        made_here = "shipped_key" in meta and meta.get("torch") == str(torch.__version__)  # not another torch's
+        if meta.get("shippable") and made_here and json.loads(meta["config"]).get("device") == "cpu":
             target = staging / entry.parent.name / ENTRIES / f"{meta['shipped_key']}.pt"
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(entry, target)
@@ -170,7 +172,8 @@ def build_pack(cache_dir: Path, out: Path = SHIPPED, keep_models: bool = False) 
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(gzip.compress(shipped[1].encode(), mtime=0))
         counts[SHIPPED_DERIVED] += 1
-    if counts[SHIPPED_DERIVED]:
+    if counts:
+        (staging / SHIPPED_DERIVED).mkdir(parents=True, exist_ok=True)
         payload = {"stack": stack, "package": package_digest(), "probe": probe(torch.device("cpu"))}
         (staging / SHIPPED_DERIVED / STACK_FILE).write_text(json.dumps(payload))
     shutil.rmtree(out, ignore_errors=True)

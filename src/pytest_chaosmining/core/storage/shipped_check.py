@@ -14,13 +14,17 @@ another:
    ones in every run), is recomputed and compared with the shipped one, every value
    but the cost within :data:`RESULT_TOLERANCE`; the rest are used;
 3. a sampled result that differs beyond it is replaced by the recomputed one, a
-   warning names it, and the suite's shipped results are recomputed from then on in
-   this process.
+   warning names it, and the suite's shipped results are recomputed from then on: a
+   marker in the user's cache (``refused-<stacks>``) tells every worker and every
+   later run on this stack.  Shipped results of another stack are not copied into the
+   user's cache, so none outlives a refusal.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import warnings
 from pathlib import Path
 
@@ -35,6 +39,8 @@ RESULT_TOLERANCE = 1e-4
 STACK_FILE = "stack.json"
 #: an encoded dataclass left out of the comparison: the cost a result replays is its machine's
 COST_TYPE = "Cost"
+#: fields left out of the comparison: timings outside a Cost (a training's seconds)
+TIMING_FIELDS = frozenset({"seconds", "train_seconds", "time_ms", "cpu_ms", "peak_mem_mb"})
 
 
 class ShippedCheck:
@@ -56,9 +62,15 @@ class ShippedCheck:
         """Whether a shipped result's ``stack`` is this one."""
         return stack == self.stack()
 
-    def usable(self, suite: str) -> bool:
-        """Whether shipped results of ``suite`` made on another stack may be used here."""
-        return suite not in self.refused and not self.probe_differences()
+    def usable(self, root: Path, suite: str) -> bool:
+        """Whether shipped results of ``suite`` made on another stack may be used here
+        (``root``: the user's derived cache, where a refusal is kept)."""
+        return not self._marker(root, suite).exists() and not self.probe_differences()
+
+    def _marker(self, root: Path, suite: str) -> Path:
+        """Where a refusal of ``suite``'s shipped results on this stack is kept."""
+        stacks = json.dumps([self._pack_stack(), self.stack()], sort_keys=True)
+        return root / suite / f"refused-{hashlib.sha256(stacks.encode()).hexdigest()[:16]}"
 
     def probe_differences(self) -> list[str]:
         """What the stack probe finds different from the pack's (computed once; empty: alike)."""
@@ -68,7 +80,7 @@ class ShippedCheck:
                 warnings.warn(
                     f"chaosmining: this stack ({_describe(self.stack())}) computes otherwise than the one the "
                     f"shipped results were made on ({self._pack_stack()}): {'; '.join(self._probe[:3])}; the "
-                    "built-ins' shipped results are recomputed (slower, the same verdicts)",
+                    "shipped results and entries are computed here instead (slower, the same verdicts)",
                     stacklevel=3,
                     category=ChaosminingWarning,
                 )
@@ -90,46 +102,58 @@ class ShippedCheck:
         import torch
 
         from pytest_chaosmining.core.storage.stack_probe import differences, probe
+        from pytest_chaosmining.core.training.determinism import reproducible
 
         try:
             then = self._stack_file()["probe"]
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            return [f"the pack records no probe ({type(exc).__name__})"]
-        return differences(then, probe(torch.device(self.device_type)))
+            if not isinstance(then, dict) or not then:
+                return ["the pack records no probe"]
+            device = torch.device(self.device_type)
+            with reproducible(device), torch.enable_grad():  # TF32 off on CUDA, as the explainers run
+                return differences(then, probe(device))
+        except Exception as exc:  # noqa: BLE001 - a probe that cannot run is a stack that cannot be trusted
+            return [f"the probe could not be compared ({type(exc).__name__}: {exc})"]
 
     @staticmethod
     def sampled(key: str) -> bool:
         """Whether the shipped result under ``key`` is in the recomputed sample."""
         return int(key[:8], 16) % SAMPLE_EVERY == 0
 
-    def refuse(self, suite: str, what: str, found: list[str], made_on: object) -> None:
-        """Record that a sampled shipped result of ``suite`` differed here, with a warning."""
-        self.refused.add(suite)
+    def refuse(self, root: Path, suite: str, what: str, found: list[str], made_on: object) -> None:
+        """Keep that a sampled shipped result of ``suite`` differed here, with a warning."""
+        marker = self._marker(root, suite)
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(json.dumps({"result": what, "differences": found[:10]}))
         warnings.warn(
             f"chaosmining: the shipped {suite} result {what} differs on this stack ({_describe(self.stack())}) "
             f"from the one computed on {_describe(made_on)}: {'; '.join(found[:3])}; the suite's shipped results "
-            "are recomputed from here on",
+            "are computed here from now on (those this process used before are within the probe's agreement)",
             stacklevel=3,
             category=ChaosminingWarning,
         )
 
 
 def result_differences(then: object, now: object, path: str = "result") -> list[str]:
-    """Where two encoded results differ beyond :data:`RESULT_TOLERANCE` (their costs left out)."""
+    """Where two encoded results differ beyond :data:`RESULT_TOLERANCE` (their costs and
+    timings left out; NaN equals NaN)."""
     if isinstance(then, dict) and isinstance(now, dict):
         if then.get("__dataclass__") == COST_TYPE and now.get("__dataclass__") == COST_TYPE:
             return []
         if set(then) != set(now):
             return [f"{path}: other fields"]
-        return [d for k in then for d in result_differences(then[k], now[k], f"{path}.{k}")]
+        keys = [k for k in then if k not in TIMING_FIELDS]
+        return [d for k in keys for d in result_differences(then[k], now[k], f"{path}.{k}")]
     if isinstance(then, list) and isinstance(now, list):
         if len(then) != len(now):
             return [f"{path}: {len(then)} values against {len(now)}"]
-        label = path if len(then) != 2 or not isinstance(then[0], str) else f"{path}[{then[0]}]"
+        if len(then) == 2 and isinstance(then[0], str) and then[0] == now[0]:  # an encoded dict's item
+            return [] if then[0] in TIMING_FIELDS else result_differences(then[1], now[1], f"{path}[{then[0]}]")
         pairs = enumerate(zip(then, now, strict=True))
-        return [d for i, (a, b) in pairs for d in result_differences(a, b, f"{label}.{i}")]
+        return [d for i, (a, b) in pairs for d in result_differences(a, b, f"{path}.{i}")]
     numbers = (int, float)
     if isinstance(then, numbers) and isinstance(now, numbers) and not isinstance(then, bool):
+        if then == now or (math.isnan(then) and math.isnan(now)):
+            return []
         if abs(then - now) <= RESULT_TOLERANCE * max(1.0, abs(then)):
             return []
         return [f"{path}: {then:.6g} then, {now:.6g} here"]

@@ -6,9 +6,9 @@ the samplers' noise come from them) and runs a fixed network's forward and input
 gradient through the layers the suites' models use (linear, 1-D and 2-D convolution,
 pooling, a GRU, ReLU, tanh, softmax) on ``device``.  The shipped results keep the
 probe of the stack that computed them (:func:`probe` at pack time); a run on another
-stack compares its own (:func:`differences`): the draws must be equal, the network's
-values equal within :data:`TOLERANCE` (relative to the largest magnitude; CPUs differ
-at about 1e-8, a GPU without TF32 at about 1e-6).
+stack compares its own (:func:`differences`): the draws equal (to the last bits), the
+network's values and one AdamW step of its GRU within :data:`TOLERANCE` (relative to the
+largest magnitude; CPUs differ at about 1e-8, a GPU without TF32 at about 1e-6).
 """
 
 from __future__ import annotations
@@ -22,8 +22,13 @@ if TYPE_CHECKING:
 
 #: largest difference of the network's values, relative to their largest magnitude
 TOLERANCE = 1e-4
-#: the probe's entries that are draws of a generator (compared exactly)
-DRAWS = ("numpy_normal", "numpy_uniform", "numpy_integers", "numpy_permutation", "torch_randn", "torch_randint")
+#: the probe's entries that are draws of a generator (compared to 1e-12 of their largest value:
+#: integer draws exactly, a float draw within the last bits another libm may round differently)
+DRAWS = (
+    "numpy_normal", "numpy_uniform", "numpy_integers", "numpy_permutation",
+    "torch_randn", "torch_rand", "torch_randint", "torch_randperm", "torch_bernoulli",
+)  # fmt: skip
+DRAW_TOLERANCE = 1e-12
 
 
 @functools.cache
@@ -51,7 +56,10 @@ def probe(device: torch.device | str) -> dict[str, list[float]]:
         "numpy_integers": rng.integers(0, 1000, size=8).astype(float).tolist(),
         "numpy_permutation": rng.permutation(16).astype(float).tolist(),
         "torch_randn": torch.randn(8, generator=generator).tolist(),
+        "torch_rand": torch.rand(8, generator=generator).tolist(),
         "torch_randint": torch.randint(0, 1000, (8,), generator=generator).double().tolist(),
+        "torch_randperm": torch.randperm(16, generator=generator).double().tolist(),
+        "torch_bernoulli": torch.bernoulli(torch.full((16,), 0.5), generator=generator).tolist(),
     }
     weights = torch.Generator().manual_seed(1)
 
@@ -77,11 +85,16 @@ def probe(device: torch.device | str) -> dict[str, list[float]]:
     values["network_output"] = out.detach().flatten().cpu().double().tolist()
     values["network_image_gradient"] = image.grad.flatten().cpu().double().tolist()  # type: ignore[union-attr]
     values["network_clip_gradient"] = clip.grad.flatten().cpu().double().tolist()  # type: ignore[union-attr]
+    optimiser = torch.optim.AdamW(gru.parameters(), lr=0.01)  # a training step, as the suites train
+    optimiser.step()
+    values["network_trained"] = torch.cat([p.detach().flatten().cpu() for p in gru.parameters()]).double().tolist()
     return values
 
 
 def differences(then: dict[str, list[float]], now: dict[str, list[float]]) -> list[str]:
     """What differs between two probes (empty: the stacks compute alike)."""
+    if not then:
+        return ["no probe to compare"]
     found = []
     for name, expected in then.items():
         got = now.get(name)
@@ -90,7 +103,7 @@ def differences(then: dict[str, list[float]], now: dict[str, list[float]]) -> li
             continue
         largest = max((abs(v) for v in expected), default=0.0) or 1.0
         worst = max((abs(a - b) for a, b in zip(expected, got, strict=True)), default=0.0)
-        allowed = 0.0 if name in DRAWS else TOLERANCE * largest
+        allowed = (DRAW_TOLERANCE if name in DRAWS else TOLERANCE) * largest
         if worst > allowed:
             found.append(f"{name} differs by {worst:.3g} (allowed {allowed:.3g})")
     return found

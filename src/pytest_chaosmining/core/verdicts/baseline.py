@@ -165,6 +165,10 @@ class Baseline:
             machine = meta.get("machine") or (
                 {"device": str(meta["device"]).split(":")[0]} if meta.get("device") else None
             )
+            versions = meta.get("versions") or {}
+            if machine is not None and "stack" not in machine and versions.get("torch") and versions.get("numpy"):
+                # an older results.json records the stack among its versions
+                machine = {**machine, "stack": f"torch {versions['torch']}, numpy {versions['numpy']}"}
             trained_on = [str(d) for d in meta.get("models_trained_on") or []]
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"cannot read chaosmining baseline {path}: {exc}") from exc
