@@ -156,15 +156,31 @@ def test_a_baseline_of_models_trained_on_another_device_is_refused(tmp_path):
 
 
 def test_an_older_baseline_without_a_machine_compares_its_device(tmp_path):
-    """The committed CPU reference records its device only: a CUDA run against it compares no
-    cost (a CPU's time is not a GPU's), a CPU run gates costs with a note that the machines differ."""
+    """An older results.json records its device only: a CUDA run against it compares no
+    cost (a CPU's time is not a GPU's); a CPU run compares what both record (the device)."""
     (tmp_path / "old.json").write_text(json.dumps({"meta": {"tier": "smoke", "device": "cpu"}, "records": []}))
     baseline = Baseline.load(tmp_path / "old.json", metric_catalog())
-    assert "not compared across devices" in (baseline.against_machine({"cpu": "X", "cores": 2, "device": "cuda"}) or "")
+    assert "another device" in (baseline.against_machine({"cpu": "X", "cores": 2, "device": "cuda"}) or "")
     assert baseline.costs_not_gated
     cpu = Baseline.load(tmp_path / "old.json", metric_catalog())
-    assert "costs are gated across machines" in (cpu.against_machine({"cpu": "X", "cores": 2, "device": "cpu"}) or "")
-    assert cpu.costs_not_gated is None and "another machine" in cpu.machine_note
+    assert cpu.against_machine({"cpu": "X", "cores": 2, "device": "cpu"}) is None and cpu.costs_not_gated is None
+
+
+def test_a_baseline_from_another_cpu_gpu_or_stack_gates_no_cost_and_says_what_it_compares():
+    """Another CPU model, GPU model or torch and numpy release: the line says what is
+    compared (scores with their allowed drops, maps with the drift bars) and that CPU time
+    and memory are not; the same machine and stack gate them."""
+    from pytest_chaosmining.core.machine import this_machine
+
+    here = this_machine("cpu")
+    assert str(here["stack"]).startswith("torch ") and "numpy" in str(here["stack"])
+    for changed in ({"cpu": "Another CPU"}, {"stack": "torch 1.0, numpy 1.0"}, {"gpu": "H100"}):
+        baseline = Baseline([], "b.json", metric_catalog(), machine={**here, **changed, "gpu": "H100"})
+        line = baseline.against_machine({**here, "gpu": "A100" if "gpu" in changed else "H100"}) or ""
+        assert "CPU time and memory are not compared" in line and baseline.costs_not_gated
+        assert f"another {next(iter(changed))}" in line and "allowed drops" in line
+    same = Baseline([], "b.json", metric_catalog(), machine=dict(here))
+    assert same.against_machine(dict(here)) is None and same.costs_not_gated is None
 
 
 def test_a_condition_without_a_bar_is_still_compared_against_its_baseline():

@@ -117,7 +117,9 @@ def test_the_runs_own_failures_fail_the_comparison(tmp_path, payload, capsys):
     assert "chaosmining-baseline::" not in out  # a missing result is the comparison's own finding ("missing")
 
 
-def test_costs_across_devices_are_not_compared_and_across_cpus_say_so(tmp_path, payload):
+def test_costs_are_compared_only_on_the_same_machine_and_stack(tmp_path, payload):
+    """Another CPU model, device, GPU model or torch measures the machine, not the explainer:
+    no cost is compared there; the same machine and stack gate it."""
     slower = copy.deepcopy(payload)
     cost = _first(slower, suite="audio", metric="cpu_ms", explainer="DL")
     cost["value"] = 10 * cost["value"] + 1000
@@ -125,10 +127,14 @@ def test_costs_across_devices_are_not_compared_and_across_cpus_say_so(tmp_path, 
     laptop["meta"]["machine"] = {"cpu": "A laptop CPU", "cores": 8, "device": "cpu"}
     slower["meta"]["machine"] = {"cpu": "A runner CPU", "cores": 2, "device": "cpu"}
     old = _write(tmp_path, laptop, "old.json")
-    (finding,) = [f for f in compare_runs(old, _write(tmp_path, slower)) if f.kind == "cost"]
-    assert "another machine (A laptop CPU, 8 cores, cpu; this run: A runner CPU, 2 cores, cpu)" in finding.message
-    slower["meta"]["machine"]["device"] = "cuda"
     assert not [f for f in compare_runs(old, _write(tmp_path, slower)) if f.kind == "cost"]
+    slower["meta"]["machine"] = {"cpu": "A laptop CPU", "cores": 8, "device": "cpu", "stack": "torch 3.0, numpy 3"}
+    laptop["meta"]["machine"]["stack"] = "torch 2.14.1, numpy 2.4.6"
+    old = _write(tmp_path, laptop, "old.json")
+    assert not [f for f in compare_runs(old, _write(tmp_path, slower)) if f.kind == "cost"]
+    slower["meta"]["machine"]["stack"] = laptop["meta"]["machine"]["stack"]
+    (finding,) = [f for f in compare_runs(old, _write(tmp_path, slower)) if f.kind == "cost"]
+    assert "cpu_ms regressed" in finding.message
 
 
 def test_results_json_is_strict_json(tmp_path):

@@ -166,3 +166,36 @@ def test_completeness_is_declared_by_ig_and_deeplift_as_they_are_bound():
     assert not as_explainer("local", functools.partial(IntegratedGradients, multiply_by_inputs=False), "u").completeness
     assert not as_explainer("sa", Saliency, "user").completeness
     assert not as_explainer("fn", lambda model, inputs, target: inputs, "user").completeness
+
+
+def test_smoothgrad_draws_its_noise_on_the_cpu_whatever_the_device():
+    """SmoothGrad's noise comes from the seeded CPU generator and is then moved, so a CUDA
+    run draws what a CPU run draws (captum draws on the inputs' device: other noise, and
+    drift against a CPU baseline); on the CPU its maps are captum's own, number for number."""
+    from captum.attr import NoiseTunnel, Saliency
+
+    from pytest_chaosmining.explainers.cpu_noise import CpuNoiseTunnel
+
+    model = torch.nn.Sequential(torch.nn.Linear(5, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))
+    inputs = torch.rand(3, 5)
+    maps, drawn = [], []
+    draw = CpuNoiseTunnel._add_noise_to_input
+
+    def counted(*args):
+        drawn.append(args[0].shape)
+        return draw(*args)
+
+    for tunnel in (NoiseTunnel, CpuNoiseTunnel):
+        torch.manual_seed(0)
+        maps.append(tunnel(Saliency(model)).attribute(inputs, nt_samples=6, stdevs=0.3, target=1, abs=False))
+        if tunnel is CpuNoiseTunnel:
+            continue
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(CpuNoiseTunnel, "_add_noise_to_input", staticmethod(counted))
+            CpuNoiseTunnel(Saliency(model)).attribute(inputs, nt_samples=6, stdevs=0.3, target=1, abs=False)
+    assert torch.equal(maps[0], maps[1]) and drawn == [inputs.shape]  # captum draws through the override
+    torch.manual_seed(0)
+    before = torch.get_rng_state()
+    noisy = CpuNoiseTunnel._add_noise_to_input(torch.zeros(2, 5, device="meta"), 0.3, 4)
+    assert noisy.device.type == "meta" and noisy.shape == (8, 5)  # moved to the inputs' device
+    assert not torch.equal(torch.get_rng_state(), before)  # drawn from the CPU generator

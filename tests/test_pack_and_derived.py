@@ -232,8 +232,8 @@ def test_the_default_run_trains_no_model_the_pack_could_ship(pytester):
 
 
 def test_a_shippable_entry_is_shipped_under_its_key_and_used_only_there(tmp_path):
-    """Entries the code marks shippable go into the pack under their cache keys (config,
-    code, torch version); a fresh cache takes them without training, a changed config misses."""
+    """Entries the code marks shippable go into the pack under their config and code; a
+    fresh cache takes them without training, a changed config misses."""
     calls = []
 
     def train(value: float) -> tuple[dict[str, torch.Tensor], dict[str, object]]:
@@ -262,7 +262,8 @@ def test_shipped_derived_results_stand_in_under_the_same_key_only(tmp_path):
         return {"score": value}
 
     DerivedCache(tmp_path / "a").get_or_compute("s", {"case": 1, "device": "cpu"}, functools.partial(compute, 1))
-    DerivedCache(tmp_path / "a").get_or_compute("s", {"case": 2, "device": "cuda"}, functools.partial(compute, 2))
+    cuda = DerivedCache(tmp_path / "a", device_type="cuda")
+    cuda.get_or_compute("s", {"case": 2, "device": "cuda"}, functools.partial(compute, 2))
     assert build_pack(tmp_path / "a", tmp_path / "pack") == {"derived": 1}  # CPU results only
     fresh = DerivedCache(tmp_path / "b", tmp_path / "pack")
     assert fresh.get_or_compute("s", {"case": 1, "device": "cpu"}, functools.partial(compute, 7)) == {"score": 1}
@@ -283,3 +284,197 @@ def test_keep_models_keeps_what_the_pack_ships_and_replaces_the_results(tmp_path
     assert other.is_file() and elsewhere.is_file()
     assert build_pack(tmp_path / "b", tmp_path / "pack") == {"derived": 1}
     assert not (tmp_path / "pack" / "s").exists()  # without keep_models the pack is what the cache holds
+
+
+def _another_stack(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process as another torch and numpy release (the same numerics, other version strings)."""
+    from pytest_chaosmining.core.storage import derived, shipped_check
+
+    other = {"torch": "9.9.9", "numpy": "9.9.9"}
+    monkeypatch.setattr(derived, "stack_versions", lambda: other)
+    monkeypatch.setattr(shipped_check, "stack_versions", lambda: other)
+
+
+def _packed(tmp_path: Path, n: int) -> list[str]:
+    """A pack of ``n`` shipped results ``{"score": case / 100, "cost": ...}``; their shipped keys."""
+    from pytest_chaosmining.core.storage.derived import source_fingerprint
+
+    made = DerivedCache(tmp_path / "a")
+    for case in range(n):
+        made.get_or_compute("s", {"case": case, "device": "cpu"}, lambda case=case: _scored(case), (Cost,))
+    assert build_pack(tmp_path / "a", tmp_path / "pack") == {"derived": n}
+    assert (tmp_path / "pack" / "derived" / "stack.json").is_file()
+    return [DerivedCache.shipped_key("s", {"case": case}, source_fingerprint()) for case in range(n)]
+
+
+def _scored(case: int, shift: float = 0.0) -> dict[str, object]:
+    return {"score": case / 100 + shift, "cost": Cost(10.0 + shift * 1e6, 1.0, 10.0)}
+
+
+def test_shipped_results_hold_on_another_stack_where_the_probe_and_a_stated_sample_agree(tmp_path, monkeypatch):
+    """Keyed by the code alone, the shipped results serve another torch and numpy release:
+    its stack probe agrees, one result in SAMPLE_EVERY (by key, the same every run) is
+    recomputed and compared (its cost aside), and the rest are used as shipped."""
+    from pytest_chaosmining.core.storage.shipped_check import SAMPLE_EVERY, ShippedCheck
+
+    keys = _packed(tmp_path, 48)
+    _another_stack(monkeypatch)
+    fresh, computed = DerivedCache(tmp_path / "b", tmp_path / "pack"), []
+
+    def compute(case: int) -> dict[str, object]:
+        computed.append(case)
+        return _scored(case, 1e-9)  # another stack: the same values within 1e-8, another cost
+
+    results = [
+        fresh.get_or_compute("s", {"case": c, "device": "cpu"}, functools.partial(compute, c), (Cost,))
+        for c in range(48)
+    ]
+    sampled = [c for c, key in enumerate(keys) if ShippedCheck.sampled(key)]
+    assert computed == sampled and 0 < len(sampled) <= 48 // SAMPLE_EVERY + 3
+    assert [r["score"] for r in results] == pytest.approx([c / 100 for c in range(48)], abs=1e-8)
+    kept = sorted((tmp_path / "b" / "derived" / "s").glob("*.json"))
+    assert len(kept) == len(sampled)  # only what this stack computed enters the user's cache
+    assert not list((tmp_path / "b" / "derived" / "s").glob("refused-*"))
+
+
+def test_a_shipped_result_that_differs_on_this_stack_is_recomputed_and_its_suite_with_it(tmp_path, monkeypatch):
+    """A sampled result beyond the tolerance is replaced by this stack's, with a warning
+    naming it, and the suite's later shipped results are recomputed too."""
+    from pytest_chaosmining import ChaosminingWarning
+    from pytest_chaosmining.core.storage.shipped_check import ShippedCheck
+
+    keys = _packed(tmp_path, 48)
+    _another_stack(monkeypatch)
+    first = next(c for c, key in enumerate(keys) if ShippedCheck.sampled(key))
+    fresh, computed = DerivedCache(tmp_path / "b", tmp_path / "pack"), []
+
+    def compute(case: int) -> dict[str, object]:
+        computed.append(case)
+        return _scored(case, 0.01)  # this stack computes otherwise
+
+    with pytest.warns(ChaosminingWarning, match="differs on this stack"):
+        for case in range(first + 3):
+            got = fresh.get_or_compute("s", {"case": case, "device": "cpu"}, functools.partial(compute, case), (Cost,))
+    assert computed == [first, first + 1, first + 2] and got["score"] == pytest.approx((first + 2) / 100 + 0.01)
+    assert len(list((tmp_path / "b" / "derived" / "s").glob("refused-*"))) == 1
+    unsampled = next(c for c, key in enumerate(keys) if not ShippedCheck.sampled(key))
+    later = DerivedCache(tmp_path / "b", tmp_path / "pack")  # another worker, a later run: the refusal holds
+    later.get_or_compute("s", {"case": unsampled, "device": "cpu"}, functools.partial(compute, unsampled), (Cost,))
+    assert computed[-1] == unsampled
+
+
+def test_no_shipped_result_is_used_where_the_stack_probe_differs(tmp_path, monkeypatch):
+    """Where this stack's generators draw otherwise or a network's values move beyond the
+    probe's tolerance, every shipped result is recomputed (one warning says what differed);
+    on the stack the pack was built with the probe is not run at all."""
+    from pytest_chaosmining import ChaosminingWarning
+    from pytest_chaosmining.core.storage import stack_probe
+
+    _packed(tmp_path, 8)
+    stack_file = tmp_path / "pack" / "derived" / "stack.json"
+    payload = json.loads(stack_file.read_text())
+    payload["probe"]["numpy_normal"][0] += 1e-9  # another numpy draws otherwise
+    stack_file.write_text(json.dumps(payload))
+    monkeypatch.setattr(stack_probe, "probe", lambda device: pytest.fail("the probe ran on the pack's own stack"))
+    same = DerivedCache(tmp_path / "same", tmp_path / "pack")
+    assert same.get_or_compute(
+        "s", {"case": 3, "device": "cpu"}, lambda: pytest.fail("recomputed"), (Cost,)
+    ) == _scored(3)
+    monkeypatch.undo()
+    _another_stack(monkeypatch)
+    fresh, computed = DerivedCache(tmp_path / "b", tmp_path / "pack"), []
+    with pytest.warns(ChaosminingWarning, match="numpy_normal differs"):
+        for case in range(8):
+            fresh.get_or_compute("s", {"case": case, "device": "cpu"}, lambda c=case: computed.append(c) or {}, (Cost,))
+    assert computed == list(range(8))
+
+
+def test_the_stack_probe_tells_draws_and_numerics_apart():
+    """The probe's draws compare exactly, the network's values within its tolerance, and
+    the probe leaves the global generators as they were."""
+    from pytest_chaosmining.core.storage.stack_probe import TOLERANCE, differences, probe
+
+    torch.manual_seed(5)
+    expected = torch.rand(3)
+    torch.manual_seed(5)
+    then = probe("cpu")
+    assert torch.equal(torch.rand(3), expected)
+    assert differences(then, probe("cpu")) == []
+    moved = {k: list(v) for k, v in then.items()}
+    moved["network_output"][0] += TOLERANCE / 10
+    assert differences(then, moved) == []
+    moved["network_output"][0] += TOLERANCE * 10
+    moved["torch_randn"][0] += 1e-9
+    assert [d.split()[0] for d in differences(then, moved)] == ["torch_randn", "network_output"]
+    assert differences({}, then) == ["no probe to compare"]
+
+
+def test_a_shipped_entry_serves_another_torch_where_the_stack_probe_agrees(tmp_path, monkeypatch):
+    """RFE's shipped networks and selections are keyed by config and code, not the torch
+    version: another torch release takes them without training where the stack probe
+    agrees, and trains where it does not."""
+    calls = []
+
+    def train(value: float) -> tuple[dict[str, torch.Tensor], dict[str, object]]:
+        calls.append(value)
+        return {"w": torch.tensor([value])}, {"result": value}
+
+    ModelCache(tmp_path / "a").get_or_train(
+        "s", {"n": 1, "device": "cpu"}, functools.partial(train, 1.0), shippable=True
+    )
+    DerivedCache(tmp_path / "a").get_or_compute("d", {"case": 0, "device": "cpu"}, lambda: {"score": 1})
+    assert build_pack(tmp_path / "a", tmp_path / "pack") == {"s/entries": 1, "derived": 1}
+    monkeypatch.setattr(torch, "__version__", "9.9.9")
+    fresh = ModelCache(tmp_path / "b", ModelPack(tmp_path / "pack"))
+    state, meta, trained = fresh.get_or_train("s", {"n": 1, "device": "cpu"}, functools.partial(train, 9.0))
+    assert not trained and meta["shipped"] and state["w"].item() == 1.0 and calls == [1.0]
+    stack_file = tmp_path / "pack" / "derived" / "stack.json"
+    payload = json.loads(stack_file.read_text())
+    payload["probe"]["network_output"] = [v + 1 for v in payload["probe"]["network_output"]]
+    stack_file.write_text(json.dumps(payload))
+    other = ModelCache(tmp_path / "c", ModelPack(tmp_path / "pack"))
+    with pytest.warns(match="network_output differs"):
+        _, _, trained = other.get_or_train("s", {"n": 1, "device": "cpu"}, functools.partial(train, 9.0))
+    assert trained and calls == [1.0, 9.0]
+
+
+def _another_release(tmp_path: Path) -> Path:
+    """A PYTHONPATH folder that makes a fresh interpreter see torch and numpy 99.0.0: their
+    version strings in the installed metadata and ``torch.__version__``, the same numerics."""
+    site = tmp_path / "site"
+    for name in ("torch", "numpy"):
+        info = site / f"{name}-99.0.0.dist-info"
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 99.0.0\n")
+    (site / "sitecustomize.py").write_text("import torch\ntorch.__version__ = '99.0.0'\n")
+    return site
+
+
+def test_another_torch_and_numpy_release_judges_with_the_shipped_results(pytester, run_suite, tmp_path, monkeypatch):
+    """A library's CI installs the newest torch: keyed by the code and validated by the
+    stack probe and a stated sample, the shipped results serve it (costs replayed from the
+    pack: nothing recomputed but the sample), with the verdicts of the pack's own stack."""
+    run_suite = functools.partial(run_suite, subprocess=True, fresh=False, k="f02 or f03 or f05")
+    args = ("--chaosmining-explainers", "IG,SA,DL", "--chaosmining-suites", "symbolic")
+    matched = run_suite(*args, cache=tmp_path / "matched", report="matched")
+    monkeypatch.setenv("PYTHONPATH", str(_another_release(tmp_path)))
+    other = run_suite(*args, cache=tmp_path / "other", report="other")
+    assert other.ret == matched.ret == 0 and "computes otherwise" not in other.stdout.str()
+    versions = load_results(pytester, "other")["meta"]["versions"]
+    assert versions["torch"] == versions["numpy"] == "99.0.0"
+
+    def records(report: str) -> dict[tuple[str, ...], float]:
+        return {
+            (r["explainer"], json.dumps(r["case"], sort_keys=True), r["metric"]): r["value"]
+            for r in load_results(pytester, report)["records"]
+            if r["explainer"] in ("IG", "SA", "DL")
+        }
+
+    then, now = records("matched"), records("other")
+    assert then.keys() == now.keys() and len(then) > 20
+    judged = [k for k in then if k[2] not in ("cpu_ms", "time_ms", "peak_mem_mb")]
+    assert all(now[k] == pytest.approx(then[k], abs=1e-6) for k in judged)
+    costs = [k for k in then if k[2] == "cpu_ms"]
+    replayed = [k for k in costs if now[k] == then[k]]
+    sampled = list((tmp_path / "other" / "derived" / "symbolic").glob("*.json"))  # what it computed
+    assert len(replayed) >= len(costs) - len(sampled) and len(sampled) <= 2, "shipped results recomputed"

@@ -41,3 +41,22 @@ def test_a_run_of_ones_own_explainer_shows_the_built_ins_as_reference():
     # a run of every built-in shows its own rows only
     full = build_leaderboard([Record.from_dict(r) for r in SMOKE["records"]], SMOKE["outcomes"], all_suites())
     assert full.with_reference(shipped_reference(meta)) == full
+
+
+def test_the_cpu_reference_and_the_shipped_pack_are_this_code_s_own():
+    """reports/smoke (the CPU reference the README's leaderboard and the GPU check compare
+    against) and the pack's derived results were made by this package's code: a change to
+    it regenerates both (a cold default run into an empty cache with
+    ``--chaosmining-report reports/smoke``, then ``chaosmining-pack`` of that cache and
+    ``python -m pytest_chaosmining.tools.reference reports/smoke/results.json``), or users
+    pay a cold run and compare against results this code no longer gives."""
+    from pytest_chaosmining.core.storage.derived import SHIPPED_DERIVED, package_digest
+    from pytest_chaosmining.core.storage.pack_location import SHIPPED as PACK
+    from pytest_chaosmining.core.storage.shipped_check import STACK_FILE
+
+    here = package_digest()
+    assert SMOKE["meta"].get("code", {}).get("package") == here, "reports/smoke is older than the code: regenerate it"
+    assert SMOKE["meta"].get("machine"), "the reference records the machine its costs were measured on"
+    made = json.loads((PACK / SHIPPED_DERIVED / STACK_FILE).read_text())
+    assert made["package"] == here, "the pack's results are older than the code: rebuild it (chaosmining-pack)"
+    assert {"vision", "audio"} <= {r["suite"] for r in SMOKE["records"] if r.get("samples")}  # per-sample values

@@ -239,12 +239,12 @@ def test_rfe_selections_are_keyed_by_the_code_they_ran():
     plugin's source and captum's installed files, as the derived results are."""
     import torch
 
-    from pytest_chaosmining.core.storage.derived import package_fingerprint
+    from pytest_chaosmining.core.storage.derived import source_fingerprint
     from pytest_chaosmining.suites.rfe.suite import RFE_TIERS, plan_cases, rfewna_config
 
     case = plan_cases(RFE_TIERS["smoke"])[0]
     config = rfewna_config(case, "IG", torch.device("cpu"), False)
-    assert config["code"] == package_fingerprint() and "captum" not in config
+    assert config["code"] == source_fingerprint() and "captum" not in config
 
 
 def test_a_process_pays_its_device_start_up_once_before_its_first_timed_call(monkeypatch):

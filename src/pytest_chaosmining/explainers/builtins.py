@@ -30,11 +30,14 @@ def _random_attribution(model: Any, inputs: Any, target: Any) -> Any:
 
 def _smoothgrad(model: Any, inputs: Any, target: Any, context: AttributionContext) -> Any:
     """SmoothGrad: the mean gradient over :data:`NOISE_SAMPLES` copies of the inputs
-    with Gaussian noise of 0.15 × the inputs' standard deviation (seeded per call)."""
-    from captum.attr import NoiseTunnel, Saliency
+    with Gaussian noise of 0.15 × the inputs' standard deviation (seeded per call; drawn
+    on the CPU on every device: :mod:`~pytest_chaosmining.explainers.cpu_noise`)."""
+    from captum.attr import Saliency
+
+    from pytest_chaosmining.explainers.cpu_noise import CpuNoiseTunnel
 
     sigma = float(0.15 * inputs.detach().float().std())
-    return NoiseTunnel(Saliency(model)).attribute(
+    return CpuNoiseTunnel(Saliency(model)).attribute(
         inputs,
         nt_type="smoothgrad",
         nt_samples=NOISE_SAMPLES,

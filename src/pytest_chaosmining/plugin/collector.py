@@ -149,6 +149,9 @@ class ResultCollector:
                 versions[name] = metadata.version(name)
             except metadata.PackageNotFoundError:
                 versions[name] = None
+        # on use: the entry module loads this one
+        from pytest_chaosmining.core.storage.derived import package_digest, source_fingerprint
+
         workers = getattr(self.config.option, "numprocesses", None)
         tier, seeds = self.settings.tier, self.settings.seeds
         return {
@@ -163,6 +166,7 @@ class ResultCollector:
             "sweeps": list(self.settings.sweeps),
             "device": str(self.session.runtime.device),
             "machine": this_machine(self.session.runtime.device.type),
+            "code": {"package": package_digest(), "source": source_fingerprint()},
             "models_trained_on": self.models_trained_on(),
             "xdist_workers": workers,
             "python": platform.python_version(),

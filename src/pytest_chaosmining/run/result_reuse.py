@@ -34,7 +34,7 @@ class ResultReuse:
     @functools.cached_property
     def derived(self) -> DerivedCache:
         """Cached scores of the built-in explainers, beside the model cache."""
-        return DerivedCache(self._cache_root(), self.settings.pack)
+        return DerivedCache(self._cache_root(), self.settings.pack, self._device_type())
 
     def evaluated(
         self,

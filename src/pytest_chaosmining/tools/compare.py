@@ -88,7 +88,7 @@ def compare_runs(
         raise ValueError(other)
     machine = meta.get("machine")
     if isinstance(machine, dict):
-        baseline.against_machine(machine)  # another device: no cost compared; another CPU: said in each
+        baseline.against_machine(machine)  # another CPU, device, GPU or stack: no cost compared
     tier = str(meta.get("tier") or baseline.tier or "smoke")
     thresholds = shipped_thresholds(thresholds_file)
     ran = {r.suite for r in records}

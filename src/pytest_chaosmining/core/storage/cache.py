@@ -1,9 +1,12 @@
 """The on-disk model cache.
 
 Entries are keyed by a hash of everything that affects training (the caller's
-config dict, the seed, the device type and a fingerprint of the code that
-builds data, models and training).  Writes are atomic (temporary file +
-``os.replace``); a ``filelock`` per entry makes concurrent xdist workers train a
+config dict, the seed, the device type, a fingerprint of the code that builds
+data, models and training, and the torch and numpy versions); the pack's shippable
+entries are found by the same without the versions (:func:`~pytest_chaosmining.core.storage.keys.shipped_key`)
+and used on another torch where the stack probe agrees.  :meth:`ModelCache.has`
+counts a shipped entry without that check (a refused one is trained when asked for).
+Writes are atomic (temporary file + ``os.replace``); a ``filelock`` per entry makes concurrent xdist workers train a
 model once and share it; entries are read with ``torch.load(weights_only=True)``
 and a corrupt or mismatching entry is discarded and rebuilt.
 """
@@ -24,7 +27,7 @@ from filelock import FileLock
 from pytest_chaosmining import ChaosminingWarning
 from pytest_chaosmining.core.storage.arrays import ArrayCache
 from pytest_chaosmining.core.storage.atomic import atomic_write
-from pytest_chaosmining.core.storage.keys import LOCK_TIMEOUT_S, Code, cache_key
+from pytest_chaosmining.core.storage.keys import LOCK_TIMEOUT_S, Code, cache_key, shipped_key
 from pytest_chaosmining.core.storage.pack import ModelPack
 from pytest_chaosmining.core.training.determinism import reproducible
 
@@ -50,7 +53,8 @@ class ModelCache:
     def has(self, suite: str, config: dict[str, Any], code: Code = ()) -> bool:
         """Whether an entry for ``config`` exists here or in the pack (it is not validated here)."""
         key = cache_key(config, code)
-        return self.path(suite, key).exists() or (self.pack is not None and self.pack.entry(suite, key) is not None)
+        shipped = self.pack is not None and self.pack.entry(suite, shipped_key(config, code)) is not None
+        return self.path(suite, key).exists() or shipped
 
     def get_or_train(
         self,
@@ -77,7 +81,7 @@ class ModelCache:
         path = self.path(suite, key)
         path.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(str(path) + ".lock", timeout=LOCK_TIMEOUT_S):
-            found = self._found(suite, key, path)
+            found = self._found(suite, key, path, shipped_key(config, code))
             if found is not None:
                 return found[0], found[1], False
             device = torch.device(str(config.get("device", "cpu")))
@@ -86,6 +90,8 @@ class ModelCache:
             meta = {**meta, "key": key, "config": json.dumps(config, sort_keys=True)}
             if shippable:
                 meta["shippable"] = True
+                meta["shipped_key"] = shipped_key(config, code)
+                meta["torch"] = str(torch.__version__)  # the pack ships only its builder's torch
             self._save(path, state, meta)
             return state, meta, True
 
@@ -110,12 +116,14 @@ class ModelCache:
         path = self.path(suite, key)
         path.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(str(path) + ".lock", timeout=LOCK_TIMEOUT_S):
-            return self._found(suite, key, path)
+            return self._found(suite, key, path, shipped_key(config, code))
 
-    def _found(self, suite: str, key: str, path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]] | None:
+    def _found(
+        self, suite: str, key: str, path: Path, shipped: str
+    ) -> tuple[dict[str, torch.Tensor], dict[str, Any]] | None:
         """The valid entry of ``key`` at ``path`` (a corrupt one is discarded with a
-        warning), else the pack's, copied to ``path``; None where neither has one.
-        The caller holds the entry's lock."""
+        warning), else the pack's under ``shipped``, copied to ``path``; None where
+        neither has one.  The caller holds the entry's lock."""
         if path.exists():
             try:
                 return self._load(path, key)
@@ -126,24 +134,32 @@ class ModelCache:
                     category=ChaosminingWarning,
                 )
                 path.unlink(missing_ok=True)
-        shipped = self._shipped(suite, key)
-        if shipped is not None:
-            self._save(path, *shipped)
-        return shipped
+        found = self._shipped(suite, key, shipped)
+        if found is not None:
+            self._save(path, *found)
+        return found
 
-    def _shipped(self, suite: str, key: str) -> tuple[dict[str, torch.Tensor], dict[str, Any]] | None:
-        """The pack's entry of ``key`` (a key carries the code and torch version: a match is this entry)."""
-        shipped = self.pack.entry(suite, key) if self.pack is not None else None
-        if shipped is None:
+    def _shipped(self, suite: str, key: str, shipped: str) -> tuple[dict[str, torch.Tensor], dict[str, Any]] | None:
+        """The pack's entry under ``shipped`` (the config and code): as it is where it was
+        made on this torch (its ``key`` is this one), else where the pack's stack probe
+        agrees on this stack (:class:`~pytest_chaosmining.core.storage.shipped_check.ShippedCheck`)."""
+        entry = self.pack.entry(suite, shipped) if self.pack is not None else None
+        if entry is None or self.pack is None:
             return None
         try:
-            state, meta = self._load(shipped, key)
-        except CorruptEntry as exc:
+            payload = torch.load(entry, map_location="cpu", weights_only=True)
+            state, meta = payload["state_dict"], payload["meta"]
+            made_here = meta["key"] == key
+        except Exception as exc:  # noqa: BLE001 - truncated, garbage, unpickling refused: a training, not the run
             warnings.warn(
-                f"chaosmining: unusable shipped entry {shipped}: {exc}", stacklevel=3, category=ChaosminingWarning
+                f"chaosmining: unusable shipped entry {entry}: {type(exc).__name__}: {exc}",
+                stacklevel=3,
+                category=ChaosminingWarning,
             )
             return None
-        return state, {**meta, "shipped": True}
+        if not made_here and self.pack.check.probe_differences():
+            return None  # another stack that computes otherwise: trained here
+        return state, {**meta, "key": key, "shipped": True}
 
     def model(
         self,

@@ -1,5 +1,6 @@
-"""Cache keys: a config, the source of the code that acts on it, the package and
-torch versions; and how long a cache waits for another worker's lock."""
+"""Cache keys: a config, the source of the code that acts on it (with the package's
+version), the torch and numpy versions (a pack's: without them); and how long a cache
+waits for another worker's lock."""
 
 from __future__ import annotations
 
@@ -32,8 +33,19 @@ def code_fingerprint(modules: Code = ()) -> str:
 
 
 def cache_key(config: dict[str, Any], code: Code = ()) -> str:
-    """Stable hash of a JSON-serialisable training config plus the fingerprint of ``code``."""
+    """Stable hash of a JSON-serialisable training config plus the fingerprint of ``code``
+    and the torch and numpy versions (an entry of the user's cache is this stack's)."""
     import torch  # on use: a module that only names cache keys imports without torch
 
-    payload = json.dumps({"config": config, "code": code_fingerprint(code), "torch": torch.__version__}, sort_keys=True)
+    from pytest_chaosmining.core.storage.stack_probe import stack_versions
+
+    stack = {"torch": torch.__version__, "numpy": stack_versions()["numpy"]}
+    payload = json.dumps({"config": config, "code": code_fingerprint(code), **stack}, sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()[:24]
+
+
+def shipped_key(config: dict[str, Any], code: Code = ()) -> str:
+    """The key a pack ships an entry under: the config and the fingerprint of ``code``,
+    without the torch version (another stack uses it where the stack probe agrees)."""
+    payload = json.dumps({"config": config, "code": code_fingerprint(code)}, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:24]

@@ -13,12 +13,14 @@ make baselines comparable across machines.
 Beside the models, ``<suite>/entries/`` holds cache entries that the code which
 made them marked shippable (results the plugin computes the same for every user:
 the statistical RFE selections, the built-ins' RFEwNA selections, RFEwNA's
-first-round networks), under their model-cache keys:
-a key holds the config, the source of the code that made the entry and the torch
-version, so an entry is used only where all three match, and never re-checked.
+first-round networks), under keys of their config and the source of the code that
+made them (:func:`~pytest_chaosmining.core.storage.keys.shipped_key`): used as they
+are on the torch that made them, on another where the stack probe agrees.
 ``derived/`` holds the derived results of the run the pack was built from (the
 built-ins', the control's and the references' scores; see
-:mod:`~pytest_chaosmining.core.storage.derived`), gzipped, under their keys.
+:mod:`~pytest_chaosmining.core.storage.derived`), gzipped, under keys of the code
+alone, with the stack they were computed on and that stack's probe (``stack.json``):
+another stack uses them as :mod:`~pytest_chaosmining.core.storage.shipped_check` allows.
 
 Regenerate: run the smoke tier into an empty cache, then
 ``python -m pytest_chaosmining.tools.pack CACHE_DIR`` (writes the pack folder).
@@ -41,8 +43,10 @@ import torch
 
 from pytest_chaosmining import ChaosminingWarning
 from pytest_chaosmining.core.storage.atomic import atomic_write
-from pytest_chaosmining.core.storage.derived import SHIPPED_DERIVED
+from pytest_chaosmining.core.storage.derived import SHIPPED_DERIVED, package_digest, shipped_entry
 from pytest_chaosmining.core.storage.pack_location import SHIPPED
+from pytest_chaosmining.core.storage.shipped_check import STACK_FILE, ShippedCheck
+from pytest_chaosmining.core.storage.stack_probe import probe, stack_versions
 
 #: the pack's sub-folder of shipped cache entries, kept under their cache keys
 ENTRIES = "entries"
@@ -65,12 +69,19 @@ class ModelPack:
     def __init__(self, root: Path = SHIPPED):
         self.root = Path(root)
 
+    @functools.cached_property
+    def check(self) -> ShippedCheck:
+        """Whether entries made on another torch hold on this stack (its probe, on the CPU
+        their configs train on)."""
+        return ShippedCheck("cpu", self.root / SHIPPED_DERIVED)
+
     def path(self, suite: str, config: dict[str, Any]) -> Path:
         """Where the entry of ``config`` would be."""
         return self.root / suite / f"{spec_key(config)}.pt"
 
     def entry(self, suite: str, key: str) -> Path | None:
-        """The shipped cache entry of ``key`` (a model cache key: config, code and torch version), if any."""
+        """The shipped cache entry under ``key`` (:func:`~pytest_chaosmining.core.storage.keys.shipped_key`:
+        config and code), if any."""
         path = self.root / suite / ENTRIES / f"{key}.pt"
         return path if path.is_file() else None
 
@@ -116,7 +127,8 @@ class ModelPack:
 
 def build_pack(cache_dir: Path, out: Path = SHIPPED, keep_models: bool = False) -> dict[str, int]:
     """Copy every CPU model entry of ``cache_dir`` that carries a check score, every
-    shippable entry and every CPU derived result into the pack folder ``out``
+    shippable entry and every CPU derived result this code made on this stack (with the
+    stack's probe: ``derived/stack.json``) into the pack folder ``out``
     (replacing it); the number of entries per suite.  ``keep_models``: the models
     ``out`` already ships stay as they are (another machine's retrained IteROAR
     models among them), and only models it lacks are added; the shippable entries
@@ -132,8 +144,9 @@ def build_pack(cache_dir: Path, out: Path = SHIPPED, keep_models: bool = False) 
     for entry in sorted(Path(cache_dir).glob("*/*.pt")):
         payload = torch.load(entry, map_location="cpu", weights_only=True)
         meta = payload.get("meta", {})
-        if meta.get("shippable") and json.loads(meta["config"]).get("device") == "cpu":
-            target = staging / entry.parent.name / ENTRIES / entry.name
+        made_here = "shipped_key" in meta and meta.get("torch") == str(torch.__version__)  # not another torch's
+        if meta.get("shippable") and made_here and json.loads(meta["config"]).get("device") == "cpu":
+            target = staging / entry.parent.name / ENTRIES / f"{meta['shipped_key']}.pt"
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(entry, target)
             counts[f"{entry.parent.name}/{ENTRIES}"] += 1
@@ -150,13 +163,19 @@ def build_pack(cache_dir: Path, out: Path = SHIPPED, keep_models: bool = False) 
         target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(target, functools.partial(_save, {"state_dict": payload["state_dict"], "meta": kept}))
         counts[suite] += 1
+    stack = {**stack_versions(), "device": "cpu"}
     for entry in sorted((Path(cache_dir) / SHIPPED_DERIVED).glob("*/*.json")):
-        if json.loads(entry.read_text()).get("parts", {}).get("device") != "cpu":
+        shipped = shipped_entry(entry.parent.name, entry.read_text(), stack)
+        if shipped is None:  # made by other code, on another stack or device
             continue
-        target = staging / SHIPPED_DERIVED / entry.parent.name / f"{entry.name}.gz"
+        target = staging / SHIPPED_DERIVED / entry.parent.name / f"{shipped[0]}.json.gz"
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(gzip.compress(entry.read_bytes(), mtime=0))
+        target.write_bytes(gzip.compress(shipped[1].encode(), mtime=0))
         counts[SHIPPED_DERIVED] += 1
+    if counts:
+        (staging / SHIPPED_DERIVED).mkdir(parents=True, exist_ok=True)
+        payload = {"stack": stack, "package": package_digest(), "probe": probe(torch.device("cpu"))}
+        (staging / SHIPPED_DERIVED / STACK_FILE).write_text(json.dumps(payload))
     shutil.rmtree(out, ignore_errors=True)
     if staging.exists():
         staging.rename(out)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_chaosmining.core.machine import Machine, describe
+from pytest_chaosmining.core.machine import Machine, cost_differences, describe
 from pytest_chaosmining.core.metrics.catalog import Metric, MetricCatalog
 from pytest_chaosmining.core.verdicts.records import Record
 
@@ -152,8 +152,6 @@ class Baseline:
         self.trained_on = sorted(trained_on or [])
         #: why its costs do not gate this run's (:meth:`against_machine`), None while they do
         self.costs_not_gated: str | None = None
-        #: what a cost regression adds about the machines (:meth:`against_machine`)
-        self.machine_note = ""
 
     @classmethod
     def load(cls, path: Path, catalog: MetricCatalog) -> Baseline:
@@ -167,6 +165,10 @@ class Baseline:
             machine = meta.get("machine") or (
                 {"device": str(meta["device"]).split(":")[0]} if meta.get("device") else None
             )
+            versions = meta.get("versions") or {}
+            if machine is not None and "stack" not in machine and versions.get("torch") and versions.get("numpy"):
+                # an older results.json records the stack among its versions
+                machine = {**machine, "stack": f"torch {versions['torch']}, numpy {versions['numpy']}"}
             trained_on = [str(d) for d in meta.get("models_trained_on") or []]
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"cannot read chaosmining baseline {path}: {exc}") from exc
@@ -198,27 +200,21 @@ class Baseline:
 
     def against_machine(self, here: Machine) -> str | None:
         """Set how this baseline's costs gate a run on ``here`` and return a line that says
-        so, or None where the machines match: another device type gates no cost (a CPU's
-        time is not a GPU's); another CPU gates them with a note in every cost message
-        (take the baseline from CI's own artifact: a laptop's times gate a runner's badly)."""
+        so, or None where they gate it: only a baseline made on the same CPU model, device,
+        GPU model and numerical stack gates CPU time and memory (another machine's or
+        another torch's time measures the machine, not the explainer); scores and maps are
+        compared either way, with the same allowed drops and drift bars."""
         if self.machine is None:
             return None
-        then, now = describe(self.machine), describe(here)
-        if self.machine.get("device") != here.get("device"):
-            self.costs_not_gated = (
-                f"the baseline {self.source} measured its costs on {self.machine.get('device')}, this run on "
-                f"{here.get('device')}: CPU time and memory are not compared across devices (scores and maps are)"
-            )
-            return f"chaosmining: {self.costs_not_gated}"
-        if then != now:
-            self.machine_note = (
-                f"; the baseline ran on another machine ({then}; this run: {now}): make the baseline from "
-                "CI's own artifact"
-            )
-            return f"chaosmining: the baseline {self.source} ran on {then}, this run on {now}: costs are gated " + (
-                "across machines (make the baseline from a run on CI's own runners)"
-            )
-        return None
+        differs = cost_differences(self.machine, here)
+        if not differs:
+            return None
+        self.costs_not_gated = (
+            f"the baseline {self.source} ran on {describe(self.machine)}, this run on {describe(here)} (another "
+            f"{', '.join(differs)}): scores are compared with their allowed drops and maps with the drift bars; "
+            "CPU time and memory are not compared (make the baseline from CI's own runners on this stack)"
+        )
+        return f"chaosmining: {self.costs_not_gated}"
 
     def compare(self, records: list[Record], in_scope: Callable[[Record], bool]) -> Comparison:
         """This run's judged ``records`` against the baseline's, of the metrics a
@@ -336,7 +332,7 @@ class Baseline:
         return (
             f"{record.metric} regressed: {record.value:.1f} {unit} > {max_factor:g} × {of} + "
             f"{metric.slack:g} {unit} ({record.value / old if old else float('inf'):.2f}× the "
-            f"baseline; baseline {self.source}{self.machine_note})"
+            f"baseline; baseline {self.source})"
         )
 
 

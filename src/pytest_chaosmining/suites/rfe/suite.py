@@ -34,7 +34,7 @@ import pytest
 
 from pytest_chaosmining.core.metrics.attribution import uscore
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
-from pytest_chaosmining.core.storage.derived import package_fingerprint
+from pytest_chaosmining.core.storage.derived import source_fingerprint
 from pytest_chaosmining.core.storage.keys import LOCK_TIMEOUT_S, Code, cache_key
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
@@ -252,7 +252,7 @@ def rfewna_config(case: RFECase, explainer: str, device: torch.device, ensemble:
     the code it ran (the plugin's source and captum's installed files, as the
     derived results are: a pull request that edits a captum method recomputes)."""
 
-    config = {**case.config(), "explainer": explainer, "device": device.type, "code": package_fingerprint()}
+    config = {**case.config(), "explainer": explainer, "device": device.type, "code": source_fingerprint()}
     return {**config, "rounds": "ensemble"} if ensemble else config
 
 
