@@ -287,8 +287,8 @@ def table(payload: dict[str, object]) -> str:
         "against its baseline; *true cost*: failed on cost alone while doing more than twice its base's work (IG "
         "with more than 20 steps, a sampler with more than twice the samples, float64) or while its CPU time or "
         "peak memory, as the median over the cases of one model, really grew beyond the gate (2 × its base's + the "
-        "slack: IG with 18 steps or a sampler with 16 samples take 2.2 to 2.8 times the CPU time of 10 on this "
-        "machine), a real regression of cost; "
+        "slack: IG with 20 steps takes 2.1 times the CPU time of 10, a sampler with 20 samples 1.9 to 2.2 times "
+        "on this machine), a real regression of cost; "
         "*bars*: failed a bar or own-merit check its base passes, with or without a baseline.  95 % bound: the exact "
         "(Clopper-Pearson) upper bound of the rate.",
         "",
