@@ -39,8 +39,13 @@ def this_machine(device_type: str) -> Machine:
         import torch
 
         machine["gpu"] = torch.cuda.get_device_name()
-    machine["stack"] = f"torch {versions['torch']}, numpy {versions['numpy']}"
+    machine["stack"] = stack_label(versions)
     return machine
+
+
+def stack_label(versions: dict[str, str]) -> str:
+    """``torch 2.14.1, numpy 2.4.6``: the stack a machine's costs were measured on."""
+    return f"torch {versions['torch']}, numpy {versions['numpy']}"
 
 
 def describe(machine: Machine) -> str:

@@ -147,17 +147,13 @@ class ModelCache:
         if entry is None or self.pack is None:
             return None
         try:
-            payload = torch.load(entry, map_location="cpu", weights_only=True)
-            state, meta = payload["state_dict"], payload["meta"]
-            made_here = meta["key"] == key
-        except Exception as exc:  # noqa: BLE001 - truncated, garbage, unpickling refused: a training, not the run
+            state, meta = self._load(entry, key=None)
+        except CorruptEntry as exc:  # a training, not the run
             warnings.warn(
-                f"chaosmining: unusable shipped entry {entry}: {type(exc).__name__}: {exc}",
-                stacklevel=3,
-                category=ChaosminingWarning,
+                f"chaosmining: unusable shipped entry {entry}: {exc}", stacklevel=3, category=ChaosminingWarning
             )
             return None
-        if not made_here and self.pack.check.probe_differences():
+        if meta.get("key") != key and self.pack.check.probe_differences():
             return None  # another stack that computes otherwise: trained here
         return state, {**meta, "key": key, "shipped": True}
 
@@ -204,14 +200,15 @@ class ModelCache:
         return model.to(device).eval(), meta
 
     @staticmethod
-    def _load(path: Path, key: str) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+    def _load(path: Path, key: str | None) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+        """The entry at ``path``; its meta's key must be ``key`` (None: any)."""
         try:
             payload = torch.load(path, map_location="cpu", weights_only=True)
         except Exception as exc:  # truncated, garbage, or unpickling refused
             raise CorruptEntry(f"{type(exc).__name__}: {exc}") from exc
         if not isinstance(payload, dict) or "state_dict" not in payload or "meta" not in payload:
             raise CorruptEntry("unexpected layout")
-        if payload["meta"].get("key") != key:
+        if key is not None and payload["meta"].get("key") != key:
             raise CorruptEntry("key mismatch")
         return payload["state_dict"], payload["meta"]
 

@@ -22,6 +22,7 @@ another:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -51,8 +52,6 @@ class ShippedCheck:
         self.device_type = device_type
         self.pack_derived = pack_derived
         self._probe: list[str] | None = None
-        #: suites whose sampled shipped result differed here: recomputed from then on
-        self.refused: set[str] = set()
 
     def stack(self) -> dict[str, str]:
         """This process's stack: the numerical libraries' versions and the device type."""
@@ -69,7 +68,7 @@ class ShippedCheck:
 
     def _marker(self, root: Path, suite: str) -> Path:
         """Where a refusal of ``suite``'s shipped results on this stack is kept."""
-        stacks = json.dumps([self._pack_stack(), self.stack()], sort_keys=True)
+        stacks = json.dumps([self._pack_stack, self.stack()], sort_keys=True)
         return root / suite / f"refused-{hashlib.sha256(stacks.encode()).hexdigest()[:16]}"
 
     def probe_differences(self) -> list[str]:
@@ -79,13 +78,14 @@ class ShippedCheck:
             if self._probe:
                 warnings.warn(
                     f"chaosmining: this stack ({_describe(self.stack())}) computes otherwise than the one the "
-                    f"shipped results were made on ({self._pack_stack()}): {'; '.join(self._probe[:3])}; the "
+                    f"shipped results were made on ({self._pack_stack}): {'; '.join(self._probe[:3])}; the "
                     "shipped results and entries are computed here instead (slower, the same verdicts)",
                     stacklevel=3,
                     category=ChaosminingWarning,
                 )
         return self._probe
 
+    @functools.cached_property
     def _pack_stack(self) -> str:
         try:
             return _describe(self._stack_file()["stack"])

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_chaosmining.core.machine import Machine, cost_differences, describe
+from pytest_chaosmining.core.machine import Machine, cost_differences, describe, stack_label
 from pytest_chaosmining.core.metrics.catalog import Metric, MetricCatalog
 from pytest_chaosmining.core.verdicts.records import Record
 
@@ -168,7 +168,7 @@ class Baseline:
             versions = meta.get("versions") or {}
             if machine is not None and "stack" not in machine and versions.get("torch") and versions.get("numpy"):
                 # an older results.json records the stack among its versions
-                machine = {**machine, "stack": f"torch {versions['torch']}, numpy {versions['numpy']}"}
+                machine = {**machine, "stack": stack_label(versions)}
             trained_on = [str(d) for d in meta.get("models_trained_on") or []]
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"cannot read chaosmining baseline {path}: {exc}") from exc
