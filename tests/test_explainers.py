@@ -58,7 +58,7 @@ def test_registry_merges_hook_results_and_selects():
     assert {"SA", "DL", "IG", "FA", "random", "mine"} <= set(reg)
     assert reg["mine"].source == "pytest_chaosmining_explainers hook"
     assert list(select(reg, ["mine", "SA"])) == ["mine", "SA"]
-    with pytest.raises(KeyError, match="unknown explainer"):
+    with pytest.raises(ValueError, match="unknown explainer"):
         select(reg, ["nope"])
 
 

@@ -238,32 +238,83 @@ def test_ini_options(pytester, run_suite):
     assert (pytester.path / "ini-report" / "results.json").is_file()
 
 
-def test_usage_errors(pytester, run_suite):
-    result = run_suite("--chaosmining-suites", "nope")
-    assert result.ret != 0
-    result.stderr.fnmatch_lines(["*unknown suite(s)*nope*available*symbolic*"])
-    result = run_suite("--chaosmining-explainers", "nope")
-    assert result.ret != 0
-    result.stdout.fnmatch_lines(["*unknown explainer(s)*nope*registered*"])
-    result = run_suite("--chaosmining-device", "nonsense")
-    assert result.ret != 0
-    result.stderr.fnmatch_lines(["*--chaosmining-device*nonsense*"])
-    import torch
+#: a value each option refuses, and what its message must say beside the flag as typed
+BAD_VALUES = {
+    "tier": ("huge", "invalid choice"),
+    "report": ("a-file", "a folder (not a file)"),
+    "cache": ("a-file", "a folder (not a file)"),
+    "device": ("nonsense", "nonsense"),
+    "explainers": ("nope", "unknown explainer(s) ['nope']"),
+    "suites": ("nope", "unknown suite(s) nope; choose from"),
+    "seeds": ("0", "a count N >= 1"),
+    "data": ("nowhere", "an existing folder"),
+    "sweep": ("nope", "unknown factor(s) nope at tier smoke; choose from label_noise, noise_features"),
+    "training": ("standard,adversarial", "unknown training mode(s) adversarial; choose from standard, saliency-guided"),
+    "sg-k": ("1.5", "a fraction in (0, 1)"),
+    "sg-lambda": ("-1", "a weight >= 0"),
+    "sg-gradient": ("both", "invalid choice"),
+    "ensemble": ("maybe", "invalid choice"),
+    "precision": ("fp64", "invalid choice"),
+    "pack": ("nowhere", "an existing folder"),
+    "builtin-results": ("forget", "invalid choice"),
+    "call-timeout": ("0", "a number of seconds > 0"),
+    "shard": ("3/2", "I/N with 1 <= I <= N"),
+    "thresholds": ("high.toml", "[symbolic.smoke.fprec] f03 = 'high' (a number expected)"),
+    "baseline": ("missing.json", "No such file"),
+    "max-drop": ("-1", "a drop >= 0"),
+    "max-slowdown": ("0.5", "a factor >= 1"),
+}
 
-    if not torch.cuda.is_available():
-        result = run_suite("--chaosmining-device", "cuda:0")
-        assert result.ret != 0
-        result.stderr.fnmatch_lines(["*--chaosmining-device*CUDA is not available*"])
-    result = run_suite("--chaosmining-training", "standard,adversarial")
-    assert result.ret != 0
-    result.stderr.fnmatch_lines(["*unknown training mode(s)*adversarial*saliency-guided*"])
-    result = run_suite("--chaosmining-sg-k", "1.5")
-    assert result.ret != 0
-    result.stderr.fnmatch_lines(["*k must be in (0, 1)*"])
-    pytester.makefile(".ini", pytest="[pytest]\nchaosmining_precision = fp64\n")  # ini values are checked too
-    result = run_suite(cache=pytester.path / "c")  # a cache path outside would move the rootdir (and ini) there
-    assert result.ret != 0
-    result.stderr.fnmatch_lines(["*chaosmining_precision = 'fp64'*choose from fp32, bf16*"])
+
+def test_every_option_has_a_bad_value_tried():
+    from pytest_chaosmining.settings import OPTION_NAMES
+
+    assert sorted(BAD_VALUES) == sorted(OPTION_NAMES)
+
+
+#: what pytester's HOME (its own folder) gets from an import: matplotlib's font cache, not the run's
+HOME_CACHES = (".cache", ".config")
+
+
+def _files(root: Path) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*") if p.relative_to(root).parts[0] not in HOME_CACHES}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_VALUES))
+def test_a_bad_value_is_a_usage_error_before_anything_is_written(pytester, name):
+    """Every option's bad value stops the run before anything runs or is written: a
+    usage error (exit 4) on one line naming the flag as typed, the value and what is
+    allowed; the same value in the ini file names the ini key."""
+    value, allowed = BAD_VALUES[name]
+    pytester.makefile(".toml", high='[symbolic.smoke.fprec]\nf03 = "high"\n')
+    (pytester.path / "a-file").write_text("")
+    before = _files(pytester.path)
+    args = ["--chaosmining", "-p", "no:cacheprovider"]
+    args += [] if name == "suites" else ["--chaosmining-suites", "symbolic"]
+    if name not in ("cache", "report"):
+        args += ["--chaosmining-cache", "c", "--chaosmining-report", "r"]
+    result = pytester.runpytest_inprocess(*args, f"--chaosmining-{name}={value}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str() + result.stderr.str()
+    said = [line for line in result.stderr.lines if f"--chaosmining-{name}" in line]
+    assert said and allowed in said[0], result.stderr.str()
+    assert _files(pytester.path) == before
+    if "invalid choice" in allowed:
+        return  # argparse checks the command line's choices; the ini's are checked below
+    key = f"chaosmining_{name.replace('-', '_')}"
+    pytester.makefile(".ini", pytest=f"[pytest]\n{key} = {value}\n")
+    before = _files(pytester.path)
+    result = pytester.runpytest_inprocess(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str() + result.stderr.str()
+    said = [line for line in result.stderr.lines if f"{key} in pytest.ini" in line]
+    assert said and allowed in said[0], result.stderr.str()
+    assert _files(pytester.path) == before
+
+
+def test_an_ini_choice_is_checked_too(pytester):
+    pytester.makefile(".ini", pytest="[pytest]\nchaosmining_precision = fp64\n")
+    result = pytester.runpytest_inprocess("--chaosmining", "-p", "no:cacheprovider", "--co")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*chaosmining_precision in pytest.ini: 'fp64' is not allowed; choose from fp32, bf16"])
 
 
 def test_training_mode_is_an_axis_of_the_suites(pytester, run_suite):

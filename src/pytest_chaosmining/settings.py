@@ -8,16 +8,19 @@ ini file's directory.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+import tomllib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn, TypeVar
 
 import pytest
 
 from pytest_chaosmining.core.storage.pack_location import SHIPPED
 from pytest_chaosmining.core.tiers import TIERS
 from pytest_chaosmining.core.training.modes import PRECISIONS, TRAINING_MODES, SaliencyGuided
+from pytest_chaosmining.core.verdicts.thresholds import Thresholds
 
 _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
     ("tier", {"choices": TIERS}, "suite size: smoke (default: calibrated bars, minutes on a CI runner), ci or paper"),
@@ -111,6 +114,8 @@ _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
 ]
 
 
+#: every option's name (``--chaosmining-<name>``)
+OPTION_NAMES = tuple(name for name, _, _ in _OPTIONS)
 #: the allowed values of the options that have them, by ini name
 _CHOICES = {name.replace("-", "_"): kwargs["choices"] for name, kwargs, _ in _OPTIONS if "choices" in kwargs}
 
@@ -191,7 +196,7 @@ def parse_seeds(text: str) -> int | range:
             if seeds < 1:
                 raise ValueError
     except ValueError:
-        raise ValueError(f"chaosmining_seeds must be a count N >= 1 or a range A-B with A <= B, got {text!r}") from None
+        raise ValueError(f"seeds {text!r}: a count N >= 1 or a range A-B with A <= B") from None
     return seeds
 
 
@@ -203,85 +208,153 @@ def parse_shard(text: str) -> tuple[int, int]:
         if not sep or not 1 <= shard[0] <= shard[1]:
             raise ValueError
     except ValueError:
-        raise ValueError(f"chaosmining_shard must be I/N with 1 <= I <= N, got {text!r}") from None
+        raise ValueError(f"shard {text!r}: I/N with 1 <= I <= N") from None
     return shard
 
 
-def _pack(value: tuple[Any, Path]) -> Path | None:
-    """``--chaosmining-pack``: the shipped pack by default, ``none`` for no pack, else a folder."""
-    text, base = value
-    if text is None:
+@dataclass(frozen=True)
+class Given:
+    """One option's value as the user gave it: where from (``label``: the flag as typed, or
+    the ini key and file) and the folder its relative paths start from."""
+
+    value: Any
+    base: Path
+    label: str
+
+    def fail(self, allowed: str) -> NoReturn:
+        """A usage error naming the option, its value and what is allowed."""
+        raise pytest.UsageError(f"{self.label}: {self.value!r} is not allowed; {allowed}")
+
+    def number(self, allowed: str, valid: Callable[[float], bool], default: float) -> float:
+        """The value as a finite number for which ``valid`` holds (``default`` where not given)."""
+        if self.value is None:
+            return default
+        try:
+            number = float(self.value)
+        except (TypeError, ValueError):
+            self.fail(allowed)
+        if not math.isfinite(number) or not valid(number):
+            self.fail(allowed)
+        return number
+
+    def parsed(self, parse: Callable[[str], T]) -> T | None:
+        """``parse(value)``, its ``ValueError`` a usage error (None where not given)."""
+        if self.value is None:
+            return None
+        try:
+            return parse(str(self.value))
+        except ValueError as exc:
+            raise pytest.UsageError(f"{self.label}: {exc}") from None
+
+    def path(self) -> Path | None:
+        """The value as a path (relative to where it was given), or None."""
+        return self.base / Path(str(self.value)).expanduser() if self.value else None
+
+    def folder(self, must_exist: bool) -> Path | None:
+        """:meth:`path`, which must be a folder (or, unless ``must_exist``, not yet exist)."""
+        found = self.path()
+        if found is not None and (found.exists() or must_exist) and not found.is_dir():
+            self.fail("an existing folder" if must_exist else "a folder (not a file)")
+        return found
+
+    def names(self, known: Sequence[str], what: str) -> tuple[str, ...]:
+        """The comma list's names, each one of ``known``."""
+        names = _split(self.value)
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise pytest.UsageError(
+                f"{self.label}: unknown {what} {', '.join(unknown)}; choose from {', '.join(known)}"
+            )
+        return names
+
+
+T = TypeVar("T")
+
+
+def _pack(given: Given) -> Path | None:
+    """``--chaosmining-pack``: the shipped pack by default, ``none`` for no pack, else an existing folder."""
+    if given.value is None:
         return SHIPPED
-    return None if str(text).lower() == "none" else base / Path(str(text)).expanduser()
+    if str(given.value).lower() == "none":
+        return None
+    return given.folder(must_exist=True)
 
 
-def resolve(config: pytest.Config, suite_names: Sequence[str]) -> Settings:
+def _thresholds_file(given: Given, shipped: Sequence[Path]) -> Path | None:
+    """``--chaosmining-thresholds``: an existing, readable TOML file of threshold tables,
+    each value of the kind the ``shipped`` tables hold there."""
+    path = given.path()
+    if path is None:
+        return None
+    try:
+        table = tomllib.loads(path.read_text())
+        Thresholds.load(shipped).check(table)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise pytest.UsageError(f"{given.label}: {str(given.value)!r} is not a readable TOML file ({exc})") from None
+    except ValueError as exc:
+        raise pytest.UsageError(f"{given.label}: {str(given.value)!r}: {exc}") from None
+    return path
+
+
+def _max_drop(given: Given) -> float | None:
+    """``--chaosmining-max-drop``: a drop >= 0, or None (each metric's calibrated drop)."""
+    return None if given.value is None else given.number("a drop >= 0", lambda d: d >= 0, 0.0)
+
+
+def option_label(config: pytest.Config, name: str) -> str:
+    """How the user gave option ``name`` (``sweep``): the flag as typed, else its ini key and file."""
+    if config.getoption(f"chaosmining_{name}") is not None:
+        return f"--chaosmining-{name.replace('_', '-')}"
+    return f"chaosmining_{name} in {Path(config.inipath).name if config.inipath else 'the ini file'}"
+
+
+def resolve(config: pytest.Config, suite_names: Sequence[str], thresholds: Sequence[Path] = ()) -> Settings:
     """Read options (command line first, then ini) into :class:`Settings`
-    (``suite_names``: the registered suites, in report order)."""
+    (``suite_names``: the registered suites, in report order; ``thresholds``: their
+    thresholds files, which a user's file must match in kind); a value that is not
+    allowed raises ``pytest.UsageError`` naming the option as given and what it allows."""
     ini_dir = Path(config.inipath).parent if config.inipath else Path(config.invocation_params.dir)
     cwd = Path(config.invocation_params.dir)
 
-    def get(name: str) -> tuple[Any, Path]:
+    def get(name: str) -> Given:
         cli = config.getoption(f"chaosmining_{name}")
         if cli is not None:
-            return cli, cwd
+            return Given(cli, cwd, option_label(config, name))
         ini = config.getini(f"chaosmining_{name}")
+        given = Given(ini if ini != "" else None, ini_dir, option_label(config, name))
         choices = _CHOICES.get(name)
-        if ini != "" and choices is not None and ini not in choices:  # the command line checks its own
-            raise pytest.UsageError(f"chaosmining_{name} = {ini!r} in the ini file: choose from {', '.join(choices)}")
-        return (ini if ini != "" else None), ini_dir
-
-    def path(name: str) -> Path | None:
-        value, base = get(name)
-        return (base / Path(value).expanduser()) if value else None
+        if given.value is not None and choices is not None and ini not in choices:  # the command line checks its own
+            given.fail(f"choose from {', '.join(choices)}")
+        return given
 
     flag = config.getoption("chaosmining")
     enabled = bool(flag) if flag is not None else bool(config.getini("chaosmining"))
-    tier = get("tier")[0] or "smoke"
-    if tier not in TIERS:
-        raise ValueError(f"chaosmining_tier must be one of {TIERS}, got {tier!r}")
-    suites = _split(get("suites")[0]) or tuple(suite_names)
-    unknown = [s for s in suites if s not in suite_names]
-    if unknown:
-        raise ValueError(f"unknown suite(s) {unknown}; available: {list(suite_names)}")
-    seeds = get("seeds")[0]
-    max_drop = get("max_drop")[0]
-    max_slowdown = float(get("max_slowdown")[0] or 2.0)
-    if max_slowdown < 1.0:
-        raise ValueError(f"chaosmining_max_slowdown must be a factor >= 1, got {max_slowdown}")
-    trainings = _split(get("training")[0]) or ("standard",)
-    unknown = [t for t in trainings if t not in TRAINING_MODES]
-    if unknown:
-        raise ValueError(f"unknown training mode(s) {unknown}; available: {list(TRAINING_MODES)}")
-    gradient = get("sg_gradient")[0] or "signed"
-    if gradient not in ("signed", "absolute"):
-        raise ValueError(f"chaosmining_sg_gradient must be 'signed' or 'absolute', got {gradient!r}")
-    sg_k, sg_lambda = get("sg_k")[0], get("sg_lambda")[0]
-    settings = Settings(
+    trainings = get("training").names(TRAINING_MODES, "training mode(s)") or ("standard",)
+    sg_k = get("sg_k").number("a fraction in (0, 1)", lambda k: 0 < k < 1, 0.1)
+    sg_lambda = get("sg_lambda").number("a weight >= 0", lambda x: x >= 0, 1.0)
+    return Settings(
         enabled=enabled,
-        tier=tier,
-        report_dir=path("report"),
-        cache_dir=path("cache"),
+        tier=get("tier").value or "smoke",
+        report_dir=get("report").folder(must_exist=False),
+        cache_dir=get("cache").folder(must_exist=False),
         pack=_pack(get("pack")),
-        reuse_builtin_results=(get("builtin_results")[0] or "reuse") == "reuse",
-        call_timeout_s=float(get("call_timeout")[0] or 600.0),
-        device=get("device")[0],
-        explainers=_split(get("explainers")[0]),
-        suites=suites,
-        seeds=parse_seeds(str(seeds)) if seeds is not None else None,
-        data_dir=path("data"),
-        sweeps=_split(get("sweep")[0]),
-        thresholds_file=path("thresholds"),
-        baseline_file=path("baseline"),
-        max_drop=float(max_drop) if max_drop is not None else None,
-        max_slowdown=max_slowdown,
-        ensemble=get("ensemble")[0] or "auto",
-        precision=get("precision")[0] or "fp32",
-        shard=parse_shard(str(get("shard")[0])) if get("shard")[0] else None,
+        reuse_builtin_results=(get("builtin_results").value or "reuse") == "reuse",
+        call_timeout_s=get("call_timeout").number("a number of seconds > 0", lambda t: t > 0, 600.0),
+        device=get("device").value,
+        explainers=_split(get("explainers").value),
+        suites=get("suites").names(suite_names, "suite(s)") or tuple(suite_names),
+        seeds=get("seeds").parsed(parse_seeds),
+        data_dir=get("data").folder(must_exist=True),
+        sweeps=_split(get("sweep").value),
+        thresholds_file=_thresholds_file(get("thresholds"), thresholds),
+        baseline_file=get("baseline").path(),
+        max_drop=_max_drop(get("max_drop")),
+        max_slowdown=get("max_slowdown").number("a factor >= 1", lambda f: f >= 1, 2.0),
+        ensemble=get("ensemble").value or "auto",
+        precision=get("precision").value or "fp32",
+        shard=get("shard").parsed(parse_shard),
         trainings=tuple(dict.fromkeys(trainings)),
-        sg_k=float(sg_k) if sg_k is not None else 0.1,
-        sg_lambda=float(sg_lambda) if sg_lambda is not None else 1.0,
-        sg_absolute=gradient == "absolute",
+        sg_k=sg_k,
+        sg_lambda=sg_lambda,
+        sg_absolute=(get("sg_gradient").value or "signed") == "absolute",
     )
-    settings.guide()  # raises ValueError on k outside (0, 1) or a negative lambda
-    return settings

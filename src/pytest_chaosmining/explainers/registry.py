@@ -84,7 +84,7 @@ def select(
     built-ins that apply in none of ``suites``: suite name → the shapes it
     attributes); :data:`OWN` among them stands for every explainer registered by
     the hook or an entry point (not a built-in) and the control.  Unknown names
-    raise ``KeyError`` listing the known ones, :data:`OWN` with no explainer of the
+    raise ``ValueError`` listing the known ones, :data:`OWN` with no explainer of the
     user's ``ValueError``, and a named or registered explainer that applies in none
     of ``suites`` (when given) ``ValueError``."""
     if names and OWN in names:
@@ -104,7 +104,7 @@ def select(
     else:
         unknown = [n for n in names if n not in registry]
         if unknown:
-            raise KeyError(f"unknown explainer(s) {unknown}; registered: {sorted(registry)}")
+            raise ValueError(f"unknown explainer(s) {unknown}; registered: {sorted(registry)}")
         chosen = {n: registry[n] for n in names}
     if suites is not None:
         nowhere = [n for n, e in chosen.items() if applies_nowhere(e, suites)]

@@ -25,7 +25,7 @@ from pytest_chaosmining.reports.baseline_check import BaselineCheck
 from pytest_chaosmining.run.quick_exit import freeze_heap_at_exit
 from pytest_chaosmining.run.session import ChaosminingSession
 from pytest_chaosmining.run.threads import one_intra_op_thread
-from pytest_chaosmining.settings import Settings, add_options, resolve
+from pytest_chaosmining.settings import Settings, add_options, option_label, resolve
 from pytest_chaosmining.suites import (
     all_suites,
     folder_of_suite,
@@ -33,6 +33,7 @@ from pytest_chaosmining.suites import (
     registered_suites,
     suite_of,
     suite_roots,
+    thresholds_files,
 )
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
@@ -49,10 +50,7 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
-    try:
-        settings = resolve(config, tuple(registered_suites()))
-    except ValueError as exc:
-        raise pytest.UsageError(str(exc)) from None
+    settings = resolve(config, tuple(registered_suites()), thresholds_files())
     config.stash[SETTINGS_KEY] = settings
     folder = BenchmarkFolder.before_run(config)
     if folder is not None:
@@ -69,7 +67,7 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         _ = session.runtime.device
     except RuntimeError as exc:
-        raise pytest.UsageError(f"--chaosmining-device: {exc}") from None
+        raise pytest.UsageError(f"{option_label(config, 'device')}: {exc}") from None
     config.stash[SESSION_KEY] = session
     _add_suite_paths(config)
     if not hasattr(config, "workerinput"):
@@ -81,7 +79,7 @@ def pytest_configure(config: pytest.Config) -> None:
                 assert baseline is not None
                 baseline.require_tier(settings.tier)
             except ValueError as exc:
-                raise pytest.UsageError(f"--chaosmining-baseline: {exc}") from None
+                raise pytest.UsageError(f"{option_label(config, 'baseline')}: {exc}") from None
             machines = baseline.against_machine(this_machine(session.runtime.device.type))
             collector.baseline_check = BaselineCheck(
                 baseline, BaselineScope(session).covers, lambda: collector.records, collector.models_trained_on
@@ -89,6 +87,22 @@ def pytest_configure(config: pytest.Config) -> None:
             if machines:
                 collector.baseline_check.lines.append(machines)
             config.pluginmanager.register(collector.baseline_check, "chaosmining-baseline")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """On the controller, before anything runs: the explainers and sweeps a chaosmining
+    run names must exist (the conftests are loaded by now), else a usage error."""
+    config = session.config
+    chaosmining = config.stash.get(SESSION_KEY, None)
+    if chaosmining is None or hasattr(config, "workerinput"):
+        return
+    settings = chaosmining.settings
+    chaosmining.roster.check_named(option_label(config, "explainers"))
+    swept = {factor for name in settings.suites for factor in get_suite(name).sweeps(settings.tier)}
+    if unknown := [factor for factor in settings.sweeps if factor not in swept]:
+        allowed = f"choose from {', '.join(sorted(swept))}" if swept else "none of the selected suites sweeps"
+        label = option_label(config, "sweep")
+        raise pytest.UsageError(f"{label}: unknown factor(s) {', '.join(unknown)} at tier {settings.tier}; {allowed}")
 
 
 #: the prefix of the suites' markers (``chaosmining_vision``)

@@ -63,6 +63,18 @@ class ExplainerRoster:
             for name, e in chosen.items()
         }
 
+    def check_named(self, label: str) -> None:
+        """Before anything runs: a usage error (``label``: the option as given) for an
+        explainer ``--chaosmining-explainers`` names that no loaded conftest, entry point
+        or built-in registers, or that applies in none of the selected suites."""
+        if not self.settings.explainers:
+            return
+        found = collect_explainers(self.config.hook.pytest_chaosmining_explainers(config=self.config))
+        try:
+            select(found, list(self.settings.explainers), shapes_of(self.settings.suites))
+        except ValueError as exc:
+            raise pytest.UsageError(f"{label}: {exc}") from None
+
     def explainers_in(self, suite: str) -> list[str]:
         """The explainers ``suite`` runs: all selected ones but the built-ins beyond
         the paper's four that apply there and have no bars of their own there at

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self
 from pytest_chaosmining.core.metrics.cost import Cost
 from pytest_chaosmining.core.storage.derived import weights_digest
 from pytest_chaosmining.core.tiers import Seeds, seed_range
-from pytest_chaosmining.core.training.modes import guided_model_id, training_key
+from pytest_chaosmining.core.training.modes import guided_model_id, training_key, uncalibrated_training
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
 from pytest_chaosmining.suite_kit.verdict import model_scored
 
@@ -153,6 +153,10 @@ class ClassifierSuite(SuiteDefaults):
             c if precision == "fp32" or c.guide is not None else dataclasses.replace(c, precision=precision)
             for c in cases
         ]
+
+    def uncalibrated(self, run: RunView, case: Any) -> str | None:
+        """A training mode other than standard fp32 (the bars were calibrated for that)."""
+        return "; ".join(uncalibrated_training(case.guide, case.precision)) or None
 
     def model(self, run: RunView, case: Any) -> Any:
         """The trained classifier of ``case``, trained at most once (and cached on disk)."""

@@ -37,6 +37,15 @@ class SuiteDefaults:
         """The cases of this run (each suite plans its own)."""
         raise NotImplementedError
 
+    def sweeps(self, tier: str) -> tuple[str, ...]:
+        """None: a suite sweeps nothing unless it says so."""
+        return ()
+
+    def uncalibrated(self, run: RunView, case: Case) -> str | None:
+        """Why ``case``'s bars were not calibrated for it, making its tests report-only
+        (None: they were; a suite whose cases all lie in its calibrated condition)."""
+        return None
+
     def parametrize(self, metafunc: pytest.Metafunc, run: RunView | None) -> None:
         parametrize_cases(metafunc, run, self)
 

@@ -135,6 +135,10 @@ class Suite(ReportedSuite, Protocol):
         """The cases of this run (tier, seeds, data source and training modes from the session)."""
         ...
 
+    def sweeps(self, tier: str) -> tuple[str, ...]:
+        """The factors ``--chaosmining-sweep`` may vary at ``tier`` (empty: none)."""
+        ...
+
     def parametrize(self, metafunc: pytest.Metafunc, run: RunView | None) -> None:
         """Parametrise one of the suite's test functions (usually :func:`parametrize_cases`)."""
         ...
@@ -188,6 +192,11 @@ class CheckedSuite(Suite, Protocol):
 
     def bar_key(self, fields: CaseFields) -> str:
         """The key a case's explainer bars are looked up under, from its record fields."""
+        ...
+
+    def uncalibrated(self, run: RunView, case: RecordedCase) -> str | None:
+        """Why ``case``'s bars were not calibrated for it (a sweep's condition, a training
+        mode): its tests record and do not judge; None where they were."""
         ...
 
     def records(self, case: RecordedCase, explainer: str) -> Recorder:

@@ -22,7 +22,7 @@ from pytest_chaosmining.core.metrics.cost import Cost
 from pytest_chaosmining.core.metrics.properties import NOISE_FACTOR
 from pytest_chaosmining.core.verdicts.baseline import MOVED
 from pytest_chaosmining.core.verdicts.records import FINGERPRINT, MODEL_LEVEL
-from pytest_chaosmining.judge import Check, explainer_failures
+from pytest_chaosmining.judge import Check, explainer_failures, report_only_reason
 from pytest_chaosmining.suite_kit.merit import drift_noise, own_merit_checks
 from pytest_chaosmining.suite_kit.seam import (
     Case,
@@ -88,7 +88,7 @@ def judge_explainer(
         checks.append((record, bar, check.message.format(what=what, **values)))
     if scored.further is not None:
         checks += scored.further(what)
-    run.judge.require_all(node, checks)
+    run.judge.require_all(node, checks, suite.uncalibrated(run, case))
 
 
 def timed_score(
@@ -134,7 +134,7 @@ def model_scored(
     trained = suite.model(run, case)
     gate = run.judge.thresholds.quality_gate(suite.name, run.plan.tier)
     quality = suite.quality(trained)
-    if quality < gate:
+    if quality < gate and suite.uncalibrated(run, case) is None:  # a report-only case records its explainers
         pytest.skip(
             f"model {case.id} is below its quality gate ({suite.quality_metric} {quality:.3f} < {gate:.3f}); "
             "its explainers are not judged on it"
@@ -264,6 +264,10 @@ def judge_model(run: RunView, suite: ModelSuite[CaseT, ModelT], case: CaseT, nod
     tier = run.plan.tier
     gate = run.judge.thresholds.quality_gate(suite.name, tier)
     quality = suite.quality(trained)
+    uncalibrated = suite.uncalibrated(run, case)
+    if uncalibrated is not None:
+        run.judge.record(node, make(suite.quality_metric, quality))
+        pytest.skip(report_only_reason(f"model {case.id}", uncalibrated))
     keys = suite.unlearned_keys(case)
     reason = run.judge.thresholds.unlearned(suite.name, tier, *keys) if keys else None
     if reason and quality < gate:

@@ -50,6 +50,7 @@ from pytest_chaosmining.suites.registry import (
     suite_of,
     suite_roots,
     suite_test_file,
+    thresholds_files,
 )
 
 __all__ = [
@@ -84,4 +85,5 @@ __all__ = [
     "suite_of",
     "suite_roots",
     "suite_test_file",
+    "thresholds_files",
 ]

@@ -63,8 +63,12 @@ SUITES_DIR = Path(__file__).parent  # the shipped suites' folders
 def shipped_thresholds(user_file: Path | None = None, own_bars_only: frozenset[str] = frozenset()) -> Thresholds:
     """The registered suites' bars (each folder's ``thresholds.toml``; a suite without
     bars has none), with ``user_file`` (``--chaosmining-thresholds``) merged over them."""
-    files = [path for name in registered_suites() if (path := suite_folder(name) / "thresholds.toml").exists()]
-    return Thresholds.load(files, user_file, own_bars_only)
+    return Thresholds.load(thresholds_files(), user_file, own_bars_only)
+
+
+def thresholds_files() -> list[Path]:
+    """The registered suites' ``thresholds.toml`` files (a suite without bars has none)."""
+    return [path for name in registered_suites() if (path := suite_folder(name) / "thresholds.toml").exists()]
 
 
 def shapes_of(names: Iterable[str]) -> dict[str, tuple[AttributedShape, ...]]:

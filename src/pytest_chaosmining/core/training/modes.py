@@ -41,6 +41,13 @@ class SaliencyGuided:
         return f"sg-k{self.k:g}-l{self.lam:g}" + ("-abs" if self.absolute else "")
 
 
+def uncalibrated_training(guide: SaliencyGuided | None, precision: str = "fp32") -> list[str]:
+    """What of a model's training the suites' bars were not calibrated for (they were
+    for standard fp32 training): saliency guided training, another precision."""
+    found = [] if guide is None else [f"saliency guided training ({guide.id})"]
+    return found + ([] if precision == "fp32" else [f"{precision} training"])
+
+
 def guided_model_id(model_id: str, guide: SaliencyGuided | None, precision: str = "fp32") -> str:
     """``model_id`` with the training mode and a precision other than fp32 appended
     (nothing for standard fp32 training)."""

@@ -47,6 +47,31 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _kind(value: object) -> str:
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, int | float):
+        return "a number"
+    return "a list" if isinstance(value, list) else "a text" if isinstance(value, str) else "a table"
+
+
+def mistyped(shipped: dict[str, Any], given: dict[str, Any], where: str = "") -> list[str]:
+    """Where a user's thresholds table ``given`` puts a value of another kind than the
+    shipped table holds there (or, at a key it lacks, than its neighbours hold; a
+    number where it has none): ``[symbolic.smoke.fprec] f03 = 'high' (a number expected)``."""
+    found = []
+    neighbours = [_kind(v) for v in shipped.values() if not isinstance(v, dict)]
+    for key, value in given.items():
+        there = shipped.get(key)
+        if isinstance(value, dict):
+            found += mistyped(there if isinstance(there, dict) else {}, value, f"{where}.{key}".strip("."))
+            continue
+        expected = _kind(there) if there is not None else (neighbours[0] if neighbours else "a number")
+        if _kind(value) != expected:
+            found.append(f"[{where}] {key} = {value!r} ({expected} expected)")
+    return found
+
+
 class Thresholds:
     """Look-ups into the merged threshold table."""
 
@@ -66,10 +91,18 @@ class Thresholds:
             table = _merge(table, tomllib.loads(path.read_text()))
         if user_file is not None:
             try:
-                table = _merge(table, tomllib.loads(Path(user_file).read_text()))
+                given = tomllib.loads(Path(user_file).read_text())
             except (OSError, tomllib.TOMLDecodeError) as exc:
                 raise ValueError(f"cannot read chaosmining thresholds {user_file}: {exc}") from exc
+            cls(table).check(given)
+            table = _merge(table, given)
         return cls(table, own_bars_only)
+
+    def check(self, given: dict[str, Any]) -> None:
+        """Raise ``ValueError`` where a user's table ``given`` puts a value of another
+        kind than this table holds there (:func:`mistyped`)."""
+        if wrong := mistyped(self.table, given):
+            raise ValueError("; ".join(wrong[:3]))
 
     def section(self, suite: str, tier: str) -> dict[str, Any]:
         try:

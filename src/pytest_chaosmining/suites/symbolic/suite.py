@@ -20,6 +20,7 @@ from pytest_chaosmining.core.metrics.drift import fingerprint
 from pytest_chaosmining.core.metrics.properties import completeness_fit, is_signed, truth_sign_agreement
 from pytest_chaosmining.core.storage.derived import weights_digest
 from pytest_chaosmining.core.tiers import Seeds, seed_range
+from pytest_chaosmining.core.training.modes import uncalibrated_training
 from pytest_chaosmining.explainers import IG_STEPS, attribute
 from pytest_chaosmining.explainers.context import TABULAR_REGRESSION, tabular_context
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
@@ -33,6 +34,7 @@ from pytest_chaosmining.testbeds.formulas.cases import (
     SymbolicCase,
     TrainedSymbolicModel,
     plan_cases,
+    swept_fields,
     symbolic_code,
     trained_model,
     untrained_model,
@@ -167,6 +169,10 @@ class SymbolicSuite(SuiteDefaults):
     def seeds(self, tier: str, seeds: Seeds | None) -> range:
         return seed_range(SYMBOLIC[tier].seeds, seeds)
 
+    def sweeps(self, tier: str) -> tuple[str, ...]:
+        """The tier's one-factor sweeps (Figure 4)."""
+        return tuple(SYMBOLIC[tier].sweeps)
+
     def plan(self, run: RunView) -> list[SymbolicCase]:
         return run.plan.per_training(
             plan_cases(SYMBOLIC[run.plan.tier], run.plan.settings.seeds, list(run.plan.settings.sweeps))
@@ -218,6 +224,14 @@ class SymbolicSuite(SuiteDefaults):
     def bar_key(self, fields: CaseFields) -> str:
         """The formula (``f03``)."""
         return _formula_key(fields)
+
+    def uncalibrated(self, run: RunView, case: SymbolicCase) -> str | None:
+        """A sweep's condition (the bars were calibrated in the tier's default one) or
+        a training mode other than standard; with no noise feature, FPrec is 1 on any map."""
+        found = swept_fields(SYMBOLIC[run.plan.tier], case) + uncalibrated_training(case.guide)
+        if case.noise_features == 0:
+            found.append("every feature predictive: FPrec is 1 on any map, the untrained model's too")
+        return "; ".join(found) or None
 
     def unlearned_keys(self, case: SymbolicCase) -> tuple[str, ...]:
         """None: every symbolic model is expected to learn."""

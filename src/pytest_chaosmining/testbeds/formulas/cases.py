@@ -103,19 +103,37 @@ class SymbolicCase:
         return training_key(SUITE, self, device_type)
 
 
+#: the fields of a case that make its condition (data, network, training); a sweep varies one
+CONDITION_FIELDS = (
+    "noise_features",
+    "label_noise",
+    "n_samples",
+    "width",
+    "depth",
+    "dropout",
+    "optimizer",
+    "lr",
+    "epochs",
+)
+
+
+def default_condition(tier: SymbolicTier) -> dict[str, Any]:
+    """The tier's default condition (the one its bars were calibrated in), by :data:`CONDITION_FIELDS`."""
+    return {name: getattr(tier, name) for name in CONDITION_FIELDS}
+
+
+def swept_fields(tier: SymbolicTier, case: SymbolicCase) -> list[str]:
+    """Where ``case``'s condition differs from the tier's default (``noise_features = 0``)."""
+    return [
+        f"{name} = {getattr(case, name)}"
+        for name, value in default_condition(tier).items()
+        if getattr(case, name) != value
+    ]
+
+
 def plan_cases(tier: SymbolicTier, seeds: Seeds | None = None, sweeps: list[str] | None = None) -> list[SymbolicCase]:
     """Default condition for every formula and seed, plus the selected one-factor sweeps."""
-    base: dict[str, Any] = dict(
-        noise_features=tier.noise_features,
-        label_noise=tier.label_noise,
-        n_samples=tier.n_samples,
-        width=tier.width,
-        depth=tier.depth,
-        dropout=tier.dropout,
-        optimizer=tier.optimizer,
-        lr=tier.lr,
-        epochs=tier.epochs,
-    )
+    base = default_condition(tier)
     variants = [base]
     for factor in sweeps or []:
         if factor not in tier.sweeps:
