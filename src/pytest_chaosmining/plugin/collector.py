@@ -22,6 +22,7 @@ import pytest
 from pytest_chaosmining import ChaosminingWarning
 from pytest_chaosmining.core.machine import this_machine
 from pytest_chaosmining.core.verdicts.records import (
+    MODEL_LEVEL,
     OUTCOME_PROPERTY,
     USER_PROPERTY,
     Record,
@@ -46,6 +47,7 @@ from pytest_chaosmining.reports.render import render
 from pytest_chaosmining.reports.run_results import RunResults
 from pytest_chaosmining.reports.tables import outcome_counts
 from pytest_chaosmining.settings import Settings
+from pytest_chaosmining.suites import registered_suites, suite_test_file
 
 if TYPE_CHECKING:
     from pytest_chaosmining.reports.baseline_check import BaselineCheck
@@ -122,25 +124,35 @@ class ResultCollector:
         tag: dict[str, str] | None = next(
             (json.loads(str(value)) for key, value in report.user_properties if key == OUTCOME_PROPERTY), None
         )
+        if tag is None and report.failed and (suite := self._suite_of(report)) is not None:
+            # a shipped test that failed before it named its explainer (an error in a fixture,
+            # in a suite's own scoring): a failure of the run all the same
+            self.failures.append(
+                {"nodeid": report.nodeid, "suite": suite, "explainer": MODEL_LEVEL, "message": _message(report)}
+            )
         if tag and (report.when == "call" or (report.when == "setup" and not report.passed)):
             self.outcomes[(tag["suite"], tag["explainer"], _outcome(report))] += 1
             if report.failed and not hasattr(report, "wasxfail"):
-                crash = getattr(report.longrepr, "reprcrash", None)
-                lines = str(report.longrepr).strip().splitlines() or [""]
-                message = crash.message if crash is not None else lines[-1]
-                message = message.removeprefix(f"{ConformanceFailure.__module__}.{ConformanceFailure.__name__}: ")
                 self.failures.append(
                     {
                         "nodeid": report.nodeid,
                         "suite": tag["suite"],
                         "explainer": tag["explainer"],
-                        "message": str(message),
+                        "message": _message(report),
                     }
                 )
         if report.when == "teardown":
             self.records += [
                 Record.from_dict(json.loads(str(v))) for k, v in report.user_properties if k == USER_PROPERTY
             ]
+
+    @staticmethod
+    def _suite_of(report: pytest.TestReport) -> str | None:
+        """The shipped suite of ``report``'s test (its node id's path ends in the suite's
+        folder and test module, whatever it is relative to), None for a user's own test."""
+        path = Path(report.nodeid.split("::")[0])
+        name = path.stem.removeprefix("test_chaosmining_")
+        return name if name in registered_suites() and path.parts[-2:] == suite_test_file(name).parts[-2:] else None
 
     def metadata(self) -> dict[str, Any]:
         versions: dict[str, str | None] = {}
@@ -249,3 +261,11 @@ class ResultCollector:
             terminalreporter.write_line(line)
         for path in self.written:
             terminalreporter.write_line(f"chaosmining report: {path}")
+
+
+def _message(report: pytest.TestReport) -> str:
+    """A failed test's one-line reason (a conformance failure's message without its class)."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    lines = str(report.longrepr).strip().splitlines() or [""]
+    message = crash.message if crash is not None else lines[-1]
+    return str(message).removeprefix(f"{ConformanceFailure.__module__}.{ConformanceFailure.__name__}: ")
