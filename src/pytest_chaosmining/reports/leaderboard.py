@@ -106,7 +106,8 @@ def build_leaderboard(
         counts.setdefault((suite, explainer), Counter())[outcome] += n
     scores: dict[tuple[str, str], dict[int, list[float]]] = {}
     metric_of = {s.name: s.score_metric for s in suites if s.score_metric}
-    for r in records:
+    ranked = [r for s in suites for r in s.ranked([r for r in records if r.suite == s.name])]
+    for r in ranked:
         if r.explainer != MODEL_LEVEL and metric_of.get(r.suite) == r.metric and math.isfinite(r.value):
             scores.setdefault((r.suite, r.explainer), {}).setdefault(r.seed, []).append(r.value)
     names = [s.name for s in suites]

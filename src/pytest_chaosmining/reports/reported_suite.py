@@ -5,6 +5,7 @@ the registered suites as :class:`ReportedSuite` objects."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -35,6 +36,11 @@ class ReportedSuite(Protocol):
 
     def sections(self, frame: pd.DataFrame) -> list[str]:
         """The suite's sections of report.md, from the run's records as a frame."""
+        ...
+
+    def ranked(self, records: Sequence[Record]) -> list[Record]:
+        """Those of the suite's ``records`` its leaderboard cell ranks by (all but a sweep's
+        other conditions: the headline compares like with like)."""
         ...
 
     def figures(self, records: list[Record], out_dir: Path, run: RunView | None) -> list[Path]:

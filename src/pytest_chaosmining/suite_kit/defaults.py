@@ -57,5 +57,9 @@ class SuiteDefaults:
         sections: Callable[[pd.DataFrame], list[str]] = self.report.sections
         return sections(frame)
 
+    def ranked(self, records: Sequence[Record]) -> list[Record]:
+        """Every record: a suite without sweeps ranks by all of them."""
+        return list(records)
+
     def figures(self, records: list[Record], out_dir: Path, run: RunView | None) -> list[Path]:
         return drawn(records, out_dir, self.report.FIGURES)

@@ -11,6 +11,7 @@ setting: comparable at the paper tier only).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,7 @@ Condition = tuple[Any, ...]
 
 
 def _condition(row: Any) -> Condition:
-    return tuple(row[name] for name in CONDITION_FIELDS)
+    return tuple(row.get(name) for name in CONDITION_FIELDS)
 
 
 def default_condition(frame: Any) -> Condition | None:
@@ -54,6 +55,15 @@ def default_condition(frame: Any) -> Condition | None:
         return max(sum(a != b for a, b in zip(c, other, strict=True)) for other in conditions)
 
     return min(conditions, key=spread)
+
+
+def in_default_condition(records: Sequence[Record]) -> list[Record]:
+    """Those of ``records`` (the symbolic suite's) made in the run's default condition."""
+    frame = records_frame([r for r in records if r.metric == "fprec"])
+    default = default_condition(frame)
+    if default is None:
+        return list(records)
+    return [r for r in records if tuple(r.case.get(name) for name in CONDITION_FIELDS) == default]
 
 
 def sweeps(frame: Any, default: Condition) -> dict[str, list[Any]]:
@@ -116,7 +126,7 @@ def draw_figure4(records: list[Record], path: Path) -> bool:
         ax.set_xlabel(factor)
         ax.set_ylim(0, 1.05)
     axes[0][0].set_ylabel("FPrec (mean over formulas and seeds)")
-    axes[0][0].scatter([], [], marker="*", facecolors="none", edgecolors="black", label="paper (its default setting)")
+    axes[0][-1].scatter([], [], marker="*", facecolors="none", edgecolors="black", label="paper (its default setting)")
     axes[0][-1].legend(fontsize=7, loc="lower left")
     fig.suptitle("Symbolic suite: one-factor sweeps (ChaosMining Figure 4); grey band: the default condition")
     return save(fig, path)

@@ -29,6 +29,7 @@ from pytest_chaosmining.suite_kit.probe import Probe
 from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, ScoreCheck
 from pytest_chaosmining.suite_kit.verdict import model_scored
 from pytest_chaosmining.suites.symbolic import report
+from pytest_chaosmining.suites.symbolic.figure4 import in_default_condition
 from pytest_chaosmining.testbeds.formulas.cases import (
     SUITE,
     SymbolicCase,
@@ -48,9 +49,10 @@ from pytest_chaosmining.timing import timed
 if TYPE_CHECKING:
     import torch
 
+    from pytest_chaosmining.core.verdicts.records import Record
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.run_view import RunView
-    from pytest_chaosmining.suite_kit.seam import DomainPick
+    from pytest_chaosmining.suite_kit.seam import Case, DomainPick
 
 
 #: steps of the exact path integral the sign check compares with (its sign, not an IG's estimate)
@@ -169,6 +171,10 @@ class SymbolicSuite(SuiteDefaults):
     def seeds(self, tier: str, seeds: Seeds | None) -> range:
         return seed_range(SYMBOLIC[tier].seeds, seeds)
 
+    def ranked(self, records: Sequence[Record]) -> list[Record]:
+        """The records of the default condition (a sweep's others are report-only)."""
+        return in_default_condition(records)
+
     def sweeps(self, tier: str) -> tuple[str, ...]:
         """The tier's one-factor sweeps (Figure 4)."""
         return tuple(SYMBOLIC[tier].sweeps)
@@ -225,9 +231,10 @@ class SymbolicSuite(SuiteDefaults):
         """The formula (``f03``)."""
         return _formula_key(fields)
 
-    def uncalibrated(self, run: RunView, case: SymbolicCase) -> str | None:
+    def uncalibrated(self, run: RunView, case: Case) -> str | None:
         """A sweep's condition (the bars were calibrated in the tier's default one) or
         a training mode other than standard; with no noise feature, FPrec is 1 on any map."""
+        assert isinstance(case, SymbolicCase)
         found = swept_fields(SYMBOLIC[run.plan.tier], case) + uncalibrated_training(case.guide)
         if case.noise_features == 0:
             found.append("every feature predictive: FPrec is 1 on any map, the untrained model's too")
