@@ -18,7 +18,12 @@ from _pytest.outcomes import Failed  # pytest.fail.Exception, by a name a class 
 from pytest_chaosmining.core.metrics.catalog import MetricCatalog
 from pytest_chaosmining.core.verdicts.baseline import Baseline, PairedDrop
 from pytest_chaosmining.core.verdicts.records import CHANGED_PROPERTY, OUTCOME_PROPERTY, USER_PROPERTY, Record
-from pytest_chaosmining.core.verdicts.skips import NOT_APPLICABLE_PREFIX, NOT_JUDGED_PREFIX, REPORT_ONLY_PHRASE
+from pytest_chaosmining.core.verdicts.skips import (
+    CONDITION_PHRASE,
+    NOT_APPLICABLE_PREFIX,
+    NOT_JUDGED_PREFIX,
+    REPORT_ONLY_PHRASE,
+)
 from pytest_chaosmining.core.verdicts.thresholds import Thresholds
 from pytest_chaosmining.explainers import Explainer, ExplainerError, ExplainerNotApplicable
 from pytest_chaosmining.explainers.diagnosis import MapNotes
@@ -289,7 +294,7 @@ class Judge:
 def report_only_reason(what: str, uncalibrated: str) -> str:
     """The skip message of a test whose case lies outside the calibrated condition."""
     return (
-        f"{NOT_JUDGED_PREFIX}{what}: {uncalibrated}: this condition {REPORT_ONLY_PHRASE} (the bars were calibrated "
+        f"{NOT_JUDGED_PREFIX}{what}: {uncalibrated}{CONDITION_PHRASE}{REPORT_ONLY_PHRASE} (the bars were calibrated "
         "for standard fp32 training in the tier's default condition); the values are recorded"
     )
 

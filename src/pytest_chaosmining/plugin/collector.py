@@ -30,7 +30,7 @@ from pytest_chaosmining.core.verdicts.records import (
     shared_keys,
     sort_records,
 )
-from pytest_chaosmining.core.verdicts.skips import skip_kind, skip_message
+from pytest_chaosmining.core.verdicts.skips import skip_kind, skip_message, uncalibrated_condition
 from pytest_chaosmining.judge import ConformanceFailure
 from pytest_chaosmining.reports.html import LEADERBOARD_STYLE, leaderboard_table
 from pytest_chaosmining.reports.leaderboard import build_leaderboard
@@ -103,6 +103,8 @@ class ResultCollector:
         self.summary_lines: list[str] = []
         self.written: list[str] = []
         self.failures: list[dict[str, str]] = []
+        #: what the report-only cases' bars were not calibrated for → how many tests
+        self.uncalibrated: Counter[str] = Counter()
         #: the device types the xdist workers' models were trained on
         self.worker_trained_on: set[str] = set()
         #: the comparison with ``--chaosmining-baseline`` (registered beside this collector)
@@ -130,6 +132,8 @@ class ResultCollector:
             self.failures.append(
                 {"nodeid": report.nodeid, "suite": suite, "explainer": MODEL_LEVEL, "message": _message(report)}
             )
+        if report.skipped and (condition := uncalibrated_condition(skip_message(report))) is not None:
+            self.uncalibrated[condition] += 1
         if tag and (report.when == "call" or (report.when == "setup" and not report.passed)):
             self.outcomes[(tag["suite"], tag["explainer"], _outcome(report))] += 1
             if report.failed and not hasattr(report, "wasxfail"):
@@ -188,6 +192,8 @@ class ResultCollector:
             "duration_s": round(time.time() - self.started, 1),
             "baseline": self.baseline_check.table() if self.baseline_check else None,
             "report_only": (only := self.session.thresholds.report_only(list(self.settings.suites), tier)),
+            #: the cases outside the calibrated condition (a sweep's, a training mode): reason → tests
+            "report_only_conditions": dict(sorted(self.uncalibrated.items())),
             "uncalibrated_bars": [
                 s for s in self.session.thresholds.uncalibrated(list(self.settings.suites), tier) if s not in only
             ],
@@ -224,6 +230,13 @@ class ResultCollector:
         self.summary_lines = terminal_table(shown.records, self.outcomes, self.suites())
         if meta["report_only"]:
             self.summary_lines.append(report_only_note(meta["report_only"], meta["tier"]))
+        if self.uncalibrated:
+            listed = "; ".join(f"{reason} ({n})" for reason, n in self.uncalibrated.most_common(6))
+            more = len(self.uncalibrated) - 6
+            self.summary_lines.append(
+                f"report-only: {sum(self.uncalibrated.values())} tests in conditions whose bars were not calibrated "
+                f"(recorded, not judged): {listed}{f' and {more} more' if more > 0 else ''}"
+            )
         if meta["uncalibrated_bars"]:
             self.summary_lines.append(uncalibrated_note(meta["uncalibrated_bars"], meta["tier"]))
         if meta["left_out"]:

@@ -318,10 +318,11 @@ def terminal_table(
     records: list[Record], outcomes: Counter[tuple[str, str, str]], suites: Sequence[ReportedSuite]
 ) -> list[str]:
     """Per suite and explainer with a test in this run: test outcomes, mean headline score
-    and mean attribution time."""
+    (over the records the suite ranks by: a sweep's default condition) and mean attribution time."""
     score_metrics = {suite.name: suite.score_metric for suite in suites}
     stats: dict[tuple[str, str], dict[str, list[float]]] = {}
-    for r in records:
+    ranked = [r for suite in suites for r in suite.ranked([r for r in records if r.suite == suite.name])]
+    for r in ranked:
         if r.explainer == MODEL_LEVEL or not math.isfinite(r.value):  # not measured: no nan in a mean
             continue
         stats.setdefault((r.suite, r.explainer), {}).setdefault(r.metric, []).append(r.value)

@@ -28,6 +28,8 @@ SKIP_KINDS = (NOT_APPLICABLE, NO_BAR, REPORT_ONLY, MODEL_BELOW_GATE, OTHER_SKIP)
 NOT_APPLICABLE_PREFIX = "not applicable: "
 NOT_JUDGED_PREFIX = "not judged: "
 REPORT_ONLY_PHRASE = "is report-only at this tier"
+#: how a report-only skip of a case outside the calibrated condition names it (judge.report_only_reason)
+CONDITION_PHRASE = ": this condition "
 #: the phrases of a model's own gate (the suites' skips on a weak model or a failed premise)
 GATE_PHRASES = ("quality gate", "accuracy gate", "premise does not hold")
 
@@ -50,3 +52,13 @@ def skip_message(report: pytest.TestReport) -> str:
     if isinstance(longrepr, tuple) and len(longrepr) == 3:
         return str(longrepr[2]).removeprefix("Skipped: ")
     return str(longrepr or "")
+
+
+def uncalibrated_condition(message: str) -> str | None:
+    """What of a case the bars were not calibrated for (a sweep's condition, a training
+    mode), from the skip message of a report-only case; None for any other skip."""
+    text = message.removeprefix("Skipped: ")
+    if not text.startswith(NOT_JUDGED_PREFIX) or CONDITION_PHRASE not in text:
+        return None
+    _, _, rest = text.removeprefix(NOT_JUDGED_PREFIX).partition(": ")
+    return rest.split(CONDITION_PHRASE)[0]
