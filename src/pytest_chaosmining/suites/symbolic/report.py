@@ -90,7 +90,7 @@ def _plot(records: list[Record], path: Path) -> bool:
     if sym.empty:
         return False
     default = default_condition(sym)
-    sym = sym[[tuple(row[name] for name in CONDITION_FIELDS) == default for _, row in sym.iterrows()]]
+    sym = sym[[tuple(row.get(name) for name in CONDITION_FIELDS) == default for _, row in sym.iterrows()]]
     first = _variant(sym.iloc[0])
     explainers = explainer_order(sym["explainer"])
     formulas = sorted(sym["formula"].unique())
