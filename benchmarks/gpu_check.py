@@ -8,9 +8,14 @@ From empty caches, in order (each run's wall time measured):
    and drift must be 0);
 2. the first default run against the committed CPU reference
    (``reports/smoke/results.json``): scores and maps compared, no cost verdict across devices;
-3. every suite with ``--chaosmining-pack none`` (models trained on the device) twice, each
+3. the default run on the same machine's CPU (``--chaosmining-device cpu``): its wall time
+   beside the device's;
+4. the cost gate live on the device: a run with every built-in computed and timed
+   (``--chaosmining-builtin-results recompute``), then another against its results as the
+   baseline (``--chaosmining-baseline``): it must fail no test (no cost finding either);
+5. every suite with ``--chaosmining-pack none`` (models trained on the device) twice, each
    from an empty cache, compared; and their failed built-in tests;
-4. the ``ci`` tier, all eight suites, from an empty cache (``--skip-ci`` leaves it out).
+6. the ``ci`` tier, all eight suites, from an empty cache (``--skip-ci`` leaves it out).
 
 It prints one Markdown table (and writes it to ``--out``/gpu_check.md with the runs'
 results.json files).  Run it on CPU first: ``--device cpu --workers 2 --suites symbolic
@@ -79,6 +84,16 @@ def main(argv: list[str] | None = None) -> int:
     rows += [(first, ""), (second, "against default-1: " + compared(first["results"], second["results"]))]
     rows.append(({**first, "name": "default-1 vs CPU reference", "seconds": 0.0},
                  "against reports/smoke: " + compared(REFERENCE, first["results"])))  # fmt: skip
+    cpu = run("default-cpu", out, "cpu", args.workers, *suites)
+    rows.append((cpu, f"{args.device} default-1 took {first['seconds']} s, the CPU {cpu['seconds']} s"))
+    recompute = ["--chaosmining-builtin-results=recompute", *suites]
+    timed = run("recompute-1", out, args.device, args.workers, *recompute)
+    gated = run("recompute-2", out, args.device, args.workers, *recompute,
+                f"--chaosmining-baseline={timed['results']}")  # fmt: skip
+    rows += [
+        (timed, ""),
+        (gated, "live against recompute-1 (every cost gated): " + compared(timed["results"], gated["results"])),
+    ]
     trained = [run(f"pack-none-{i}", out, args.device, args.workers, "--chaosmining-pack=none",
                    "--chaosmining-builtin-results=recompute", *suites) for i in (1, 2)]  # fmt: skip
     rows += [
