@@ -16,7 +16,7 @@ import pytest
 from _pytest.outcomes import Failed  # pytest.fail.Exception, by a name a class statement can take
 
 from pytest_chaosmining.core.metrics.catalog import MetricCatalog
-from pytest_chaosmining.core.verdicts.baseline import Baseline, PairedDrop
+from pytest_chaosmining.core.verdicts.baseline import DEFAULT_MAX_SLOWDOWN, Baseline, PairedDrop
 from pytest_chaosmining.core.verdicts.records import CHANGED_PROPERTY, OUTCOME_PROPERTY, USER_PROPERTY, Record
 from pytest_chaosmining.core.verdicts.skips import (
     CONDITION_PHRASE,
@@ -71,7 +71,7 @@ class Judge:
         explainers: Mapping[str, Explainer],
         baseline: Baseline | None,
         max_drop: Callable[[str, str], float],
-        max_slowdown: float = 2.0,
+        max_slowdown: float = DEFAULT_MAX_SLOWDOWN,
         catalog: MetricCatalog | None = None,
         map_notes: MapNotes | None = None,
         report_only: frozenset[str] = frozenset(),

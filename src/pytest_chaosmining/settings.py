@@ -20,7 +20,12 @@ import pytest
 from pytest_chaosmining.core.storage.pack_location import SHIPPED
 from pytest_chaosmining.core.tiers import TIERS
 from pytest_chaosmining.core.training.modes import PRECISIONS, TRAINING_MODES, SaliencyGuided
+from pytest_chaosmining.core.verdicts.baseline import DEFAULT_MAX_SLOWDOWN
 from pytest_chaosmining.core.verdicts.thresholds import Thresholds
+from pytest_chaosmining.explainers.contract import DEFAULT_CALL_TIMEOUT_S
+
+#: saliency guided training's defaults (the reference's)
+GUIDE = SaliencyGuided()
 
 _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
     ("tier", {"choices": TIERS}, "suite size: smoke (default: calibrated bars, minutes on a CI runner), ci or paper"),
@@ -49,12 +54,12 @@ _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
     (
         "sg-k",
         {"metavar": "K", "type": float},
-        "saliency guided training: fraction of inputs masked per sample (default 0.1)",
+        f"saliency guided training: fraction of inputs masked per sample (default {GUIDE.k:g})",
     ),
     (
         "sg-lambda",
         {"metavar": "X", "type": float},
-        "saliency guided training: weight of the consistency term (default 1.0)",
+        f"saliency guided training: weight of the consistency term (default {GUIDE.lam:g})",
     ),
     (
         "sg-gradient",
@@ -89,7 +94,8 @@ _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
     (
         "call-timeout",
         {"metavar": "SECONDS", "type": float},
-        "longest an explainer call may take before it is stopped and its test fails (default 600)",
+        "longest an explainer call may take before it is stopped and its test fails "
+        f"(default {DEFAULT_CALL_TIMEOUT_S:g})",
     ),
     (
         "shard",
@@ -109,7 +115,7 @@ _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
         "max-slowdown",
         {"metavar": "FACTOR", "type": float},
         "largest allowed growth of an explainer's time and peak "
-        "memory over the baseline's, as a factor (default 2.0; plus 20 ms / 16 MiB of slack)",
+        f"memory over the baseline's, as a factor (default {DEFAULT_MAX_SLOWDOWN:g}; plus 20 ms / 16 MiB of slack)",
     ),
 ]
 
@@ -148,7 +154,7 @@ class Settings:
     cache_dir: Path | None = None
     pack: Path | None = None  # None: no pack ('none'); the default is the shipped pack
     reuse_builtin_results: bool = True
-    call_timeout_s: float = 600.0
+    call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S
     device: str | None = None
     explainers: tuple[str, ...] = ()
     #: the suites to run (resolved: every registered suite unless ``--chaosmining-suites`` names some)
@@ -160,13 +166,13 @@ class Settings:
     baseline_file: Path | None = None
     #: one allowed drop for every metric (None: each metric's calibrated one)
     max_drop: float | None = None
-    max_slowdown: float = 2.0
+    max_slowdown: float = DEFAULT_MAX_SLOWDOWN
     shard: tuple[int, int] | None = None
     ensemble: str = "auto"
     precision: str = "fp32"
     trainings: tuple[str, ...] = ("standard",)
-    sg_k: float = 0.1
-    sg_lambda: float = 1.0
+    sg_k: float = GUIDE.k
+    sg_lambda: float = GUIDE.lam
     sg_absolute: bool = False
 
     def guide(self) -> SaliencyGuided:
@@ -330,8 +336,8 @@ def resolve(config: pytest.Config, suite_names: Sequence[str], thresholds: Seque
     flag = config.getoption("chaosmining")
     enabled = bool(flag) if flag is not None else bool(config.getini("chaosmining"))
     trainings = get("training").names(TRAINING_MODES, "training mode(s)") or ("standard",)
-    sg_k = get("sg_k").number("a fraction in (0, 1)", lambda k: 0 < k < 1, 0.1)
-    sg_lambda = get("sg_lambda").number("a weight >= 0", lambda x: x >= 0, 1.0)
+    sg_k = get("sg_k").number("a fraction in (0, 1)", lambda k: 0 < k < 1, GUIDE.k)
+    sg_lambda = get("sg_lambda").number("a weight >= 0", lambda x: x >= 0, GUIDE.lam)
     return Settings(
         enabled=enabled,
         tier=get("tier").value or "smoke",
@@ -339,7 +345,7 @@ def resolve(config: pytest.Config, suite_names: Sequence[str], thresholds: Seque
         cache_dir=get("cache").folder(must_exist=False),
         pack=_pack(get("pack")),
         reuse_builtin_results=(get("builtin_results").value or "reuse") == "reuse",
-        call_timeout_s=get("call_timeout").number("a number of seconds > 0", lambda t: t > 0, 600.0),
+        call_timeout_s=get("call_timeout").number("a number of seconds > 0", lambda t: t > 0, DEFAULT_CALL_TIMEOUT_S),
         device=get("device").value,
         explainers=_split(get("explainers").value),
         suites=get("suites").names(suite_names, "suite(s)") or tuple(suite_names),
@@ -349,7 +355,7 @@ def resolve(config: pytest.Config, suite_names: Sequence[str], thresholds: Seque
         thresholds_file=_thresholds_file(get("thresholds"), thresholds),
         baseline_file=get("baseline").path(),
         max_drop=_max_drop(get("max_drop")),
-        max_slowdown=get("max_slowdown").number("a factor >= 1", lambda f: f >= 1, 2.0),
+        max_slowdown=get("max_slowdown").number("a factor >= 1", lambda f: f >= 1, DEFAULT_MAX_SLOWDOWN),
         ensemble=get("ensemble").value or "auto",
         precision=get("precision").value or "fp32",
         shard=get("shard").parsed(parse_shard),

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_chaosmining.core.verdicts.baseline import Baseline
+from pytest_chaosmining.core.verdicts.baseline import DEFAULT_MAX_SLOWDOWN, Baseline
 from pytest_chaosmining.core.verdicts.records import FINGERPRINT, Record
 from pytest_chaosmining.explainers import CONTROL_NAME
 from pytest_chaosmining.reports.baseline_check import MISSING_PREFIX
@@ -74,7 +74,7 @@ def compare_runs(
     old: Path,
     new: Path,
     max_drop: float | None = None,
-    max_slowdown: float = 2.0,
+    max_slowdown: float = DEFAULT_MAX_SLOWDOWN,
     thresholds_file: Path | None = None,
     all_suites: bool = False,
 ) -> list[Finding]:
@@ -180,7 +180,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("old", type=Path, help="the baseline's results.json")
     parser.add_argument("new", type=Path, help="the results.json to judge against it")
     parser.add_argument("--max-drop", type=float, default=None, help="one allowed drop for every metric")
-    parser.add_argument("--max-slowdown", type=float, default=2.0, help="allowed growth of CPU time and memory")
+    parser.add_argument(
+        "--max-slowdown",
+        type=float,
+        default=DEFAULT_MAX_SLOWDOWN,
+        help=f"allowed growth of CPU time and memory (default {DEFAULT_MAX_SLOWDOWN:g})",
+    )
     parser.add_argument("--thresholds", type=Path, default=None, help="a TOML merged over the shipped bars")
     parser.add_argument("--all-suites", action="store_true", help="a suite NEW did not run is missing too")
     args = parser.parse_args(argv)

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 Key = tuple[str | int, ...]
 #: fewer paired samples than this: no paired judgement (the allowed drop alone decides)
 MIN_PAIRED = 8
+#: the largest growth of a gated cost over the baseline's, as a factor (``--chaosmining-max-slowdown``)
+DEFAULT_MAX_SLOWDOWN = 2.0
 #: maps whose agreement with the baseline's is below this moved (float rounding across machines: ~1e-12)
 MOVED = 1.0 - 1e-6
 
