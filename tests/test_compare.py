@@ -147,3 +147,31 @@ def test_results_json_is_strict_json(tmp_path):
     text = json.dumps(strict_json({"records": [record.to_dict()]}), allow_nan=False)
     assert '"value": null' in text
     assert math.isnan(Record.from_dict(json.loads(text)["records"][0]).value)
+
+
+def test_an_offline_comparison_leaves_out_the_report_only_conditions(tmp_path):
+    """A sweep's conditions other than the default are recorded, never judged, in a run;
+    chaosmining-compare leaves them out as well (a drop there is no regression)."""
+    from pytest_chaosmining.core.verdicts.records import Record
+
+    case = {"formula": 1, "noise_features": 0, "label_noise": 0.01, "n_samples": 2000}
+
+    def results(value: float, report_only: list[str]) -> Path:
+        record = Record(
+            suite="symbolic",
+            model="mlp",
+            explainer="SA",
+            seed=0,
+            metric="fprec",
+            value=value,
+            case=case,
+            nodeid="t::swept",
+        )
+        path = tmp_path / f"{value}.json"
+        meta = {"tier": "smoke", "report_only_tests": report_only}
+        path.write_text(json.dumps({"records": [record.to_dict()], "meta": meta, "failures": []}))
+        return path
+
+    old = results(0.9, ["t::swept"])
+    assert not [f for f in compare_runs(old, results(0.1, ["t::swept"])) if f.kind == "regressed"]
+    assert [f for f in compare_runs(old, results(0.1, [])) if f.kind == "regressed"]  # where it was judged

@@ -105,6 +105,8 @@ class ResultCollector:
         self.failures: list[dict[str, str]] = []
         #: what the report-only cases' bars were not calibrated for → how many tests
         self.uncalibrated: Counter[str] = Counter()
+        #: the node ids of those tests (an offline comparison leaves their records out too)
+        self.uncalibrated_tests: list[str] = []
         #: the device types the xdist workers' models were trained on
         self.worker_trained_on: set[str] = set()
         #: the comparison with ``--chaosmining-baseline`` (registered beside this collector)
@@ -134,6 +136,7 @@ class ResultCollector:
             )
         if report.skipped and (condition := uncalibrated_condition(skip_message(report))) is not None:
             self.uncalibrated[condition] += 1
+            self.uncalibrated_tests.append(report.nodeid)
         if tag and (report.when == "call" or (report.when == "setup" and not report.passed)):
             self.outcomes[(tag["suite"], tag["explainer"], _outcome(report))] += 1
             if report.failed and not hasattr(report, "wasxfail"):
@@ -194,6 +197,7 @@ class ResultCollector:
             "report_only": (only := self.session.thresholds.report_only(list(self.settings.suites), tier)),
             #: the cases outside the calibrated condition (a sweep's, a training mode): reason → tests
             "report_only_conditions": dict(sorted(self.uncalibrated.items())),
+            "report_only_tests": sorted(self.uncalibrated_tests),
             "uncalibrated_bars": [
                 s for s in self.session.thresholds.uncalibrated(list(self.settings.suites), tier) if s not in only
             ],
