@@ -322,3 +322,17 @@ def test_maps_that_drift_from_the_baseline_fail_and_unchanged_maps_pass(pytester
     rows = run_suite(*args, "--chaosmining-baseline", baseline, report="rows", k="f15")
     rows.assert_outcomes(passed=1, failed=1)
     rows.stdout.fnmatch_lines(["*the maps of 2 of 32 explained samples moved from the baseline's*samples 3, 7;*"])
+
+
+def test_a_baseline_from_another_machine_gates_no_cost_and_says_so(pytester, run_suite):
+    """The run's summary names the machines when the baseline's CPU differs: scores and
+    maps are compared, CPU time and memory not (the session decides it once)."""
+    args = ("--chaosmining-suites", "symbolic", "--chaosmining-explainers", "SA")
+    run_suite(*args, k="f01", report="base").assert_outcomes(passed=2, xfailed=0)
+    path = pytester.path / "base" / "results.json"
+    payload = json.loads(path.read_text())
+    payload["meta"]["machine"]["cpu"] = "Another CPU 9000"
+    path.write_text(json.dumps(payload))
+    result = run_suite(*args, f"--chaosmining-baseline={path}", k="f01")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*ran on Another CPU 9000*CPU time and memory are not compared*"])
