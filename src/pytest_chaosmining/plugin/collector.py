@@ -22,6 +22,7 @@ import pytest
 from pytest_chaosmining import ChaosminingWarning
 from pytest_chaosmining.core.machine import this_machine
 from pytest_chaosmining.core.verdicts.records import (
+    MISSING_PROPERTY,
     MODEL_LEVEL,
     OUTCOME_PROPERTY,
     USER_PROPERTY,
@@ -113,7 +114,7 @@ class ResultCollector:
         self.baseline_check: BaselineCheck | None = None
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        missing = next((str(v) for k, v in report.user_properties if k == "chaosmining_missing"), None)
+        missing = next((str(v) for k, v in report.user_properties if k == MISSING_PROPERTY), None)
         if missing is not None:
             records = json.loads(missing)
             self.failures.append(

@@ -16,7 +16,7 @@ from collections.abc import Callable
 import pytest
 
 from pytest_chaosmining.core.verdicts.baseline import Baseline, Comparison
-from pytest_chaosmining.core.verdicts.records import CHANGED_PROPERTY, OUTCOME_PROPERTY, Record
+from pytest_chaosmining.core.verdicts.records import CHANGED_PROPERTY, MISSING_PROPERTY, OUTCOME_PROPERTY, Record
 from pytest_chaosmining.core.verdicts.skips import skip_message
 
 #: node id prefix of the failing tests that stand for missing judged results
@@ -130,7 +130,7 @@ class BaselineCheck:
             longrepr=message,
             when="call",
             duration=0.0,
-            user_properties=[("chaosmining_missing", json.dumps([r.to_dict() for r in records]))],
+            user_properties=[(MISSING_PROPERTY, json.dumps([r.to_dict() for r in records]))],
         )
         session.config.hook.pytest_runtest_logreport(report=report)  # pytest counts it in testsfailed
 
