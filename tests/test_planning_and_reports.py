@@ -424,3 +424,19 @@ def test_a_shipped_test_that_fails_before_naming_its_explainer_is_a_failure_of_t
         ResultCollector.pytest_runtest_logreport(collector, report(nodeid))
     assert [(f["suite"], f["explainer"]) for f in collector.failures] == [("rfe", "-"), ("symbolic", "-")]
     assert "subsample" in collector.failures[0]["message"]
+
+
+def test_a_report_only_tier_s_sweep_still_finds_its_default_condition():
+    """At a tier whose bars are report-only (paper) no condition is judged, and with one
+    swept factor every condition differs from the others in one field: the default is
+    the tier's own, not the first listed (nf = 0, where every map scores 1)."""
+    from pytest_chaosmining.suites.symbolic.figure4 import in_default_condition
+    from pytest_chaosmining.testbeds.formulas.cases import default_condition
+    from pytest_chaosmining.testbeds.formulas.tiers import SYMBOLIC
+
+    paper = default_condition(SYMBOLIC["paper"])
+    records = [
+        Record("symbolic", "mlp", "SA", 0, "fprec", value, case={**paper, "formula": 1, "noise_features": nf})
+        for nf, value in ((0, 1.0), (100, 0.8), (200, 0.6))
+    ]
+    assert [r.value for r in in_default_condition(records)] == [0.8]

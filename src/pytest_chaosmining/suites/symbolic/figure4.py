@@ -1,9 +1,9 @@
 """ChaosMining's Figure 4: FPrec and the model's quality against each swept factor.
 
 A sweep run (``--chaosmining-sweep``) adds one-factor variations of the tier's default
-condition.  :func:`default_condition` finds that condition among the records (the one
-judged with bars; else the one every other condition differs from in one field at
-most), :func:`sweeps` the factors varied from it, and :func:`draw_figure4` one panel
+condition.  :func:`default_condition` finds that condition among the records (a tier's
+default; else the one judged with bars; else the one every other condition differs
+from in one field at most), :func:`sweeps` the factors varied from it, and :func:`draw_figure4` one panel
 per factor: the mean FPrec over formulas and seeds per explainer, the model's UScore,
 and the paper's reference points (REFERENCE.md §7, measured at the paper's default
 setting: comparable at the paper tier only).
@@ -19,6 +19,8 @@ from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
 from pytest_chaosmining.reports.figures import pyplot, save
 from pytest_chaosmining.reports.tables import explainer_order, records_frame
 from pytest_chaosmining.testbeds.formulas.cases import CONDITION_FIELDS
+from pytest_chaosmining.testbeds.formulas.cases import default_condition as tier_default
+from pytest_chaosmining.testbeds.formulas.tiers import SYMBOLIC
 
 #: the paper's reference points (factor, value) → explainer → mean FPrec over the 15
 #: formulas, at its default setting otherwise (REFERENCE.md §7)
@@ -40,12 +42,16 @@ def _condition(row: Any) -> Condition:
 
 
 def default_condition(frame: Any) -> Condition | None:
-    """The run's default condition among the symbolic FPrec rows of ``frame``: the one
-    whose FPrec was judged against bars, else the one no other condition differs from
-    in more than one field (None without such rows)."""
+    """The run's default condition among the symbolic FPrec rows of ``frame``: a tier's
+    default condition where one is among them, else the one whose FPrec was judged
+    against bars, else the one no other condition differs from in more than one field
+    (None without such rows)."""
     if frame.empty:
         return None
     conditions = list(dict.fromkeys(_condition(row) for _, row in frame.iterrows()))
+    defaults = {tuple(tier_default(tier).values()) for tier in SYMBOLIC.values()}
+    if found := [c for c in conditions if c in defaults]:
+        return found[0]
     judged = frame[frame["threshold"].notna()] if "threshold" in frame else frame.iloc[0:0]
     barred = list(dict.fromkeys(_condition(row) for _, row in judged.iterrows()))
     if len(barred) == 1:
