@@ -50,8 +50,12 @@ def keep_installed_modules(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def shared_cache(tmp_path_factory):
-    """One model cache for the end-to-end tests that do not test the cache itself."""
-    return tmp_path_factory.mktemp("model-cache")
+    """One model cache for the end-to-end tests that do not test the cache itself, shared
+    by the xdist workers (the cache is safe between processes: a model trains once)."""
+    base = tmp_path_factory.getbasetemp()
+    folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "model-cache"
+    folder.mkdir(exist_ok=True)
+    return folder
 
 
 @pytest.fixture

@@ -228,7 +228,7 @@ from pytest_chaosmining.explainers.adapters import grad_cam_method, quantus_meth
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_chaosmining_explainers(config):
-    return {"shap": shap_method(shap.GradientExplainer, nsamples=20), "grad-cam": grad_cam_method(GradCAM),
+    return {"shap": shap_method(shap.GradientExplainer, nsamples=5), "grad-cam": grad_cam_method(GradCAM),
             "quantus": quantus_method(quantus.explain, method="Saliency"),
             "ig-global": functools.partial(IntegratedGradients, multiply_by_inputs=False),
             "lrp": zennit_method(EpsilonPlus)}

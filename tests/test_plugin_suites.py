@@ -251,7 +251,7 @@ def sg_self_seeded(model, inputs, target, context):
 def pytest_chaosmining_explainers(config):
     return {
         "zennit_grad": Explainer("zennit_grad", zennit_method(None), same_as="SA"),
-        "shap_gs": Explainer("shap_gs", shap_method(shap.GradientExplainer, nsamples=10), same_as="GS"),
+        "shap_gs": Explainer("shap_gs", shap_method(shap.GradientExplainer, nsamples=4), same_as="GS"),
         "grad_as_ig": Explainer("grad_as_ig", gradient, same_as="IG"),
         "ig_flipped": ig_flipped,
         "sum_of_outputs": sum_of_outputs,

@@ -86,9 +86,10 @@ def judge_explainer(
         else:
             bar = bars.optional_metric(suite.name, tier, check.metric, key, explainer)
         checks.append((record, bar, check.message.format(what=what, **values)))
-    if scored.further is not None:
+    uncalibrated = suite.uncalibrated(run, case)
+    if scored.further is not None and uncalibrated is None:  # a report-only case is recorded, not judged
         checks += scored.further(what)
-    run.judge.require_all(node, checks, suite.uncalibrated(run, case))
+    run.judge.require_all(node, checks, uncalibrated)
 
 
 def timed_score(
