@@ -75,9 +75,9 @@ def measure(tier: str, epochs: int, device: torch.device, guide: SaliencyGuided 
 
 
 def measure_rfe(tier: str, epochs: int, device: torch.device, sets: int = 8) -> None:
+    from pytest_chaosmining.suites.rfe.evaluation import load
     from pytest_chaosmining.suites.rfe.rfewna import validation_split
     from pytest_chaosmining.suites.rfe.rounds import RoundNetworks, RoundRequest, RoundTraining
-    from pytest_chaosmining.suites.rfe.suite import load
     from pytest_chaosmining.suites.rfe.suite import plan_cases as rfe_cases
     from pytest_chaosmining.suites.rfe.tiers import RFE_TIERS
 

@@ -8,6 +8,8 @@ import functools
 import inspect
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -433,7 +435,9 @@ def test_no_suite_imports_another_suite():
     """A suite folder imports its own modules and the shared ones (``suites/__init__``,
     ``suite_kit/classifier.py``, the model zoos ``formula_models/`` and ``digit_models/``),
     never another suite folder; the shared modules import no suite folder either
-    (a suite that builds on another's models reaches that suite through the registry)."""
+    (a suite that builds on another's models gets them from their testbed: cost and
+    saliency the symbolic models of ``testbeds.formulas``, IteROAR the classifiers of
+    ``testbeds.digits``)."""
     found: dict[str, set[str]] = {}
     for name, path in _modules().items():
         parts = name.split(".")
@@ -446,6 +450,73 @@ def test_no_suite_imports_another_suite():
                 if target[2] != parts[2]:
                     found.setdefault(parts[2], set()).add(target[2])
     assert not found, found
+
+
+def test_no_suite_looks_another_suite_up_by_name():
+    """A suite reaches the models and cases it shares with another through their testbed,
+    an import the graph shows, never through the registry by a name (cost took the
+    symbolic suite's model by ``"symbolic"``, IteROAR vision's by ``"vision"``).  The
+    saliency suite still composes its three domains' suites by name (issue 56 moves
+    them to their testbeds); no other suite may."""
+    lookups = {"get_suite", "get_model_suite", "all_suites"}
+    found: dict[str, set[str]] = {}
+    for name, path in _modules().items():
+        parts = name.split(".")
+        if len(parts) < 4 or parts[:2] != ["pytest_chaosmining", "suites"] or parts[2] not in registered_suites():
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in lookups:
+                found.setdefault(parts[2], set()).add(ast.unparse(node))
+    assert set(found) <= {"saliency"}, found
+    assert found, "the saliency suite's lookups moved: drop its exception"
+
+
+#: what a light module must not load: torch and the libraries that load it or take seconds to
+HEAVY = ("torch", "captum", "matplotlib", "pandas", "sklearn", "scipy", "sympy")
+
+
+def test_the_suites_declarations_and_the_tools_import_nothing_heavy():
+    """The registry, every suite's declarations, the metric catalog and the tools load without
+    torch or the other heavy libraries: a suite's heavy half (its ``evaluation`` module, a
+    testbed's run models) loads on first use (:func:`pytest_chaosmining.core.lazy.lazy_module`)."""
+    code = (
+        "import sys\n"
+        "from pytest_chaosmining.suites import all_suites, metric_catalog, shipped_thresholds\n"
+        "import pytest_chaosmining.tools.annotate, pytest_chaosmining.tools.compare\n"
+        "import pytest_chaosmining.tools.rebuild, pytest_chaosmining.tools.reference\n"
+        "suites = all_suites(); metric_catalog(); shipped_thresholds()\n"
+        "assert [s.shapes for s in suites] and [s.metrics for s in suites]\n"
+        f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+#: imports inside function bodies in the package, counted by the AST (193 before the suites'
+#: declarations and heavy halves parted; issue 56 takes it to 40): it may only fall
+MOST_IN_FUNCTION_IMPORTS = 107
+
+
+def _in_function_imports(path: Path) -> list[str]:
+    found = []
+    for function in ast.walk(ast.parse(path.read_text())):
+        if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            found += [
+                f"{path.name}:{node.lineno} {ast.unparse(node)}"
+                for node in ast.walk(function)
+                if isinstance(node, ast.Import | ast.ImportFrom)
+            ]
+    return sorted(set(found))
+
+
+def test_imports_sit_at_the_top_of_the_heavy_halves():
+    """No shipped suite's module imports inside a function (its heavy half imports torch at its
+    top and is loaded on first use), and the package's in-function imports only fall."""
+    for suite in BUILTIN_SUITE_NAMES:
+        inside = [i for path in sorted((SUITES_DIR / suite).glob("*.py")) for i in _in_function_imports(path)]
+        assert not inside, (suite, inside)
+    total = sum(len(_in_function_imports(path)) for path in _modules().values())
+    assert total <= MOST_IN_FUNCTION_IMPORTS, f"{total} imports inside functions (at most {MOST_IN_FUNCTION_IMPORTS})"
 
 
 def test_suites_holds_the_suites_and_their_registry():

@@ -6,8 +6,9 @@ import torch
 
 from pytest_chaosmining.core.metrics.attribution import channel_scores
 from pytest_chaosmining.explainers import Explainer, ExplainerNotApplicable, builtin_explainers
+from pytest_chaosmining.suites.audio.evaluation import attribution_call, segment_mask
 from pytest_chaosmining.suites.audio.models import MODEL_NAMES, build_audio_model, is_recurrent
-from pytest_chaosmining.suites.audio.suite import AudioCase, TrainedAudioModel, attribution_call, segment_mask
+from pytest_chaosmining.suites.audio.suite import AudioCase, TrainedAudioModel
 
 
 def case(model="lstm", channels=3):

@@ -86,7 +86,8 @@ def test_chain_is_deterministic_and_cached(tmp_path):
 
     from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.explainers import builtin_explainers
-    from pytest_chaosmining.suites.iteroar.suite import IteroarCase, run_chain
+    from pytest_chaosmining.suites.iteroar.evaluation import run_chain
+    from pytest_chaosmining.suites.iteroar.suite import IteroarCase
     from pytest_chaosmining.testbeds.digits.cases import VisionCase, data_split, trained_model
 
     base = VisionCase("SBRP", "small_cnn", 4, 120, 40, 1, 32, 3e-3, 0)

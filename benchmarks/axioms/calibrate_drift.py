@@ -44,7 +44,7 @@ def cases_of(suite: str, cache):  # noqa: ANN001, ANN201 - a script
 
     device = torch.device("cpu")
     if suite == "symbolic":
-        from pytest_chaosmining.suites.symbolic.suite import evaluate
+        from pytest_chaosmining.suites.symbolic.evaluation import evaluate
         from pytest_chaosmining.testbeds.formulas.cases import plan_cases, trained_model
         from pytest_chaosmining.testbeds.formulas.tiers import SYMBOLIC
 
@@ -53,11 +53,12 @@ def cases_of(suite: str, cache):  # noqa: ANN001, ANN201 - a script
             yield f"f{case.formula:02d}", lambda e, t=trained: evaluate(t, e, device)
         return
     if suite == "vision":
-        from pytest_chaosmining.suites.vision.suite import evaluate
+        from pytest_chaosmining.suites.vision.evaluation import evaluate
         from pytest_chaosmining.testbeds.digits.cases import plan_cases, trained_model
         from pytest_chaosmining.testbeds.digits.tiers import VISION as TIERS
     else:
-        from pytest_chaosmining.suites.audio.suite import evaluate, plan_cases, trained_model
+        from pytest_chaosmining.suites.audio.evaluation import evaluate, trained_model
+        from pytest_chaosmining.suites.audio.suite import plan_cases
         from pytest_chaosmining.suites.audio.tiers import AUDIO as TIERS
     tier = TIERS["smoke"]
     sizes = {"n_explain": tier.n_explain, "internal_batch_size": tier.internal_batch_size, "n_check": 1}

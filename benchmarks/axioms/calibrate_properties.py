@@ -152,7 +152,8 @@ def run_seed(seed: int, cache_dir: Path, parts: tuple[str, ...] = PARTS) -> dict
     from pytest_chaosmining.suite_kit.class_effects import ClassEffects, class_effects
     from pytest_chaosmining.suite_kit.merit import EFFECT_SAMPLES, PROBE_SAMPLES, fingerprint_noise, measured_merit
     from pytest_chaosmining.suites.audio.suite import AudioSuite
-    from pytest_chaosmining.suites.symbolic.suite import SymbolicSuite, evaluate
+    from pytest_chaosmining.suites.symbolic.evaluation import evaluate
+    from pytest_chaosmining.suites.symbolic.suite import SymbolicSuite
     from pytest_chaosmining.suites.vision.suite import VisionSuite
     from pytest_chaosmining.testbeds.formulas.cases import plan_cases, trained_model
     from pytest_chaosmining.testbeds.formulas.tiers import SYMBOLIC

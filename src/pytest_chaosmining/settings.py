@@ -9,7 +9,6 @@ ini file's directory.
 from __future__ import annotations
 
 import math
-import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -293,10 +292,7 @@ def _thresholds_file(given: Given, shipped: Sequence[Path]) -> Path | None:
     if path is None:
         return None
     try:
-        table = tomllib.loads(path.read_text())
-        Thresholds.load(shipped).check(table)
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise pytest.UsageError(f"{given.label}: {str(given.value)!r} is not a readable TOML file ({exc})") from None
+        Thresholds.load(shipped, path)
     except ValueError as exc:
         raise pytest.UsageError(f"{given.label}: {str(given.value)!r}: {exc}") from None
     return path

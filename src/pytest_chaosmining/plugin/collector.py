@@ -48,7 +48,7 @@ from pytest_chaosmining.reports.render import render
 from pytest_chaosmining.reports.run_results import RunResults
 from pytest_chaosmining.reports.tables import outcome_counts
 from pytest_chaosmining.settings import Settings
-from pytest_chaosmining.suites import registered_suites, suite_test_file
+from pytest_chaosmining.suites import suite_of
 
 if TYPE_CHECKING:
     from pytest_chaosmining.reports.baseline_check import BaselineCheck
@@ -156,11 +156,8 @@ class ResultCollector:
 
     @staticmethod
     def _suite_of(report: pytest.TestReport) -> str | None:
-        """The shipped suite of ``report``'s test (its node id's path ends in the suite's
-        folder and test module, whatever it is relative to), None for a user's own test."""
-        path = Path(report.nodeid.split("::")[0])
-        name = path.stem.removeprefix("test_chaosmining_")
-        return name if name in registered_suites() and path.parts[-2:] == suite_test_file(name).parts[-2:] else None
+        """The shipped suite of ``report``'s test, None for a user's own test."""
+        return suite_of(Path(report.nodeid.split("::")[0]))
 
     def metadata(self) -> dict[str, Any]:
         versions: dict[str, str | None] = {}

@@ -14,7 +14,7 @@ from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
 from pytest_chaosmining.core.verdicts.skips import NOT_APPLICABLE
 from pytest_chaosmining.explainers import CONTROL_NAME, PAPER_NAMES
 from pytest_chaosmining.reports.reported_suite import ReportedSuite
-from pytest_chaosmining.reports.tables import explainer_order, markdown_table
+from pytest_chaosmining.reports.tables import explainer_order, markdown_table, ranked_records
 
 #: the verdicts of a cell, worst first
 FAIL, PASS, EXPECTED_FAIL, CONTROL_PASSED = "fail", "pass", "fails (control)", "PASSES (control)"
@@ -106,8 +106,7 @@ def build_leaderboard(
         counts.setdefault((suite, explainer), Counter())[outcome] += n
     scores: dict[tuple[str, str], dict[int, list[float]]] = {}
     metric_of = {s.name: s.score_metric for s in suites if s.score_metric}
-    ranked = [r for s in suites for r in s.ranked([r for r in records if r.suite == s.name])]
-    for r in ranked:
+    for r in ranked_records(suites, records):
         if r.explainer != MODEL_LEVEL and metric_of.get(r.suite) == r.metric and math.isfinite(r.value):
             scores.setdefault((r.suite, r.explainer), {}).setdefault(r.seed, []).append(r.value)
     names = [s.name for s in suites]

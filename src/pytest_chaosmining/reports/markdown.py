@@ -30,6 +30,7 @@ from pytest_chaosmining.reports.tables import (
     outcome_columns,
     outcome_counts,
     outcome_rows,
+    ranked_records,
     records_frame,
 )
 
@@ -321,8 +322,7 @@ def terminal_table(
     (over the records the suite ranks by: a sweep's default condition) and mean attribution time."""
     score_metrics = {suite.name: suite.score_metric for suite in suites}
     stats: dict[tuple[str, str], dict[str, list[float]]] = {}
-    ranked = [r for suite in suites for r in suite.ranked([r for r in records if r.suite == suite.name])]
-    for r in ranked:
+    for r in ranked_records(suites, records):
         if r.explainer == MODEL_LEVEL or not math.isfinite(r.value):  # not measured: no nan in a mean
             continue
         stats.setdefault((r.suite, r.explainer), {}).setdefault(r.metric, []).append(r.value)

@@ -5,14 +5,20 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
 from pytest_chaosmining.core.verdicts.skips import SKIP_KINDS
 from pytest_chaosmining.explainers import BUILTIN_NAMES, CONTROL_NAME
+from pytest_chaosmining.reports.reported_suite import ReportedSuite
 
 # numpy and pandas are imported where used: heavy, they wait for --chaosmining.
+
+
+def ranked_records(suites: Sequence[ReportedSuite], records: Sequence[Record]) -> list[Record]:
+    """The records each suite ranks its explainers by (a sweep's: its default condition's), in suite order."""
+    return [r for suite in suites for r in suite.ranked([r for r in records if r.suite == suite.name])]
 
 
 def records_frame(records: list[Record]) -> Any:

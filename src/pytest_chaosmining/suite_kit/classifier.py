@@ -9,7 +9,7 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, TypeVar
 
 from pytest_chaosmining.core.metrics.cost import Cost
 from pytest_chaosmining.core.storage.derived import weights_digest
@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     from pytest_chaosmining.run_view import Remembered, RunView
     from pytest_chaosmining.suite_kit.probe import Probe
     from pytest_chaosmining.suite_kit.seam import DomainPick
+
+ModelT = TypeVar("ModelT")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -105,16 +107,70 @@ class ClassifierCase:
         return training_key(self.cache_suite, self, device_type)
 
 
+class ClassifierEvaluation(Protocol):
+    """A classifier suite's heavy half: a module that imports torch at its top, named by the
+    suite's declarations and loaded on first use (:func:`~pytest_chaosmining.core.lazy.lazy_module`)."""
+
+    def trained_model(
+        self,
+        case: Any,
+        cache: ModelCache,
+        device: torch.device,
+        progress: Callable[..., None] | None = None,
+        remembered: Remembered[list[int]] | None = None,
+    ) -> Any:
+        """Load ``case``'s classifier from the cache or train it, scored on its validation data."""
+        ...
+
+    def evaluate(
+        self,
+        trained: Any,
+        explainer: Explainer,
+        device: torch.device,
+        n_explain: int,
+        internal_batch_size: int,
+        n_check: int | None = None,
+    ) -> dict[str, Any]:
+        """The suite's scores of ``explainer`` on ``trained``."""
+        ...
+
+    def probe(self, trained: Any, samples: int) -> Probe:
+        """The first ``samples`` validation samples of ``trained`` for the own-merit checks."""
+        ...
+
+    def example_figure(self, run: RunView, path: Path, planned: Sequence[Any]) -> bool:
+        """Draw the example figure of the ``planned`` cases' cached models (False: nothing drawn)."""
+        ...
+
+
 @dataclass(frozen=True)
 class ClassifierFunctions:
-    """What a classifier suite does its own way: plan the cases of a tier, train or
-    load a case's model, evaluate an explainer on it, draw the example figure."""
+    """What a classifier suite does its own way: plan the cases of a tier (light), and its
+    heavy half (train or load a case's model, evaluate an explainer on it, probe, draw)."""
 
     plan_cases: Callable[..., list[Any]]
-    trained_model: Callable[..., Any]
-    evaluate: Callable[..., dict[str, Any]]
-    example_figure: Callable[[RunView, Path], bool]
-    probe: Callable[[Any, int], Probe]
+    evaluation: ClassifierEvaluation
+
+
+def data_source(disk_source: str, data_dir: str | None) -> tuple[str, str | None]:
+    """Where a classifier suite's data comes from: its ``disk_source`` under
+    ``--chaosmining-data`` (``data_dir``), else the embedded set."""
+    return (disk_source, data_dir) if data_dir else ("embedded", None)
+
+
+def classifier_model(run: RunView, suite: str, trained_model: Callable[..., ModelT], case: Any) -> ModelT:
+    """The classifier of ``case`` (``suite``'s, trained by ``trained_model``), trained at most once
+    per run and cached on disk; its predictions reused where the suite's results are."""
+    return run.runtime.memo(
+        case,
+        lambda: trained_model(
+            case,
+            run.runtime.cache,
+            run.runtime.device,
+            run.runtime.progress(f"{suite} {case.id}"),
+            lambda key, predict: run.results.reused(suite, key, predict),
+        ),
+    )
 
 
 class ClassifierSuite(SuiteDefaults):
@@ -140,7 +196,7 @@ class ClassifierSuite(SuiteDefaults):
 
     def source(self, data_dir: str | None) -> tuple[str, str | None]:
         """Where data comes from: the suite's disk source under ``--chaosmining-data``, else the embedded set."""
-        return (self.disk_source, data_dir) if data_dir else ("embedded", None)
+        return data_source(self.disk_source, data_dir)
 
     def plan(self, run: RunView) -> list[Any]:
         cases = run.plan.per_training(
@@ -160,16 +216,7 @@ class ClassifierSuite(SuiteDefaults):
 
     def model(self, run: RunView, case: Any) -> Any:
         """The trained classifier of ``case``, trained at most once (and cached on disk)."""
-        return run.runtime.memo(
-            case,
-            lambda: self.functions.trained_model(
-                case,
-                run.runtime.cache,
-                run.runtime.device,
-                run.runtime.progress(f"{self.name} {case.id}"),
-                lambda key, predict: run.results.reused(self.name, key, predict),
-            ),
-        )
+        return classifier_model(run, self.name, self.functions.evaluation.trained_model, case)
 
     def quality(self, model: Any) -> float:
         """Prediction quality: validation accuracy."""
@@ -192,7 +239,7 @@ class ClassifierSuite(SuiteDefaults):
                 **sizes,
             },
             explainer,
-            lambda: self.functions.evaluate(model, explainer, run.runtime.device, **sizes),
+            lambda: self.functions.evaluation.evaluate(model, explainer, run.runtime.device, **sizes),
             (Cost,),
         )
 
@@ -203,7 +250,7 @@ class ClassifierSuite(SuiteDefaults):
     def probe(self, trained: Any, samples: int) -> Probe:
         """The first ``samples`` validation samples of ``trained``, their predicted
         classes and the runner-up classes, for the own-merit checks."""
-        return self.functions.probe(trained, samples)
+        return self.functions.evaluation.probe(trained, samples)
 
     def guided_cases(self, tier: str, pick: DomainPick, data_dir: str | None) -> list[Any]:
         """Seed-0 standard cases of the picked model and conditions, at the tier's sizes changed by the pick's."""
@@ -219,7 +266,7 @@ class ClassifierSuite(SuiteDefaults):
         path = out_dir / self.example_png
         if run is None or not any(r.suite == self.name for r in records):
             return []  # the examples are drawn from the trained models
-        return [path] if self.functions.example_figure(run, path) else []
+        return [path] if self.functions.evaluation.example_figure(run, path, self.plan(run)) else []
 
 
 def cached_classifier(

@@ -122,10 +122,15 @@ def suite_test_file(name: str) -> Path:
 
 
 def suite_of(path: Path) -> str | None:
-    """The registered suite whose test module is ``path`` (None: not a suite test)."""
+    """The registered suite whose test module is ``path`` (None: not a suite test): an
+    absolute path, or a node id's relative one (whatever it is relative to: its folder
+    and file name are the suite's)."""
     path = Path(path)
     name = path.stem.removeprefix("test_chaosmining_")
-    return name if name in registered_suites() and path == suite_test_file(name) else None
+    if name not in registered_suites():
+        return None
+    module = suite_test_file(name)
+    return name if (path == module if path.is_absolute() else path.parts[-2:] == module.parts[-2:]) else None
 
 
 def folder_of_suite(path: Path) -> str | None:

@@ -92,8 +92,10 @@ class Thresholds:
         if user_file is not None:
             try:
                 given = tomllib.loads(Path(user_file).read_text())
-            except (OSError, tomllib.TOMLDecodeError) as exc:
-                raise ValueError(f"cannot read chaosmining thresholds {user_file}: {exc}") from exc
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+                raise ValueError(
+                    f"cannot read chaosmining thresholds {user_file}: not a readable TOML file ({exc})"
+                ) from exc
             cls(table).check(given)
             table = _merge(table, given)
         return cls(table, own_bars_only)

@@ -37,6 +37,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
+import soundfile as sf
+import torch
+import torchaudio.functional as AF
 
 from pytest_chaosmining.core.storage.decoding import decode_all
 from pytest_chaosmining.testbeds.noise_conditions import (
@@ -285,14 +289,9 @@ def random_background(spec: AudioSpec, count: int) -> np.ndarray:
 # -- real sources ------------------------------------------------------------------
 def _read(path: Path, rate: int, start: int = 0, frames: int = -1) -> np.ndarray:
     """A mono float waveform read with soundfile (first channel), resampled to ``rate``."""
-    import soundfile as sf
-
     data, native = sf.read(str(path), start=start, frames=frames, dtype="float32", always_2d=True)
     wave = data[:, 0]
     if native != rate:
-        import torch
-        import torchaudio.functional as AF
-
         wave = AF.resample(torch.from_numpy(np.ascontiguousarray(wave)), native, rate).numpy()
     return wave.astype(np.float64)
 
@@ -431,9 +430,6 @@ def load_published(folder: str | Path, limit: int | None = None) -> AudioData:
     WAVs plus ``meta_data.csv`` whose first three columns are audio id, label and
     the speech channel (read by position).  Labels are kept as written: integer
     labels as they are, class names mapped to their index in sorted order."""
-    import pandas as pd
-    import soundfile as sf
-
     folder = Path(folder)
     meta = pd.read_csv(folder / "meta_data.csv")
     if meta.shape[1] < 3:

@@ -26,11 +26,17 @@ splits and validate on its val split.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from pytest_chaosmining.core.lazy import lazy_module
 from pytest_chaosmining.testbeds.digits.data import digit_pool, require_dir, resize
+
+if TYPE_CHECKING:
+    import torchvision
+else:  # torchvision (torch): loaded where published images are read
+    torchvision = lazy_module("torchvision")
 
 N_CLASSES = 10
 CF_CLASS = 0
@@ -117,13 +123,11 @@ def embedded_scenes(spec: BamSpec, classes: np.ndarray) -> np.ndarray:
 def flowers_scenes(spec: BamSpec, classes: np.ndarray) -> np.ndarray:
     """Flowers102 images of classes 0-9 from ``data_dir`` (train + test splits for
     training, val for validation), random square crops resized to the canvas."""
-    from torchvision.datasets import Flowers102
-
     root = require_dir(spec)
     splits = ("train", "test") if spec.split == "train" else ("val",)
     pool: dict[int, list[tuple[Any, int]]] = {c: [] for c in range(N_CLASSES)}
     for split in splits:
-        ds = Flowers102(root, split=split, download=False)
+        ds = torchvision.datasets.Flowers102(root, split=split, download=False)
         for idx, label in enumerate(ds._labels):
             if label < N_CLASSES:
                 pool[int(label)].append((ds, idx))
@@ -170,9 +174,7 @@ def embedded_objects(spec: BamSpec, labels: np.ndarray, sides: np.ndarray) -> li
 def cifar_objects(spec: BamSpec, labels: np.ndarray, sides: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
     """Per image: a CIFAR-10 image of the given label (train split for train, test
     for val) resized to its side; the whole square is the object."""
-    from torchvision.datasets import CIFAR10
-
-    ds = CIFAR10(require_dir(spec), train=spec.split == "train", download=False)
+    ds = torchvision.datasets.CIFAR10(require_dir(spec), train=spec.split == "train", download=False)
     targets = np.asarray(ds.targets)
     rng = spec.rng("object")
     out = []

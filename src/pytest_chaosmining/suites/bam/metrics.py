@@ -12,15 +12,8 @@ Comparisons are strict: a tie (two identical maps) is never counted as
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
-
-# torch is imported where used: heavy, it waits for --chaosmining.
-
-
-if TYPE_CHECKING:
-    import torch
+import torch
 
 IIR_T = 0.10  # the paper's visually imperceptible change of g_c
 #: δ counts as functionally neutral where f's logits move by at most this (relative L2) and the class stays
@@ -98,8 +91,6 @@ def neutral_patch(
     "small L2 distance of initialization") and ``x + δ`` within [0, 1] (its
     η₂ term, as a projection).  All tensors ``(N, C, H, W)``; ``region`` is
     ``(N, 1, H, W)`` float.  Returns δ (detached)."""
-    import torch
-
     with torch.no_grad():
         target = model(x)
     delta = init.clone().requires_grad_(True)

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
 from pytest_chaosmining.reports.figures import Draw, pyplot, save
 from pytest_chaosmining.reports.tables import explainer_order, markdown_table, mean_sd, records_frame, values_of
-
-# numpy is imported where used: heavy, it waits for --chaosmining.
 
 
 def sections(df: Any) -> list[str]:
@@ -88,8 +88,6 @@ def plot_bam(records: list[Record], path: Path) -> bool:
     if df.empty:
         return False
     plt = pyplot()
-    import numpy as np
-
     explainers = explainer_order(df["explainer"])
     fig, axes = plt.subplots(1, 3, figsize=(12, 3.6))
     xs = np.arange(len(explainers))

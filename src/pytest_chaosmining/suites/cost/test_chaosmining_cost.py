@@ -12,7 +12,8 @@ xdist with pytest-benchmark's own warning) the rounds are timed by hand.  Record
 
 from __future__ import annotations
 
-from pytest_chaosmining.suites.cost.suite import CostSuite, judge_cost, record_convergence
+from pytest_chaosmining.suites.cost.evaluation import judge_cost, record_convergence
+from pytest_chaosmining.suites.cost.suite import CostSuite
 
 COST = CostSuite()
 ROUNDS = 5

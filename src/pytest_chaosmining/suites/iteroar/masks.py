@@ -15,6 +15,8 @@ the new mask avoids the earlier ones, 1 means it falls entirely on them.
 from __future__ import annotations
 
 import numpy as np
+import torch
+from torch import nn
 
 FILLS = ("zero", "mean")
 
@@ -117,9 +119,6 @@ def leakage_accuracy(
     (labels kept, or shuffled for the random-label baseline).  The masks are
     average-pooled ``pool``×``pool`` (position, size and coarse shape survive)
     and fed to a one-hidden-layer network trained full-batch with Adam."""
-    import torch
-    from torch import nn
-
     gen = torch.Generator().manual_seed(seed)
     labels = torch.from_numpy(np.asarray(train_labels, dtype=np.int64))
     if shuffle_labels:

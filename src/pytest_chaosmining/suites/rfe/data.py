@@ -20,6 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
+from sklearn.datasets import make_classification
+from sklearn.preprocessing import MinMaxScaler, QuantileTransformer
 
 from pytest_chaosmining.testbeds.formulas.data import SymbolicDataSpec, generate
 
@@ -54,7 +57,6 @@ def symbolic(formula: int, noise_features: int, n_samples: int, label_noise: flo
 def generated_classification(n_samples: int, n_features: int, n_informative: int, seed: int) -> SelectionData:
     """Binary classification with ``n_informative`` informative features among
     ``n_features`` (the rest i.i.d. noise), columns permuted by ``seed``."""
-    from sklearn.datasets import make_classification
 
     x, y = make_classification(
         n_samples=n_samples,
@@ -85,7 +87,6 @@ def _same_marginals(x: np.ndarray, n_train: int) -> np.ndarray:
     with a larger spread than the noise columns, so a model-free map such as
     ``|input|`` would find them; after this every training column holds the same
     values, and only a model that learned the labels can tell them apart."""
-    from sklearn.preprocessing import QuantileTransformer
 
     qt = QuantileTransformer(n_quantiles=min(1000, n_train), output_distribution="normal", subsample=None)
     qt.fit(x[:n_train])
@@ -110,8 +111,6 @@ def santander(path: str | Path, seed: int, max_rows: int | None = None) -> Selec
     """The paper's preprocessing of Kaggle's ``train.csv`` (``ID``, features, ``TARGET``):
     MinMax scaling, the majority class undersampled to the minority's size,
     a seeded 4:1 split; ``max_rows`` caps the balanced set (tiers smaller than paper)."""
-    import pandas as pd
-    from sklearn.preprocessing import MinMaxScaler
 
     frame = pd.read_csv(path)
     if "TARGET" not in frame.columns:

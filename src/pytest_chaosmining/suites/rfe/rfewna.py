@@ -20,23 +20,19 @@ from __future__ import annotations
 import numbers
 import time
 from collections.abc import Callable, Generator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+import torch
 from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
-from sklearn.utils.validation import check_is_fitted
+from sklearn.metrics import accuracy_score, r2_score
+from sklearn.utils.validation import check_is_fitted, check_X_y
 
 from pytest_chaosmining.explainers import Explainer, as_explainer, attribute, builtin_explainers
 from pytest_chaosmining.explainers.context import tabular_context
-from pytest_chaosmining.timing import timed
-
-if TYPE_CHECKING:
-    import torch
-
-    from pytest_chaosmining.explainers import Explainer
-
 from pytest_chaosmining.suites.rfe.rounds import RoundNetworks, RoundRequest, RoundTraining, TrainedRound
+from pytest_chaosmining.timing import timed
 
 TASKS = ("regression", "classification")
 
@@ -173,8 +169,6 @@ class RFEwNA(SelectorMixin, BaseEstimator):
 
     def _eliminate(self, X: Any, y: Any) -> Generator[RoundRequest, TrainedRound, None]:
         """The rounds of :meth:`fit`: yields each round's network request and is sent the trained network."""
-        import torch
-        from sklearn.utils.validation import check_X_y
 
         if self.task not in TASKS:
             raise ValueError(f"task must be one of {TASKS}, got {self.task!r}")
@@ -226,7 +220,6 @@ class RFEwNA(SelectorMixin, BaseEstimator):
         self.best_support_ = self.history_[self.best_index_]["support"]
 
     def _outputs(self, net: Any, X: np.ndarray, device: torch.device) -> np.ndarray:
-        import torch
 
         with torch.no_grad():
             return net(torch.from_numpy(np.ascontiguousarray(X, dtype=np.float32)).to(device)).cpu().numpy()
@@ -235,7 +228,6 @@ class RFEwNA(SelectorMixin, BaseEstimator):
         out = self._outputs(net, X, device)
         if self.task == "classification":
             return float((out.argmax(1) == y).mean())
-        from sklearn.metrics import r2_score
 
         return float(r2_score(y, out[:, 0]))
 
@@ -250,7 +242,6 @@ class RFEwNA(SelectorMixin, BaseEstimator):
         """Mean |attribution| per feature over the validation split (target: the
         output for regression, the predicted class for classification; background:
         the first training rows)."""
-        import torch
 
         x = torch.from_numpy(np.ascontiguousarray(X)).to(device)
         if self.task == "classification":
@@ -275,7 +266,6 @@ class RFEwNA(SelectorMixin, BaseEstimator):
 
     def score(self, X: Any, y: Any) -> float:
         """Accuracy (classification) or R² (regression) of :meth:`predict`."""
-        from sklearn.metrics import accuracy_score, r2_score
 
         pred = self.predict(X)
         return float(accuracy_score(y, pred) if self.task == "classification" else r2_score(y, pred))

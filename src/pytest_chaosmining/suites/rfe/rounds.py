@@ -31,14 +31,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+import torch
+from torch import nn
 
 from pytest_chaosmining.core.storage.keys import Code
-
-# torch and the package's modules that load it are imported where used: heavy, they wait for --chaosmining.
+from pytest_chaosmining.core.training.ensemble import LOSSES, stackable, train_on_shared_batches
 
 if TYPE_CHECKING:
-    from torch import nn
-
     from pytest_chaosmining.core.storage.cache import ModelCache
 
 #: the model-cache folder of the round networks
@@ -50,7 +49,6 @@ NetworkFactory = Callable[[int, int], "nn.Module"]
 
 def default_network(n_features: int, n_outputs: int) -> nn.Module:
     """The ChaosMining MLP: 3 hidden layers of 100 GELU units."""
-    from torch import nn
 
     layers: list[nn.Module] = []
     size = n_features
@@ -95,14 +93,12 @@ class TrainedRound:
 
 def initial_network(training: RoundTraining, n_features: int) -> nn.Module:
     """The round's network as initialised from ``training.seed``, on its device."""
-    import torch
 
     torch.manual_seed(training.seed)
     return (training.network or default_network)(n_features, training.n_outputs).to(training.device)
 
 
 def _targets(training: RoundTraining, y: np.ndarray) -> tuple[object, str]:
-    import torch
 
     t = torch.from_numpy(y).to(training.device)
     return (t.reshape(-1, 1), "mse") if training.task == "regression" else (t, "cross_entropy")
@@ -110,9 +106,6 @@ def _targets(training: RoundTraining, y: np.ndarray) -> tuple[object, str]:
 
 def train_network(training: RoundTraining, x: np.ndarray, y: np.ndarray) -> nn.Module:
     """Train one round's network on ``x`` (the kept features) with Adam; eval mode."""
-    import torch
-
-    from pytest_chaosmining.core.training.ensemble import LOSSES
 
     net = initial_network(training, x.shape[1])
     optimizer = torch.optim.Adam(net.parameters(), lr=training.lr)
@@ -138,9 +131,6 @@ def _train_ensemble(
 ) -> list[nn.Module] | None:
     """The networks of ``column_sets`` (as many columns each) trained as one ensemble;
     None where the architecture cannot be stacked."""
-    import torch
-
-    from pytest_chaosmining.core.training.ensemble import stackable, train_on_shared_batches
 
     nets = [initial_network(training, len(column_sets[0])) for _ in column_sets]
     if not stackable(nets):

@@ -5,12 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
 from pytest_chaosmining.reports.figures import Draw, pyplot, save
 from pytest_chaosmining.reports.tables import explainer_order, markdown_table, mean_sd, records_frame
-
-# numpy is imported where used: heavy, it waits for --chaosmining.
-
 
 SALIENCY_TOLERANCE = 0.05  # |Δ| within this reads "unchanged" in the saliency report
 
@@ -106,8 +105,6 @@ def _plot_saliency(records: list[Record], path: Path) -> bool:
     if df.empty:
         return False
     plt = pyplot()
-    import numpy as np
-
     keys = sorted(df["comparison"].unique())
     explainers = explainer_order(df["explainer"])
     fig, ax = plt.subplots(figsize=(max(8, 0.9 * len(keys) * max(1, len(explainers)) / 3), 4))

@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
 from pytest_chaosmining.reports.figures import Draw, pyplot, save
 from pytest_chaosmining.reports.tables import explainer_order, markdown_table, mean_sd, records_frame
 from pytest_chaosmining.suites.symbolic.figure4 import default_condition, draw_figure4
 from pytest_chaosmining.testbeds.formulas.cases import CONDITION_FIELDS
-
-# numpy is imported where used: heavy, it waits for --chaosmining.
 
 
 def _variant(row: Any) -> str:
@@ -83,8 +83,6 @@ def sections(df: Any) -> list[str]:
 
 def _plot(records: list[Record], path: Path) -> bool:
     plt = pyplot()
-    import numpy as np
-
     df = records_frame(records)
     sym = df[(df.suite == "symbolic") & (df.metric == "fprec")]
     if sym.empty:

@@ -2,7 +2,8 @@
 
 A :class:`SymbolicCase` is one trained model (formula × condition × model
 config × seed).  The pytest glue parametrises over cases × explainers and
-calls :func:`trained_model` and :func:`evaluate` here.
+calls its models (:mod:`~pytest_chaosmining.testbeds.formulas.run_models`) and its
+:mod:`~pytest_chaosmining.suites.symbolic.evaluation` (torch: loaded on first use).
 """
 
 from __future__ import annotations
@@ -10,21 +11,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from pytest_chaosmining.core.metrics.attribution import attribution_uscore, fprec
-from pytest_chaosmining.core.metrics.axioms import output_change, sign_agreement
+from pytest_chaosmining.core.lazy import lazy_module
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, measured_against_baseline, own_merit, reported
 from pytest_chaosmining.core.metrics.cost import Cost
-from pytest_chaosmining.core.metrics.drift import fingerprint
-from pytest_chaosmining.core.metrics.properties import completeness_fit, is_signed, truth_sign_agreement
 from pytest_chaosmining.core.storage.derived import weights_digest
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training.modes import uncalibrated_training
-from pytest_chaosmining.explainers import IG_STEPS, attribute
-from pytest_chaosmining.explainers.context import TABULAR_REGRESSION, tabular_context
+from pytest_chaosmining.explainers.context import TABULAR_REGRESSION
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
-from pytest_chaosmining.suite_kit.parametrize import sharded
 from pytest_chaosmining.suite_kit.probe import Probe
 from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, ScoreCheck
 from pytest_chaosmining.suite_kit.verdict import model_scored
@@ -36,81 +30,19 @@ from pytest_chaosmining.testbeds.formulas.cases import (
     TrainedSymbolicModel,
     plan_cases,
     swept_fields,
-    symbolic_code,
-    trained_model,
-    untrained_model,
 )
 from pytest_chaosmining.testbeds.formulas.tiers import SYMBOLIC
-from pytest_chaosmining.timing import timed
-
-# torch and the package's modules that load it are imported where used: heavy, they wait for --chaosmining.
-
 
 if TYPE_CHECKING:
-    import torch
-
     from pytest_chaosmining.core.verdicts.records import Record
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.run_view import RunView
     from pytest_chaosmining.suite_kit.seam import Case, DomainPick
-
-
-#: steps of the exact path integral the sign check compares with (its sign, not an IG's estimate)
-SIGN_PATH_STEPS = 50
-
-
-def evaluate(trained: TrainedSymbolicModel, explainer: Explainer, device: torch.device) -> dict[str, Any]:
-    """Attribute the test set with ``explainer``; return FPrec, the FPrec gained over
-    the same explainer on the untrained model (a ranking that ignores the model,
-    such as a fixed column prior, gains nothing), attribution UScore against the
-    matching exact ground truth (if the explainer declares one), the sign
-    agreement of its sums with the output change and how well their size fits it
-    (if it declares completeness; the sign where the outputs both rose and fell),
-    the agreement of a signed map's signs with the formula's (``truth_sign``, where
-    the test rows give both signs), cost and a fingerprint of the maps."""
-    import torch
-
-    data = trained.data
-    inputs = torch.from_numpy(data.x_test).to(device)
-    context = tabular_context(SUITE, data.x_train, device)
-    attr, cost = timed(lambda: attribute(explainer, trained.model, inputs, 0, context), device)
-    attr_np = attr.cpu().numpy().astype(np.float64)
-    out: dict[str, Any] = {"fprec": fprec(attr_np, data.truth), "cost": cost, "fingerprint": fingerprint(attr_np)}
-    untrained = untrained_model(trained.case, data.n_features).to(device)
-    before = (
-        timed(lambda: attribute(explainer, untrained, inputs, 0, context), device)[0].cpu().numpy().astype(np.float64)
-    )
-    out["untrained_fprec"] = fprec(before, data.truth)
-    out["training_gain"] = out["fprec"] - out["untrained_fprec"]
-    if explainer.ground_truth:
-        n_steps = explainer.attribute_kwargs.get("n_steps", IG_STEPS)
-        steps = int(n_steps) if isinstance(n_steps, int | float) else IG_STEPS
-        truth = data.ground_truth(explainer.ground_truth, data.x_test, steps=steps)
-        out["attr_uscore"] = attribution_uscore(attr_np, truth)
-    if is_signed(attr_np):
-        kinds = ("gradient", "path", "ablation")
-        exact = [data.ground_truth(kind, data.x_test, steps=SIGN_PATH_STEPS) for kind in kinds]
-        truth_sign = truth_sign_agreement(attr_np, exact)
-        if truth_sign is not None:
-            out["truth_sign"] = truth_sign
-    if explainer.completeness:
-        change = output_change(trained.model, inputs, 0, torch.zeros_like(inputs))
-        agreement = sign_agreement(attr_np.sum(axis=1), change)
-        if agreement is not None:
-            out["sign_agreement"] = agreement
-        out["completeness"] = completeness_fit(attr_np.sum(axis=1), change)
-    return out
-
-
-def probe(trained: TrainedSymbolicModel, samples: int) -> Probe:
-    """The first ``samples`` test rows of ``trained`` for the own-merit checks (target 0:
-    the regression output)."""
-    import torch
-
-    device = next(trained.model.parameters()).device
-    data = trained.data
-    inputs = torch.from_numpy(data.x_test[:samples]).to(device)
-    return Probe(trained.model, inputs, 0, tabular_context(SUITE, data.x_train, device))
+    from pytest_chaosmining.suites.symbolic import evaluation
+    from pytest_chaosmining.testbeds.formulas import run_models
+else:  # the heavy halves, loaded on first use
+    evaluation = lazy_module("pytest_chaosmining.suites.symbolic.evaluation")
+    run_models = lazy_module("pytest_chaosmining.testbeds.formulas.run_models")
 
 
 def _formula_key(fields: CaseFields) -> str:
@@ -180,44 +112,16 @@ class SymbolicSuite(SuiteDefaults):
         return tuple(SYMBOLIC[tier].sweeps)
 
     def plan(self, run: RunView) -> list[SymbolicCase]:
-        return run.plan.per_training(
-            plan_cases(SYMBOLIC[run.plan.tier], run.plan.settings.seeds, list(run.plan.settings.sweeps))
-        )
+        return run_models.planned_cases(run)
 
     def model(self, run: RunView, case: SymbolicCase) -> TrainedSymbolicModel:
-        """The trained model of ``case``, trained at most once (and cached on disk);
-        with ensembles on, the run's models of its shape train together first."""
-        from pytest_chaosmining.testbeds.formulas.ensemble import eligible
-
-        def load() -> TrainedSymbolicModel:
-            together = run.runtime.ensemble and eligible(case)
-            if together:
-                cases = run.plan.cases(SUITE, sharded(run, SUITE, self.plan(run)))
-                self.train_together(run, cases + ([] if case in cases else [case]))  # the cost suite's, say
-            return trained_model(
-                case,
-                run.runtime.cache,
-                run.runtime.device,
-                run.runtime.progress(f"symbolic {case.id}"),
-                together,
-            )
-
-        return run.runtime.memo(case, load)
+        """The trained model of ``case`` (shared with the cost and saliency suites)."""
+        return run_models.run_model(run, case)
 
     def train_together(self, run: RunView, cases: Sequence[SymbolicCase]) -> None:
         """With ensembles on (``--chaosmining-ensemble``), train those of ``cases``
         not yet cached as batched ensembles, one per shape and training mode."""
-        from pytest_chaosmining.testbeds.formulas.ensemble import train_groups
-
-        if run.runtime.ensemble:
-            train_groups(
-                cases,
-                run.runtime.cache,
-                run.runtime.device,
-                untrained_model,
-                symbolic_code(together=True),
-                run.runtime.progress(f"symbolic ensembles ({len(cases)} models)"),
-            )
+        run_models.train_together(run, cases)
 
     def quality(self, model: TrainedSymbolicModel) -> float:
         """Prediction quality: UScore of the test predictions."""
@@ -249,19 +153,19 @@ class SymbolicSuite(SuiteDefaults):
         return f"f{case.formula:02d}"
 
     def score(self, run: RunView, model: TrainedSymbolicModel, explainer: Explainer) -> dict[str, Any]:
-        """:func:`evaluate` on the session's device."""
+        """:func:`.evaluation.evaluate` on the session's device."""
 
         return run.results.evaluated(
             SUITE,
             {"model": model.case.training_config(run.runtime.device.type), "weights": weights_digest(model.model)},
             explainer,
-            lambda: evaluate(model, explainer, run.runtime.device),
+            lambda: evaluation.evaluate(model, explainer, run.runtime.device),
             (Cost,),
         )
 
     def probe(self, trained: TrainedSymbolicModel, samples: int) -> Probe:
-        """The first ``samples`` test rows of ``trained`` (:func:`probe`)."""
-        return probe(trained, samples)
+        """The first ``samples`` test rows of ``trained`` (:func:`.evaluation.probe`)."""
+        return evaluation.probe(trained, samples)
 
     def model_checks(self, run: RunView) -> tuple[str, ...]:
         """Metrics of :meth:`score` judged on every model beside the primary score: none."""

@@ -17,7 +17,7 @@ from pytest_chaosmining.core.storage.keys import Code
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training.modes import SaliencyGuided
 from pytest_chaosmining.explainers.context import BACKGROUND_SIZE, AttributionContext
-from pytest_chaosmining.suite_kit.classifier import ClassifierCase, cached_classifier
+from pytest_chaosmining.suite_kit.classifier import ClassifierCase, cached_classifier, classifier_model, data_source
 from pytest_chaosmining.testbeds.digits import data
 from pytest_chaosmining.testbeds.digits.tiers import VisionTier
 
@@ -28,10 +28,12 @@ if TYPE_CHECKING:
     import torch
 
     from pytest_chaosmining.core.storage.cache import ModelCache
-    from pytest_chaosmining.run_view import Remembered
+    from pytest_chaosmining.run_view import Remembered, RunView
 
 #: the cache namespace of these classifiers: the vision suite's
 SUITE = "vision"
+#: the source name of digit images read from ``--chaosmining-data``
+DISK_SOURCE = "torchvision"
 
 
 def vision_code() -> Code:
@@ -154,6 +156,18 @@ def trained_model(
         (val.images, val.labels), progress, None, remembered,
     )  # fmt: skip
     return TrainedVisionModel(case, model, val, pred, float((pred == val.labels).mean()), float(meta["train_seconds"]))
+
+
+def run_model(run: RunView, case: VisionCase) -> TrainedVisionModel:
+    """The classifier of ``case`` (any suite's: vision, IteROAR, saliency), trained at most once
+    per run and cached on disk."""
+    return classifier_model(run, SUITE, trained_model, case)
+
+
+def vision_source(data_dir: str | None) -> tuple[str, str | None]:
+    """Where the digit images come from: torchvision's MNIST under ``--chaosmining-data``
+    (``data_dir``), else the embedded set."""
+    return data_source(DISK_SOURCE, data_dir)
 
 
 def untrained_model(case: Any) -> Any:
