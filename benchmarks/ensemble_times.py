@@ -27,9 +27,10 @@ import torch
 from pytest_chaosmining.core.training.ensemble import train_regressors_together
 from pytest_chaosmining.core.training.modes import SaliencyGuided
 from pytest_chaosmining.core.training.regression import RegressionTraining, train_regressor
-from pytest_chaosmining.testbeds.formulas.cases import plan_cases, untrained_model
+from pytest_chaosmining.testbeds.formulas.cases import plan_cases
 from pytest_chaosmining.testbeds.formulas.data import SymbolicDataSpec, generate
 from pytest_chaosmining.testbeds.formulas.tiers import SYMBOLIC
+from pytest_chaosmining.testbeds.formulas.training import untrained_model
 
 
 def _sync(device: torch.device) -> None:

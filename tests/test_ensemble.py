@@ -13,9 +13,10 @@ from pytest_chaosmining.core.training.ensemble import can_train_together
 from pytest_chaosmining.core.training.modes import SaliencyGuided
 from pytest_chaosmining.core.training.regression import RegressionTraining
 from pytest_chaosmining.core.training.saliency import mask_lowest
-from pytest_chaosmining.testbeds.formulas.cases import cost_case, symbolic_code, trained_model, untrained_model
+from pytest_chaosmining.testbeds.formulas.cases import cost_case, symbolic_code
 from pytest_chaosmining.testbeds.formulas.ensemble import train_groups
 from pytest_chaosmining.testbeds.formulas.tiers import SYMBOLIC
+from pytest_chaosmining.testbeds.formulas.training import trained_model, untrained_model
 
 
 def matching_models(case, ensemble_cache, alone_cache, device):

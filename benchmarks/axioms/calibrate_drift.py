@@ -45,8 +45,9 @@ def cases_of(suite: str, cache):  # noqa: ANN001, ANN201 - a script
     device = torch.device("cpu")
     if suite == "symbolic":
         from pytest_chaosmining.suites.symbolic.evaluation import evaluate
-        from pytest_chaosmining.testbeds.formulas.cases import plan_cases, trained_model
+        from pytest_chaosmining.testbeds.formulas.cases import plan_cases
         from pytest_chaosmining.testbeds.formulas.tiers import SYMBOLIC
+        from pytest_chaosmining.testbeds.formulas.training import trained_model
 
         for case in plan_cases(SYMBOLIC["smoke"], 1):
             trained = trained_model(case, cache, device)

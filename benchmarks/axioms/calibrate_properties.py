@@ -155,8 +155,9 @@ def run_seed(seed: int, cache_dir: Path, parts: tuple[str, ...] = PARTS) -> dict
     from pytest_chaosmining.suites.symbolic.evaluation import evaluate
     from pytest_chaosmining.suites.symbolic.suite import SymbolicSuite
     from pytest_chaosmining.suites.vision.suite import VisionSuite
-    from pytest_chaosmining.testbeds.formulas.cases import plan_cases, trained_model
+    from pytest_chaosmining.testbeds.formulas.cases import plan_cases
     from pytest_chaosmining.testbeds.formulas.tiers import SYMBOLIC
+    from pytest_chaosmining.testbeds.formulas.training import trained_model
 
     torch.set_num_threads(1)
     device, builtins = torch.device("cpu"), builtin_explainers()

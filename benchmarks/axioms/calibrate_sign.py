@@ -57,8 +57,9 @@ def run_seed(seed: int, cache_dir: Path) -> dict[str, object]:
     from pytest_chaosmining.explainers import attribute, builtin_explainers
     from pytest_chaosmining.explainers.context import tabular_context
     from pytest_chaosmining.suites.symbolic.evaluation import evaluate
-    from pytest_chaosmining.testbeds.formulas.cases import plan_cases, trained_model
+    from pytest_chaosmining.testbeds.formulas.cases import plan_cases
     from pytest_chaosmining.testbeds.formulas.tiers import SYMBOLIC
+    from pytest_chaosmining.testbeds.formulas.training import trained_model
 
     device, explainers = torch.device("cpu"), builtin_explainers()
     cache = ModelCache(cache_dir, ModelPack())

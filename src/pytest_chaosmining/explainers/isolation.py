@@ -31,15 +31,11 @@ import random
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
-
-# torch is imported where used: heavy, it waits for --chaosmining.
-
-
-if TYPE_CHECKING:
-    import torch
+import torch
+from torch.nn.modules import module as module_mod
 
 T = TypeVar("T")
 
@@ -82,7 +78,6 @@ def _names(items: list[str]) -> str:
 def model_changes(reference: torch.nn.Module, used: torch.nn.Module) -> list[str]:
     """What differs between the model as trained (``reference``) and the copy an
     explainer used, in words; empty when nothing does."""
-    import torch
 
     changes: list[str] = []
     ref_state, used_state = reference.state_dict(keep_vars=True), used.state_dict(keep_vars=True)
@@ -123,7 +118,6 @@ def model_changes(reference: torch.nn.Module, used: torch.nn.Module) -> list[str
 
 
 def _inputs_changed(original: torch.Tensor, given: torch.Tensor) -> bool:
-    import torch
 
     return given.shape != original.shape or not torch.equal(given.detach(), original)
 
@@ -142,7 +136,6 @@ class _ProcessState:
 
 def _settings() -> dict[str, tuple[Callable[[], object], Callable[[Any], object]]]:
     """Each process-wide torch setting an explainer might change: (read it, put it back)."""
-    import torch
 
     cudnn = torch.backends.cudnn
     return {
@@ -158,13 +151,11 @@ def _settings() -> dict[str, tuple[Callable[[], object], Callable[[Any], object]
 
 
 def _global_hook_dicts() -> dict[str, dict[int, object]]:
-    from torch.nn.modules import module as module_mod
 
     return {name: getattr(module_mod, name) for name in _GLOBAL_HOOK_DICTS if hasattr(module_mod, name)}
 
 
 def _capture() -> _ProcessState:
-    import torch
 
     return _ProcessState(
         settings={name: read() for name, (read, _) in _settings().items()},
@@ -179,7 +170,6 @@ def _capture() -> _ProcessState:
 def _restore(before: _ProcessState) -> list[str]:
     """Put the process back as ``before``; the settings and global hooks that had
     changed, in words."""
-    import torch
 
     changes = []
     for name, (read, write) in _settings().items():

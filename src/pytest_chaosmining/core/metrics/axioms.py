@@ -12,15 +12,8 @@ positive noise) scores about 0.5, whatever share of outputs rose.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
-
-# torch is imported where used: heavy, it waits for --chaosmining.
-
-
-if TYPE_CHECKING:
-    import torch
+import torch
 
 #: a sample counts when its output change is at least this share of the mean |change|
 #: (nearer 0 the sign is within the method's approximation error)
@@ -50,7 +43,6 @@ def sign_agreement(sums: np.ndarray, change: np.ndarray) -> float | None:
 def output_change(model: torch.nn.Module, inputs: torch.Tensor, target: int, baseline: torch.Tensor) -> np.ndarray:
     """``f(inputs) − f(baseline)`` of output ``target`` per sample (the quantity a
     complete explainer's attributions sum to)."""
-    import torch
 
     with torch.no_grad():
         now = model(inputs).reshape(len(inputs), -1)[:, target]

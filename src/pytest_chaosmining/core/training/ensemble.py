@@ -32,6 +32,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 from torch import nn
+from torch.func import functional_call, stack_module_state, vmap
 
 from pytest_chaosmining.core.training.modes import SaliencyGuided
 from pytest_chaosmining.core.training.regression import OPTIMIZERS, ProgressFn, RegressionTraining
@@ -65,7 +66,6 @@ class StackedModels:
     over ``(members, rows, …)`` inputs, and :meth:`write_back` into the models."""
 
     def __init__(self, models: Sequence[nn.Module]):
-        from torch.func import functional_call, stack_module_state, vmap
 
         if not stackable(models):
             raise ValueError("these models cannot be one ensemble (class, shapes, dropout or buffers differ)")

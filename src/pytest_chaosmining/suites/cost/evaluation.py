@@ -15,13 +15,9 @@ from pytest_chaosmining.explainers import attribute
 from pytest_chaosmining.explainers.context import tabular_context
 from pytest_chaosmining.judge import explainer_failures
 from pytest_chaosmining.suites.cost.suite import SUITE, Convergence, snapshot_epochs
-from pytest_chaosmining.testbeds.formulas.cases import (
-    SymbolicCase,
-    TrainedSymbolicModel,
-    symbolic_code,
-    untrained_model,
-)
+from pytest_chaosmining.testbeds.formulas.cases import SymbolicCase, TrainedSymbolicModel, symbolic_code
 from pytest_chaosmining.testbeds.formulas.data import SymbolicDataSpec, generate
+from pytest_chaosmining.testbeds.formulas.training import untrained_model
 from pytest_chaosmining.timing import timed
 
 if TYPE_CHECKING:

@@ -15,7 +15,8 @@ from pytest_chaosmining.core.metrics.properties import completeness_fit, is_sign
 from pytest_chaosmining.explainers import IG_STEPS, attribute
 from pytest_chaosmining.explainers.context import tabular_context
 from pytest_chaosmining.suite_kit.probe import Probe
-from pytest_chaosmining.testbeds.formulas.cases import SUITE, TrainedSymbolicModel, untrained_model
+from pytest_chaosmining.testbeds.formulas.cases import SUITE, TrainedSymbolicModel
+from pytest_chaosmining.testbeds.formulas.training import untrained_model
 from pytest_chaosmining.timing import timed
 
 if TYPE_CHECKING:

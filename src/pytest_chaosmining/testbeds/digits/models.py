@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import torch
+import torchvision.models as tvm
 from torch import nn
 
 N_CLASSES = 10
@@ -44,7 +45,6 @@ class SmallCNN(nn.Module):
 
 def _torchvision(name: str) -> Callable[[], nn.Module]:
     def build() -> nn.Module:
-        import torchvision.models as tvm
 
         kwargs = {"num_classes": N_CLASSES, "weights": None}
         if name == "googlenet":

@@ -1,29 +1,18 @@
 """The symbolic suite's cases and their models, shared by the suites that build on them.
 
 A :class:`SymbolicCase` is one trained model (formula × condition × model config
-× seed); :func:`trained_model` loads it from the cache or trains it."""
+× seed); :func:`.training.trained_model` loads it from the cache or trains it."""
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from pytest_chaosmining.core.metrics.attribution import uscore
 from pytest_chaosmining.core.storage.keys import Code
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training.modes import SaliencyGuided, guided_model_id, training_key
-from pytest_chaosmining.testbeds.formulas.data import SymbolicDataSpec, generate
 from pytest_chaosmining.testbeds.formulas.tiers import SymbolicTier
-
-# torch and the package's modules that load it are imported where used: heavy, they wait for --chaosmining.
-
-
-if TYPE_CHECKING:
-    import torch
-
-    from pytest_chaosmining.core.storage.cache import ModelCache
 
 #: the cache namespace of these models: the symbolic suite's (the cost suite's model is one of them)
 SUITE = "symbolic"
@@ -155,52 +144,6 @@ class TrainedSymbolicModel:
     data: Any
     uscore: float
     train_seconds: float
-
-
-def trained_model(
-    case: SymbolicCase,
-    cache: ModelCache,
-    device: torch.device,
-    progress: Callable[[int, int, float, Any], None] | None = None,
-    together: bool = False,
-) -> TrainedSymbolicModel:
-    """Load ``case``'s model from the cache or train it; score its test predictions.
-    ``together``: the entry of the model trained in an ensemble
-    (:mod:`pytest_chaosmining.testbeds.formulas.ensemble`, which trains it first)."""
-    import torch
-
-    from pytest_chaosmining.core.training.regression import RegressionTraining, train_regressor
-    from pytest_chaosmining.testbeds.formulas.ensemble import ensemble_config
-
-    data = generate(SymbolicDataSpec(case.formula, case.noise_features, case.label_noise, case.n_samples, case.seed))
-
-    def build() -> torch.nn.Module:
-        return untrained_model(case, data.n_features)
-
-    def fit(model: torch.nn.Module) -> float:
-        x = torch.from_numpy(data.x_train).to(device)
-        y = torch.from_numpy(data.y_train).to(device)
-        settings = RegressionTraining(case.epochs, case.lr, case.optimizer)
-        return train_regressor(model, x, y, settings, seed=case.seed, progress=progress, guide=case.guide)
-
-    def check(model: torch.nn.Module) -> float:
-        with torch.no_grad():
-            pred = model(torch.from_numpy(data.x_test).to(device)).cpu().numpy().ravel()
-        return float(uscore(pred, data.y_test_clean))
-
-    config = ensemble_config(case, device.type) if together else case.training_config(device.type)
-    model, meta = cache.model(SUITE, config, build, fit, device, symbolic_code(together), check)
-    return TrainedSymbolicModel(case, model, data, check(model), float(meta["train_seconds"]))
-
-
-def untrained_model(case: SymbolicCase, n_features: int) -> Any:
-    """``case``'s MLP as initialised from ``case.seed``, before training, in eval mode."""
-    import torch
-
-    from pytest_chaosmining.testbeds.formulas.models import MLPRegressor
-
-    torch.manual_seed(case.seed)
-    return MLPRegressor(n_features, case.width, case.depth, case.dropout).eval()
 
 
 def cost_case(tier: SymbolicTier) -> SymbolicCase:

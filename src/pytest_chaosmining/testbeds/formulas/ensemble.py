@@ -16,6 +16,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+import torch
 from filelock import FileLock
 
 from pytest_chaosmining.core.storage.keys import LOCK_TIMEOUT_S, Code, cache_key
@@ -24,12 +25,7 @@ from pytest_chaosmining.core.training.modes import SaliencyGuided
 from pytest_chaosmining.core.training.regression import RegressionTraining
 from pytest_chaosmining.testbeds.formulas.data import SymbolicDataSpec, generate
 
-# torch is imported where used: heavy, it waits for --chaosmining.
-
-
 if TYPE_CHECKING:
-    import torch
-
     from pytest_chaosmining.core.storage.cache import ModelCache
 
 SUITE = "symbolic"
@@ -108,7 +104,6 @@ def train_groups(
     shape group, and store each member; the number of models trained.  ``build``
     makes a case's initialised model for a number of inputs; ``code``: the modules
     in the cache key."""
-    import torch
 
     todo = [c for c in cases if eligible(c) and not cache.has(SUITE, ensemble_config(c, device.type), code)]
     data = {

@@ -15,11 +15,10 @@ from pytest_chaosmining.testbeds.formulas.cases import (
     TrainedSymbolicModel,
     plan_cases,
     symbolic_code,
-    trained_model,
-    untrained_model,
 )
 from pytest_chaosmining.testbeds.formulas.ensemble import eligible, train_groups
 from pytest_chaosmining.testbeds.formulas.tiers import SYMBOLIC
+from pytest_chaosmining.testbeds.formulas.training import trained_model, untrained_model
 
 if TYPE_CHECKING:
     from pytest_chaosmining.run_view import RunView
