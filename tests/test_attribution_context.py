@@ -17,7 +17,7 @@ from pytest_chaosmining.explainers import (
 from pytest_chaosmining.explainers.binding import captum_kwargs
 from pytest_chaosmining.explainers.context import Applicability, AttributionContext, last_conv2d, tabular_context
 from pytest_chaosmining.suites import shapes_of
-from pytest_chaosmining.testbeds.digits.cases import grid_mask, image_context
+from pytest_chaosmining.testbeds.digits.training import grid_mask, image_context
 
 CPU = torch.device("cpu")
 

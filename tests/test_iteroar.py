@@ -88,7 +88,8 @@ def test_chain_is_deterministic_and_cached(tmp_path):
     from pytest_chaosmining.explainers import builtin_explainers
     from pytest_chaosmining.suites.iteroar.evaluation import run_chain
     from pytest_chaosmining.suites.iteroar.suite import IteroarCase
-    from pytest_chaosmining.testbeds.digits.cases import VisionCase, data_split, trained_model
+    from pytest_chaosmining.testbeds.digits.cases import VisionCase
+    from pytest_chaosmining.testbeds.digits.training import data_split, trained_model
 
     base = VisionCase("SBRP", "small_cnn", 4, 120, 40, 1, 32, 3e-3, 0)
     case = IteroarCase(base, iterations=2, tau=0.95, fill="zero", n_retrain=80, retrain_epochs=1, n_explain=40)

@@ -55,8 +55,9 @@ def cases_of(suite: str, cache):  # noqa: ANN001, ANN201 - a script
         return
     if suite == "vision":
         from pytest_chaosmining.suites.vision.evaluation import evaluate
-        from pytest_chaosmining.testbeds.digits.cases import plan_cases, trained_model
+        from pytest_chaosmining.testbeds.digits.cases import plan_cases
         from pytest_chaosmining.testbeds.digits.tiers import VISION as TIERS
+        from pytest_chaosmining.testbeds.digits.training import trained_model
     else:
         from pytest_chaosmining.suites.audio.evaluation import evaluate, trained_model
         from pytest_chaosmining.suites.audio.suite import plan_cases

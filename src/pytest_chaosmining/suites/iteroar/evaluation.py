@@ -28,7 +28,7 @@ from pytest_chaosmining.suites.iteroar.masks import (
     top_fraction_masks,
 )
 from pytest_chaosmining.suites.iteroar.suite import REFERENCE, SUITE, ChainResult, IteroarCase, iteroar_code
-from pytest_chaosmining.testbeds.digits.cases import attribution_context, untrained_model
+from pytest_chaosmining.testbeds.digits.training import attribution_context, untrained_model
 from pytest_chaosmining.timing import timed
 
 if TYPE_CHECKING:

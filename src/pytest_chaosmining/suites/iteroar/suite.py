@@ -48,12 +48,8 @@ from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
 from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, Recorder, ScoreCheck, Scored
 from pytest_chaosmining.suites.iteroar import report
 from pytest_chaosmining.suites.iteroar.tiers import ITEROAR, IteroarTier
-from pytest_chaosmining.testbeds.digits.cases import (
-    data_split,
-    run_model,
-    vision_source,
-)
 from pytest_chaosmining.testbeds.digits.cases import plan_cases as vision_cases
+from pytest_chaosmining.testbeds.digits.cases import vision_source
 from pytest_chaosmining.testbeds.digits.tiers import VISION
 
 if TYPE_CHECKING:
@@ -61,8 +57,10 @@ if TYPE_CHECKING:
 
     from pytest_chaosmining.run_view import RunView
     from pytest_chaosmining.suites.iteroar import evaluation
-else:  # the heavy half (torch), loaded on first use
+    from pytest_chaosmining.testbeds.digits import training as digit_models
+else:  # the heavy halves (torch), loaded on first use
     evaluation = lazy_module("pytest_chaosmining.suites.iteroar.evaluation")
+    digit_models = lazy_module("pytest_chaosmining.testbeds.digits.training")
 
 SUITE = "iteroar"
 REFERENCE = "random-pixels"  # name of the reference chain (uniformly random removal)
@@ -242,7 +240,7 @@ class IteroarSuite(SuiteDefaults):
 
     def f0(self, run: RunView, case: IteroarCase) -> Any:
         """The trained vision model the chains of ``case`` start from (the vision suite's)."""
-        return run_model(run, case.base)
+        return digit_models.run_model(run, case.base)
 
     def chain(self, run: RunView, case: IteroarCase, explainer: str | None) -> ChainResult:
         """The chain of ``explainer`` (None: the random-pixel reference) on ``case``,
@@ -254,7 +252,7 @@ class IteroarSuite(SuiteDefaults):
 
             def compute() -> ChainResult:
                 train = run.runtime.memo(
-                    ("vision-train", case.base), lambda: data_split(case.base, "train", run.runtime.cache)
+                    ("vision-train", case.base), lambda: digit_models.data_split(case.base, "train", run.runtime.cache)
                 )
                 name = explainer or REFERENCE
                 return evaluation.run_chain(

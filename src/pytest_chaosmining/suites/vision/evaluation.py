@@ -17,17 +17,15 @@ from pytest_chaosmining.core.training.classification import to_float
 from pytest_chaosmining.explainers import ExplainerError, attribute
 from pytest_chaosmining.reports.figures import pyplot
 from pytest_chaosmining.suite_kit.probe import classifier_probe
-from pytest_chaosmining.testbeds.digits.cases import (
-    SUITE,
-    TrainedVisionModel,
+from pytest_chaosmining.testbeds.digits.cases import SUITE, TrainedVisionModel, vision_code
+from pytest_chaosmining.testbeds.digits.tiers import VISION
+from pytest_chaosmining.testbeds.digits.training import (
     attribution_context,
     patch_mask,
     run_model,
     trained_model,
     untrained_model,
-    vision_code,
 )
-from pytest_chaosmining.testbeds.digits.tiers import VISION
 from pytest_chaosmining.timing import timed
 
 if TYPE_CHECKING:
