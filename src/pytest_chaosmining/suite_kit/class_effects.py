@@ -18,17 +18,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
+import torch
 
 from pytest_chaosmining.core.metrics.attribution import feature_sums
-
-# torch is imported where used: heavy, it waits for --chaosmining.
-
-
-if TYPE_CHECKING:
-    import torch
 
 #: midpoints of the path integral the sign check compares with
 PATH_STEPS = 32
@@ -56,7 +50,6 @@ def class_effects(
     """The :class:`ClassEffects` of ``model``'s logit ``target`` (one class per
     sample) at ``inputs``, per group of ``mask`` (integer ids broadcastable to one
     sample)."""
-    import torch
 
     member = torch.from_numpy(np.broadcast_to(np.asarray(mask), inputs.shape[1:]).astype(np.int64)).to(inputs.device)
 

@@ -1,7 +1,8 @@
 """What the vision and audio suites share: classifiers trained per condition ×
 model × seed, scored by validation accuracy, explained on their first
 validation samples, each with an example figure.  A suite subclasses
-:class:`ClassifierSuite` and names its tiers, data source and functions."""
+:class:`ClassifierSuite` and names its tiers, data source, case planning and heavy
+half (:class:`ClassifierEvaluation`); :mod:`.classifier_training` trains through the cache."""
 
 from __future__ import annotations
 
@@ -18,16 +19,10 @@ from pytest_chaosmining.core.training.modes import guided_model_id, training_key
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
 from pytest_chaosmining.suite_kit.verdict import model_scored
 
-# numpy, torch and the package's modules that load them are imported where used: heavy, they wait for
-# --chaosmining.
-
-
 if TYPE_CHECKING:
-    import numpy as np
     import torch
 
     from pytest_chaosmining.core.storage.cache import ModelCache
-    from pytest_chaosmining.core.storage.keys import Code
     from pytest_chaosmining.core.training.modes import SaliencyGuided
     from pytest_chaosmining.core.verdicts.records import Record
     from pytest_chaosmining.explainers import Explainer
@@ -267,54 +262,3 @@ class ClassifierSuite(SuiteDefaults):
         if run is None or not any(r.suite == self.name for r in records):
             return []  # the examples are drawn from the trained models
         return [path] if self.functions.evaluation.example_figure(run, path, self.plan(run)) else []
-
-
-def cached_classifier(
-    suite: str,
-    case: ClassifierCase,
-    cache: ModelCache,
-    device: torch.device,
-    code: Code,
-    build: Callable[[], torch.nn.Module],
-    train_data: Callable[[], tuple[np.ndarray, np.ndarray]],
-    val: tuple[np.ndarray, np.ndarray],
-    progress: Callable[..., None] | None,
-    prepare: Callable[[torch.Tensor], torch.Tensor] | None = None,
-    remembered: Remembered[list[int]] | None = None,
-) -> tuple[torch.nn.Module, dict[str, Any], np.ndarray]:
-    """``case``'s classifier from the cache (keyed by its training config and the
-    source of ``code``), else built by ``build`` and trained on ``train_data()``
-    (inputs, labels; ``prepare`` turns a batch into floats); checked and scored on
-    ``val``.  The model, its cache metadata and its validation predictions (kept by
-    ``remembered(key, predict)`` under the model's weights where given)."""
-    import torch
-
-    from pytest_chaosmining.core.training.classification import (
-        ClassifierTraining,
-        predict_array,
-        to_float,
-        train_classifier,
-    )
-
-    prep = prepare or to_float
-    val_inputs, val_labels = val
-
-    def fit(model: torch.nn.Module) -> float:
-        inputs, labels = train_data()
-        settings = ClassifierTraining(case.epochs, case.batch_size, case.lr, t0=case.epochs)
-        return train_classifier(
-            model, torch.from_numpy(inputs), torch.from_numpy(labels), settings, case.seed, progress, prep,
-            case.guide, case.precision,
-        )  # fmt: skip
-
-    def check(model: torch.nn.Module) -> float:
-        return float((predict_array(model, val_inputs, prep) == val_labels).mean())
-
-    model, meta = cache.model(suite, case.training_config(device.type), build, fit, device, code, check)
-    if remembered is None:
-        return model, meta, predict_array(model, val_inputs, prep)
-    import numpy as np
-
-    key: dict[str, object] = {"predictions": case.id, "weights": weights_digest(model)}
-    kept = remembered(key, lambda: predict_array(model, val_inputs, prep).tolist())
-    return model, meta, np.asarray(kept, dtype=np.int64)

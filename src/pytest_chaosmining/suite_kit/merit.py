@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
+import torch
 
 from pytest_chaosmining.core.metrics import properties as p
 from pytest_chaosmining.core.metrics.attribution import feature_sums
@@ -29,12 +30,8 @@ from pytest_chaosmining.suite_kit.class_effects import ClassEffects, class_effec
 from pytest_chaosmining.suite_kit.probe import Probe
 from pytest_chaosmining.suite_kit.seam import number
 
-# torch and the package's modules that load it are imported where used: heavy, they wait for --chaosmining.
-
-
 if TYPE_CHECKING:
     import pytest
-    import torch
 
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.run_view import RunView
@@ -55,7 +52,6 @@ PROBE_VERSION = 6
 
 
 def _rows(target: int | torch.Tensor | None, index: torch.Tensor) -> int | torch.Tensor | None:
-    import torch
 
     return target[index] if isinstance(target, torch.Tensor) and target.dim() > 0 else target
 
@@ -64,7 +60,6 @@ def _explain(
     explainer: Explainer, probe: Probe, index: list[int], target: int | torch.Tensor | None = None, seed: int = 0
 ) -> np.ndarray:
     """The explainer's maps of the probe's samples ``index`` (in that order) under ``seed``."""
-    import torch
 
     rows = torch.tensor(index, dtype=torch.long, device=probe.inputs.device)
     chosen = _rows(probe.target if target is None else target, rows)
@@ -256,7 +251,6 @@ def own_merit_checks(
 def model_effects(run: RunView, suite: ModelSuite[CaseT, ModelT], probe: Probe, key: dict[str, object]) -> ClassEffects:
     """The model's :class:`~.class_effects.ClassEffects` on a classifier's probe, computed
     once per model (the derived-results cache, under the probe's ``key``)."""
-    import torch
 
     target, mask = probe.target, probe.fingerprint_mask
     assert isinstance(target, torch.Tensor) and mask is not None

@@ -9,10 +9,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
+import torch
 
 if TYPE_CHECKING:
-    import torch
-
     from pytest_chaosmining.explainers.context import AttributionContext
 
 
@@ -42,7 +41,6 @@ def classifier_probe(
 ) -> Probe:
     """A classifier's :class:`Probe`: ``inputs`` explained for their predicted classes
     (``predictions``), each also for the runner-up class of the model's logits."""
-    import torch
 
     target = torch.from_numpy(predictions).to(inputs.device)
     with torch.no_grad(), guard():
@@ -52,7 +50,6 @@ def classifier_probe(
 
 def other_classes(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     """For each sample the class with the highest logit other than its target's."""
-    import torch
 
     masked = logits.detach().clone().float()
     masked[torch.arange(len(target)), target] = -float("inf")

@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, TypeVar
 
 import pytest
 
+from pytest_chaosmining.core.lazy import lazy_module
 from pytest_chaosmining.core.metrics.cost import Cost
 from pytest_chaosmining.core.metrics.properties import NOISE_FACTOR
 from pytest_chaosmining.core.verdicts.baseline import MOVED
 from pytest_chaosmining.core.verdicts.records import FINGERPRINT, MODEL_LEVEL
 from pytest_chaosmining.judge import Check, explainer_failures, report_only_reason
-from pytest_chaosmining.suite_kit.merit import drift_noise, own_merit_checks
 from pytest_chaosmining.suite_kit.seam import (
     Case,
     CaseT,
@@ -43,6 +43,9 @@ if TYPE_CHECKING:
     from pytest_chaosmining.core.metrics.drift import DrawNoise
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.run_view import RunView
+    from pytest_chaosmining.suite_kit import merit
+else:  # the own-merit checks (torch), loaded on first use
+    merit = lazy_module("pytest_chaosmining.suite_kit.merit")
 
 #: a suite's scores of an explainer
 ScoresT = TypeVar("ScoresT", bound=Mapping[str, object])
@@ -146,8 +149,8 @@ def model_scored(
     key = suite.bar_key(case.case_fields())
 
     def further(what: str) -> list[Check]:
-        checks = own_merit_checks(run, suite, case, explainer, node, record, what)
-        noise = drift_noise(run, suite, case, explainer)
+        checks = merit.own_merit_checks(run, suite, case, explainer, node, record, what)
+        noise = merit.drift_noise(run, suite, case, explainer)
         return checks + drift_checks(run, node, suite.name, explainer, values, record, key, what, noise)
 
     return Scored(values, further=further)

@@ -18,7 +18,8 @@ from pytest_chaosmining.core.training.classification import pcm_to_float
 from pytest_chaosmining.explainers import ExplainerError, attribute
 from pytest_chaosmining.explainers.context import BACKGROUND_SIZE, AttributionContext
 from pytest_chaosmining.reports.figures import pyplot
-from pytest_chaosmining.suite_kit.classifier import cached_classifier, classifier_model
+from pytest_chaosmining.suite_kit.classifier import classifier_model
+from pytest_chaosmining.suite_kit.classifier_training import cached_classifier
 from pytest_chaosmining.suite_kit.probe import classifier_probe
 from pytest_chaosmining.suites.audio import data
 from pytest_chaosmining.suites.audio.data import CLASSES, find_speech_commands, speech_commands_files

@@ -19,7 +19,6 @@ from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training.modes import uncalibrated_training
 from pytest_chaosmining.explainers.context import TABULAR_REGRESSION
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
-from pytest_chaosmining.suite_kit.probe import Probe
 from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, ScoreCheck
 from pytest_chaosmining.suite_kit.verdict import model_scored
 from pytest_chaosmining.suites.symbolic import report
@@ -37,6 +36,7 @@ if TYPE_CHECKING:
     from pytest_chaosmining.core.verdicts.records import Record
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.run_view import RunView
+    from pytest_chaosmining.suite_kit.probe import Probe
     from pytest_chaosmining.suite_kit.seam import Case, DomainPick
     from pytest_chaosmining.suites.symbolic import evaluation
     from pytest_chaosmining.testbeds.formulas import run_models

@@ -14,7 +14,8 @@ import torch
 
 from pytest_chaosmining.core.training.classification import to_float
 from pytest_chaosmining.explainers.context import BACKGROUND_SIZE, AttributionContext
-from pytest_chaosmining.suite_kit.classifier import cached_classifier, classifier_model
+from pytest_chaosmining.suite_kit.classifier import classifier_model
+from pytest_chaosmining.suite_kit.classifier_training import cached_classifier
 from pytest_chaosmining.testbeds.digits import data
 from pytest_chaosmining.testbeds.digits.cases import SUITE, TrainedVisionModel, VisionCase, vision_code
 from pytest_chaosmining.testbeds.digits.models import build_model
