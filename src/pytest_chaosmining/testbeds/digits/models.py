@@ -9,10 +9,17 @@ need the paper's 224 px canvas.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import torch
-import torchvision.models as tvm
 from torch import nn
+
+from pytest_chaosmining.core.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import torchvision.models as tvm
+else:  # torchvision (seconds to import): loaded where a paper architecture is built
+    tvm = lazy_module("torchvision.models")
 
 N_CLASSES = 10
 
@@ -45,7 +52,6 @@ class SmallCNN(nn.Module):
 
 def _torchvision(name: str) -> Callable[[], nn.Module]:
     def build() -> nn.Module:
-
         kwargs = {"num_classes": N_CLASSES, "weights": None}
         if name == "googlenet":
             kwargs.update(aux_logits=False, init_weights=True)
