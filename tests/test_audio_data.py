@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from pytest_chaosmining.suites.audio.data import (
+from pytest_chaosmining.testbeds.audio.data import (
     CLASSES,
     AudioSpec,
     embedded_recordings,
@@ -82,7 +82,7 @@ def test_train_and_validation_recordings_are_disjoint():
 
 
 def test_classes_are_distinguishable_templates():
-    from pytest_chaosmining.suites.audio.data import synthesise_word
+    from pytest_chaosmining.testbeds.audio.data import synthesise_word
 
     rng = np.random.default_rng(0)
     lengths = {w: len(synthesise_word(w, rng, 8000, 0.5)) for w in CLASSES}

@@ -6,9 +6,9 @@ import torch
 
 from pytest_chaosmining.core.metrics.attribution import channel_scores
 from pytest_chaosmining.explainers import Explainer, ExplainerNotApplicable, builtin_explainers
-from pytest_chaosmining.suites.audio.evaluation import attribution_call, segment_mask
-from pytest_chaosmining.suites.audio.models import MODEL_NAMES, build_audio_model, is_recurrent
-from pytest_chaosmining.suites.audio.suite import AudioCase, TrainedAudioModel
+from pytest_chaosmining.testbeds.audio.cases import AudioCase, TrainedAudioModel
+from pytest_chaosmining.testbeds.audio.models import MODEL_NAMES, build_audio_model, is_recurrent
+from pytest_chaosmining.testbeds.audio.training import attribution_call, segment_mask
 
 
 def case(model="lstm", channels=3):
@@ -16,7 +16,7 @@ def case(model="lstm", channels=3):
 
 
 def trained(model="lstm"):
-    from pytest_chaosmining.suites.audio.data import AudioData
+    from pytest_chaosmining.testbeds.audio.data import AudioData
 
     c = case(model)
     torch.manual_seed(0)

@@ -124,8 +124,8 @@ def test_every_judged_metric_is_compared_with_the_baseline_training_gain_too():
 
 
 def test_audio_cases_cover_the_grid_with_readable_ids():
-    from pytest_chaosmining.suites.audio.suite import plan_cases as plan_audio
-    from pytest_chaosmining.suites.audio.tiers import AUDIO
+    from pytest_chaosmining.testbeds.audio.cases import plan_cases as plan_audio
+    from pytest_chaosmining.testbeds.audio.tiers import AUDIO
 
     cases = plan_audio(AUDIO["paper"], seeds=2)
     assert len(cases) == 4 * 4 * 2 and len({c.id for c in cases}) == len(cases)

@@ -88,7 +88,7 @@ def test_guided_regression_trains():
 
 
 def test_recurrent_models_get_input_gradients_in_eval_mode():
-    from pytest_chaosmining.suites.audio.models import build_audio_model
+    from pytest_chaosmining.testbeds.audio.models import build_audio_model
 
     model = build_audio_model("lstm", 3, 4, 8).train()
     x = torch.randn(2, 3, 256)

@@ -87,7 +87,7 @@ def test_declared_unlearned_models():
 @pytest.mark.parametrize("tier", TIERS)
 def test_random_maps_fail_every_audio_threshold(tier):
     from pytest_chaosmining.core.metrics.attribution import channel_scores
-    from pytest_chaosmining.suites.audio.tiers import AUDIO
+    from pytest_chaosmining.testbeds.audio.tiers import AUDIO
 
     spec = AUDIO[tier]
     rng = np.random.default_rng(0)

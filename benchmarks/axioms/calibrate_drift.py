@@ -44,8 +44,8 @@ def cases_of(suite: str, cache):  # noqa: ANN001, ANN201 - a script
 
     device = torch.device("cpu")
     if suite == "symbolic":
-        from pytest_chaosmining.suites.symbolic.evaluation import evaluate
         from pytest_chaosmining.testbeds.formulas.cases import plan_cases
+        from pytest_chaosmining.testbeds.formulas.scoring import evaluate
         from pytest_chaosmining.testbeds.formulas.tiers import SYMBOLIC
         from pytest_chaosmining.testbeds.formulas.training import trained_model
 
@@ -54,14 +54,14 @@ def cases_of(suite: str, cache):  # noqa: ANN001, ANN201 - a script
             yield f"f{case.formula:02d}", lambda e, t=trained: evaluate(t, e, device)
         return
     if suite == "vision":
-        from pytest_chaosmining.suites.vision.evaluation import evaluate
         from pytest_chaosmining.testbeds.digits.cases import plan_cases
+        from pytest_chaosmining.testbeds.digits.scoring import evaluate
         from pytest_chaosmining.testbeds.digits.tiers import VISION as TIERS
         from pytest_chaosmining.testbeds.digits.training import trained_model
     else:
-        from pytest_chaosmining.suites.audio.evaluation import evaluate, trained_model
-        from pytest_chaosmining.suites.audio.suite import plan_cases
-        from pytest_chaosmining.suites.audio.tiers import AUDIO as TIERS
+        from pytest_chaosmining.testbeds.audio.cases import plan_cases
+        from pytest_chaosmining.testbeds.audio.scoring import evaluate, trained_model
+        from pytest_chaosmining.testbeds.audio.tiers import AUDIO as TIERS
     tier = TIERS["smoke"]
     sizes = {"n_explain": tier.n_explain, "internal_batch_size": tier.internal_batch_size, "n_check": 1}
     for case in plan_cases(tier, 1):

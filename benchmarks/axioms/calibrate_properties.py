@@ -151,11 +151,11 @@ def run_seed(seed: int, cache_dir: Path, parts: tuple[str, ...] = PARTS) -> dict
     from pytest_chaosmining.explainers.context import Applicability
     from pytest_chaosmining.suite_kit.class_effects import ClassEffects, class_effects
     from pytest_chaosmining.suite_kit.merit import EFFECT_SAMPLES, PROBE_SAMPLES, fingerprint_noise, measured_merit
-    from pytest_chaosmining.suites.audio.suite import AudioSuite
-    from pytest_chaosmining.suites.symbolic.evaluation import evaluate
-    from pytest_chaosmining.suites.symbolic.suite import SymbolicSuite
-    from pytest_chaosmining.suites.vision.suite import VisionSuite
+    from pytest_chaosmining.testbeds.audio.testbed import AUDIO_MODELS
+    from pytest_chaosmining.testbeds.digits.testbed import DIGIT_MODELS
     from pytest_chaosmining.testbeds.formulas.cases import plan_cases
+    from pytest_chaosmining.testbeds.formulas.scoring import evaluate
+    from pytest_chaosmining.testbeds.formulas.testbed import FORMULA_MODELS
     from pytest_chaosmining.testbeds.formulas.tiers import SYMBOLIC
     from pytest_chaosmining.testbeds.formulas.training import trained_model
 
@@ -179,15 +179,15 @@ def run_seed(seed: int, cache_dir: Path, parts: tuple[str, ...] = PARTS) -> dict
             return None
 
     symbolic_cases = plan_cases(SYMBOLIC["smoke"], seeds)
-    suites = {"symbolic": SymbolicSuite(), "vision": VisionSuite(), "audio": AudioSuite()}
+    suites = {"symbolic": FORMULA_MODELS, "vision": DIGIT_MODELS, "audio": AUDIO_MODELS}
 
     def first_model(name: str) -> object:
         """The trained model of the suite's probe case on this seed (the first of its plan)."""
         if name == "symbolic":
             return trained_model(symbolic_cases[0], cache, device)
         suite = suites[name]
-        case = suite.functions.plan_cases(suite.tiers["smoke"], seeds)[0]  # type: ignore[attr-defined]
-        return suite.functions.trained_model(case, cache, device)  # type: ignore[attr-defined]
+        case = suite.functions.plan_cases(suite.tiers["smoke"], seeds)[0]  # type: ignore[union-attr]
+        return suite.functions.scoring.trained_model(case, cache, device)  # type: ignore[union-attr]
 
     for name, suite in suites.items() if "probe" in parts else ():
         trained = first_model(name)
@@ -224,11 +224,11 @@ def run_seed(seed: int, cache_dir: Path, parts: tuple[str, ...] = PARTS) -> dict
         for e in ("SG", "GS") if "reseed" in parts else ():
             x = explainers[e]
             inputs = torch.from_numpy(trained.data.x_test).to(device)
-            context = SymbolicSuite().probe(trained, len(inputs)).context
+            context = FORMULA_MODELS.probe(trained, len(inputs)).context
             then = attribute(x, trained.model, inputs, 0, context).double().numpy()
             now = attribute(x, trained.model, inputs, 0, context, seed=7).double().numpy()
             moved = map_agreement(fingerprint(now), fingerprint(then)).mean
-            noise = fingerprint_noise(x, SymbolicSuite().probe(trained, FINGERPRINT_SAMPLES)).mean
+            noise = fingerprint_noise(x, FORMULA_MODELS.probe(trained, FINGERPRINT_SAMPLES)).mean
             out["reseed"].append({"formula": case.formula, "explainer": e, "moved": moved, "noise": noise})  # type: ignore[union-attr]
         out["formulas"].append(row)  # type: ignore[union-attr]
     print(f"seed {seed} formulas done", flush=True)

@@ -56,8 +56,8 @@ def run_seed(seed: int, cache_dir: Path) -> dict[str, object]:
     from pytest_chaosmining.core.storage.pack import ModelPack
     from pytest_chaosmining.explainers import attribute, builtin_explainers
     from pytest_chaosmining.explainers.context import tabular_context
-    from pytest_chaosmining.suites.symbolic.evaluation import evaluate
     from pytest_chaosmining.testbeds.formulas.cases import plan_cases
+    from pytest_chaosmining.testbeds.formulas.scoring import evaluate
     from pytest_chaosmining.testbeds.formulas.tiers import SYMBOLIC
     from pytest_chaosmining.testbeds.formulas.training import trained_model
 

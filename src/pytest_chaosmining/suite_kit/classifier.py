@@ -1,8 +1,9 @@
-"""What the vision and audio suites share: classifiers trained per condition ×
-model × seed, scored by validation accuracy, explained on their first
-validation samples, each with an example figure.  A suite subclasses
-:class:`ClassifierSuite` and names its tiers, data source, case planning and heavy
-half (:class:`ClassifierEvaluation`); :mod:`.classifier_training` trains through the cache."""
+"""What the digits and audio testbeds and the vision and audio suites share: classifiers
+trained per condition × model × seed, scored by validation accuracy, explained on their
+first validation samples.  A testbed subclasses :class:`ClassifierTestbed` and
+names its tiers, data source, case planning and heavy half (:class:`ClassifierScoring`);
+a suite subclasses its testbed and :class:`ClassifierSuite`, and draws an example figure;
+:mod:`.classifier_training` trains through the cache."""
 
 from __future__ import annotations
 
@@ -102,9 +103,9 @@ class ClassifierCase:
         return training_key(self.cache_suite, self, device_type)
 
 
-class ClassifierEvaluation(Protocol):
-    """A classifier suite's heavy half: a module that imports torch at its top, named by the
-    suite's declarations and loaded on first use (:func:`~pytest_chaosmining.core.lazy.lazy_module`)."""
+class ClassifierScoring(Protocol):
+    """A classifier testbed's heavy half: a module that imports torch at its top, named by
+    the testbed and loaded on first use (:func:`~pytest_chaosmining.core.lazy.lazy_module`)."""
 
     def trained_model(
         self,
@@ -126,12 +127,16 @@ class ClassifierEvaluation(Protocol):
         internal_batch_size: int,
         n_check: int | None = None,
     ) -> dict[str, Any]:
-        """The suite's scores of ``explainer`` on ``trained``."""
+        """The testbed's scores of ``explainer`` on ``trained``."""
         ...
 
     def probe(self, trained: Any, samples: int) -> Probe:
         """The first ``samples`` validation samples of ``trained`` for the own-merit checks."""
         ...
+
+
+class ExampleFigure(Protocol):
+    """A classifier suite's heavy half: a module that draws its example figure."""
 
     def example_figure(self, run: RunView, path: Path, planned: Sequence[Any]) -> bool:
         """Draw the example figure of the ``planned`` cases' cached models (False: nothing drawn)."""
@@ -140,11 +145,11 @@ class ClassifierEvaluation(Protocol):
 
 @dataclass(frozen=True)
 class ClassifierFunctions:
-    """What a classifier suite does its own way: plan the cases of a tier (light), and its
-    heavy half (train or load a case's model, evaluate an explainer on it, probe, draw)."""
+    """What a classifier testbed does its own way: plan the cases of a tier (light), and its
+    heavy half (train or load a case's model, evaluate an explainer on it, probe)."""
 
     plan_cases: Callable[..., list[Any]]
-    evaluation: ClassifierEvaluation
+    scoring: ClassifierScoring
 
 
 def data_source(disk_source: str, data_dir: str | None) -> tuple[str, str | None]:
@@ -168,30 +173,87 @@ def classifier_model(run: RunView, suite: str, trained_model: Callable[..., Mode
     )
 
 
-class ClassifierSuite(SuiteDefaults):
-    """The shared half of the vision and audio suites (see the module docstring)."""
+class ClassifierTestbed:
+    """The shared half of the digits and audio testbeds (classifiers trained per condition
+    × model × seed, scored on their validation samples): a testbed subclasses it
+    and names its tiers, data source, case planning and scoring."""
 
     quality_metric = "accuracy"
-    #: its explainer test scores on the model suites' path
-    scored = model_scored
     model_records = ("train_seconds", "params_m")
-    #: the registry name (``Record.suite``)
+    #: the model suite's name (``Record.suite``, the cache namespace)
     name: str
-    #: the suite's tiers by name
+    #: the testbed's tiers by name
     tiers: Mapping[str, ClassifierTier]
     #: the source name of data read from ``--chaosmining-data`` (``torchvision``, ``files``)
     disk_source: str
+    #: plan cases of a tier, train or load a case's model, evaluate an explainer, probe
+    functions: ClassifierFunctions
+
+    def source(self, data_dir: str | None) -> tuple[str, str | None]:
+        """Where data comes from: the testbed's disk source under ``--chaosmining-data``, else the embedded set."""
+        return data_source(self.disk_source, data_dir)
+
+    def model(self, run: RunView, case: Any) -> Any:
+        """The trained classifier of ``case``, trained at most once (and cached on disk)."""
+        return classifier_model(run, self.name, self.functions.scoring.trained_model, case)
+
+    def quality(self, model: Any) -> float:
+        """Prediction quality: validation accuracy."""
+        return float(model.accuracy)
+
+    def where(self, case: Any) -> str:
+        """The threshold key of ``case`` in the saliency suite: its condition (``SBFP``)."""
+        return str(case.condition)
+
+    def score(self, run: RunView, model: Any, explainer: Explainer) -> dict[str, Any]:
+        """The testbed's scoring at the session's tier sizes (a built-in's from the derived cache)."""
+
+        tier = self.tiers[run.plan.tier]
+        sizes = {"n_explain": tier.n_explain, "internal_batch_size": tier.internal_batch_size, "n_check": tier.n_check}
+        return run.results.evaluated(
+            self.name,
+            {
+                "model": model.case.training_config(run.runtime.device.type),
+                "weights": weights_digest(model.model),
+                **sizes,
+            },
+            explainer,
+            lambda: self.functions.scoring.evaluate(model, explainer, run.runtime.device, **sizes),
+            (Cost,),
+        )
+
+    def model_checks(self, run: RunView) -> tuple[str, ...]:
+        """Metrics of :meth:`score` judged on every model beside the primary score."""
+        return ("training_gain",)
+
+    def probe(self, trained: Any, samples: int) -> Probe:
+        """The first ``samples`` validation samples of ``trained``, their predicted
+        classes and the runner-up classes, for the own-merit checks."""
+        return self.functions.scoring.probe(trained, samples)
+
+    def guided_cases(self, tier: str, pick: DomainPick, data_dir: str | None) -> list[Any]:
+        """Seed-0 standard cases of the picked model and conditions, at the tier's sizes changed by the pick's."""
+        models = (pick.model,) if pick.model else self.tiers[tier].models
+        sized = self.tiers[tier].resized(models, pick.keys, pick.sizes)
+        return self.functions.plan_cases(sized, 1, *self.source(data_dir))
+
+    def train_together(self, run: RunView, cases: Sequence[Any]) -> None:
+        """Nothing: the classifiers train one at a time (their batch norm keeps running
+        statistics per model, which one stacked ensemble would not reproduce)."""
+
+
+class ClassifierSuite(ClassifierTestbed, SuiteDefaults):
+    """The shared half of the vision and audio suites (see the module docstring)."""
+
+    #: its explainer test scores on the model suites' path
+    scored = model_scored
     #: file name of the example figure in the report folder
     example_png: str
-    #: the suite's functions: plan cases of a tier, train or load a case's model, evaluate an explainer, draw
-    functions: ClassifierFunctions
+    #: the suite's heavy half that draws it
+    example: ExampleFigure
 
     def seeds(self, tier: str, seeds: Seeds | None) -> range:
         return seed_range(self.tiers[tier].seeds, seeds)
-
-    def source(self, data_dir: str | None) -> tuple[str, str | None]:
-        """Where data comes from: the suite's disk source under ``--chaosmining-data``, else the embedded set."""
-        return data_source(self.disk_source, data_dir)
 
     def plan(self, run: RunView) -> list[Any]:
         cases = run.plan.per_training(
@@ -209,56 +271,8 @@ class ClassifierSuite(SuiteDefaults):
         """A training mode other than standard fp32 (the bars were calibrated for that)."""
         return "; ".join(uncalibrated_training(case.guide, case.precision)) or None
 
-    def model(self, run: RunView, case: Any) -> Any:
-        """The trained classifier of ``case``, trained at most once (and cached on disk)."""
-        return classifier_model(run, self.name, self.functions.evaluation.trained_model, case)
-
-    def quality(self, model: Any) -> float:
-        """Prediction quality: validation accuracy."""
-        return float(model.accuracy)
-
-    def where(self, case: Any) -> str:
-        """The threshold key of ``case`` in the saliency suite: its condition (``SBFP``)."""
-        return str(case.condition)
-
-    def score(self, run: RunView, model: Any, explainer: Explainer) -> dict[str, Any]:
-        """The suite's evaluation at the session's tier sizes (a built-in's from the derived cache)."""
-
-        tier = self.tiers[run.plan.tier]
-        sizes = {"n_explain": tier.n_explain, "internal_batch_size": tier.internal_batch_size, "n_check": tier.n_check}
-        return run.results.evaluated(
-            self.name,
-            {
-                "model": model.case.training_config(run.runtime.device.type),
-                "weights": weights_digest(model.model),
-                **sizes,
-            },
-            explainer,
-            lambda: self.functions.evaluation.evaluate(model, explainer, run.runtime.device, **sizes),
-            (Cost,),
-        )
-
-    def model_checks(self, run: RunView) -> tuple[str, ...]:
-        """Metrics of :meth:`score` judged on every model beside the primary score."""
-        return ("training_gain",)
-
-    def probe(self, trained: Any, samples: int) -> Probe:
-        """The first ``samples`` validation samples of ``trained``, their predicted
-        classes and the runner-up classes, for the own-merit checks."""
-        return self.functions.evaluation.probe(trained, samples)
-
-    def guided_cases(self, tier: str, pick: DomainPick, data_dir: str | None) -> list[Any]:
-        """Seed-0 standard cases of the picked model and conditions, at the tier's sizes changed by the pick's."""
-        models = (pick.model,) if pick.model else self.tiers[tier].models
-        sized = self.tiers[tier].resized(models, pick.keys, pick.sizes)
-        return self.functions.plan_cases(sized, 1, *self.source(data_dir))
-
-    def train_together(self, run: RunView, cases: Sequence[Any]) -> None:
-        """Nothing: the classifiers train one at a time (their batch norm keeps running
-        statistics per model, which one stacked ensemble would not reproduce)."""
-
     def figures(self, records: list[Record], out_dir: Path, run: RunView | None) -> list[Path]:
         path = out_dir / self.example_png
         if run is None or not any(r.suite == self.name for r in records):
             return []  # the examples are drawn from the trained models
-        return [path] if self.functions.evaluation.example_figure(run, path, self.plan(run)) else []
+        return [path] if self.example.example_figure(run, path, self.plan(run)) else []

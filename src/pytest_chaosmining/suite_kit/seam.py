@@ -1,6 +1,7 @@
 """The seam every suite implements (:class:`Suite`; :class:`CheckedSuite` for a suite
 whose explainer test runs on the verdict path; :class:`ModelSuite` for the suites that
-train models per case) and what crosses it (cases, declared checks, scores)."""
+train models per case, :class:`ModelTestbed` their models as another suite composes
+them) and what crosses it (cases, declared checks, scores)."""
 
 from __future__ import annotations
 
@@ -231,10 +232,15 @@ CaseT = TypeVar("CaseT", bound=RecordedCase)
 ModelT = TypeVar("ModelT", bound=TrainedModel)
 
 
-class ModelSuite(CheckedSuite, Protocol[CaseT, ModelT]):
-    """A suite whose cases (``CaseT``) are trained models (``ModelT``) scored per
-    explainer (symbolic, vision, audio); the saliency suite composes these through
-    this seam."""
+class ModelTestbed(Protocol[CaseT, ModelT]):
+    """A testbed's trained models as another suite composes them (the saliency suite its
+    three domains; a model suite is one): cases (``CaseT``) are trained models
+    (``ModelT``), each scored per explainer."""
+
+    @property
+    def name(self) -> str:
+        """The model suite's name (its records, its cache namespace, its bars)."""
+        ...
 
     @property
     def quality_metric(self) -> str:
@@ -244,16 +250,6 @@ class ModelSuite(CheckedSuite, Protocol[CaseT, ModelT]):
     @property
     def compared(self) -> tuple[str, ...]:
         """The scores compared between models; the first is the primary one."""
-        ...
-
-    @property
-    def model_records(self) -> tuple[str, ...]:
-        """What its model test records beside the quality: ``train_seconds``, ``params_m``."""
-        ...
-
-    def unlearned_keys(self, case: CaseT) -> tuple[str, ...]:
-        """The keys under which the bars may declare ``case``'s model not expected to
-        learn (its test then expects failure below the gate); empty: none."""
         ...
 
     def model(self, run: RunView, case: CaseT) -> ModelT:
@@ -273,16 +269,11 @@ class ModelSuite(CheckedSuite, Protocol[CaseT, ModelT]):
         ...
 
     def score(self, run: RunView, model: ModelT, explainer: Explainer) -> dict[str, object]:
-        """Every score of ``explainer`` on ``model`` (the suite's evaluation)."""
+        """Every score of ``explainer`` on ``model`` (the testbed's scoring)."""
         ...
 
     def model_checks(self, run: RunView) -> tuple[str, ...]:
-        """Scores judged on any model of the suite besides the primary one (with the suite's default bar)."""
-        ...
-
-    def probe(self, trained: ModelT, samples: int) -> Probe:
-        """The first ``samples`` explained samples of ``trained`` for the own-merit checks
-        (:mod:`pytest_chaosmining.suite_kit.merit`)."""
+        """Scores judged on any model of the testbed besides the primary one (with its suite's default bar)."""
         ...
 
     def guided_cases(self, tier: str, pick: DomainPick, data_dir: str | None) -> list[CaseT]:
@@ -292,5 +283,25 @@ class ModelSuite(CheckedSuite, Protocol[CaseT, ModelT]):
     def train_together(self, run: RunView, cases: Sequence[CaseT]) -> None:
         """Train those of ``cases`` that can share one batched ensemble together,
         where the run asks for ensembles (``--chaosmining-ensemble``); their models
-        then load from the cache.  A suite without ensembles does nothing."""
+        then load from the cache.  A testbed without ensembles does nothing."""
+        ...
+
+
+class ModelSuite(CheckedSuite, ModelTestbed[CaseT, ModelT], Protocol[CaseT, ModelT]):
+    """A suite whose cases are its testbed's trained models scored per explainer
+    (symbolic, vision, audio)."""
+
+    @property
+    def model_records(self) -> tuple[str, ...]:
+        """What its model test records beside the quality: ``train_seconds``, ``params_m``."""
+        ...
+
+    def unlearned_keys(self, case: CaseT) -> tuple[str, ...]:
+        """The keys under which the bars may declare ``case``'s model not expected to
+        learn (its test then expects failure below the gate); empty: none."""
+        ...
+
+    def probe(self, trained: ModelT, samples: int) -> Probe:
+        """The first ``samples`` explained samples of ``trained`` for the own-merit checks
+        (:mod:`pytest_chaosmining.suite_kit.merit`)."""
         ...

@@ -4,7 +4,8 @@ al., 2021) do on our ground-truth data what its paper claims?
 A :class:`SaliencyComparison` pairs, seed by seed, a model of the symbolic,
 vision or audio suite trained the standard way with the same model (same data,
 initialisation and schedule) trained saliency-guided.  The standard models are
-the other suites' own cases, so they come from the shared cache.  For each pair
+those suites' own cases, reached through their testbeds (formulas, digits,
+audio), so they come from the shared cache.  For each pair
 the suite measures prediction quality, training time and every explainer's
 score (FPrec, IoU, channel share and top-1 channel hits), and reports the
 paired differences (guided − standard) with their spread over seeds.
@@ -36,10 +37,20 @@ from pytest_chaosmining.explainers.context import AUDIO_CLASSIFICATION, IMAGE_CL
 from pytest_chaosmining.judge import Check, explainer_failures
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
 from pytest_chaosmining.suite_kit.parametrize import sharded
-from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, Recorder, Scored, TrainedModel, number
-from pytest_chaosmining.suites.registry import get_model_suite
+from pytest_chaosmining.suite_kit.seam import (
+    Calibration,
+    CaseFields,
+    ModelTestbed,
+    Recorder,
+    Scored,
+    TrainedModel,
+    number,
+)
 from pytest_chaosmining.suites.saliency import report
 from pytest_chaosmining.suites.saliency.tiers import SALIENCY, SaliencyTier
+from pytest_chaosmining.testbeds.audio.testbed import AUDIO_MODELS
+from pytest_chaosmining.testbeds.digits.testbed import DIGIT_MODELS
+from pytest_chaosmining.testbeds.formulas.testbed import FORMULA_MODELS
 
 if TYPE_CHECKING:
     from pytest_benchmark.fixture import BenchmarkFixture
@@ -47,8 +58,8 @@ if TYPE_CHECKING:
     from pytest_chaosmining.run_view import RunView
 
 SUITE = "saliency"
-#: the domain suites compared, in report order
-DOMAINS = ("symbolic", "vision", "audio")
+#: the domains compared, each a testbed's models by its model suite's name, in report order
+TESTBEDS: dict[str, ModelTestbed[Any, Any]] = {t.name: t for t in (FORMULA_MODELS, DIGIT_MODELS, AUDIO_MODELS)}
 #: seed of records that summarise all seeds (mean of the paired differences)
 ALL_SEEDS = -1
 
@@ -108,8 +119,7 @@ def plan_cases(
     if len(n_seeds) < 1:
         raise ValueError("the saliency suite needs at least one seed")
     comparisons = []
-    for domain in DOMAINS:
-        suite = get_model_suite(domain)
+    for domain, suite in TESTBEDS.items():
         for case in suite.guided_cases(tier_name, tier.picks[domain], data_dir):
             comparisons.append(SaliencyComparison(domain, case, n_seeds, guide, suite.where(case)))
     return comparisons
@@ -121,7 +131,7 @@ def guided_bars(run: RunView, domain: str, model: TrainedModel) -> dict[str, flo
     suite's own model checks (vision, audio: the model-randomisation check) at
     that suite's default bar.  A random or model-ignoring explainer fails them; a
     worse-than-standard one need not (that is the claim, judged separately where it holds)."""
-    suite = get_model_suite(domain)
+    suite = TESTBEDS[domain]
     section = run.judge.thresholds.section(SUITE, run.plan.tier)
     bars = {suite.compared[0]: suite.chance(model) + float(section["min_above_chance"])}
     for metric in suite.model_checks(run):
@@ -192,7 +202,7 @@ class SaliencySuite(SuiteDefaults):
         def train() -> bool:
             selected = run.plan.cases(SUITE, sharded(run, SUITE, self.plan(run)))
             cases = [case for c in selected if c.domain == domain for pair in c.pairs() for case in pair]
-            get_model_suite(domain).train_together(run, cases)
+            TESTBEDS[domain].train_together(run, cases)
             return True
 
         run.runtime.memo(("saliency-ensembles", domain), train)
@@ -218,7 +228,7 @@ class SaliencySuite(SuiteDefaults):
         domain = comparison.domain
         explainer = run.explainers[explainer_name]
         gate = run.judge.thresholds.quality_gate(domain, run.plan.tier)
-        suite = get_model_suite(domain)
+        suite = TESTBEDS[domain]
         checks: list[Check] = []
         changes: dict[str, list[float]] = {m: [] for m in suite.compared}
         self.prepare_models(run, comparison)
@@ -280,7 +290,7 @@ def judge_quality(run: RunView, saliency: SaliencySuite, comparison: SaliencyCom
     """Saliency guided training keeps prediction quality: the mean paired change
     (guided − standard) at least ``−quality_margin`` where ``quality_kept`` lists
     the comparison; elsewhere an expected failure with this run's numbers."""
-    suite = get_model_suite(comparison.domain)
+    suite = TESTBEDS[comparison.domain]
     metric = suite.quality_metric
     saliency.prepare_models(run, comparison)
     changes = []

@@ -1,5 +1,5 @@
-"""The vision suite's declarations (ChaosMining §3.2, A.3); its measurements are in
-:mod:`.evaluation`.
+"""The vision suite's declarations (ChaosMining §3.2, A.3); its models and their scoring
+are the digits testbed's (:class:`~pytest_chaosmining.testbeds.digits.testbed.DigitTestbed`).
 
 A :class:`VisionCase` is one trained classifier (condition × model × sizes ×
 seed).  Explainers attribute the predicted class of validation images against
@@ -17,20 +17,20 @@ scores the same on both and fails.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pytest_chaosmining.core.lazy import lazy_module
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, measured_against_baseline, own_merit, reported
 from pytest_chaosmining.explainers.context import IMAGE_CLASSIFICATION
-from pytest_chaosmining.suite_kit.classifier import ClassifierFunctions, ClassifierSuite
+from pytest_chaosmining.suite_kit.classifier import ClassifierSuite
 from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, ScoreCheck
 from pytest_chaosmining.suites.vision import report
-from pytest_chaosmining.testbeds.digits.cases import DISK_SOURCE, SUITE, TrainedVisionModel, plan_cases
-from pytest_chaosmining.testbeds.digits.tiers import VISION
+from pytest_chaosmining.testbeds.digits.cases import SUITE
+from pytest_chaosmining.testbeds.digits.testbed import DigitTestbed
 
 if TYPE_CHECKING:
     from pytest_chaosmining.suites.vision import evaluation
-else:  # the heavy half (torch, matplotlib), loaded on first use
+else:  # the heavy half (matplotlib), loaded on first use
     evaluation = lazy_module("pytest_chaosmining.suites.vision.evaluation")
 
 
@@ -38,7 +38,7 @@ def _condition_key(fields: CaseFields) -> str:
     return str(fields["condition"])
 
 
-class VisionSuite(ClassifierSuite):
+class VisionSuite(DigitTestbed, ClassifierSuite):
     """Vision (ChaosMining §3.2): IoU of each explainer's top-k box with the true
     foreground, on classifiers trained per background × position condition."""
 
@@ -66,21 +66,9 @@ class VisionSuite(ClassifierSuite):
         ScoreCheck("box_share", "{what}: the share of |attribution| mass in the true box"),
     )
     recorded = ("untrained_iou",)
-    #: for the saliency suite: the scores compared (the first is judged)
-    compared = ("iou", "box_share")
-    tiers = VISION
-    disk_source = DISK_SOURCE
     example_png = "vision_examples.png"
-    functions = ClassifierFunctions(plan_cases, evaluation)
+    example = evaluation
 
     def bar_key(self, fields: CaseFields) -> str:
         """The condition (``SBRP``)."""
         return _condition_key(fields)
-
-    def unlearned_keys(self, case: Any) -> tuple[str, ...]:
-        """The model, then the condition."""
-        return (case.model, case.condition)
-
-    def chance(self, model: TrainedVisionModel) -> float:
-        """IoU of a map that knows nothing: the foreground's 1/49 of the canvas."""
-        return 1 / 49

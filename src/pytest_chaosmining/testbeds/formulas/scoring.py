@@ -1,5 +1,6 @@
-"""The symbolic suite's heavy half: attributing a model's test set and scoring the maps
-(FPrec, the gain from training, signs, completeness), and the own-merit checks' probe."""
+"""Scoring an explainer on a symbolic model (torch at the top: the formulas testbed's
+heavy half): attributing the test set and scoring the maps (FPrec, the gain from
+training, signs, completeness), and the own-merit checks' probe."""
 
 from __future__ import annotations
 

@@ -1,0 +1,117 @@
+"""The audio suite's cases, shared by the suites that build on them (saliency).
+
+An :class:`AudioCase` is one trained sequence classifier (condition × model × sizes ×
+seed); :mod:`.training` trains or loads it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from pytest_chaosmining.core.storage.keys import Code
+from pytest_chaosmining.core.tiers import Seeds, seed_range
+from pytest_chaosmining.core.training.modes import SaliencyGuided
+from pytest_chaosmining.suite_kit.classifier import ClassifierCase
+from pytest_chaosmining.testbeds.audio.tiers import AudioTier
+
+#: the cache namespace of these classifiers: the audio suite's
+SUITE = "audio"
+#: time segments per channel of the feature grid
+TIME_SEGMENTS = 5
+#: the source name of audio read from ``--chaosmining-data``
+DISK_SOURCE = "files"
+
+
+def audio_code() -> Code:
+    """The modules whose source enters the cache key of an audio model."""
+    return (
+        "pytest_chaosmining.testbeds.audio.data",
+        "pytest_chaosmining.testbeds.audio.models",
+        "pytest_chaosmining.core.training.classification",
+        "pytest_chaosmining.core.storage.decoding",
+    )
+
+
+@dataclass(frozen=True)
+class AudioCase(ClassifierCase):
+    """One classifier of the audio suite."""
+
+    cache_suite: ClassVar[str] = SUITE
+
+    condition: str
+    model: str
+    channels: int
+    rate: int
+    duration: float
+    n_train: int
+    n_val: int
+    epochs: int
+    batch_size: int
+    lr: float
+    stride: int
+    seed: int
+    source: str = "embedded"
+    data_dir: str | None = None
+    guide: SaliencyGuided | None = None  # saliency guided training; None: standard
+    precision: str = "fp32"  # training arithmetic (core.training.modes.PRECISIONS)
+
+    @property
+    def layout_id(self) -> str:
+        return f"{self.channels}ch-{self.rate / 1000:g}kHz"
+
+    @property
+    def threshold_key(self) -> str:
+        return f"{self.model}-{self.condition}"
+
+    def case_fields(self) -> dict[str, Any]:
+        return {
+            "condition": self.condition,
+            "arch": self.model,
+            "channels": self.channels,
+            "rate": self.rate,
+            "duration": self.duration,
+            "n_train": self.n_train,
+            "source": self.source,
+        }
+
+
+def plan_cases(
+    tier: AudioTier, seeds: Seeds | None = None, source: str = "embedded", data_dir: str | None = None
+) -> list[AudioCase]:
+    """Every condition × model × seed of the tier."""
+    n_seeds = seed_range(tier.seeds, seeds)
+    return [
+        AudioCase(
+            condition,
+            model,
+            tier.channels,
+            tier.rate,
+            tier.duration,
+            tier.training_size(condition)[0],
+            tier.n_val,
+            tier.training_size(condition)[1],
+            tier.batch_size,
+            tier.lr_for(model),
+            tier.stride,
+            seed,
+            source,
+            data_dir,
+        )
+        for condition in tier.conditions
+        for model in tier.models
+        for seed in n_seeds
+    ]
+
+
+@dataclass
+class TrainedAudioModel:
+    """A trained (or cached) classifier with its validation data and accuracy."""
+
+    case: AudioCase
+    model: Any
+    val: Any
+    predictions: np.ndarray
+    accuracy: float
+    train_seconds: float

@@ -1,0 +1,86 @@
+"""Scoring an explainer on an audio classifier (torch at the top: the audio testbed's heavy
+half): attributing validation clips, the channel scores, and the own-merit checks' probe."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from pytest_chaosmining.core.metrics.attribution import channel_scores
+from pytest_chaosmining.core.metrics.drift import fingerprint
+from pytest_chaosmining.core.training.classification import pcm_to_float
+from pytest_chaosmining.suite_kit.probe import classifier_probe
+from pytest_chaosmining.testbeds.audio.cases import TrainedAudioModel
+from pytest_chaosmining.testbeds.audio.models import is_recurrent
+from pytest_chaosmining.testbeds.audio.training import (
+    attribution_call,
+    attribution_context,
+    segment_mask,
+    trained_model,
+    untrained_model,
+)
+from pytest_chaosmining.timing import timed
+
+if TYPE_CHECKING:
+    from pytest_chaosmining.explainers import Explainer
+    from pytest_chaosmining.suite_kit.probe import Probe
+
+__all__ = ["evaluate", "probe", "trained_model"]
+
+#: IG's internal batch on the own-merit checks' few clips
+PROBE_BATCH = 320
+
+
+def probe(trained: TrainedAudioModel, samples: int) -> Probe:
+    """The first ``samples`` validation clips of ``trained`` for the own-merit checks:
+    their predicted classes, the runner-up classes and the suite's context (recurrent
+    models run with cuDNN disabled, as in :func:`attribution_call`)."""
+    device = next(trained.model.parameters()).device
+    inputs = pcm_to_float(torch.from_numpy(trained.val.waves[:samples])).to(device)
+    recurrent = is_recurrent(trained.model)
+    return classifier_probe(
+        trained.model,
+        inputs,
+        trained.predictions[:samples],
+        attribution_context(trained.case, device, PROBE_BATCH),
+        segment_mask(trained.case)[0].numpy(),
+        guard=lambda: torch.backends.cudnn.flags(enabled=not recurrent),
+    )
+
+
+def evaluate(
+    trained: TrainedAudioModel,
+    explainer: Explainer,
+    device: torch.device,
+    n_explain: int,
+    internal_batch_size: int,
+    n_check: int | None = None,
+) -> dict[str, Any]:
+    """Attribute the first ``n_explain`` validation clips; return the mean true-channel
+    share, the top-1 channel hit rate, the cost, both scores on the untrained model
+    and the gain in top-1 hit rate from training, both measured on the first
+    ``n_check`` clips (default: all), and a fingerprint of the maps (channel ×
+    segment masses)."""
+    n = min(n_explain, len(trained.val))
+    rows, truth = slice(0, n), trained.val.channels[:n]
+    attr, cost = timed(attribution_call(trained, explainer, device, internal_batch_size, rows), device)
+    attr_np = attr.detach().cpu().numpy()
+    shares, hits = channel_scores(attr_np, truth)
+    m = n if n_check is None else min(n, n_check)
+    untrained = untrained_model(trained.case).to(device)
+    before, _ = timed(attribution_call(trained, explainer, device, internal_batch_size, slice(0, m), untrained), device)
+    before_shares, before_hits = channel_scores(before.detach().cpu().numpy(), truth[:m])
+    return {
+        "channel_share": float(shares.mean()),
+        "top1_hit": float(hits.mean()),
+        "untrained_share": float(before_shares.mean()),
+        "untrained_top1_hit": float(before_hits.mean()),
+        "training_gain": float(hits[:m].mean() - before_hits.mean()),
+        "channel_share_samples": [float(v) for v in shares],
+        "top1_hit_samples": [float(v) for v in hits],
+        "training_gain_samples": [float(v) for v in hits[:m] - before_hits],
+        "cost": cost,
+        "n": n,
+        "fingerprint": fingerprint(attr_np, segment_mask(trained.case)[0].numpy()),
+    }

@@ -1,0 +1,143 @@
+"""Training or loading an audio case's classifier, its clips, and the channel × segment
+context audio explainers get (torch at the top: the heavy half of the audio testbed,
+whose :mod:`.cases` declare the cases)."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+
+from pytest_chaosmining.core.training.classification import pcm_to_float
+from pytest_chaosmining.explainers import attribute
+from pytest_chaosmining.explainers.context import BACKGROUND_SIZE, AttributionContext
+from pytest_chaosmining.suite_kit.classifier import classifier_model
+from pytest_chaosmining.suite_kit.classifier_training import cached_classifier
+from pytest_chaosmining.testbeds.audio import data
+from pytest_chaosmining.testbeds.audio.cases import SUITE, TIME_SEGMENTS, AudioCase, TrainedAudioModel, audio_code
+from pytest_chaosmining.testbeds.audio.data import CLASSES, find_speech_commands, speech_commands_files
+from pytest_chaosmining.testbeds.audio.models import build_audio_model, is_recurrent
+
+if TYPE_CHECKING:
+    from pytest_chaosmining.core.storage.cache import ModelCache
+    from pytest_chaosmining.explainers import Explainer
+    from pytest_chaosmining.run_view import Remembered, RunView
+
+
+def data_split(case: AudioCase, split: str, cache: ModelCache | None = None) -> Any:
+    """The ``train`` or ``val`` clips of ``case`` (embedded ones through ``cache``'s data, where given)."""
+    n = case.n_train if split == "train" else case.n_val
+    spec = data.AudioSpec(
+        case.condition, case.channels, case.rate, case.duration, n, split, case.seed, case.source, case.data_dir
+    )
+    if cache is None or case.source != "embedded":
+        return data.generate(spec)
+    return cache.data.get_or_make(
+        "audio",
+        spec,
+        lambda: data.generate(spec),
+        data.AudioData,
+        ("pytest_chaosmining.testbeds.audio.data", "pytest_chaosmining.testbeds.noise_conditions"),
+    )
+
+
+def n_classes(case: AudioCase) -> int:
+    """Number of classes of the case's source (10 embedded words; the Speech Commands folders)."""
+    if case.source == "embedded":
+        return len(CLASSES)
+    return len(speech_commands_files(find_speech_commands(case.data_dir or "."), "val")[1])
+
+
+def trained_model(
+    case: AudioCase,
+    cache: ModelCache,
+    device: torch.device,
+    progress: Callable[..., None] | None = None,
+    remembered: Remembered[list[int]] | None = None,
+) -> TrainedAudioModel:
+    """Load ``case``'s classifier from the cache or train it; score it on validation data
+    (its predictions kept by ``remembered`` where given)."""
+
+    def train_data() -> tuple[np.ndarray, np.ndarray]:
+        data = data_split(case, "train")
+        return data.waves, data.labels
+
+    val = data_split(case, "val", cache)
+    model, meta, pred = cached_classifier(
+        SUITE, case, cache, device, audio_code(), lambda: untrained_model(case), train_data,
+        (val.waves, val.labels), progress, pcm_to_float, remembered,
+    )  # fmt: skip
+    return TrainedAudioModel(case, model, val, pred, float((pred == val.labels).mean()), float(meta["train_seconds"]))
+
+
+def untrained_model(case: AudioCase) -> Any:
+    """``case``'s model as it is before training (seeded initialisation), in eval mode."""
+    torch.manual_seed(case.seed)
+    return build_audio_model(case.model, case.channels, n_classes(case), case.stride).eval()
+
+
+def segment_mask(case: AudioCase) -> Any:
+    """Channel × time-segment groups as a captum feature mask ``(1, C, T)``."""
+    length = int(round(case.rate * case.duration))
+    segment = torch.arange(length) * TIME_SEGMENTS // length
+    return (torch.arange(case.channels)[:, None] * TIME_SEGMENTS + segment[None, :]).unsqueeze(0)
+
+
+def attribution_context(case: AudioCase, device: torch.device, internal_batch_size: int) -> AttributionContext:
+    """What the audio suite offers explainers: the channel × segment grid (window:
+    one channel, one segment), one channel's segments per forward pass, the IG
+    batch size, and a background of training clips."""
+    length = int(round(case.rate * case.duration))
+    return AttributionContext(
+        suite=SUITE,
+        domain="audio",
+        task="classification",
+        model_kind="sequence",
+        device=device,
+        feature_mask=segment_mask(case).to(device),
+        window=(1, -(-length // TIME_SEGMENTS)),
+        settings={"internal_batch_size": internal_batch_size, "perturbations_per_eval": TIME_SEGMENTS},
+        background_source=functools.partial(_background, case),
+    )
+
+
+@functools.lru_cache(maxsize=4)
+def _background(case: AudioCase) -> Any:
+    """The first :data:`BACKGROUND_SIZE` training clips of ``case`` as floats."""
+    waves = data_split(dataclasses.replace(case, n_train=BACKGROUND_SIZE), "train").waves
+    return pcm_to_float(torch.from_numpy(waves[:BACKGROUND_SIZE]))
+
+
+def attribution_call(
+    trained: TrainedAudioModel,
+    explainer: Explainer,
+    device: torch.device,
+    internal_batch_size: int,
+    rows: slice,
+    model: Any = None,
+) -> Callable[[], Any]:
+    """A zero-argument call attributing validation clips ``rows`` (target: the
+    trained model's predicted class) on ``model`` (default: the trained model),
+    inputs prepared beforehand so that timing covers the call only.  Recurrent
+    models run with cuDNN disabled: eval-mode attribution on CUDA."""
+    inputs = pcm_to_float(torch.from_numpy(trained.val.waves[rows])).to(device)
+    target = torch.from_numpy(trained.predictions[rows]).to(device)
+    context = attribution_context(trained.case, device, internal_batch_size)
+    model = trained.model if model is None else model
+    recurrent = is_recurrent(model)
+
+    def call() -> Any:
+        with torch.backends.cudnn.flags(enabled=not recurrent):
+            return attribute(explainer, model, inputs, target, context)
+
+    return call
+
+
+def run_model(run: RunView, case: AudioCase) -> TrainedAudioModel:
+    """The classifier of ``case`` (any suite's: audio, saliency), trained at most once per run
+    and cached on disk."""
+    return classifier_model(run, SUITE, trained_model, case)
