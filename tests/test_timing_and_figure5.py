@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from pytest_chaosmining.core.metrics.attribution import consistency
-from pytest_chaosmining.core.metrics.cost import PeakMemory, measure
+from pytest_chaosmining.core.metrics.measuring import PeakMemory, measure
 from pytest_chaosmining.core.verdicts.baseline import Baseline
 from pytest_chaosmining.core.verdicts.records import Record
 from pytest_chaosmining.reports.run_results import RunResults
@@ -211,7 +211,7 @@ def test_a_first_call_s_peak_memory_is_measured_again_too():
     import numpy as np
     import torch
 
-    from pytest_chaosmining.core.metrics.cost import warm_up
+    from pytest_chaosmining.core.metrics.measuring import warm_up
     from pytest_chaosmining.timing import AttributionTimer, timed
 
     kept = []

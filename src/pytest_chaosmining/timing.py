@@ -8,7 +8,7 @@ with :func:`timed`: the first one of the test goes through
 ``benchmark.pedantic`` (one round: attribution calls are too costly to repeat),
 with its peak memory, the suite, the case and the explainer in ``extra_info``;
 later ones are measured by hand and counted.  Outside a timer (the calibration
-tool, direct calls) :func:`timed` is :func:`~pytest_chaosmining.core.metrics.cost.measure`.
+tool, direct calls) :func:`timed` is :func:`~pytest_chaosmining.core.metrics.measuring.measure`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, TypeVar
 
-from pytest_chaosmining.core.metrics.cost import Cost, PeakMemory, clocked_cpu, measure, synchronised
+from pytest_chaosmining.core.metrics.cost import Cost, clocked_cpu
+from pytest_chaosmining.core.metrics.measuring import PeakMemory, measure, synchronised
 
 if TYPE_CHECKING:
     import torch

@@ -10,6 +10,15 @@ from __future__ import annotations
 import os
 import platform
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pytest_chaosmining.core.lazy import lazy_module
+from pytest_chaosmining.core.storage.stack_probe import stack_versions
+
+if TYPE_CHECKING:
+    import torch
+else:  # heavy: loaded only to name a GPU
+    torch = lazy_module("torch")
 
 #: what describes a machine: ``cpu`` (the model's name), ``cores``, ``device`` (``cpu``, ``cuda``, …),
 #: ``gpu`` (the CUDA device's name, on CUDA) and ``stack`` (``torch 2.14.1, numpy 2.4.6``)
@@ -31,13 +40,9 @@ def cpu_model() -> str:
 
 def this_machine(device_type: str) -> Machine:
     """The machine this process runs on, with the run's ``device_type``."""
-    from pytest_chaosmining.core.storage.stack_probe import stack_versions
-
     versions = stack_versions()
     machine: Machine = {"cpu": cpu_model(), "cores": os.cpu_count() or 0, "device": device_type}
     if device_type == "cuda":
-        import torch
-
         machine["gpu"] = torch.cuda.get_device_name()
     machine["stack"] = stack_label(versions)
     return machine

@@ -15,15 +15,17 @@ explainer name), and ``pytest_chaosmining_explainers(config)`` hooks in
 conftest files or plugins.
 """
 
+from typing import TYPE_CHECKING
+
+from pytest_chaosmining.core.lazy import lazy_module
+from pytest_chaosmining.explainers.builtin_settings import IG_STEPS, NOISE_SAMPLES
 from pytest_chaosmining.explainers.builtins import (
     BUILTIN_NAMES,
     CONTROL_NAME,
-    IG_STEPS,
-    NOISE_SAMPLES,
     PAPER_NAMES,
     builtin_explainers,
 )
-from pytest_chaosmining.explainers.call import CallTimeout, attribute, explainer_frames, plain_context, time_limit
+from pytest_chaosmining.explainers.call import CallTimeout, explainer_frames, plain_context, time_limit
 from pytest_chaosmining.explainers.contract import (
     DEFAULT_CALL_TIMEOUT_S,
     Explainer,
@@ -66,3 +68,13 @@ __all__ = [
     "select",
     "time_limit",
 ]
+
+if TYPE_CHECKING:
+    from pytest_chaosmining.explainers.guarded_call import attribute
+else:  # torch: the guarded call loads on first use
+    guarded_call = lazy_module("pytest_chaosmining.explainers.guarded_call")
+
+    def __getattr__(name: str) -> object:
+        if name == "attribute":
+            return guarded_call.attribute
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

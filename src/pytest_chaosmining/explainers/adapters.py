@@ -26,8 +26,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from pytest_chaosmining.core.lazy import lazy_module
 from pytest_chaosmining.explainers import NotApplicable
-from pytest_chaosmining.explainers.binding import upsampled
 from pytest_chaosmining.explainers.context import AttributionContext
 
 # numpy and torch are imported where used: heavy, they wait for --chaosmining; pytorch_grad_cam, zennit are
@@ -36,6 +36,10 @@ from pytest_chaosmining.explainers.context import AttributionContext
 
 if TYPE_CHECKING:
     import torch
+
+    from pytest_chaosmining.explainers import binding
+else:  # torch and captum: loaded with the first adapted call
+    binding = lazy_module("pytest_chaosmining.explainers.binding")
 
 #: an explainer callable that takes the suite's context; its map a tensor, or a numpy array the plugin converts
 ContextExplainer = Callable[
@@ -109,7 +113,7 @@ def torchcam_method(method: Callable[..., object]) -> ContextExplainer:
         ):
             scores = model(inputs)
             maps = cam(classes, scores, normalized=False)[0]
-        return upsampled(maps.unsqueeze(1), inputs)
+        return binding.upsampled(maps.unsqueeze(1), inputs)
 
     explain.__name__ = f"torchcam_{getattr(method, '__name__', 'method')}"
     return explain

@@ -1,4 +1,5 @@
-"""Calling an explainer with what the suite knows, by parameter name.
+"""Calling an explainer with what the suite knows, by parameter name (torch and captum at
+the top: loaded with the guarded call, :mod:`.guarded_call`).
 
 A captum ``Attribution`` class is constructed with the model (and, for layer
 methods, ``layer=`` the suggested layer; their maps are upsampled to the
@@ -24,15 +25,14 @@ import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import torch
+import torch.nn.functional as F
+from captum.attr import DeepLiftShap, GradientShap, LimeBase
+
 from pytest_chaosmining.explainers.captum_methods import captum_class
 from pytest_chaosmining.explainers.context import AttributionContext
 
-# captum and torch are imported where used: heavy, they wait for --chaosmining.
-
-
 if TYPE_CHECKING:
-    import torch
-
     from pytest_chaosmining.explainers.contract import Explainer
 
 
@@ -49,14 +49,10 @@ def _required(params: dict[str, inspect.Parameter]) -> set[str]:
 
 
 def _takes_distribution(method: type) -> bool:
-    from captum.attr import DeepLiftShap, GradientShap
-
     return issubclass(method, (GradientShap, DeepLiftShap))
 
 
 def _samples_surrogate(method: type) -> bool:
-    from captum.attr import LimeBase
-
     return issubclass(method, LimeBase)
 
 
@@ -98,8 +94,6 @@ def captum_kwargs(explainer: Explainer, context: AttributionContext) -> dict[str
 def upsampled(layer_map: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
     """A layer method's map ``(N, C', h, w)`` summed over channels and
     interpolated (bilinear) to the inputs' size, the same in every input channel."""
-    import torch.nn.functional as F
-
     summed = layer_map.sum(1, keepdim=True) if layer_map.dim() == 4 else layer_map
     if summed.dim() != 4:
         raise MissingInput(f"layer attribution of shape {tuple(layer_map.shape)} cannot be upsampled to an image")

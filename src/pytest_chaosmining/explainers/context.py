@@ -18,12 +18,14 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
-# numpy and torch are imported where used: heavy, they wait for --chaosmining.
-
+from pytest_chaosmining.core.lazy import lazy_module
 
 if TYPE_CHECKING:
     import numpy as np
     import torch
+else:  # heavy: loaded at the first call that completes a context (a --chaosmining run)
+    np = lazy_module("numpy")
+    torch = lazy_module("torch")
 
 #: the kinds of data the suites attribute
 DOMAINS = ("tabular", "image", "audio")
@@ -167,8 +169,6 @@ class AttributionContext:
     ) -> AttributionContext:
         """This context completed for one call: the target, the zero baseline and
         the suggested layer resolved on ``model`` (the explainer's private copy)."""
-        import torch
-
         name = last_conv2d(model)
         mask = None if self.feature_mask is None else self.feature_mask.clone()  # the call's own copy
         completed = dataclasses.replace(
@@ -187,8 +187,6 @@ class AttributionContext:
 
 def last_conv2d(model: torch.nn.Module) -> str | None:
     """Qualified name of the last ``Conv2d`` module of ``model`` in registration order."""
-    import torch
-
     names = [name for name, module in model.named_modules() if isinstance(module, torch.nn.Conv2d)]
     return names[-1] if names else None
 
@@ -198,9 +196,6 @@ def tabular_context(
 ) -> AttributionContext:
     """A tabular suite's context: every column a feature (window: one column), a
     background of the first :data:`BACKGROUND_SIZE` training rows."""
-    import numpy as np
-    import torch
-
     rows = np.ascontiguousarray(x_train[:BACKGROUND_SIZE])
     return AttributionContext(
         suite=suite,

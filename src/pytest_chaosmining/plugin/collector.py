@@ -21,6 +21,7 @@ import pytest
 
 from pytest_chaosmining import ChaosminingWarning
 from pytest_chaosmining.core.machine import this_machine
+from pytest_chaosmining.core.storage.derived import package_digest, source_fingerprint
 from pytest_chaosmining.core.verdicts.records import (
     MISSING_PROPERTY,
     MODEL_LEVEL,
@@ -166,9 +167,6 @@ class ResultCollector:
                 versions[name] = metadata.version(name)
             except metadata.PackageNotFoundError:
                 versions[name] = None
-        # on use: the entry module loads this one
-        from pytest_chaosmining.core.storage.derived import package_digest, source_fingerprint
-
         workers = getattr(self.config.option, "numprocesses", None)
         tier, seeds = self.settings.tier, self.settings.seeds
         return {

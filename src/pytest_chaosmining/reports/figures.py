@@ -7,13 +7,15 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-# matplotlib is imported where used: heavy, it waits for --chaosmining.
-
+from pytest_chaosmining.core.lazy import lazy_module
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from pytest_chaosmining.core.verdicts.records import Record
+    from pytest_chaosmining.reports import plotting
+else:  # matplotlib: loaded with the first figure drawn
+    plotting = lazy_module("pytest_chaosmining.reports.plotting")
 
 #: draws a figure of some records into a path; False when there is nothing to draw
 Draw = Callable[[list["Record"], Path], bool]
@@ -21,22 +23,15 @@ Draw = Callable[[list["Record"], Path], bool]
 
 def pyplot() -> ModuleType:
     """matplotlib's pyplot on the headless Agg backend."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+    return plotting.plt
 
 
 def save(fig: Figure, path: Path, dpi: int = 100, rect: tuple[float, float, float, float] = (0, 0, 1, 1)) -> bool:
     """Lay out (within ``rect`` of the figure: room for a figure legend), write and
     close ``fig``; True (a drawing function's "drawn")."""
-    import matplotlib.pyplot as plt
-
     fig.tight_layout(rect=rect)
     fig.savefig(path, dpi=dpi)
-    plt.close(fig)
+    plotting.plt.close(fig)
     return True
 
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
-from pytest_chaosmining.reports.figures import pyplot, save
+from pytest_chaosmining.reports.figures import plotting, pyplot, save
 from pytest_chaosmining.reports.leaderboard import (
     CONTROL_PASSED,
     EXPECTED_FAIL,
@@ -18,9 +18,6 @@ from pytest_chaosmining.reports.leaderboard import (
     Leaderboard,
 )
 from pytest_chaosmining.reports.tables import explainer_order
-
-# matplotlib is imported where used: heavy, it waits for --chaosmining.
-
 
 LEADERBOARD_PNG, COST_PNG = "leaderboard.png", "cost.png"
 #: cell colours by verdict (the HTML report's)
@@ -31,8 +28,7 @@ def draw_leaderboard(board: Leaderboard, path: Path) -> bool:
     """A cell per explainer and suite: the headline score, coloured by the verdict."""
     if not board.rows or not board.columns:
         return False
-    plt = pyplot()
-    from matplotlib.patches import Patch
+    plt, Patch = pyplot(), plotting.Patch
 
     n_rows, n_cols = len(board.rows), len(board.columns)
     label = max((len(board.explainer_label(e)) for e, _ in board.rows), default=0)  # room for the longest name

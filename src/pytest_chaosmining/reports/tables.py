@@ -6,14 +6,20 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from pytest_chaosmining.core.lazy import lazy_module
 from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
 from pytest_chaosmining.core.verdicts.skips import SKIP_KINDS
 from pytest_chaosmining.explainers import BUILTIN_NAMES, CONTROL_NAME
 from pytest_chaosmining.reports.reported_suite import ReportedSuite
 
-# numpy and pandas are imported where used: heavy, they wait for --chaosmining.
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+else:  # heavy: loaded with the first table of records
+    np = lazy_module("numpy")
+    pd = lazy_module("pandas")
 
 
 def ranked_records(suites: Sequence[ReportedSuite], records: Sequence[Record]) -> list[Record]:
@@ -22,8 +28,6 @@ def ranked_records(suites: Sequence[ReportedSuite], records: Sequence[Record]) -
 
 
 def records_frame(records: list[Record]) -> Any:
-    import pandas as pd
-
     return pd.DataFrame([r.flat() for r in records])
 
 
@@ -33,9 +37,6 @@ def mean_sd(values: Any, digits: int = 3) -> str:
     values = [float(v) for v in values]
     if not values:
         return ""
-
-    import numpy as np
-
     values = [v for v in values if math.isfinite(v)]
     if not values:
         return "undefined"

@@ -13,24 +13,28 @@ import dataclasses
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
-from pytest_chaosmining.core.metrics.cost import warm_up
+from pytest_chaosmining.core.lazy import lazy_module
 from pytest_chaosmining.run.case_selection import CaseSelection
 from pytest_chaosmining.run.model_memo import ModelMemo
 from pytest_chaosmining.run.placement import Placement
 from pytest_chaosmining.run.progress import ProgressLines
 from pytest_chaosmining.run.roster import ExplainerRoster
 from pytest_chaosmining.settings import Settings
-from pytest_chaosmining.timing import AttributionTimer
 
 if TYPE_CHECKING:
     import torch
     from pytest_benchmark.fixture import BenchmarkFixture
 
+    from pytest_chaosmining import timing
+    from pytest_chaosmining.core.metrics import measuring
     from pytest_chaosmining.core.metrics.cost import Cost
     from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.core.verdicts.records import Record
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.run_view import Progress
+else:  # torch: the timing of attribution calls loads with the first timed call
+    timing = lazy_module("pytest_chaosmining.timing")
+    measuring = lazy_module("pytest_chaosmining.core.metrics.measuring")
 
 #: given how a test makes its cost records, whether a cost would fail the baseline's gate
 CostRecheck = Callable[[Callable[[str, float], "Record"]], "Callable[[Cost], bool] | None"]
@@ -116,7 +120,7 @@ class Runtime:
         self._memo = memo
         self._progress = progress
         self._cost_recheck = cost_recheck
-        #: the devices this process already paid its start-up on (:func:`warm_up`)
+        #: the devices this process already paid its start-up on (:func:`.measuring.warm_up`)
         self._warmed: set[str] = set()
 
     @property
@@ -150,12 +154,12 @@ class Runtime:
         explainer: str,
         rounds: int = 1,
         record: Callable[[str, float], Record] | None = None,
-    ) -> AttributionTimer:
+    ) -> timing.AttributionTimer:
         """Times the test's attribution calls through ``benchmark`` (:mod:`pytest_chaosmining.timing`),
         the device's start-up paid first (once a process); with ``record`` (how the test makes its
         cost records) a first call that would fail the baseline's cost gate is measured again first."""
         recheck = self._cost_recheck(record) if record is not None else None
         if str(self.device) not in self._warmed:
-            warm_up(self.device)  # before the process's first timed call on the device
+            measuring.warm_up(self.device)  # before the process's first timed call on the device
             self._warmed.add(str(self.device))
-        return AttributionTimer(benchmark, self.device, suite, case, explainer, rounds, recheck)
+        return timing.AttributionTimer(benchmark, self.device, suite, case, explainer, rounds, recheck)

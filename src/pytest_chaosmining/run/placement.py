@@ -8,13 +8,16 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from pytest_chaosmining.core.lazy import lazy_module
 from pytest_chaosmining.settings import Settings
-
-# torch is imported where used: heavy, it waits for --chaosmining.
-
 
 if TYPE_CHECKING:
     import torch
+
+    from pytest_chaosmining.core.training import determinism
+else:  # heavy: loaded when the run's device is first asked for
+    torch = lazy_module("torch")
+    determinism = lazy_module("pytest_chaosmining.core.training.determinism")
 
 
 def worker_gpu(worker_id: str | None, gpus: int) -> int:
@@ -42,16 +45,12 @@ class Placement:
     def device(self) -> torch.device:
         """``--chaosmining-device``, else CUDA where present.  Plain ``cuda`` on xdist
         worker ``gw<i>`` of a machine with several GPUs is ``cuda:<i mod GPUs>``."""
-        import torch
-
         name = self.settings.device or ("cuda" if torch.cuda.is_available() else "cpu")
         device = torch.device(name)  # raises RuntimeError on a malformed name
         if device.type == "cuda" and not torch.cuda.is_available():
             raise RuntimeError(f"device {name!r} requested but CUDA is not available")
         if device.type == "cuda":
-            from pytest_chaosmining.core.training.determinism import prepare_cuda_process  # CUDA runs only
-
-            prepare_cuda_process()  # deterministic cuBLAS needs its workspace set before its first call
+            determinism.prepare_cuda_process()  # deterministic cuBLAS needs its workspace set before its first call
             torch.backends.cudnn.benchmark = (
                 True  # the suites' shapes are fixed (training and explainers: fixed kernels)
             )

@@ -14,8 +14,10 @@ import functools
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import platformdirs
 import pytest
 
+from pytest_chaosmining.core.lazy import lazy_module
 from pytest_chaosmining.core.machine import this_machine
 from pytest_chaosmining.core.verdicts.baseline import Baseline, PairedDrop
 from pytest_chaosmining.judge import Judge
@@ -29,14 +31,15 @@ from pytest_chaosmining.run.roster import ExplainerRoster
 from pytest_chaosmining.settings import Settings
 from pytest_chaosmining.suites import metric_catalog, shipped_thresholds
 
-# platformdirs and the package's modules that load them are imported where used: heavy, they wait for
-# --chaosmining.
-
-
 if TYPE_CHECKING:
     from pytest_chaosmining.core.metrics.catalog import MetricCatalog
+    from pytest_chaosmining.core.storage import cache as model_cache
+    from pytest_chaosmining.core.storage import pack as model_pack
     from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.core.verdicts.thresholds import Thresholds
+else:  # torch: the model cache loads when a test first needs a model
+    model_cache = lazy_module("pytest_chaosmining.core.storage.cache")
+    model_pack = lazy_module("pytest_chaosmining.core.storage.pack")
 
 
 class ChaosminingSession:
@@ -95,16 +98,10 @@ class ChaosminingSession:
     @functools.cached_property
     def cache(self) -> ModelCache:
         """The on-disk model cache (``--chaosmining-cache``, else the user cache dir)."""
-        # on use: the entry module loads this one, and these imports load torch
-        from pytest_chaosmining.core.storage.cache import ModelCache
-        from pytest_chaosmining.core.storage.pack import ModelPack
-
         root = self.settings.cache_dir
         if root is None:
-            import platformdirs
-
             root = Path(platformdirs.user_cache_dir("pytest-chaosmining"))
-        return ModelCache(root, ModelPack(self.settings.pack) if self.settings.pack else None)
+        return model_cache.ModelCache(root, model_pack.ModelPack(self.settings.pack) if self.settings.pack else None)
 
     def models_trained_on(self) -> list[str]:
         """The device types the models this process used were trained on (none where it used

@@ -9,9 +9,8 @@ that happens to sit at low column indices.
 from __future__ import annotations
 
 import numpy as np
-
-# torch is imported where used: heavy, it waits for --chaosmining.
-
+import torch
+import torch.nn.functional as F
 
 EPS = 1e-8
 
@@ -90,9 +89,6 @@ def consistency(attr: np.ndarray, k: int) -> float:
 # -- vision: localisation of the foreground box ---------------------------------
 def gaussian_smooth(maps: np.ndarray, sigma: float) -> np.ndarray:
     """Smooth ``(N, H, W)`` maps with a 2-D Gaussian of ``sigma`` px (zero padding)."""
-    import torch
-    import torch.nn.functional as F
-
     if sigma <= 0:
         return maps
     radius = int(np.ceil(3 * sigma))

@@ -14,8 +14,13 @@ import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Generic, TypeVar, cast
 
+from pytest_chaosmining.core.lazy import lazy_module
+
 if TYPE_CHECKING:
+    from torch.utils import data as torch_data
     from torch.utils.data import Dataset
+else:  # heavy: loaded when items are decoded by worker processes
+    torch_data = lazy_module("torch.utils.data")
 
 Item = TypeVar("Item")
 Out = TypeVar("Out")
@@ -63,10 +68,8 @@ def decode_all(read: Callable[[Item], Out], items: Sequence[Item], workers: int 
     workers = default_workers(len(items)) if workers is None else workers
     if workers == 0 or len(items) < 2:
         return [read(item) for item in items]
-    from torch.utils.data import DataLoader
-
     dataset = cast("Dataset[Out]", _Mapped(items, read))
-    loader: DataLoader[Out] = DataLoader(
+    loader: torch_data.DataLoader[Out] = torch_data.DataLoader(
         dataset, batch_size=None, num_workers=min(workers, len(items)), collate_fn=_as_is
     )
     return list(loader)

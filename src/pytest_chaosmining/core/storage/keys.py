@@ -9,9 +9,16 @@ import importlib.util
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_chaosmining import __version__
+from pytest_chaosmining.core.lazy import lazy_module
+from pytest_chaosmining.core.storage.stack_probe import stack_versions
+
+if TYPE_CHECKING:
+    import torch
+else:  # heavy: a module that only names cache keys imports without torch
+    torch = lazy_module("torch")
 
 LOCK_TIMEOUT_S = 3600.0
 #: the modules whose source decides what a cached entry looks like (data, model, training
@@ -35,10 +42,6 @@ def code_fingerprint(modules: Code = ()) -> str:
 def cache_key(config: dict[str, Any], code: Code = ()) -> str:
     """Stable hash of a JSON-serialisable training config plus the fingerprint of ``code``
     and the torch and numpy versions (an entry of the user's cache is this stack's)."""
-    import torch  # on use: a module that only names cache keys imports without torch
-
-    from pytest_chaosmining.core.storage.stack_probe import stack_versions
-
     stack = {"torch": torch.__version__, "numpy": stack_versions()["numpy"]}
     payload = json.dumps({"config": config, "code": code_fingerprint(code), **stack}, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:24]

@@ -28,9 +28,19 @@ import json
 import math
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pytest_chaosmining import ChaosminingWarning
-from pytest_chaosmining.core.storage.stack_probe import stack_versions
+from pytest_chaosmining.core.lazy import lazy_module
+from pytest_chaosmining.core.storage.stack_probe import differences, probe, stack_versions
+
+if TYPE_CHECKING:
+    import torch
+
+    from pytest_chaosmining.core.training import determinism
+else:  # heavy: loaded when the probe is compared (a run on another stack)
+    torch = lazy_module("torch")
+    determinism = lazy_module("pytest_chaosmining.core.training.determinism")
 
 #: one shipped result in this many (by key) is recomputed on another stack
 SAMPLE_EVERY = 16
@@ -98,18 +108,12 @@ class ShippedCheck:
         return json.loads((self.pack_derived / STACK_FILE).read_text())
 
     def _compare_probe(self) -> list[str]:
-        # on use: these load torch
-        import torch
-
-        from pytest_chaosmining.core.storage.stack_probe import differences, probe
-        from pytest_chaosmining.core.training.determinism import reproducible
-
         try:
             then = self._stack_file()["probe"]
             if not isinstance(then, dict) or not then:
                 return ["the pack records no probe"]
             device = torch.device(self.device_type)
-            with reproducible(device), torch.enable_grad():  # TF32 off on CUDA, as the explainers run
+            with determinism.reproducible(device), torch.enable_grad():  # TF32 off on CUDA, as the explainers run
                 return differences(then, probe(device))
         except Exception as exc:  # noqa: BLE001 - a probe that cannot run is a stack that cannot be trusted
             return [f"the probe could not be compared ({type(exc).__name__}: {exc})"]

@@ -17,8 +17,14 @@ import functools
 from importlib import metadata
 from typing import TYPE_CHECKING
 
+from pytest_chaosmining.core.lazy import lazy_module
+
 if TYPE_CHECKING:
+    import numpy as np
     import torch
+else:  # heavy: loaded when the probe runs
+    np = lazy_module("numpy")
+    torch = lazy_module("torch")
 
 #: largest difference of the network's values, relative to their largest magnitude
 TOLERANCE = 1e-4
@@ -45,9 +51,6 @@ def stack_versions() -> dict[str, str]:
 
 def probe(device: torch.device | str) -> dict[str, list[float]]:
     """The probe's values on this stack and ``device`` (draws on CPU, the network on ``device``)."""
-    import numpy as np
-    import torch
-
     rng = np.random.default_rng(0)
     generator = torch.Generator().manual_seed(0)
     values: dict[str, list[float]] = {

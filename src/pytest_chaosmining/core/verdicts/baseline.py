@@ -17,14 +17,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_chaosmining.core.lazy import lazy_module
 from pytest_chaosmining.core.machine import Machine, cost_differences, describe, stack_label
 from pytest_chaosmining.core.metrics.catalog import Metric, MetricCatalog
 from pytest_chaosmining.core.verdicts.records import Record
 
 if TYPE_CHECKING:
+    from pytest_chaosmining.core.metrics import drift
     from pytest_chaosmining.core.metrics.drift import Agreement
-
-# the package's modules that load heavy libraries are imported where used: they wait for --chaosmining.
+else:  # numpy and torch: loaded when a baseline's maps are compared
+    drift = lazy_module("pytest_chaosmining.core.metrics.drift")
 
 
 #: a record key (:meth:`Record.key`)
@@ -303,13 +305,10 @@ class Baseline:
         """How far the maps of a fingerprint ``record`` moved from the baseline's: the
         per-sample :func:`~pytest_chaosmining.core.metrics.drift.map_agreement` of the
         two fingerprints (None where the baseline kept none for it)."""
-        # on use: the entry module loads this one, and this import loads numpy or torch
-        from pytest_chaosmining.core.metrics.drift import map_agreement
-
         then = self.fingerprints.get(record.key())
         if then is None or record.maps is None:
             return None
-        return map_agreement(record.maps, then)
+        return drift.map_agreement(record.maps, then)
 
     def cost_regression(self, record: Record, max_factor: float) -> str | None:
         """A message if ``record`` (a gated cost: CPU time or peak memory) grew beyond

@@ -48,8 +48,6 @@ class SelectionData:
 
 def symbolic(formula: int, noise_features: int, n_samples: int, label_noise: float, seed: int) -> SelectionData:
     """A symbolic formula's data (4:1 split) with its predictive columns as truth."""
-    # on use: only the symbolic datasets need the formulas testbed
-
     d = generate(SymbolicDataSpec(formula, noise_features, label_noise, n_samples, seed))
     return SelectionData(f"f{formula:02d}", "regression", d.x_train, d.y_train, d.x_test, d.y_test, np.sort(d.truth))
 
