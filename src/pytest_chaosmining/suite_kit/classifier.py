@@ -18,6 +18,7 @@ from pytest_chaosmining.core.storage.derived import weights_digest
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training.modes import guided_model_id, training_key, uncalibrated_training
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
+from pytest_chaosmining.suite_kit.seam import SeededCaseIds
 from pytest_chaosmining.suite_kit.verdict import model_scored
 
 if TYPE_CHECKING:
@@ -65,7 +66,7 @@ class ClassifierTier:
         return dataclasses.replace(self, models=models, conditions=conditions, longer_training=longer, **sizes)
 
 
-class ClassifierCase:
+class ClassifierCase(SeededCaseIds):
     """The names and cache key of one trained classifier (condition × model × sizes
     × seed), shared by the vision and audio cases (frozen dataclasses that hold
     these fields and say how their sizes read in an id: :attr:`layout_id`)."""
@@ -91,12 +92,8 @@ class ClassifierCase:
         return guided_model_id(f"{self.model}-e{self.epochs}", self.guide, self.precision)
 
     @property
-    def id(self) -> str:
-        return f"{self.condition}-{self.layout_id}-{self.model_id}-s{self.seed}"
-
-    def explainer_id(self, explainer: str) -> str:
-        """Test id of ``explainer`` on this model."""
-        return f"{self.condition}-{self.layout_id}-{self.model_id}-{explainer}-s{self.seed}"
+    def stem(self) -> str:
+        return f"{self.condition}-{self.layout_id}-{self.model_id}"
 
     def training_config(self, device_type: str) -> dict[str, Any]:
         """Everything that affects the trained weights (the cache key)."""

@@ -94,6 +94,26 @@ class Case(Protocol):
         ...
 
 
+class SeededCaseIds:
+    """A case's test ids from its :attr:`stem` and seed: ``<stem>-s<seed>`` and, for an
+    explainer's test, ``<stem>-<explainer>-s<seed>`` (a frozen dataclass case mixes it in)."""
+
+    seed: int
+
+    @property
+    def stem(self) -> str:
+        """What names the case apart from its seed (``f03-nf10-ln0-n10000-mlp3x100-lr0.001-e200``)."""
+        raise NotImplementedError
+
+    @property
+    def id(self) -> str:
+        return f"{self.stem}-s{self.seed}"
+
+    def explainer_id(self, explainer: str) -> str:
+        """Test id of ``explainer`` on this case."""
+        return f"{self.stem}-{explainer}-s{self.seed}"
+
+
 class RecordedCase(Case, Protocol):
     """A case as its records name it: a model and a seed."""
 

@@ -39,7 +39,7 @@ from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
 from pytest_chaosmining.explainers.context import IMAGE_CLASSIFICATION
 from pytest_chaosmining.suite_kit.classifier import data_source
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
-from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, Recorder, ScoreCheck, Scored
+from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, Recorder, ScoreCheck, Scored, SeededCaseIds
 from pytest_chaosmining.suite_kit.verdict import timed_score
 from pytest_chaosmining.suites.bam import report
 from pytest_chaosmining.suites.bam.data import BamSpec
@@ -70,7 +70,7 @@ def bam_code() -> Code:
 
 
 @dataclass(frozen=True)
-class BamCase:
+class BamCase(SeededCaseIds):
     """One set of BAM models (sizes × model × seed × source)."""
 
     canvas: int
@@ -94,11 +94,8 @@ class BamCase:
         return f"{self.canvas}px"
 
     @property
-    def id(self) -> str:
-        return f"{self.canvas}px-{self.model_id}-s{self.seed}"
-
-    def explainer_id(self, explainer: str) -> str:
-        return f"{self.canvas}px-{self.model_id}-{explainer}-s{self.seed}"
+    def stem(self) -> str:
+        return f"{self.canvas}px-{self.model_id}"
 
     def case_fields(self) -> dict[str, Any]:
         return {"canvas": self.canvas, "n_train": self.n_train, "source": self.source}

@@ -40,7 +40,7 @@ from pytest_chaosmining.explainers.context import TABULAR_CLASSIFICATION, TABULA
 from pytest_chaosmining.judge import explainer_failures
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
 from pytest_chaosmining.suite_kit.parametrize import parametrize_cases, sharded
-from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, Recorder, ScoreCheck, Scored
+from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, Recorder, ScoreCheck, Scored, SeededCaseIds
 from pytest_chaosmining.suites.rfe import report
 from pytest_chaosmining.suites.rfe.tiers import RFE_TIERS
 
@@ -78,7 +78,7 @@ def rfe_code() -> Code:
 
 
 @dataclass(frozen=True)
-class RFECase:
+class RFECase(SeededCaseIds):
     """One dataset (and seed) of the RFEwNA suite with its training settings."""
 
     dataset: str  # f10 ... f14, "generated", "santander"
@@ -95,15 +95,12 @@ class RFECase:
     n_select: int = 0  # used where the truth is unknown (Santander)
 
     @property
-    def id(self) -> str:
-        return f"{self.dataset}-{self.size_id}-s{self.seed}"
+    def stem(self) -> str:
+        return f"{self.dataset}-{self.size_id}"
 
     @property
     def size_id(self) -> str:
         return f"n{self.n_samples}-nf{self.n_features}-e{self.epochs}"
-
-    def explainer_id(self, explainer: str) -> str:
-        return f"{self.dataset}-{self.size_id}-{explainer}-s{self.seed}"
 
     def case_fields(self) -> dict[str, Any]:
         return {"dataset": self.dataset, "task": self.task, "n_samples": self.n_samples, "n_features": self.n_features}

@@ -12,6 +12,7 @@ from typing import Any
 from pytest_chaosmining.core.storage.keys import Code
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training.modes import SaliencyGuided, guided_model_id, training_key
+from pytest_chaosmining.suite_kit.seam import SeededCaseIds
 from pytest_chaosmining.testbeds.formulas.tiers import SymbolicTier
 
 #: the cache namespace of these models: the symbolic suite's (the cost suite's model is one of them)
@@ -31,7 +32,7 @@ def symbolic_code(together: bool = False) -> Code:
 
 
 @dataclass(frozen=True)
-class SymbolicCase:
+class SymbolicCase(SeededCaseIds):
     """One model of the symbolic suite: data, model and training settings, seed."""
 
     formula: int
@@ -65,12 +66,8 @@ class SymbolicCase:
         return f"f{self.formula:02d}-nf{self.noise_features}-ln{self.label_noise:g}-n{self.n_samples}"
 
     @property
-    def id(self) -> str:
-        return f"{self.condition_id}-{self.model_id}-s{self.seed}"
-
-    def explainer_id(self, explainer: str) -> str:
-        """Test id of ``explainer`` on this model."""
-        return f"{self.condition_id}-{self.model_id}-{explainer}-s{self.seed}"
+    def stem(self) -> str:
+        return f"{self.condition_id}-{self.model_id}"
 
     def case_fields(self) -> dict[str, Any]:
         """The fields reported beside every result."""
