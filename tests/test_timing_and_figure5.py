@@ -42,7 +42,7 @@ def test_cpu_peak_memory_sees_a_buffer_that_lives_between_two_samples(monkeypatc
     shows (sampling alone read 55.4 MiB for it once, with two test workers busy)."""
     import torch
 
-    from pytest_chaosmining.core.metrics import cost as cost_module
+    from pytest_chaosmining.core.metrics import measuring as cost_module
 
     monkeypatch.setattr(cost_module, "SAMPLE_PERIOD_S", 60.0)
 
@@ -61,7 +61,7 @@ def test_cpu_peak_memory_samples_where_the_kernel_keeps_no_peak(monkeypatch):
 
     import torch
 
-    from pytest_chaosmining.core.metrics import cost as cost_module
+    from pytest_chaosmining.core.metrics import measuring as cost_module
 
     monkeypatch.setattr(cost_module, "_reset_high_water", lambda: False)
 
@@ -254,10 +254,11 @@ def test_a_process_pays_its_device_start_up_once_before_its_first_timed_call(mon
 
     import torch
 
+    from pytest_chaosmining.core.metrics import measuring
     from pytest_chaosmining.run import facets
 
     warmed = []
-    monkeypatch.setattr(facets, "warm_up", warmed.append)
+    monkeypatch.setattr(measuring, "warm_up", warmed.append)
     placement = types.SimpleNamespace(device=torch.device("cpu"))
     runtime = facets.Runtime(placement, lambda: None, None, None, lambda make: None)  # type: ignore[arg-type]
     for _ in range(3):
