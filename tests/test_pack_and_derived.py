@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import shutil
 from pathlib import Path
@@ -307,6 +308,18 @@ def _packed(tmp_path: Path, n: int) -> list[str]:
     return [DerivedCache.shipped_key("s", {"case": case}, source_fingerprint()) for case in range(n)]
 
 
+def _cases_with_a_sample(least: int = 48) -> int:
+    """How many cases a test packs: at least ``least``, and enough that one of their shipped
+    keys is in the recomputed sample with three cases after it (the keys follow the package's
+    source: 48 cases held no sampled key for about one code state in 20)."""
+    from pytest_chaosmining.core.storage.derived import source_fingerprint
+    from pytest_chaosmining.core.storage.shipped_check import ShippedCheck
+
+    code = source_fingerprint()
+    first = next(c for c in itertools.count() if ShippedCheck.sampled(DerivedCache.shipped_key("s", {"case": c}, code)))
+    return max(least, first + 4)
+
+
 def _scored(case: int, shift: float = 0.0) -> dict[str, object]:
     return {"score": case / 100 + shift, "cost": Cost(10.0 + shift * 1e6, 1.0, 10.0)}
 
@@ -317,7 +330,8 @@ def test_shipped_results_hold_on_another_stack_where_the_probe_and_a_stated_samp
     recomputed and compared (its cost aside), and the rest are used as shipped."""
     from pytest_chaosmining.core.storage.shipped_check import SAMPLE_EVERY, ShippedCheck
 
-    keys = _packed(tmp_path, 48)
+    n = _cases_with_a_sample()
+    keys = _packed(tmp_path, n)
     _another_stack(monkeypatch)
     fresh, computed = DerivedCache(tmp_path / "b", tmp_path / "pack"), []
 
@@ -327,11 +341,11 @@ def test_shipped_results_hold_on_another_stack_where_the_probe_and_a_stated_samp
 
     results = [
         fresh.get_or_compute("s", {"case": c, "device": "cpu"}, functools.partial(compute, c), (Cost,))
-        for c in range(48)
+        for c in range(n)
     ]
     sampled = [c for c, key in enumerate(keys) if ShippedCheck.sampled(key)]
-    assert computed == sampled and 0 < len(sampled) <= 48 // SAMPLE_EVERY + 3
-    assert [r["score"] for r in results] == pytest.approx([c / 100 for c in range(48)], abs=1e-8)
+    assert computed == sampled and 0 < len(sampled) <= n // SAMPLE_EVERY + 3
+    assert [r["score"] for r in results] == pytest.approx([c / 100 for c in range(n)], abs=1e-8)
     kept = sorted((tmp_path / "b" / "derived" / "s").glob("*.json"))
     assert len(kept) == len(sampled)  # only what this stack computed enters the user's cache
     assert not list((tmp_path / "b" / "derived" / "s").glob("refused-*"))
@@ -343,7 +357,7 @@ def test_a_shipped_result_that_differs_on_this_stack_is_recomputed_and_its_suite
     from pytest_chaosmining import ChaosminingWarning
     from pytest_chaosmining.core.storage.shipped_check import ShippedCheck
 
-    keys = _packed(tmp_path, 48)
+    keys = _packed(tmp_path, _cases_with_a_sample())
     _another_stack(monkeypatch)
     first = next(c for c, key in enumerate(keys) if ShippedCheck.sampled(key))
     fresh, computed = DerivedCache(tmp_path / "b", tmp_path / "pack"), []

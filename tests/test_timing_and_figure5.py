@@ -260,7 +260,7 @@ def test_a_process_pays_its_device_start_up_once_before_its_first_timed_call(mon
     warmed = []
     monkeypatch.setattr(measuring, "warm_up", warmed.append)
     placement = types.SimpleNamespace(device=torch.device("cpu"))
-    runtime = facets.Runtime(placement, lambda: None, None, None, lambda make: None)  # type: ignore[arg-type]
+    runtime = facets.Runtime(placement, Path("unused"), None, None, None)  # type: ignore[arg-type]
     for _ in range(3):
         runtime.timer(None, "symbolic", "c", "SA")
     assert warmed == [torch.device("cpu")]

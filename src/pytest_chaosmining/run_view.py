@@ -16,8 +16,8 @@ if TYPE_CHECKING:
     import torch
     from pytest_benchmark.fixture import BenchmarkFixture
 
+    from pytest_chaosmining.core.metrics.cost import Cost
     from pytest_chaosmining.core.storage.cache import ModelCache
-    from pytest_chaosmining.core.verdicts.records import Record
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.judge import Judge
     from pytest_chaosmining.settings import Settings
@@ -125,9 +125,10 @@ class Runtime(Protocol):
         case: str,
         explainer: str,
         rounds: int = 1,
-        record: Callable[[str, float], Record] | None = None,
+        recheck: Callable[[Cost], bool] | None = None,
     ) -> AttributionTimer:
-        """Times the test's attribution calls."""
+        """Times the test's attribution calls (``recheck``: whether a cost would fail the
+        baseline's gate, so that a first call that would is measured again)."""
         ...
 
 

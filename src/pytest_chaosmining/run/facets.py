@@ -10,7 +10,9 @@ its own, so the plugin side and the suites see the same run.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from pytest_chaosmining.core.lazy import lazy_module
@@ -28,16 +30,16 @@ if TYPE_CHECKING:
     from pytest_chaosmining import timing
     from pytest_chaosmining.core.metrics import measuring
     from pytest_chaosmining.core.metrics.cost import Cost
+    from pytest_chaosmining.core.storage import cache as model_cache
+    from pytest_chaosmining.core.storage import pack as model_pack
     from pytest_chaosmining.core.storage.cache import ModelCache
-    from pytest_chaosmining.core.verdicts.records import Record
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.run_view import Progress
-else:  # torch: the timing of attribution calls loads with the first timed call
+else:  # torch: the timing of attribution calls loads with the first timed call, the model cache on first use
     timing = lazy_module("pytest_chaosmining.timing")
     measuring = lazy_module("pytest_chaosmining.core.metrics.measuring")
-
-#: given how a test makes its cost records, whether a cost would fail the baseline's gate
-CostRecheck = Callable[[Callable[[str, float], "Record"]], "Callable[[Cost], bool] | None"]
+    model_cache = lazy_module("pytest_chaosmining.core.storage.cache")
+    model_pack = lazy_module("pytest_chaosmining.core.storage.pack")
 
 T = TypeVar("T")
 C = TypeVar("C")
@@ -108,18 +110,13 @@ class Runtime:
     in memory, ensemble training, progress lines, the timing of attribution calls."""
 
     def __init__(
-        self,
-        placement: Placement,
-        cache: Callable[[], ModelCache],
-        memo: ModelMemo,
-        progress: ProgressLines,
-        cost_recheck: CostRecheck,
+        self, placement: Placement, cache_root: Path, pack: Path | None, memo: ModelMemo, progress: ProgressLines
     ):
         self._placement = placement
-        self._cache = cache
+        self._cache_root = cache_root
+        self._pack = pack
         self._memo = memo
         self._progress = progress
-        self._cost_recheck = cost_recheck
         #: the devices this process already paid its start-up on (:func:`.measuring.warm_up`)
         self._warmed: set[str] = set()
 
@@ -133,10 +130,17 @@ class Runtime:
         """Whether same-shape models train together as one batched ensemble."""
         return self._placement.ensemble
 
-    @property
+    @functools.cached_property
     def cache(self) -> ModelCache:
-        """The on-disk model cache (with the shipped pack behind it)."""
-        return self._cache()
+        """The on-disk model cache under ``--chaosmining-cache`` (with the shipped pack
+        behind it, ``--chaosmining-pack``), made on first use."""
+        return model_cache.ModelCache(self._cache_root, model_pack.ModelPack(self._pack) if self._pack else None)
+
+    def trained_on(self) -> list[str]:
+        """The device types the models this process used were trained on (none where it used
+        no model cache)."""
+        cache = self.__dict__.get("cache")
+        return sorted(cache.trained_on) if cache is not None else []
 
     def memo(self, key: Hashable, load: Callable[[], T]) -> T:
         """``load()`` kept in memory under ``key`` (the last few models)."""
@@ -153,12 +157,12 @@ class Runtime:
         case: str,
         explainer: str,
         rounds: int = 1,
-        record: Callable[[str, float], Record] | None = None,
+        recheck: Callable[[Cost], bool] | None = None,
     ) -> timing.AttributionTimer:
         """Times the test's attribution calls through ``benchmark`` (:mod:`pytest_chaosmining.timing`),
-        the device's start-up paid first (once a process); with ``record`` (how the test makes its
-        cost records) a first call that would fail the baseline's cost gate is measured again first."""
-        recheck = self._cost_recheck(record) if record is not None else None
+        the device's start-up paid first (once a process); with ``recheck`` (whether a cost would
+        fail the baseline's gate: :meth:`~pytest_chaosmining.judge.Judge.cost_recheck`) a first call
+        that would is measured again first."""
         if str(self.device) not in self._warmed:
             measuring.warm_up(self.device)  # before the process's first timed call on the device
             self._warmed.add(str(self.device))

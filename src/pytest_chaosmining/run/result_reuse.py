@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, TypeVar
 import pytest
 
 from pytest_chaosmining.core.storage.derived import DerivedCache
+from pytest_chaosmining.run.placement import Placement
 from pytest_chaosmining.settings import Settings
 
 if TYPE_CHECKING:
@@ -23,18 +24,16 @@ T = TypeVar("T")
 class ResultReuse:
     """The derived-results cache beside the model cache (``cache_root``) and the policy of using it."""
 
-    def __init__(
-        self, config: pytest.Config, settings: Settings, cache_root: Callable[[], Path], device_type: Callable[[], str]
-    ):
+    def __init__(self, config: pytest.Config, settings: Settings, cache_root: Path, placement: Placement):
         self.config = config
         self.settings = settings
         self._cache_root = cache_root
-        self._device_type = device_type
+        self._placement = placement
 
     @functools.cached_property
     def derived(self) -> DerivedCache:
         """Cached scores of the built-in explainers, beside the model cache."""
-        return DerivedCache(self._cache_root(), self.settings.pack, self._device_type())
+        return DerivedCache(self._cache_root, self.settings.pack, self._placement.device.type)
 
     def evaluated(
         self,
@@ -59,7 +58,7 @@ class ResultReuse:
         ``--chaosmining-builtin-results recompute``."""
         if not self.settings.reuse_builtin_results:
             return compute()
-        return self.derived.get_or_compute(suite, {**key, "device": self._device_type()}, compute, types)
+        return self.derived.get_or_compute(suite, {**key, "device": self._placement.device.type}, compute, types)
 
     @property
     def reuses_builtin_results(self) -> bool:

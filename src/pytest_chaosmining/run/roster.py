@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import pytest
@@ -13,7 +12,7 @@ import pytest
 from pytest_chaosmining.explainers import CONTROL_NAME, PAPER_NAMES, collect_explainers, select
 from pytest_chaosmining.explainers.diagnosis import MapNotes
 from pytest_chaosmining.settings import Settings
-from pytest_chaosmining.suites import get_suite, shapes_of
+from pytest_chaosmining.suites import get_suite, shapes_of, shipped_thresholds
 
 if TYPE_CHECKING:
     from pytest_chaosmining.core.verdicts.thresholds import Thresholds
@@ -22,13 +21,12 @@ if TYPE_CHECKING:
 
 class ExplainerRoster:
     """Built-ins and the ``pytest_chaosmining_explainers`` hook's explainers, filtered by
-    ``--chaosmining-explainers``; ``thresholds()``: the run's bars (a built-in beyond
-    the paper's four runs only where it has bars of its own, unless named)."""
+    ``--chaosmining-explainers``, and the bars they are held to (a built-in beyond the
+    paper's four runs only where it has bars of its own, unless named)."""
 
-    def __init__(self, config: pytest.Config, settings: Settings, thresholds: Callable[[], Thresholds]):
+    def __init__(self, config: pytest.Config, settings: Settings):
         self.config = config
         self.settings = settings
-        self._thresholds = thresholds
 
     @functools.cached_property
     def registered(self) -> dict[str, Explainer]:
@@ -43,6 +41,12 @@ class ExplainerRoster:
             for name, e in self.registered.items()
             if e.source == "builtin" and name not in PAPER_NAMES and name != CONTROL_NAME
         )
+
+    @functools.cached_property
+    def thresholds(self) -> Thresholds:
+        """The run's bars: the shipped ones, ``--chaosmining-thresholds`` merged over them (the
+        built-ins of :attr:`own_bars_only` held only to bars written for them)."""
+        return shipped_thresholds(self.settings.thresholds_file, self.own_bars_only)
 
     @functools.cached_property
     def map_notes(self) -> MapNotes:
@@ -81,7 +85,7 @@ class ExplainerRoster:
         this tier (their values would be reported, not judged), unless named in
         ``--chaosmining-explainers``.  One that does not apply there stays, to be
         skipped with its reason."""
-        named, tier, thresholds = set(self.settings.explainers), self.settings.tier, self._thresholds()
+        named, tier, thresholds = set(self.settings.explainers), self.settings.tier, self.thresholds
         shapes = get_suite(suite).shapes if suite in self.settings.suites else ()
 
         def runs(name: str) -> bool:

@@ -29,13 +29,12 @@ from pytest_chaosmining.run.progress import ProgressLines
 from pytest_chaosmining.run.result_reuse import ResultReuse
 from pytest_chaosmining.run.roster import ExplainerRoster
 from pytest_chaosmining.settings import Settings
-from pytest_chaosmining.suites import metric_catalog, shipped_thresholds
+from pytest_chaosmining.suites import metric_catalog
 
 if TYPE_CHECKING:
     from pytest_chaosmining.core.metrics.catalog import MetricCatalog
     from pytest_chaosmining.core.storage import cache as model_cache
     from pytest_chaosmining.core.storage import pack as model_pack
-    from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.core.verdicts.thresholds import Thresholds
 else:  # torch: the model cache loads when a test first needs a model
     model_cache = lazy_module("pytest_chaosmining.core.storage.cache")
@@ -49,10 +48,12 @@ class ChaosminingSession:
         self.config = config
         self.settings = settings
         self.placement = Placement(config, settings)
-        self.roster = ExplainerRoster(config, settings, lambda: self.thresholds)
+        self.roster = ExplainerRoster(config, settings)
         self.selection = CaseSelection(self.roster.explainers_in)
+        #: the model cache's folder (``--chaosmining-cache``, else the user cache dir)
+        self.cache_root = settings.cache_dir or Path(platformdirs.user_cache_dir("pytest-chaosmining"))
         #: where built-in and reference results are reused
-        self.results = ResultReuse(config, settings, lambda: self.cache.root, lambda: self.placement.device.type)
+        self.results = ResultReuse(config, settings, self.cache_root, self.placement)
         #: ``memo(key, load)``: the models of the last few keys used, kept in memory
         self.memo = ModelMemo()
         #: ``progress(label)``: a training callback printing progress lines (None under ``-q``)
@@ -71,14 +72,12 @@ class ChaosminingSession:
     @functools.cached_property
     def runtime(self) -> Runtime:
         """Where the work runs and is kept: device, model cache, models in memory, timers."""
-        return Runtime(
-            self.placement, lambda: self.cache, self.memo, self.progress, lambda make: self.judge.cost_recheck(make)
-        )
+        return Runtime(self.placement, self.cache_root, self.settings.pack, self.memo, self.progress)
 
-    @functools.cached_property
+    @property
     def thresholds(self) -> Thresholds:
         """The shipped bars, with ``--chaosmining-thresholds`` merged over them."""
-        return shipped_thresholds(self.settings.thresholds_file, self.roster.own_bars_only)
+        return self.roster.thresholds
 
     @functools.cached_property
     def metric_catalog(self) -> MetricCatalog:
@@ -92,22 +91,13 @@ class ChaosminingSession:
         if not self.settings.baseline_file:
             return None
         baseline = Baseline.load(self.settings.baseline_file, self.metric_catalog)
-        baseline.against_machine(this_machine(self.runtime.device.type))
+        baseline.against_machine(this_machine(self.placement.device.type))
         return baseline
-
-    @functools.cached_property
-    def cache(self) -> ModelCache:
-        """The on-disk model cache (``--chaosmining-cache``, else the user cache dir)."""
-        root = self.settings.cache_dir
-        if root is None:
-            root = Path(platformdirs.user_cache_dir("pytest-chaosmining"))
-        return model_cache.ModelCache(root, model_pack.ModelPack(self.settings.pack) if self.settings.pack else None)
 
     def models_trained_on(self) -> list[str]:
         """The device types the models this process used were trained on (none where it used
         no model cache)."""
-        cache = self.__dict__.get("cache")
-        return sorted(cache.trained_on) if cache is not None else []
+        return self.runtime.trained_on() if "runtime" in self.__dict__ else []
 
     @functools.cached_property
     def judge(self) -> Judge:

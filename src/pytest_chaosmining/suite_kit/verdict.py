@@ -110,7 +110,9 @@ def timed_score(
     recorded (gated against a baseline) from the score's ``cost`` where the timer
     measured none."""
     with (
-        run.runtime.timer(benchmark, suite, case.id, explainer, record=record) as timer,
+        run.runtime.timer(
+            benchmark, suite, case.id, explainer, recheck=None if record is None else run.judge.cost_recheck(record)
+        ) as timer,
         explainer_failures(node.config),
     ):
         result = score(run.explainers[explainer])
