@@ -20,6 +20,7 @@ reweighted in [0.7, 1.3]) are scored too, for the record: they set nothing.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import re
@@ -63,10 +64,10 @@ def cases_of(suite: str, cache):  # noqa: ANN001, ANN201 - a script
         from pytest_chaosmining.testbeds.audio.scoring import evaluate, trained_model
         from pytest_chaosmining.testbeds.audio.tiers import AUDIO as TIERS
     tier = TIERS["smoke"]
-    sizes = {"n_explain": tier.n_explain, "internal_batch_size": tier.internal_batch_size, "n_check": 1}
+    sizes = dataclasses.replace(tier.explained, n_check=1)
     for case in plan_cases(tier, 1):
         trained = trained_model(case, cache, device)
-        yield case.id, lambda e, t=trained: evaluate(t, e, device, **sizes)
+        yield case.id, lambda e, t=trained: evaluate(t, e, device, sizes)
 
 
 def measure() -> dict[str, dict[str, dict[str, float]]]:

@@ -18,7 +18,7 @@ from pytest_chaosmining.core.storage.derived import weights_digest
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training.modes import guided_model_id, training_key, uncalibrated_training
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
-from pytest_chaosmining.suite_kit.seam import SeededCaseIds
+from pytest_chaosmining.suite_kit.seam import NamedCase
 from pytest_chaosmining.suite_kit.verdict import model_scored
 
 if TYPE_CHECKING:
@@ -33,6 +33,17 @@ if TYPE_CHECKING:
     from pytest_chaosmining.suite_kit.seam import DomainPick
 
 ModelT = TypeVar("ModelT")
+
+
+@dataclass(frozen=True)
+class ExplainedSizes:
+    """How much of a classifier's validation data its scoring explains: the first
+    ``n_explain`` samples (IG in internal batches of ``internal_batch_size``), the first
+    ``n_check`` of them also on the untrained model (None: all)."""
+
+    n_explain: int
+    internal_batch_size: int
+    n_check: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -54,6 +65,11 @@ class ClassifierTier:
     #: conditions whose models need more data or epochs to learn: condition → (n_train, epochs)
     longer_training: Mapping[str, tuple[int, int]] = field(default_factory=dict)
 
+    @property
+    def explained(self) -> ExplainedSizes:
+        """What the scoring of the tier's classifiers explains."""
+        return ExplainedSizes(self.n_explain, self.internal_batch_size, self.n_check)
+
     def training_size(self, condition: str) -> tuple[int, int]:
         """``(n_train, epochs)`` of ``condition``'s models."""
         return self.longer_training.get(condition, (self.n_train, self.epochs))
@@ -66,7 +82,7 @@ class ClassifierTier:
         return dataclasses.replace(self, models=models, conditions=conditions, longer_training=longer, **sizes)
 
 
-class ClassifierCase(SeededCaseIds):
+class ClassifierCase(NamedCase):
     """The names and cache key of one trained classifier (condition × model × sizes
     × seed), shared by the vision and audio cases (frozen dataclasses that hold
     these fields and say how their sizes read in an id: :attr:`layout_id`)."""
@@ -116,13 +132,7 @@ class ClassifierScoring(Protocol):
         ...
 
     def evaluate(
-        self,
-        trained: Any,
-        explainer: Explainer,
-        device: torch.device,
-        n_explain: int,
-        internal_batch_size: int,
-        n_check: int | None = None,
+        self, trained: Any, explainer: Explainer, device: torch.device, sizes: ExplainedSizes
     ) -> dict[str, Any]:
         """The testbed's scores of ``explainer`` on ``trained``."""
         ...
@@ -205,17 +215,16 @@ class ClassifierTestbed:
     def score(self, run: RunView, model: Any, explainer: Explainer) -> dict[str, Any]:
         """The testbed's scoring at the session's tier sizes (a built-in's from the derived cache)."""
 
-        tier = self.tiers[run.plan.tier]
-        sizes = {"n_explain": tier.n_explain, "internal_batch_size": tier.internal_batch_size, "n_check": tier.n_check}
+        sizes = self.tiers[run.plan.tier].explained
         return run.results.evaluated(
             self.name,
             {
                 "model": model.case.training_config(run.runtime.device.type),
                 "weights": weights_digest(model.model),
-                **sizes,
+                **dataclasses.asdict(sizes),
             },
             explainer,
-            lambda: self.functions.scoring.evaluate(model, explainer, run.runtime.device, **sizes),
+            lambda: self.functions.scoring.evaluate(model, explainer, run.runtime.device, sizes),
             (Cost,),
         )
 

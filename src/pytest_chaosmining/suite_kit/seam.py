@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol, SupportsFloat, TypeVar
+from typing import TYPE_CHECKING, ClassVar, Protocol, SupportsFloat, TypeVar
 
 from pytest_chaosmining.core.metrics.catalog import KeyOf, Metric
 from pytest_chaosmining.core.verdicts.records import Record
@@ -94,11 +94,18 @@ class Case(Protocol):
         ...
 
 
-class SeededCaseIds:
-    """A case's test ids from its :attr:`stem` and seed: ``<stem>-s<seed>`` and, for an
-    explainer's test, ``<stem>-<explainer>-s<seed>`` (a frozen dataclass case mixes it in)."""
+class NamedCase:
+    """A case's names, for a frozen dataclass case to mix in: its test ids from its
+    :attr:`stem` and seed (``<stem>-s<seed>``; an explainer's test ``<stem>-<explainer>-s<seed>``)
+    and the fields its records carry, the attributes :attr:`reported` names."""
 
     seed: int
+    #: the attributes (fields or properties) a record of the case carries, in order
+    reported: ClassVar[tuple[str, ...]] = ()
+
+    def case_fields(self) -> dict[str, CaseValue]:
+        """The fields its records carry (and its bars are looked up by)."""
+        return {name: getattr(self, name) for name in self.reported}
 
     @property
     def stem(self) -> str:

@@ -39,7 +39,7 @@ from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
 from pytest_chaosmining.explainers.context import IMAGE_CLASSIFICATION
 from pytest_chaosmining.suite_kit.classifier import data_source
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
-from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, Recorder, ScoreCheck, Scored, SeededCaseIds
+from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, NamedCase, Recorder, ScoreCheck, Scored
 from pytest_chaosmining.suite_kit.verdict import timed_score
 from pytest_chaosmining.suites.bam import report
 from pytest_chaosmining.suites.bam.data import BamSpec
@@ -70,8 +70,10 @@ def bam_code() -> Code:
 
 
 @dataclass(frozen=True)
-class BamCase(SeededCaseIds):
+class BamCase(NamedCase):
     """One set of BAM models (sizes × model × seed × source)."""
+
+    reported = ("canvas", "n_train", "source")
 
     canvas: int
     n_train: int
@@ -96,9 +98,6 @@ class BamCase(SeededCaseIds):
     @property
     def stem(self) -> str:
         return f"{self.canvas}px-{self.model_id}"
-
-    def case_fields(self) -> dict[str, Any]:
-        return {"canvas": self.canvas, "n_train": self.n_train, "source": self.source}
 
     def spec(self, kind: str, split: str, k: float = 1.0, scene_class: int | None = None) -> Any:
         n = self.n_train if split == "train" else self.n_val

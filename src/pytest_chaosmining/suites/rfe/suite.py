@@ -40,7 +40,7 @@ from pytest_chaosmining.explainers.context import TABULAR_CLASSIFICATION, TABULA
 from pytest_chaosmining.judge import explainer_failures
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
 from pytest_chaosmining.suite_kit.parametrize import parametrize_cases, sharded
-from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, Recorder, ScoreCheck, Scored, SeededCaseIds
+from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, NamedCase, Recorder, ScoreCheck, Scored
 from pytest_chaosmining.suites.rfe import report
 from pytest_chaosmining.suites.rfe.tiers import RFE_TIERS
 
@@ -78,8 +78,10 @@ def rfe_code() -> Code:
 
 
 @dataclass(frozen=True)
-class RFECase(SeededCaseIds):
+class RFECase(NamedCase):
     """One dataset (and seed) of the RFEwNA suite with its training settings."""
+
+    reported = ("dataset", "task", "n_samples", "n_features")
 
     dataset: str  # f10 ... f14, "generated", "santander"
     task: str
@@ -101,9 +103,6 @@ class RFECase(SeededCaseIds):
     @property
     def size_id(self) -> str:
         return f"n{self.n_samples}-nf{self.n_features}-e{self.epochs}"
-
-    def case_fields(self) -> dict[str, Any]:
-        return {"dataset": self.dataset, "task": self.task, "n_samples": self.n_samples, "n_features": self.n_features}
 
     def config(self) -> dict[str, Any]:
         return {"suite": SUITE, **dataclasses.asdict(self)}

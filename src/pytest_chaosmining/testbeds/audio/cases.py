@@ -39,6 +39,7 @@ class AudioCase(ClassifierCase):
     """One classifier of the audio suite."""
 
     cache_suite: ClassVar[str] = SUITE
+    reported = ("condition", "arch", "channels", "rate", "duration", "n_train", "source")
 
     condition: str
     model: str
@@ -65,16 +66,10 @@ class AudioCase(ClassifierCase):
     def threshold_key(self) -> str:
         return f"{self.model}-{self.condition}"
 
-    def case_fields(self) -> dict[str, Any]:
-        return {
-            "condition": self.condition,
-            "arch": self.model,
-            "channels": self.channels,
-            "rate": self.rate,
-            "duration": self.duration,
-            "n_train": self.n_train,
-            "source": self.source,
-        }
+    @property
+    def arch(self) -> str:
+        """The model's architecture (its records' name for :attr:`model`)."""
+        return self.model
 
 
 def plan_cases(

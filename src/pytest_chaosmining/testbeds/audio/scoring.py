@@ -10,6 +10,7 @@ import torch
 from pytest_chaosmining.core.metrics.attribution import channel_scores
 from pytest_chaosmining.core.metrics.drift import fingerprint
 from pytest_chaosmining.core.training.classification import pcm_to_float
+from pytest_chaosmining.suite_kit.classifier import ExplainedSizes
 from pytest_chaosmining.suite_kit.probe import classifier_probe
 from pytest_chaosmining.testbeds.audio.cases import TrainedAudioModel
 from pytest_chaosmining.testbeds.audio.models import is_recurrent
@@ -50,19 +51,15 @@ def probe(trained: TrainedAudioModel, samples: int) -> Probe:
 
 
 def evaluate(
-    trained: TrainedAudioModel,
-    explainer: Explainer,
-    device: torch.device,
-    n_explain: int,
-    internal_batch_size: int,
-    n_check: int | None = None,
+    trained: TrainedAudioModel, explainer: Explainer, device: torch.device, sizes: ExplainedSizes
 ) -> dict[str, Any]:
     """Attribute the first ``n_explain`` validation clips; return the mean true-channel
     share, the top-1 channel hit rate, the cost, both scores on the untrained model
     and the gain in top-1 hit rate from training, both measured on the first
     ``n_check`` clips (default: all), and a fingerprint of the maps (channel ×
     segment masses)."""
-    n = min(n_explain, len(trained.val))
+    n_check, internal_batch_size = sizes.n_check, sizes.internal_batch_size
+    n = min(sizes.n_explain, len(trained.val))
     rows, truth = slice(0, n), trained.val.channels[:n]
     attr, cost = timed(attribution_call(trained, explainer, device, internal_batch_size, rows), device)
     attr_np = attr.detach().cpu().numpy()

@@ -38,6 +38,7 @@ class VisionCase(ClassifierCase):
     """One classifier of the vision suite."""
 
     cache_suite: ClassVar[str] = SUITE
+    reported = ("condition", "canvas", "fg", "n_train", "source")
 
     condition: str
     model: str
@@ -60,15 +61,6 @@ class VisionCase(ClassifierCase):
     @property
     def layout_id(self) -> str:
         return f"{self.canvas}px"
-
-    def case_fields(self) -> dict[str, Any]:
-        return {
-            "condition": self.condition,
-            "canvas": self.canvas,
-            "fg": self.fg,
-            "n_train": self.n_train,
-            "source": self.source,
-        }
 
 
 def plan_cases(

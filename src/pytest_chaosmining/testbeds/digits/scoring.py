@@ -13,6 +13,7 @@ from pytest_chaosmining.core.metrics.attribution import localisation
 from pytest_chaosmining.core.metrics.drift import fingerprint
 from pytest_chaosmining.core.training.classification import to_float
 from pytest_chaosmining.explainers import attribute
+from pytest_chaosmining.suite_kit.classifier import ExplainedSizes
 from pytest_chaosmining.suite_kit.probe import classifier_probe
 from pytest_chaosmining.testbeds.digits.cases import TrainedVisionModel
 from pytest_chaosmining.testbeds.digits.training import attribution_context, patch_mask, trained_model, untrained_model
@@ -59,19 +60,14 @@ def probe(trained: TrainedVisionModel, samples: int) -> Probe:
 
 
 def evaluate(
-    trained: TrainedVisionModel,
-    explainer: Explainer,
-    device: torch.device,
-    n_explain: int,
-    internal_batch_size: int,
-    n_check: int | None = None,
+    trained: TrainedVisionModel, explainer: Explainer, device: torch.device, sizes: ExplainedSizes
 ) -> dict[str, Any]:
     """Attribute the first ``n_explain`` validation images (target: the predicted
     class); return mean IoU, mean in-box mass share, cost, the IoU gained
     from training on the first ``n_check`` images (default: all), and a
     fingerprint of the maps (7×7 patch masses)."""
-    case = trained.case
-    n = min(n_explain, len(trained.val))
+    case, n_check, internal_batch_size = trained.case, sizes.n_check, sizes.internal_batch_size
+    n = min(sizes.n_explain, len(trained.val))
     attr, cost = timed(attribution_call(trained, explainer, device, internal_batch_size, slice(0, n)), device)
     sigma = PAPER_SIGMA * case.canvas / PAPER_CANVAS
     attr_np = attr.cpu().numpy()

@@ -12,7 +12,7 @@ from typing import Any
 from pytest_chaosmining.core.storage.keys import Code
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training.modes import SaliencyGuided, guided_model_id, training_key
-from pytest_chaosmining.suite_kit.seam import SeededCaseIds
+from pytest_chaosmining.suite_kit.seam import NamedCase
 from pytest_chaosmining.testbeds.formulas.tiers import SymbolicTier
 
 #: the cache namespace of these models: the symbolic suite's (the cost suite's model is one of them)
@@ -32,8 +32,13 @@ def symbolic_code(together: bool = False) -> Code:
 
 
 @dataclass(frozen=True)
-class SymbolicCase(SeededCaseIds):
+class SymbolicCase(NamedCase):
     """One model of the symbolic suite: data, model and training settings, seed."""
+
+    reported = (
+        "formula", "noise_features", "label_noise", "n_samples", "width", "depth", "dropout", "optimizer", "lr",
+        "epochs",
+    )  # fmt: skip
 
     formula: int
     noise_features: int
@@ -68,21 +73,6 @@ class SymbolicCase(SeededCaseIds):
     @property
     def stem(self) -> str:
         return f"{self.condition_id}-{self.model_id}"
-
-    def case_fields(self) -> dict[str, Any]:
-        """The fields reported beside every result."""
-        return {
-            "formula": self.formula,
-            "noise_features": self.noise_features,
-            "label_noise": self.label_noise,
-            "n_samples": self.n_samples,
-            "width": self.width,
-            "depth": self.depth,
-            "dropout": self.dropout,
-            "optimizer": self.optimizer,
-            "lr": self.lr,
-            "epochs": self.epochs,
-        }
 
     def training_config(self, device_type: str) -> dict[str, Any]:
         """Everything that affects the trained weights (the cache key)."""
