@@ -4,6 +4,7 @@ that register cheats, and readers of a run's results."""
 import json
 from pathlib import Path
 
+import pytest
 from conftest import load_results
 
 #: the installed package's sources (the results.json schema ships there)
@@ -42,6 +43,16 @@ def drift_checks_of(pytester, report="report"):
 def failed_tests_of(result, explainer):
     """The FAILED summary lines (``-rf``) of one explainer's tests."""
     return [line for line in result.stdout.lines if line.startswith("FAILED") and f"-{explainer}-" in line]
+
+
+def as_shipped(pytester, run_suite, *args, k):
+    """SA's judged values in the company run (report ``report``) against those the pack ships for
+    the same cases, computed in the default run's company (``fresh=False``: the shipped results
+    are read, not computed again; within 1e-6: the pack may come from another CPU)."""
+    run_suite(*args, "--chaosmining-explainers", "SA", report="alone", k=k, fresh=False)
+    company, alone = judged_values(pytester, "report", "SA"), judged_values(pytester, "alone", "SA")
+    assert company and alone.keys() == company.keys(), sorted(set(alone) ^ set(company))[:5]
+    assert alone == pytest.approx(company, rel=1e-6, abs=1e-9, nan_ok=True)
 
 
 def judged_values(pytester, report, explainer=None):

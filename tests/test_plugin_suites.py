@@ -3,7 +3,7 @@ explainer's own merit."""
 
 import pytest
 from conftest import load_results
-from plugin_runs import CHEATS, CHEATS_CONFTEST, MISBEHAVING, judged_values
+from plugin_runs import CHEATS, CHEATS_CONFTEST, MISBEHAVING, as_shipped, judged_values
 
 
 def test_vision_suite_end_to_end(pytester, run_suite):
@@ -28,10 +28,7 @@ def test_vision_suite_end_to_end(pytester, run_suite):
     iou = {r["explainer"]: r["value"] for r in load_results(pytester)["records"] if r["metric"] == "iou"}
     assert iou["SA"] > 0.5 > 0.1 > iou["random"]
     assert iou["centre"] > 0.5  # the prior alone would pass the FP bar
-    run_suite(
-        "--chaosmining-suites", "vision", "--chaosmining-explainers", "SA", report="alone", k="SBFP", shipped=True
-    )
-    assert judged_values(pytester, "alone", "SA") == judged_values(pytester, "report", "SA") != {}
+    as_shipped(pytester, run_suite, "--chaosmining-suites", "vision", k="SBFP")
 
 
 def test_audio_suite_end_to_end_and_gaming_explainers_fail(pytester, run_suite):
@@ -59,16 +56,7 @@ def test_audio_suite_end_to_end_and_gaming_explainers_fail(pytester, run_suite):
     share = {r["explainer"]: r["value"] for r in records if r["metric"] == "channel_share"}
     assert share["SA"] > 0.4 > 0.3 > share["random"]
     assert share["constant"] == 0.25
-    run_suite(
-        "--chaosmining-suites",
-        "audio",
-        "--chaosmining-explainers",
-        "SA",
-        report="alone",
-        k="SBFP and tcn",
-        shipped=True,
-    )
-    assert judged_values(pytester, "alone", "SA") == judged_values(pytester, "report", "SA") != {}
+    as_shipped(pytester, run_suite, "--chaosmining-suites", "audio", k="SBFP and tcn")
 
 
 def test_rfe_suite_end_to_end(pytester, run_suite):
@@ -179,8 +167,7 @@ def test_iteroar_and_bam_suites_end_to_end(pytester, run_suite, suite):
     records = load_results(pytester)["records"]
     gains = {r["explainer"]: r for r in records if r["metric"] == gain}
     assert gains["SA"]["passed"] and not gains["random"]["passed"]
-    run_suite("--chaosmining-suites", suite, "--chaosmining-explainers", "SA", report="alone", k=None, shipped=True)
-    assert judged_values(pytester, "alone", "SA") == judged_values(pytester, "report", "SA") != {}
+    as_shipped(pytester, run_suite, "--chaosmining-suites", suite, k=None)
 
 
 #: a conftest registering IG with its sign flipped and the shipped cheats, each declaring completeness
