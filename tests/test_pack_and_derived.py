@@ -382,14 +382,14 @@ def test_no_shipped_result_is_used_where_the_stack_probe_differs(tmp_path, monke
     probe's tolerance, every shipped result is recomputed (one warning says what differed);
     on the stack the pack was built with the probe is not run at all."""
     from pytest_chaosmining import ChaosminingWarning
-    from pytest_chaosmining.core.storage import stack_probe
+    from pytest_chaosmining.core.storage import shipped_check
 
     _packed(tmp_path, 8)
     stack_file = tmp_path / "pack" / "derived" / "stack.json"
     payload = json.loads(stack_file.read_text())
     payload["probe"]["numpy_normal"][0] += 1e-9  # another numpy draws otherwise
     stack_file.write_text(json.dumps(payload))
-    monkeypatch.setattr(stack_probe, "probe", lambda device: pytest.fail("the probe ran on the pack's own stack"))
+    monkeypatch.setattr(shipped_check, "probe", lambda device: pytest.fail("the probe ran on the pack's own stack"))
     same = DerivedCache(tmp_path / "same", tmp_path / "pack")
     assert same.get_or_compute(
         "s", {"case": 3, "device": "cpu"}, lambda: pytest.fail("recomputed"), (Cost,)

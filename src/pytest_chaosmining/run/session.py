@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 import platformdirs
 import pytest
 
-from pytest_chaosmining.core.lazy import lazy_module
 from pytest_chaosmining.core.machine import this_machine
 from pytest_chaosmining.core.verdicts.baseline import Baseline, PairedDrop
 from pytest_chaosmining.judge import Judge
@@ -33,12 +32,7 @@ from pytest_chaosmining.suites import metric_catalog
 
 if TYPE_CHECKING:
     from pytest_chaosmining.core.metrics.catalog import MetricCatalog
-    from pytest_chaosmining.core.storage import cache as model_cache
-    from pytest_chaosmining.core.storage import pack as model_pack
     from pytest_chaosmining.core.verdicts.thresholds import Thresholds
-else:  # torch: the model cache loads when a test first needs a model
-    model_cache = lazy_module("pytest_chaosmining.core.storage.cache")
-    model_pack = lazy_module("pytest_chaosmining.core.storage.pack")
 
 
 class ChaosminingSession:

@@ -8,9 +8,18 @@ that happens to sit at low column indices.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import torch
-import torch.nn.functional as F
+
+from pytest_chaosmining.core.lazy import lazy_module
+
+if TYPE_CHECKING:
+    import torch
+    import torch.nn.functional as F
+else:  # heavy: only the vision maps' smoothing needs it (a baseline's comparison does not)
+    torch = lazy_module("torch")
+    F = lazy_module("torch.nn.functional")
 
 EPS = 1e-8
 
