@@ -12,7 +12,10 @@ from pytest_chaosmining.testbeds.audio.training import attribution_call, segment
 
 
 def case(model="lstm", channels=3):
-    return AudioCase("RBRP", model, channels, 2000, 0.25, 8, 6, 1, 4, 1e-3, 8, 0)
+    return AudioCase(
+        condition="RBRP", model=model, channels=channels, rate=2000, duration=0.25, n_train=8, n_val=6, epochs=1,
+        batch_size=4, lr=1e-3, stride=8, seed=0,
+    )  # fmt: skip
 
 
 def trained(model="lstm"):

@@ -91,7 +91,9 @@ def test_chain_is_deterministic_and_cached(tmp_path):
     from pytest_chaosmining.testbeds.digits.cases import VisionCase
     from pytest_chaosmining.testbeds.digits.training import data_split, trained_model
 
-    base = VisionCase("SBRP", "small_cnn", 4, 120, 40, 1, 32, 3e-3, 0)
+    base = VisionCase(
+        condition="SBRP", model="small_cnn", fg=4, n_train=120, n_val=40, epochs=1, batch_size=32, lr=3e-3, seed=0
+    )
     case = IteroarCase(base, iterations=2, tau=0.95, fill="zero", n_retrain=80, retrain_epochs=1, n_explain=40)
     cache, device = ModelCache(tmp_path), torch.device("cpu")
     f0, train = trained_model(base, cache, device), data_split(base, "train")

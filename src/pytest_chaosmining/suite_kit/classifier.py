@@ -74,6 +74,10 @@ class ClassifierTier:
         """``(n_train, epochs)`` of ``condition``'s models."""
         return self.longer_training.get(condition, (self.n_train, self.epochs))
 
+    def lr_for(self, model: str) -> float:
+        """The learning rate ``model`` trains at."""
+        return self.lr
+
     def resized(self, models: tuple[str, ...], conditions: tuple[str, ...], sizes: Mapping[str, int]) -> Self:
         """This tier on ``models`` and ``conditions`` with the fields ``sizes`` names changed
         (a composing suite's pick); a pick that sets ``n_train`` or ``epochs`` sets them
@@ -82,21 +86,41 @@ class ClassifierTier:
         return dataclasses.replace(self, models=models, conditions=conditions, longer_training=longer, **sizes)
 
 
+@dataclass(frozen=True, kw_only=True)
 class ClassifierCase(NamedCase):
-    """The names and cache key of one trained classifier (condition × model × sizes
-    × seed), shared by the vision and audio cases (frozen dataclasses that hold
-    these fields and say how their sizes read in an id: :attr:`layout_id`)."""
+    """One trained classifier (condition × model × sizes × seed): the fields the vision
+    and audio cases share (their cache key with the fields a subclass adds, taken from
+    its tier: :attr:`from_tier`), their names and how one is planned from a tier.  A
+    subclass says how its sizes read in an id (:attr:`layout_id`)."""
 
     #: the model cache's namespace of these classifiers
     cache_suite: ClassVar[str]
+    #: the case's own fields, set from the tier's attributes of the same names
+    from_tier: ClassVar[tuple[str, ...]] = ()
     condition: str
     model: str
+    n_train: int
+    n_val: int
     epochs: int
     batch_size: int
     lr: float
     seed: int
-    guide: SaliencyGuided | None
-    precision: str
+    source: str = "embedded"
+    data_dir: str | None = None
+    guide: SaliencyGuided | None = None  # saliency guided training; None: standard
+    precision: str = "fp32"  # training arithmetic (core.training.modes.PRECISIONS)
+
+    @classmethod
+    def planned(
+        cls, tier: ClassifierTier, condition: str, model: str, seed: int, source: str, data_dir: str | None
+    ) -> Self:
+        """``model`` on ``condition`` at ``seed``, sized and trained as ``tier`` says."""
+        n_train, epochs = tier.training_size(condition)
+        return cls(
+            condition=condition, model=model, n_train=n_train, n_val=tier.n_val, epochs=epochs,
+            batch_size=tier.batch_size, lr=tier.lr_for(model), seed=seed, source=source, data_dir=data_dir,
+            **{name: getattr(tier, name) for name in cls.from_tier},
+        )  # fmt: skip
 
     @property
     def layout_id(self) -> str:
@@ -114,6 +138,26 @@ class ClassifierCase(NamedCase):
     def training_config(self, device_type: str) -> dict[str, Any]:
         """Everything that affects the trained weights (the cache key)."""
         return training_key(self.cache_suite, self, device_type)
+
+
+CaseT = TypeVar("CaseT", bound=ClassifierCase)
+
+
+def plan_classifier_cases(
+    case: type[CaseT],
+    tier: ClassifierTier,
+    seeds: Seeds | None = None,
+    source: str = "embedded",
+    data_dir: str | None = None,
+) -> list[CaseT]:
+    """Every condition × model × seed of ``tier`` as a ``case``."""
+    n_seeds = seed_range(tier.seeds, seeds)
+    return [
+        case.planned(tier, condition, model, seed, source, data_dir)
+        for condition in tier.conditions
+        for model in tier.models
+        for seed in n_seeds
+    ]
 
 
 class ClassifierScoring(Protocol):

@@ -11,9 +11,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from pytest_chaosmining.core.storage.keys import Code
-from pytest_chaosmining.core.tiers import Seeds, seed_range
-from pytest_chaosmining.core.training.modes import SaliencyGuided
-from pytest_chaosmining.suite_kit.classifier import ClassifierCase
+from pytest_chaosmining.core.tiers import Seeds
+from pytest_chaosmining.suite_kit.classifier import ClassifierCase, plan_classifier_cases
 from pytest_chaosmining.testbeds.audio.tiers import AudioTier
 
 #: the cache namespace of these classifiers: the audio suite's
@@ -34,29 +33,19 @@ def audio_code() -> Code:
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AudioCase(ClassifierCase):
-    """One classifier of the audio suite."""
+    """One classifier of the audio suite: a classifier case on ``channels``-channel clips of
+    ``duration`` s at ``rate`` Hz, its front end's ``stride``."""
 
     cache_suite: ClassVar[str] = SUITE
+    from_tier = ("channels", "rate", "duration", "stride")
     reported = ("condition", "arch", "channels", "rate", "duration", "n_train", "source")
 
-    condition: str
-    model: str
     channels: int
     rate: int
     duration: float
-    n_train: int
-    n_val: int
-    epochs: int
-    batch_size: int
-    lr: float
     stride: int
-    seed: int
-    source: str = "embedded"
-    data_dir: str | None = None
-    guide: SaliencyGuided | None = None  # saliency guided training; None: standard
-    precision: str = "fp32"  # training arithmetic (core.training.modes.PRECISIONS)
 
     @property
     def layout_id(self) -> str:
@@ -76,28 +65,7 @@ def plan_cases(
     tier: AudioTier, seeds: Seeds | None = None, source: str = "embedded", data_dir: str | None = None
 ) -> list[AudioCase]:
     """Every condition × model × seed of the tier."""
-    n_seeds = seed_range(tier.seeds, seeds)
-    return [
-        AudioCase(
-            condition,
-            model,
-            tier.channels,
-            tier.rate,
-            tier.duration,
-            tier.training_size(condition)[0],
-            tier.n_val,
-            tier.training_size(condition)[1],
-            tier.batch_size,
-            tier.lr_for(model),
-            tier.stride,
-            seed,
-            source,
-            data_dir,
-        )
-        for condition in tier.conditions
-        for model in tier.models
-        for seed in n_seeds
-    ]
+    return plan_classifier_cases(AudioCase, tier, seeds, source, data_dir)
 
 
 @dataclass

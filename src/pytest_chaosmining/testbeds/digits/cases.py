@@ -12,9 +12,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from pytest_chaosmining.core.storage.keys import Code
-from pytest_chaosmining.core.tiers import Seeds, seed_range
-from pytest_chaosmining.core.training.modes import SaliencyGuided
-from pytest_chaosmining.suite_kit.classifier import ClassifierCase, data_source
+from pytest_chaosmining.core.tiers import Seeds
+from pytest_chaosmining.suite_kit.classifier import ClassifierCase, data_source, plan_classifier_cases
 from pytest_chaosmining.testbeds.digits.tiers import VisionTier
 
 #: the cache namespace of these classifiers: the vision suite's
@@ -33,26 +32,15 @@ def vision_code() -> Code:
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class VisionCase(ClassifierCase):
-    """One classifier of the vision suite."""
+    """One classifier of the vision suite: a classifier case on ``fg``-px foregrounds."""
 
     cache_suite: ClassVar[str] = SUITE
+    from_tier = ("fg",)
     reported = ("condition", "canvas", "fg", "n_train", "source")
 
-    condition: str
-    model: str
     fg: int
-    n_train: int
-    n_val: int
-    epochs: int
-    batch_size: int
-    lr: float
-    seed: int
-    source: str = "embedded"
-    data_dir: str | None = None
-    guide: SaliencyGuided | None = None  # saliency guided training; None: standard
-    precision: str = "fp32"  # training arithmetic (core.training.modes.PRECISIONS)
 
     @property
     def canvas(self) -> int:
@@ -67,25 +55,7 @@ def plan_cases(
     tier: VisionTier, seeds: Seeds | None = None, source: str = "embedded", data_dir: str | None = None
 ) -> list[VisionCase]:
     """Every condition × model × seed of the tier."""
-    n_seeds = seed_range(tier.seeds, seeds)
-    return [
-        VisionCase(
-            condition,
-            model,
-            tier.fg,
-            tier.training_size(condition)[0],
-            tier.n_val,
-            tier.training_size(condition)[1],
-            tier.batch_size,
-            tier.lr,
-            seed,
-            source,
-            data_dir,
-        )
-        for condition in tier.conditions
-        for model in tier.models
-        for seed in n_seeds
-    ]
+    return plan_classifier_cases(VisionCase, tier, seeds, source, data_dir)
 
 
 @dataclass
