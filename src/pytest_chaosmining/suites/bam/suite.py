@@ -43,7 +43,7 @@ from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, NamedCase
 from pytest_chaosmining.suite_kit.verdict import timed_score
 from pytest_chaosmining.suites.bam import report
 from pytest_chaosmining.suites.bam.data import BamSpec
-from pytest_chaosmining.suites.bam.tiers import BAM, BamTier
+from pytest_chaosmining.suites.bam.tiers import BAM, BamTier, BamTraining
 
 if TYPE_CHECKING:
     from pytest_benchmark.fixture import BenchmarkFixture
@@ -69,21 +69,13 @@ def bam_code() -> Code:
     )
 
 
-@dataclass(frozen=True)
-class BamCase(NamedCase):
+@dataclass(frozen=True, kw_only=True)
+class BamCase(BamTraining, NamedCase):
     """One set of BAM models (sizes × model × seed × source)."""
 
     reported = ("canvas", "n_train", "source")
 
-    canvas: int
-    n_train: int
-    n_val: int
-    model: str
-    epochs: int
-    batch_size: int
-    lr: float
     seed: int
-    ks: tuple[float, ...]
     source: str = "embedded"
     data_dir: str | None = None
 
@@ -107,23 +99,8 @@ class BamCase(NamedCase):
 def plan_cases(
     tier: BamTier, seeds: Seeds | None = None, source: str = "embedded", data_dir: str | None = None
 ) -> list[BamCase]:
-    n_seeds = seed_range(tier.seeds, seeds)
-    return [
-        BamCase(
-            tier.canvas,
-            tier.n_train,
-            tier.n_val,
-            tier.model,
-            tier.epochs,
-            tier.batch_size,
-            tier.lr,
-            seed,
-            tier.ks,
-            source,
-            data_dir,
-        )
-        for seed in n_seeds
-    ]
+    training = {f.name: getattr(tier, f.name) for f in dataclasses.fields(BamTraining)}
+    return [BamCase(**training, seed=seed, source=source, data_dir=data_dir) for seed in seed_range(tier.seeds, seeds)]
 
 
 def model_config(case: BamCase, role: str, device_type: str) -> dict[str, Any]:

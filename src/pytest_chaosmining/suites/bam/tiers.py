@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True)
-class BamTier:
-    """Sizes and training of the BAM suite in one tier: f_o, f_s and one scene
-    model per commonality in ``ks`` (the last, normally 1.0, is the reference of
-    MCS_k), on a ``canvas``-px canvas; ``delta_steps`` gradient steps find IIR's δ."""
+@dataclass(frozen=True, kw_only=True)
+class BamTraining:
+    """What a case's BAM models are: f_o, f_s and one scene model per commonality in
+    ``ks`` (the last, normally 1.0, is the reference of MCS_k), ``model``s trained on
+    ``canvas``-px images."""
 
     canvas: int
     n_train: int
@@ -18,8 +18,14 @@ class BamTier:
     epochs: int
     batch_size: int
     lr: float
-    seeds: int
     ks: tuple[float, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class BamTier(BamTraining):
+    """Sizes and training of the BAM suite in one tier; ``delta_steps`` gradient steps find IIR's δ."""
+
+    seeds: int
     n_explain: int
     internal_batch_size: int
     delta_steps: int

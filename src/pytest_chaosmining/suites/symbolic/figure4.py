@@ -18,9 +18,8 @@ from typing import Any
 from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
 from pytest_chaosmining.reports.figures import pyplot, save
 from pytest_chaosmining.reports.tables import explainer_order, records_frame
-from pytest_chaosmining.testbeds.formulas.cases import CONDITION_FIELDS
 from pytest_chaosmining.testbeds.formulas.cases import default_condition as tier_default
-from pytest_chaosmining.testbeds.formulas.tiers import SYMBOLIC
+from pytest_chaosmining.testbeds.formulas.tiers import CONDITION_FIELDS, SYMBOLIC
 
 #: the paper's reference points (factor, value) → explainer → mean FPrec over the 15
 #: formulas, at its default setting otherwise (REFERENCE.md §7)

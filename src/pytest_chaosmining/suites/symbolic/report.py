@@ -11,7 +11,7 @@ from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
 from pytest_chaosmining.reports.figures import Draw, pyplot, save
 from pytest_chaosmining.reports.tables import explainer_order, markdown_table, mean_sd, records_frame
 from pytest_chaosmining.suites.symbolic.figure4 import default_condition, draw_figure4
-from pytest_chaosmining.testbeds.formulas.cases import CONDITION_FIELDS
+from pytest_chaosmining.testbeds.formulas.tiers import CONDITION_FIELDS
 
 
 def _variant(row: Any) -> str:

@@ -13,7 +13,7 @@ from pytest_chaosmining.core.storage.keys import Code
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training.modes import SaliencyGuided, guided_model_id, training_key
 from pytest_chaosmining.suite_kit.seam import NamedCase
-from pytest_chaosmining.testbeds.formulas.tiers import SymbolicTier
+from pytest_chaosmining.testbeds.formulas.tiers import CONDITION_FIELDS, SymbolicCondition, SymbolicTier
 
 #: the cache namespace of these models: the symbolic suite's (the cost suite's model is one of them)
 SUITE = "symbolic"
@@ -31,9 +31,10 @@ def symbolic_code(together: bool = False) -> Code:
     return modules + (("pytest_chaosmining.core.training.ensemble",) if together else ())
 
 
-@dataclass(frozen=True)
-class SymbolicCase(NamedCase):
-    """One model of the symbolic suite: data, model and training settings, seed."""
+@dataclass(frozen=True, kw_only=True)
+class SymbolicCase(SymbolicCondition, NamedCase):
+    """One model of the symbolic suite: a formula in a condition (data, network and
+    training), at a seed."""
 
     reported = (
         "formula", "noise_features", "label_noise", "n_samples", "width", "depth", "dropout", "optimizer", "lr",
@@ -41,15 +42,6 @@ class SymbolicCase(NamedCase):
     )  # fmt: skip
 
     formula: int
-    noise_features: int
-    label_noise: float
-    n_samples: int
-    width: int
-    depth: int
-    dropout: float
-    optimizer: str
-    lr: float
-    epochs: int
     seed: int
     guide: SaliencyGuided | None = None  # saliency guided training; None: standard
 
@@ -77,20 +69,6 @@ class SymbolicCase(NamedCase):
     def training_config(self, device_type: str) -> dict[str, Any]:
         """Everything that affects the trained weights (the cache key)."""
         return training_key(SUITE, self, device_type)
-
-
-#: the fields of a case that make its condition (data, network, training); a sweep varies one
-CONDITION_FIELDS = (
-    "noise_features",
-    "label_noise",
-    "n_samples",
-    "width",
-    "depth",
-    "dropout",
-    "optimizer",
-    "lr",
-    "epochs",
-)
 
 
 def default_condition(tier: SymbolicTier) -> dict[str, Any]:

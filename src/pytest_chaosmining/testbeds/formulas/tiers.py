@@ -2,22 +2,33 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 
-@dataclass(frozen=True)
-class SymbolicTier:
-    """Default condition, model and training of the symbolic suite in one tier."""
+@dataclass(frozen=True, kw_only=True)
+class SymbolicCondition:
+    """The data, network and training of a symbolic model (a case's condition; a tier's
+    default one, where its bars were calibrated; a sweep varies one field)."""
 
-    n_samples: int
     noise_features: int
     label_noise: float
+    n_samples: int
     width: int
     depth: int
     dropout: float
     optimizer: str
     lr: float
     epochs: int
+
+
+#: the fields of a condition, in order
+CONDITION_FIELDS = tuple(f.name for f in fields(SymbolicCondition))
+
+
+@dataclass(frozen=True, kw_only=True)
+class SymbolicTier(SymbolicCondition):
+    """Default condition, model and training of the symbolic suite in one tier."""
+
     seeds: int
     formulas: tuple[int, ...] = tuple(range(1, 16))
     #: one-factor variations of the default condition (ChaosMining Figure 4),
