@@ -11,7 +11,7 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, Self, TypeVar
 
 from pytest_chaosmining.core.metrics.cost import Cost
 from pytest_chaosmining.core.storage.derived import weights_digest
@@ -22,6 +22,7 @@ from pytest_chaosmining.suite_kit.seam import NamedCase
 from pytest_chaosmining.suite_kit.verdict import model_scored
 
 if TYPE_CHECKING:
+    import numpy as np
     import torch
 
     from pytest_chaosmining.core.storage.cache import ModelCache
@@ -141,6 +142,19 @@ class ClassifierCase(NamedCase):
 
 
 CaseT = TypeVar("CaseT", bound=ClassifierCase)
+
+
+@dataclass
+class TrainedClassifier(Generic[CaseT]):
+    """A trained (or cached) classifier of ``case`` with its validation data, its predictions
+    on them, its accuracy and how long it trained."""
+
+    case: CaseT
+    model: Any
+    val: Any
+    predictions: np.ndarray
+    accuracy: float
+    train_seconds: float
 
 
 def plan_classifier_cases(

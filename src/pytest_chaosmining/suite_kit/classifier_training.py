@@ -16,7 +16,7 @@ from pytest_chaosmining.core.training.classification import (
     to_float,
     train_classifier,
 )
-from pytest_chaosmining.suite_kit.classifier import ClassifierCase
+from pytest_chaosmining.suite_kit.classifier import CaseT, ClassifierCase, TrainedClassifier
 
 if TYPE_CHECKING:
     from pytest_chaosmining.core.storage.cache import ModelCache
@@ -62,3 +62,31 @@ def cached_classifier(
     key: dict[str, object] = {"predictions": case.id, "weights": weights_digest(model)}
     kept = remembered(key, lambda: predict_array(model, val_inputs, prep).tolist())
     return model, meta, np.asarray(kept, dtype=np.int64)
+
+
+def trained_classifier(
+    case: CaseT,
+    cache: ModelCache,
+    device: torch.device,
+    code: Code,
+    untrained: Callable[[CaseT], torch.nn.Module],
+    split: Callable[[CaseT, str, ModelCache | None], Any],
+    inputs_of: Callable[[Any], np.ndarray],
+    progress: Callable[..., None] | None = None,
+    remembered: Remembered[list[int]] | None = None,
+    prepare: Callable[[torch.Tensor], torch.Tensor] | None = None,
+) -> TrainedClassifier[CaseT]:
+    """Load ``case``'s classifier from the cache or train it (:func:`cached_classifier`: built by
+    ``untrained``, its data the ``train`` and ``val`` ``split``s, their ``inputs_of`` and labels);
+    scored on the validation split (its predictions kept by ``remembered`` where given)."""
+
+    def train_data() -> tuple[np.ndarray, np.ndarray]:
+        train = split(case, "train", None)
+        return inputs_of(train), train.labels
+
+    val = split(case, "val", cache)
+    model, meta, pred = cached_classifier(
+        case.cache_suite, case, cache, device, code, lambda: untrained(case), train_data, (inputs_of(val), val.labels),
+        progress, prepare, remembered,
+    )  # fmt: skip
+    return TrainedClassifier(case, model, val, pred, float((pred == val.labels).mean()), float(meta["train_seconds"]))

@@ -6,13 +6,11 @@ seed); :mod:`.training` trains or loads it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
-
-import numpy as np
+from typing import ClassVar
 
 from pytest_chaosmining.core.storage.keys import Code
 from pytest_chaosmining.core.tiers import Seeds
-from pytest_chaosmining.suite_kit.classifier import ClassifierCase, plan_classifier_cases
+from pytest_chaosmining.suite_kit.classifier import ClassifierCase, TrainedClassifier, plan_classifier_cases
 from pytest_chaosmining.testbeds.audio.tiers import AudioTier
 
 #: the cache namespace of these classifiers: the audio suite's
@@ -68,13 +66,5 @@ def plan_cases(
     return plan_classifier_cases(AudioCase, tier, seeds, source, data_dir)
 
 
-@dataclass
-class TrainedAudioModel:
-    """A trained (or cached) classifier with its validation data and accuracy."""
-
-    case: AudioCase
-    model: Any
-    val: Any
-    predictions: np.ndarray
-    accuracy: float
-    train_seconds: float
+#: a trained (or cached) AudioCase
+TrainedAudioModel = TrainedClassifier[AudioCase]

@@ -16,7 +16,7 @@ from pytest_chaosmining.core.training.classification import pcm_to_float
 from pytest_chaosmining.explainers import attribute
 from pytest_chaosmining.explainers.context import BACKGROUND_SIZE, AttributionContext
 from pytest_chaosmining.suite_kit.classifier import classifier_model
-from pytest_chaosmining.suite_kit.classifier_training import cached_classifier
+from pytest_chaosmining.suite_kit.classifier_training import trained_classifier
 from pytest_chaosmining.testbeds.audio import data
 from pytest_chaosmining.testbeds.audio.cases import SUITE, TIME_SEGMENTS, AudioCase, TrainedAudioModel, audio_code
 from pytest_chaosmining.testbeds.audio.data import CLASSES, find_speech_commands, speech_commands_files
@@ -59,19 +59,15 @@ def trained_model(
     progress: Callable[..., None] | None = None,
     remembered: Remembered[list[int]] | None = None,
 ) -> TrainedAudioModel:
-    """Load ``case``'s classifier from the cache or train it; score it on validation data
-    (its predictions kept by ``remembered`` where given)."""
+    """Load ``case``'s classifier from the cache or train it on its clips; score it on the
+    validation clips (its predictions kept by ``remembered`` where given)."""
+    return trained_classifier(
+        case, cache, device, audio_code(), untrained_model, data_split, _waves, progress, remembered, pcm_to_float
+    )
 
-    def train_data() -> tuple[np.ndarray, np.ndarray]:
-        data = data_split(case, "train")
-        return data.waves, data.labels
 
-    val = data_split(case, "val", cache)
-    model, meta, pred = cached_classifier(
-        SUITE, case, cache, device, audio_code(), lambda: untrained_model(case), train_data,
-        (val.waves, val.labels), progress, pcm_to_float, remembered,
-    )  # fmt: skip
-    return TrainedAudioModel(case, model, val, pred, float((pred == val.labels).mean()), float(meta["train_seconds"]))
+def _waves(split: data.AudioData) -> np.ndarray:
+    return split.waves
 
 
 def untrained_model(case: AudioCase) -> Any:

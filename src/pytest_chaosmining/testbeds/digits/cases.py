@@ -7,13 +7,16 @@ A :class:`VisionCase` is one trained classifier (condition × model × sizes × 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
-
-import numpy as np
+from typing import ClassVar
 
 from pytest_chaosmining.core.storage.keys import Code
 from pytest_chaosmining.core.tiers import Seeds
-from pytest_chaosmining.suite_kit.classifier import ClassifierCase, data_source, plan_classifier_cases
+from pytest_chaosmining.suite_kit.classifier import (
+    ClassifierCase,
+    TrainedClassifier,
+    data_source,
+    plan_classifier_cases,
+)
 from pytest_chaosmining.testbeds.digits.tiers import VisionTier
 
 #: the cache namespace of these classifiers: the vision suite's
@@ -58,16 +61,8 @@ def plan_cases(
     return plan_classifier_cases(VisionCase, tier, seeds, source, data_dir)
 
 
-@dataclass
-class TrainedVisionModel:
-    """A trained (or cached) classifier with its validation data and accuracy."""
-
-    case: VisionCase
-    model: Any
-    val: Any
-    predictions: np.ndarray
-    accuracy: float
-    train_seconds: float
+#: a trained (or cached) VisionCase
+TrainedVisionModel = TrainedClassifier[VisionCase]
 
 
 def vision_source(data_dir: str | None) -> tuple[str, str | None]:

@@ -15,7 +15,7 @@ import torch
 from pytest_chaosmining.core.training.classification import to_float
 from pytest_chaosmining.explainers.context import BACKGROUND_SIZE, AttributionContext
 from pytest_chaosmining.suite_kit.classifier import classifier_model
-from pytest_chaosmining.suite_kit.classifier_training import cached_classifier
+from pytest_chaosmining.suite_kit.classifier_training import trained_classifier
 from pytest_chaosmining.testbeds.digits import data
 from pytest_chaosmining.testbeds.digits.cases import SUITE, TrainedVisionModel, VisionCase, vision_code
 from pytest_chaosmining.testbeds.digits.models import build_model
@@ -47,19 +47,15 @@ def trained_model(
     progress: Callable[..., None] | None = None,
     remembered: Remembered[list[int]] | None = None,
 ) -> TrainedVisionModel:
-    """Load ``case``'s classifier from the cache or train it; score it on validation data
-    (its predictions kept by ``remembered`` where given)."""
+    """Load ``case``'s classifier from the cache or train it on its images; score it on the
+    validation images (its predictions kept by ``remembered`` where given)."""
+    return trained_classifier(
+        case, cache, device, vision_code(), untrained_model, data_split, _images, progress, remembered
+    )
 
-    def train_data() -> tuple[np.ndarray, np.ndarray]:
-        data = data_split(case, "train")
-        return data.images, data.labels
 
-    val = data_split(case, "val", cache)
-    model, meta, pred = cached_classifier(
-        SUITE, case, cache, device, vision_code(), lambda: untrained_model(case), train_data,
-        (val.images, val.labels), progress, None, remembered,
-    )  # fmt: skip
-    return TrainedVisionModel(case, model, val, pred, float((pred == val.labels).mean()), float(meta["train_seconds"]))
+def _images(split: data.VisionData) -> np.ndarray:
+    return split.images
 
 
 def run_model(run: RunView, case: VisionCase) -> TrainedVisionModel:
