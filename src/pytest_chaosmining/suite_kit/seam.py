@@ -185,6 +185,18 @@ class Scored:
     further: Callable[[str], list[Check]] | None = None
 
 
+#: what a scoring returns beside its scores, by key: the cost of its first attribution call
+#: (a :class:`~pytest_chaosmining.core.metrics.cost.Cost`), the fingerprint of its maps
+#: (:data:`~pytest_chaosmining.core.verdicts.records.FINGERPRINT`, a list per sample) and a
+#: score's per-sample values (:func:`samples_of`, which a baseline pairs)
+COST = "cost"
+
+
+def samples_of(metric: str) -> str:
+    """The key of a scoring's per-sample values of ``metric``."""
+    return f"{metric}_samples"
+
+
 def number(values: Mapping[str, object], key: str) -> float:
     """The score ``key`` of ``values`` as a float (anything ``float()`` takes: a numpy
     scalar, a one-element tensor; TypeError where it is not a number)."""

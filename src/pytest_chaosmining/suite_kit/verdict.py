@@ -25,6 +25,7 @@ from pytest_chaosmining.core.verdicts.baseline import MOVED
 from pytest_chaosmining.core.verdicts.records import FINGERPRINT, MODEL_LEVEL
 from pytest_chaosmining.judge import Check, explainer_failures, report_only_reason
 from pytest_chaosmining.suite_kit.seam import (
+    COST,
     Case,
     CaseT,
     CheckedSuite,
@@ -35,6 +36,7 @@ from pytest_chaosmining.suite_kit.seam import (
     Scored,
     case_record,
     number,
+    samples_of,
 )
 
 if TYPE_CHECKING:
@@ -81,7 +83,7 @@ def judge_explainer(
         if check.when_present and check.source not in values:
             continue
         record = make(check.metric, number(values, check.source))
-        samples = values.get(f"{check.source}_samples")
+        samples = values.get(samples_of(check.source))
         if isinstance(samples, list):  # the per-sample values its mean is made of (a baseline pairs them)
             record.samples = [float(v) for v in samples]
         if check.bar == "quality_gate":
@@ -117,7 +119,7 @@ def timed_score(
     ):
         result = score(run.explainers[explainer])
     if record is not None:
-        cost = result["cost"]
+        cost = result[COST]
         if not isinstance(cost, Cost):
             raise TypeError(f"the {suite} score's cost is {type(cost).__name__}, not a Cost")
         run.judge.record_costs(node, timer.cost_or(cost), record)
@@ -192,7 +194,7 @@ def drift_checks(
     tail: a reseed moved single samples' maps to 0.18 where 16 draws agreed to 0.99), and
     each sample down to :data:`UNRELATED`; so a reseeded SmoothGrad passes and a changed
     one, or one whose maps of some inputs are gone, does not."""
-    maps = result.get("fingerprint")
+    maps = result.get(FINGERPRINT)
     if not isinstance(maps, list):
         return []
     kept = record(FINGERPRINT, len(maps))

@@ -20,6 +20,7 @@ from pytest_chaosmining.core.training.classification import (
 )
 from pytest_chaosmining.explainers import attribute
 from pytest_chaosmining.explainers.context import BACKGROUND_SIZE
+from pytest_chaosmining.suite_kit.seam import COST
 from pytest_chaosmining.suites.bam import data as bam_data
 from pytest_chaosmining.suites.bam.data import BamSpec, generate
 from pytest_chaosmining.suites.bam.metrics import (
@@ -222,7 +223,7 @@ def evaluate(
     maps_s, pred_s = _attribute(case, explainer, models.f_s, val.images[:n], device, internal_batch_size)
     maps_x, pred_x = _attribute(case, explainer, models.f_s, val.no_object[:n], device, internal_batch_size)
     correct_o, correct_s = pred_o == obj, pred_s == scene
-    out: dict[str, Any] = {"cost": cost}
+    out: dict[str, Any] = {COST: cost}
     for suffix, r in (("", regions), ("_baseline", shuffled)):
         g_o, g_s, g_x = (region_attribution(m, r) for m in (maps_o, maps_s, maps_x))
         out[f"mcs{suffix}"] = model_contrast(g_o, correct_o, g_s, correct_s)

@@ -10,8 +10,10 @@ import torch
 from pytest_chaosmining.core.metrics.attribution import channel_scores
 from pytest_chaosmining.core.metrics.drift import fingerprint
 from pytest_chaosmining.core.training.classification import pcm_to_float
+from pytest_chaosmining.core.verdicts.records import FINGERPRINT
 from pytest_chaosmining.suite_kit.classifier import ExplainedSizes
 from pytest_chaosmining.suite_kit.probe import classifier_probe
+from pytest_chaosmining.suite_kit.seam import COST, samples_of
 from pytest_chaosmining.testbeds.audio.cases import TrainedAudioModel
 from pytest_chaosmining.testbeds.audio.models import is_recurrent
 from pytest_chaosmining.testbeds.audio.training import (
@@ -74,10 +76,10 @@ def evaluate(
         "untrained_share": float(before_shares.mean()),
         "untrained_top1_hit": float(before_hits.mean()),
         "training_gain": float(hits[:m].mean() - before_hits.mean()),
-        "channel_share_samples": [float(v) for v in shares],
-        "top1_hit_samples": [float(v) for v in hits],
-        "training_gain_samples": [float(v) for v in hits[:m] - before_hits],
-        "cost": cost,
+        samples_of("channel_share"): [float(v) for v in shares],
+        samples_of("top1_hit"): [float(v) for v in hits],
+        samples_of("training_gain"): [float(v) for v in hits[:m] - before_hits],
+        COST: cost,
         "n": n,
-        "fingerprint": fingerprint(attr_np, segment_mask(trained.case)[0].numpy()),
+        FINGERPRINT: fingerprint(attr_np, segment_mask(trained.case)[0].numpy()),
     }

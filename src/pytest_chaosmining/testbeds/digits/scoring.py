@@ -12,9 +12,11 @@ import torch
 from pytest_chaosmining.core.metrics.attribution import localisation
 from pytest_chaosmining.core.metrics.drift import fingerprint
 from pytest_chaosmining.core.training.classification import to_float
+from pytest_chaosmining.core.verdicts.records import FINGERPRINT
 from pytest_chaosmining.explainers import attribute
 from pytest_chaosmining.suite_kit.classifier import ExplainedSizes
 from pytest_chaosmining.suite_kit.probe import classifier_probe
+from pytest_chaosmining.suite_kit.seam import COST, samples_of
 from pytest_chaosmining.testbeds.digits.cases import TrainedVisionModel
 from pytest_chaosmining.testbeds.digits.training import attribution_context, patch_mask, trained_model, untrained_model
 from pytest_chaosmining.timing import timed
@@ -79,12 +81,12 @@ def evaluate(
     return {
         "iou": float(ious.mean()),
         "box_share": float(shares.mean()),
-        "cost": cost,
+        COST: cost,
         "n": n,
         "untrained_iou": float(before_ious.mean()),
         "training_gain": float(ious[:m].mean() - before_ious.mean()),
-        "iou_samples": [float(v) for v in ious],
-        "box_share_samples": [float(v) for v in shares],
-        "training_gain_samples": [float(v) for v in ious[:m] - before_ious],
-        "fingerprint": fingerprint(attr_np, patch_mask(case)[0].numpy()),
+        samples_of("iou"): [float(v) for v in ious],
+        samples_of("box_share"): [float(v) for v in shares],
+        samples_of("training_gain"): [float(v) for v in ious[:m] - before_ious],
+        FINGERPRINT: fingerprint(attr_np, patch_mask(case)[0].numpy()),
     }
