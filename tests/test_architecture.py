@@ -162,11 +162,15 @@ SUITE_SIDE = ("pytest_chaosmining.suites", "pytest_chaosmining.testbeds", "pytes
 
 
 def test_core_reports_and_settings_never_reach_the_suites():
-    """Every arrow points down: no module of core/, reports/ or settings imports the
+    """Every arrow points down: no module of core/, reports/, verdict/ or settings imports the
     suites, directly or through other modules, even lazily (the report writers get
     the suites handed in as ReportedSuite; the tools above the suites hand them in)."""
     graph = _graph()
-    lower = [m for m in graph if m.startswith(("pytest_chaosmining.core", "pytest_chaosmining.reports"))]
+    lower = [
+        m
+        for m in graph
+        if m.startswith(("pytest_chaosmining.core", "pytest_chaosmining.reports", "pytest_chaosmining.verdict"))
+    ]
     offenders = {
         module: sorted(d for d in _reaches(graph, module) if d.startswith(SUITE_SIDE))[:3]
         for module in [*lower, "pytest_chaosmining.settings"]
@@ -185,7 +189,7 @@ FLOORS = (
     ("pytest_chaosmining.suite_kit",),
     ("pytest_chaosmining.reports",),
     (
-        "pytest_chaosmining.judge",
+        "pytest_chaosmining.verdict",
         "pytest_chaosmining.timing",
         "pytest_chaosmining.settings",
         "pytest_chaosmining.run_view",
@@ -295,7 +299,7 @@ from pytest_chaosmining.core.metrics.attribution import fprec
 from pytest_chaosmining.core.metrics.catalog import judged
 from pytest_chaosmining.explainers import attribute
 from pytest_chaosmining.explainers.context import TABULAR_REGRESSION, tabular_context
-from pytest_chaosmining.judge import explainer_failures
+from pytest_chaosmining.verdict.judge import explainer_failures
 from pytest_chaosmining.suites import Calibration, ScoreCheck, Scored, SuiteDefaults
 
 from ninth_suite import report

@@ -18,12 +18,12 @@ import json
 import pytest
 import torch
 
+from pytest_chaosmining.core.records import CHANGED_PROPERTY, Record
 from pytest_chaosmining.core.storage.cache import ModelCache
 from pytest_chaosmining.core.training.determinism import REPRODUCIBLE, KernelSettings, reproducible
-from pytest_chaosmining.core.verdicts.baseline import Baseline, PairedDrop, paired_t
-from pytest_chaosmining.core.verdicts.records import CHANGED_PROPERTY, Record
-from pytest_chaosmining.judge import ConformanceFailure, Judge
 from pytest_chaosmining.suites import metric_catalog, shipped_thresholds
+from pytest_chaosmining.verdict.baseline import Baseline, PairedDrop, paired_t
+from pytest_chaosmining.verdict.judge import ConformanceFailure, Judge
 
 CASE = {"condition": "RBRP"}
 RULE = PairedDrop(t=3.6, cap=0.14)
@@ -91,6 +91,7 @@ def test_the_judge_notes_a_change_and_fails_a_regression():
         {},
         _baseline(old),
         max_drop=lambda suite, metric: 0.04,
+        tier="ci",
         catalog=metric_catalog(),
         paired_drop=lambda suite, metric: RULE,
     )

@@ -91,7 +91,7 @@ def test_results_json_follows_its_shipped_schema(payload):
     """The committed default run's results.json, and the schema's own format version."""
     import jsonschema
 
-    from pytest_chaosmining.core.verdicts.records import RESULTS_FORMAT
+    from pytest_chaosmining.core.records import RESULTS_FORMAT
 
     schema = json.loads(SCHEMA.read_text())
     jsonschema.Draft202012Validator.check_schema(schema)
@@ -141,7 +141,7 @@ def test_results_json_is_strict_json(tmp_path):
     """NaN (a correlation of a constant, not measured) is written as null and read back as NaN."""
     import math
 
-    from pytest_chaosmining.core.verdicts.records import Record, strict_json
+    from pytest_chaosmining.core.records import Record, strict_json
 
     record = Record("bam", "m", "SA", 0, "mcs_k_corr", float("nan"))
     text = json.dumps(strict_json({"records": [record.to_dict()]}), allow_nan=False)
@@ -152,7 +152,7 @@ def test_results_json_is_strict_json(tmp_path):
 def test_an_offline_comparison_leaves_out_the_report_only_conditions(tmp_path):
     """A sweep's conditions other than the default are recorded, never judged, in a run;
     chaosmining-compare leaves them out as well (a drop there is no regression)."""
-    from pytest_chaosmining.core.verdicts.records import Record
+    from pytest_chaosmining.core.records import Record
 
     case = {"formula": 1, "noise_features": 0, "label_noise": 0.01, "n_samples": 2000}
 

@@ -74,11 +74,11 @@ def test_own_selects_what_the_user_registered_and_the_control():
 def test_a_baseline_scoped_to_own_still_misses_an_explainer_that_is_gone():
     """Under ``own`` a baseline's result of an explainer no longer registered is in scope
     (missing: a regression), a built-in's is not (not asked for), the control's is."""
-    from pytest_chaosmining.plugin.baseline_scope import BaselineScope
+    from pytest_chaosmining.verdict.baseline_scope import is_named
 
     named = ("own",)
-    assert BaselineScope.is_named("gone", named) and BaselineScope.is_named("random", named)
-    assert not BaselineScope.is_named("IG", named) and BaselineScope.is_named("IG", ("own", "IG"))
+    assert is_named("gone", named) and is_named("random", named)
+    assert not is_named("IG", named) and is_named("IG", ("own", "IG"))
 
 
 def test_captum_class_is_recognised():

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from pytest_chaosmining.core.verdicts.records import Record
+from pytest_chaosmining.core.records import Record
 from pytest_chaosmining.reports.html import build_html
 from pytest_chaosmining.reports.run_results import RunResults
 

@@ -105,7 +105,7 @@ def test_one_class_lost_moves_the_mean_little_and_the_samples_entirely():
     """Zero maps on 3 of 32 samples (one class in ten): the mean agreement falls by
     3/32, those three samples agree 0 and the per-sample rule names them."""
     from pytest_chaosmining.core.metrics.drift import fingerprint, map_agreement
-    from pytest_chaosmining.core.verdicts.baseline import SampleDrift
+    from pytest_chaosmining.verdict.baseline import SampleDrift
 
     attr = np.random.default_rng(1).normal(size=(32, 10))
     broken = attr.copy()

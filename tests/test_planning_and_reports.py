@@ -2,13 +2,13 @@ import json
 
 import pytest
 
-from pytest_chaosmining.core.verdicts.baseline import Baseline
-from pytest_chaosmining.core.verdicts.records import Record, sort_records
+from pytest_chaosmining.core.records import Record, sort_records
 from pytest_chaosmining.reports.markdown import build_markdown, write_reports
 from pytest_chaosmining.reports.run_results import RunResults
 from pytest_chaosmining.suites import all_suites
 from pytest_chaosmining.testbeds.formulas.cases import cost_case, plan_cases
 from pytest_chaosmining.testbeds.formulas.tiers import SYMBOLIC
+from pytest_chaosmining.verdict.baseline import Baseline
 
 
 def test_tiers_cover_all_formulas_and_the_paper_defaults():
@@ -102,13 +102,15 @@ def test_every_judged_metric_is_compared_with_the_baseline_training_gain_too():
     compares every declared judged metric: training_gain was once left out of a
     central list, so its drop passed unnoticed."""
     from pytest_chaosmining.core.metrics.catalog import UndeclaredMetric
-    from pytest_chaosmining.judge import ConformanceFailure, Judge
     from pytest_chaosmining.suites import all_suites, metric_catalog
+    from pytest_chaosmining.verdict.judge import ConformanceFailure, Judge
 
     catalog = metric_catalog()
     fields = {"formula": 2, "noise_features": 20, "label_noise": 0.01, "n_samples": 2000}
     old = Record("symbolic", "mlp", "IG", 0, "training_gain", 0.60, fields, threshold=0.1, passed=True)
-    judge = Judge({}, Baseline([old], "base.json", catalog), max_drop=lambda suite, metric: 0.02, catalog=catalog)
+    judge = Judge(
+        {}, Baseline([old], "base.json", catalog), max_drop=lambda suite, metric: 0.02, tier="ci", catalog=catalog
+    )
 
     class Node:
         nodeid = "t"
@@ -323,9 +325,9 @@ def test_skips_are_counted_by_why_the_test_was_not_judged():
     the tables show a column per reason counted and none for reasons not met."""
     from collections import Counter
 
-    from pytest_chaosmining.core.verdicts.skips import skip_kind
     from pytest_chaosmining.reports.markdown import build_markdown, terminal_table
     from pytest_chaosmining.suites import all_suites
+    from pytest_chaosmining.verdict.skips import skip_kind
 
     messages = {
         "Skipped: not applicable: GradCAM needs a 2-D convolution": "not applicable",

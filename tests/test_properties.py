@@ -211,9 +211,9 @@ def test_own_merit_metrics_are_judged_by_their_bars_not_against_a_baseline():
     """A check of the explainer's own maps is judged by its bar: a baseline does not compare
     it (a share of 6 samples moves by 1/6 at a time, and its history adds nothing) nor miss it
     (saliency made unsigned, abs=True, has no sign check), while a score beside it is both."""
-    from pytest_chaosmining.core.verdicts.baseline import Baseline
-    from pytest_chaosmining.core.verdicts.records import Record
+    from pytest_chaosmining.core.records import Record
     from pytest_chaosmining.suites import metric_catalog
+    from pytest_chaosmining.verdict.baseline import Baseline
 
     catalog = metric_catalog()
     fields = {"condition": "RBFP"}

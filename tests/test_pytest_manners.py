@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pytest_chaosmining import ChaosminingWarning
-from pytest_chaosmining.core.verdicts.records import Record
+from pytest_chaosmining.core.records import Record
 from pytest_chaosmining.explainers import CallTimeout, ExplainerError, collect_explainers, time_limit
 from pytest_chaosmining.reports.markdown import terminal_table
 from pytest_chaosmining.suites import SUITES_DIR, all_suites

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pytest_chaosmining.core.verdicts.records import Record
+from pytest_chaosmining.core.records import Record
 from pytest_chaosmining.reports.leaderboard import build_leaderboard, leaderboard_markdown
 from pytest_chaosmining.reports.reference import SHIPPED, reference_payload, shipped_reference
 from pytest_chaosmining.suites import all_suites

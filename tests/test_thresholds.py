@@ -373,8 +373,8 @@ def test_shipped_drop_allowances_are_the_calibrated_ones_and_name_judged_metrics
     import json
     import sys
 
-    from pytest_chaosmining.core.verdicts.thresholds import DEFAULT_MAX_DROP
     from pytest_chaosmining.suites import metric_catalog
+    from pytest_chaosmining.verdict.thresholds import DEFAULT_MAX_DROP
 
     mutations = Path(__file__).parents[1] / "benchmarks" / "mutations"
     sys.path.insert(0, str(mutations))
@@ -428,14 +428,14 @@ def test_a_report_only_suite_records_its_results_and_skips_with_the_reason():
     """In a report-only suite no bar and no baseline drop is judged: the values are
     recorded without a threshold and the test skips saying why; another suite of
     the same run is judged as before."""
-    from pytest_chaosmining.core.verdicts.records import Record
-    from pytest_chaosmining.judge import ConformanceFailure, Judge
+    from pytest_chaosmining.core.records import Record
+    from pytest_chaosmining.verdict.judge import ConformanceFailure, Judge
 
     class Node:
         nodeid = "t"
         user_properties: list = []
 
-    judge = Judge({}, None, max_drop=lambda suite, metric: 0.02, report_only=frozenset({"vision"}))
+    judge = Judge({}, None, max_drop=lambda suite, metric: 0.02, tier="ci", report_only=frozenset({"vision"}))
     low = Record("vision", "cnn", "IG", 0, "iou", 0.01, {"condition": "RBFP"})
     with pytest.raises(pytest.skip.Exception, match="suite vision is report-only at this tier"):
         judge.require_all(Node(), [(low, 0.5, "IG on RBFP")])

@@ -11,12 +11,12 @@ import pytest
 
 from pytest_chaosmining.core.metrics.attribution import consistency
 from pytest_chaosmining.core.metrics.measuring import PeakMemory, measure
-from pytest_chaosmining.core.verdicts.baseline import Baseline
-from pytest_chaosmining.core.verdicts.records import Record
+from pytest_chaosmining.core.records import Record
 from pytest_chaosmining.reports.run_results import RunResults
 from pytest_chaosmining.suites import all_suites
 from pytest_chaosmining.suites.cost.suite import Convergence, snapshot_epochs
 from pytest_chaosmining.tools.rebuild import merge, rebuild
+from pytest_chaosmining.verdict.baseline import Baseline
 
 
 def test_cpu_peak_memory_sees_a_buffer_allocated_and_freed_inside_the_call():
@@ -160,7 +160,7 @@ def test_every_section_renders_from_a_run_without_model_level_tests():
     import warnings
     from pathlib import Path
 
-    from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL
+    from pytest_chaosmining.core.records import MODEL_LEVEL
     from pytest_chaosmining.reports.markdown import build_markdown
 
     payload = json.loads((Path(__file__).parents[1] / "reports" / "smoke" / "results.json").read_text())

@@ -308,7 +308,7 @@ def bars() -> dict[str, object]:
                     }
             found["metrics"][f"{suite}.{metric}"] = entry  # type: ignore[index]
     from pytest_chaosmining.core.metrics.properties import NOISE_FACTOR
-    from pytest_chaosmining.core.verdicts.thresholds import Thresholds
+    from pytest_chaosmining.verdict.thresholds import Thresholds
 
     bar = Thresholds.load([SUITES / "symbolic" / "thresholds.toml"]).default("symbolic", "smoke", "map_agreement")
     reseeds = [r for run in _load(CALIBRATION_SEEDS) + _load(HELD_OUT_SEEDS) for r in run["reseed"]]  # type: ignore[union-attr]

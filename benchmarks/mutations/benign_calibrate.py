@@ -49,10 +49,10 @@ from benign_judge import load  # noqa: E402
 from scipy.stats import t as student  # noqa: E402
 
 from pytest_chaosmining.core.metrics.drift import map_agreement  # noqa: E402
-from pytest_chaosmining.core.verdicts.baseline import MIN_PAIRED, paired_t  # noqa: E402
 from pytest_chaosmining.explainers import builtin_explainers  # noqa: E402
 from pytest_chaosmining.suites import SUITES_DIR, metric_catalog, shipped_thresholds  # noqa: E402
 from pytest_chaosmining.tools.calibrate import tolerance_factor  # noqa: E402
+from pytest_chaosmining.verdict.baseline import MIN_PAIRED, paired_t  # noqa: E402
 
 TIER = "smoke"
 #: the per-run false-alarm rate the paired rule is set for

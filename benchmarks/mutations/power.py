@@ -44,10 +44,10 @@ from benign_judge import load  # noqa: E402
 
 from pytest_chaosmining.core.metrics.catalog import Metric  # noqa: E402
 from pytest_chaosmining.core.metrics.drift import map_agreement  # noqa: E402
-from pytest_chaosmining.core.verdicts.baseline import Baseline, PairedDrop, SampleDrift  # noqa: E402
-from pytest_chaosmining.core.verdicts.records import Record  # noqa: E402
+from pytest_chaosmining.core.records import Record  # noqa: E402
 from pytest_chaosmining.explainers import builtin_explainers  # noqa: E402
 from pytest_chaosmining.suites import metric_catalog, shipped_thresholds  # noqa: E402
+from pytest_chaosmining.verdict.baseline import Baseline, PairedDrop, SampleDrift  # noqa: E402
 
 TIER = "smoke"
 SHAPES = ("uniform", "one class in ten", "a quarter", "one condition")

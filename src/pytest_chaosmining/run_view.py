@@ -19,9 +19,9 @@ if TYPE_CHECKING:
     from pytest_chaosmining.core.metrics.cost import Cost
     from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.explainers import Explainer
-    from pytest_chaosmining.judge import Judge
     from pytest_chaosmining.settings import Settings
     from pytest_chaosmining.timing import AttributionTimer
+    from pytest_chaosmining.verdict.judge import Judge
 
 T = TypeVar("T")
 C = TypeVar("C")

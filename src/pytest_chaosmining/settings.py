@@ -19,9 +19,9 @@ import pytest
 from pytest_chaosmining.core.storage.pack_location import SHIPPED
 from pytest_chaosmining.core.tiers import TIERS
 from pytest_chaosmining.core.training.modes import PRECISIONS, TRAINING_MODES, SaliencyGuided
-from pytest_chaosmining.core.verdicts.baseline import DEFAULT_MAX_SLOWDOWN
-from pytest_chaosmining.core.verdicts.thresholds import Thresholds
 from pytest_chaosmining.explainers.contract import DEFAULT_CALL_TIMEOUT_S
+from pytest_chaosmining.verdict.baseline import DEFAULT_MAX_SLOWDOWN
+from pytest_chaosmining.verdict.thresholds import Thresholds
 
 #: saliency guided training's defaults (the reference's)
 GUIDE = SaliencyGuided()

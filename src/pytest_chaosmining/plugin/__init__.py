@@ -15,12 +15,10 @@ import pytest
 
 import pytest_chaosmining.plugin.hookspecs as hookspecs
 from pytest_chaosmining.plugin import fixtures
-from pytest_chaosmining.plugin.baseline_scope import BaselineScope
 from pytest_chaosmining.plugin.benchmark_folder import BenchmarkFolder
 from pytest_chaosmining.plugin.collector import ResultCollector, send_trained_on
 from pytest_chaosmining.plugin.fixtures import SESSION_KEY
 from pytest_chaosmining.plugin.scheduling import CaseGroupScheduling, case_groups
-from pytest_chaosmining.reports.baseline_check import BaselineCheck
 from pytest_chaosmining.run.quick_exit import freeze_heap_at_exit
 from pytest_chaosmining.run.session import ChaosminingSession
 from pytest_chaosmining.run.threads import one_intra_op_thread
@@ -34,6 +32,7 @@ from pytest_chaosmining.suites import (
     suite_roots,
     thresholds_files,
 )
+from pytest_chaosmining.verdict.baseline_check import BaselineCheck
 
 SETTINGS_KEY = pytest.StashKey[Settings]()
 BENCHMARK_FOLDER_KEY = pytest.StashKey[BenchmarkFolder]()
@@ -75,15 +74,10 @@ def pytest_configure(config: pytest.Config) -> None:
         if settings.baseline_file is not None:
             try:
                 baseline = session.baseline
-                assert baseline is not None
-                baseline.require_tier(settings.tier)
             except ValueError as exc:
                 raise pytest.UsageError(f"{option_label(config, 'baseline')}: {exc}") from None
-            collector.baseline_check = BaselineCheck(
-                baseline, BaselineScope(session).covers, lambda: collector.records, collector.models_trained_on
-            )
-            if baseline.costs_not_gated:  # set once, where the session loaded the baseline
-                collector.baseline_check.lines.append(f"chaosmining: {baseline.costs_not_gated}")
+            assert baseline is not None
+            collector.baseline_check = BaselineCheck(baseline, session.baseline_scope(), collector)
             config.pluginmanager.register(collector.baseline_check, "chaosmining-baseline")
 
 

@@ -21,8 +21,7 @@ import pytest
 
 from pytest_chaosmining import ChaosminingWarning
 from pytest_chaosmining.core.machine import this_machine
-from pytest_chaosmining.core.storage.derived import package_digest, source_fingerprint
-from pytest_chaosmining.core.verdicts.records import (
+from pytest_chaosmining.core.records import (
     MISSING_PROPERTY,
     MODEL_LEVEL,
     OUTCOME_PROPERTY,
@@ -32,8 +31,7 @@ from pytest_chaosmining.core.verdicts.records import (
     shared_keys,
     sort_records,
 )
-from pytest_chaosmining.core.verdicts.skips import skip_kind, skip_message, uncalibrated_condition
-from pytest_chaosmining.judge import ConformanceFailure
+from pytest_chaosmining.core.storage.derived import package_digest, source_fingerprint
 from pytest_chaosmining.reports.html import LEADERBOARD_STYLE, leaderboard_table
 from pytest_chaosmining.reports.leaderboard import build_leaderboard
 from pytest_chaosmining.reports.markdown import (
@@ -50,11 +48,13 @@ from pytest_chaosmining.reports.run_results import RunResults
 from pytest_chaosmining.reports.tables import outcome_counts
 from pytest_chaosmining.settings import Settings
 from pytest_chaosmining.suites import suite_of
+from pytest_chaosmining.verdict.judge import ConformanceFailure
+from pytest_chaosmining.verdict.skips import skip_kind, skip_message, uncalibrated_condition
 
 if TYPE_CHECKING:
-    from pytest_chaosmining.reports.baseline_check import BaselineCheck
     from pytest_chaosmining.reports.reported_suite import ReportedSuite
     from pytest_chaosmining.run.session import ChaosminingSession
+    from pytest_chaosmining.verdict.baseline_check import BaselineCheck
 
 #: the key of an xdist worker's output that holds its models' training devices
 TRAINED_ON_KEY = "chaosmining_models_trained_on"
@@ -76,7 +76,7 @@ def _seed_text(seeds: range) -> int | str:
 
 
 def _outcome(report: pytest.TestReport) -> str:
-    """The report's outcome as the reports count it: a skip by its kind (core.verdicts.skips)."""
+    """The report's outcome as the reports count it: a skip by its kind (verdict.skips)."""
     if hasattr(report, "wasxfail"):
         return "xfailed" if report.skipped else "xpassed"
     if report.skipped:

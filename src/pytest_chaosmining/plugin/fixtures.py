@@ -6,7 +6,7 @@ All of them skip the test unless the run has ``--chaosmining``.
     The :class:`~pytest_chaosmining.run.session.ChaosminingSession` (settings,
     device, explainers, thresholds, model cache).
 ``chaosmining_judge``
-    The :class:`~pytest_chaosmining.judge.Judge`: records values into the
+    The :class:`~pytest_chaosmining.verdict.judge.Judge`: records values into the
     report and asserts bars, as the shipped suites do.
 ``chaosmining_cases``
     ``chaosmining_cases("vision")``: the cases a suite runs at this tier and seeds.
@@ -41,9 +41,9 @@ from pytest_chaosmining.suites import get_model_suite, get_suite
 if TYPE_CHECKING:
     from pytest_benchmark.fixture import BenchmarkFixture
 
-    from pytest_chaosmining.judge import Judge
     from pytest_chaosmining.run.session import ChaosminingSession
     from pytest_chaosmining.suites import Case, TrainedModel
+    from pytest_chaosmining.verdict.judge import Judge
 
 SESSION_KEY = pytest.StashKey["ChaosminingSession"]()
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from xdist.scheduler import LoadScopeScheduling
 
-from pytest_chaosmining.core.verdicts.records import parameter_id
+from pytest_chaosmining.core.records import parameter_id
 from pytest_chaosmining.suite_kit.parametrize import group_name, planned
 from pytest_chaosmining.suites import get_suite
 

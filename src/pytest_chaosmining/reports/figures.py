@@ -12,7 +12,7 @@ from pytest_chaosmining.core.lazy import lazy_module
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from pytest_chaosmining.core.verdicts.records import Record
+    from pytest_chaosmining.core.records import Record
     from pytest_chaosmining.reports import plotting
 else:  # matplotlib: loaded with the first figure drawn
     plotting = lazy_module("pytest_chaosmining.reports.plotting")

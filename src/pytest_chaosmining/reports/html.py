@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
+from pytest_chaosmining.core.records import MODEL_LEVEL, Record
 from pytest_chaosmining.explainers import CONTROL_NAME
 from pytest_chaosmining.reports.leaderboard import CONTROL_PASSED, EXPECTED_FAIL, FAIL, PASS
 from pytest_chaosmining.reports.scorecard import HEADS, scorecards

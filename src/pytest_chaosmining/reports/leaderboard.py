@@ -10,11 +10,11 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
-from pytest_chaosmining.core.verdicts.skips import NOT_APPLICABLE
+from pytest_chaosmining.core.records import MODEL_LEVEL, Record
 from pytest_chaosmining.explainers import CONTROL_NAME, PAPER_NAMES
 from pytest_chaosmining.reports.reported_suite import ReportedSuite
 from pytest_chaosmining.reports.tables import explainer_order, markdown_table, ranked_records
+from pytest_chaosmining.verdict.skips import NOT_APPLICABLE
 
 #: the verdicts of a cell, worst first
 FAIL, PASS, EXPECTED_FAIL, CONTROL_PASSED = "fail", "pass", "fails (control)", "PASSES (control)"

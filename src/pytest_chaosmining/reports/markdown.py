@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_chaosmining import ChaosminingWarning
+from pytest_chaosmining.core.records import MODEL_LEVEL, RESULTS_FORMAT, Record, strict_json
 from pytest_chaosmining.core.storage.atomic import atomic_write_text
-from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, RESULTS_FORMAT, Record, strict_json
 from pytest_chaosmining.reports.leaderboard import Leaderboard, build_leaderboard, leaderboard_markdown
 from pytest_chaosmining.reports.reference import shipped_reference
 from pytest_chaosmining.reports.scorecard import scorecard_markdown

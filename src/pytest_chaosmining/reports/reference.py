@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_chaosmining import __version__
-from pytest_chaosmining.core.verdicts.records import Record
+from pytest_chaosmining.core.records import Record
 from pytest_chaosmining.explainers import BUILTIN_NAMES, CONTROL_NAME
 from pytest_chaosmining.reports.leaderboard import Cell, Leaderboard, build_leaderboard
 from pytest_chaosmining.reports.reported_suite import ReportedSuite

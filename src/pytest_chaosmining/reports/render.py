@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_chaosmining import ChaosminingWarning
+from pytest_chaosmining.core.records import Record
 from pytest_chaosmining.core.storage.atomic import atomic_write_text
-from pytest_chaosmining.core.verdicts.records import Record
 from pytest_chaosmining.reports.html import build_html
 from pytest_chaosmining.reports.leaderboard import build_leaderboard
 from pytest_chaosmining.reports.markdown import build_markdown, embed_figures, write_reports

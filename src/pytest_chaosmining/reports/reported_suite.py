@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     import pandas as pd
 
+    from pytest_chaosmining.core.records import Record
     from pytest_chaosmining.core.tiers import Seeds
-    from pytest_chaosmining.core.verdicts.records import Record
     from pytest_chaosmining.run_view import RunView
 
 

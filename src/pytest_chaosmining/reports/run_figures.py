@@ -8,7 +8,7 @@ import statistics
 from collections.abc import Sequence
 from pathlib import Path
 
-from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
+from pytest_chaosmining.core.records import MODEL_LEVEL, Record
 from pytest_chaosmining.reports.figures import plotting, pyplot, save
 from pytest_chaosmining.reports.leaderboard import (
     CONTROL_PASSED,

@@ -9,7 +9,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_chaosmining.core.verdicts.records import Record, human_facing
+from pytest_chaosmining.core.records import Record, human_facing
 
 
 @dataclass(frozen=True)

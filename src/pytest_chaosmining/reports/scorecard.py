@@ -9,7 +9,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
+from pytest_chaosmining.core.records import MODEL_LEVEL, Record
 from pytest_chaosmining.explainers import CONTROL_NAME
 from pytest_chaosmining.reports.tables import explainer_order, markdown_table
 

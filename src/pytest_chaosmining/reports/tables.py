@@ -9,10 +9,10 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pytest_chaosmining.core.lazy import lazy_module
-from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
-from pytest_chaosmining.core.verdicts.skips import SKIP_KINDS
+from pytest_chaosmining.core.records import MODEL_LEVEL, Record
 from pytest_chaosmining.explainers import BUILTIN_NAMES, CONTROL_NAME
 from pytest_chaosmining.reports.reported_suite import ReportedSuite
+from pytest_chaosmining.verdict.skips import SKIP_KINDS
 
 if TYPE_CHECKING:
     import numpy as np

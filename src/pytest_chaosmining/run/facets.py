@@ -161,7 +161,7 @@ class Runtime:
     ) -> timing.AttributionTimer:
         """Times the test's attribution calls through ``benchmark`` (:mod:`pytest_chaosmining.timing`),
         the device's start-up paid first (once a process); with ``recheck`` (whether a cost would
-        fail the baseline's gate: :meth:`~pytest_chaosmining.judge.Judge.cost_recheck`) a first call
+        fail the baseline's gate: :meth:`~pytest_chaosmining.verdict.judge.Judge.cost_recheck`) a first call
         that would is measured again first."""
         if str(self.device) not in self._warmed:
             measuring.warm_up(self.device)  # before the process's first timed call on the device

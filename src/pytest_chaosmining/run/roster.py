@@ -15,8 +15,8 @@ from pytest_chaosmining.settings import Settings
 from pytest_chaosmining.suites import get_suite, shapes_of, shipped_thresholds
 
 if TYPE_CHECKING:
-    from pytest_chaosmining.core.verdicts.thresholds import Thresholds
     from pytest_chaosmining.explainers import Explainer
+    from pytest_chaosmining.verdict.thresholds import Thresholds
 
 
 class ExplainerRoster:

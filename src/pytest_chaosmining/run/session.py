@@ -18,8 +18,6 @@ import platformdirs
 import pytest
 
 from pytest_chaosmining.core.machine import this_machine
-from pytest_chaosmining.core.verdicts.baseline import Baseline, PairedDrop
-from pytest_chaosmining.judge import Judge
 from pytest_chaosmining.run.case_selection import CaseSelection
 from pytest_chaosmining.run.facets import JudgedExplainers, RunPlan, Runtime
 from pytest_chaosmining.run.model_memo import ModelMemo
@@ -28,11 +26,14 @@ from pytest_chaosmining.run.progress import ProgressLines
 from pytest_chaosmining.run.result_reuse import ResultReuse
 from pytest_chaosmining.run.roster import ExplainerRoster
 from pytest_chaosmining.settings import Settings
-from pytest_chaosmining.suites import metric_catalog
+from pytest_chaosmining.suites import get_suite, metric_catalog, planned, registered_suites
+from pytest_chaosmining.verdict.baseline import Baseline, PairedDrop
+from pytest_chaosmining.verdict.baseline_scope import BaselineScope
+from pytest_chaosmining.verdict.judge import Judge
 
 if TYPE_CHECKING:
     from pytest_chaosmining.core.metrics.catalog import MetricCatalog
-    from pytest_chaosmining.core.verdicts.thresholds import Thresholds
+    from pytest_chaosmining.verdict.thresholds import Thresholds
 
 
 class ChaosminingSession:
@@ -85,8 +86,34 @@ class ChaosminingSession:
         if not self.settings.baseline_file:
             return None
         baseline = Baseline.load(self.settings.baseline_file, self.metric_catalog)
+        baseline.require_tier(self.settings.tier)
         baseline.against_machine(this_machine(self.placement.device.type))
         return baseline
+
+    def baseline_scope(self) -> BaselineScope:
+        """Which of the baseline's judged results this run judges again: the named
+        explainers, the selected suites and their seeds, this shard's tests."""
+        settings = self.settings
+        return BaselineScope(
+            named=settings.explainers,
+            registered=frozenset(registered_suites()),
+            seeds={name: get_suite(name).seeds(settings.tier, settings.seeds) for name in settings.suites},
+            shard_tests=None if settings.shard is None else self.shard_tests,
+        )
+
+    def shard_tests(self) -> frozenset[tuple[str, str]]:
+        """(suite, test parameter id) of every test this shard's cases can have, for this
+        run's explainers and the baseline's (an explainer no longer registered included)."""
+        names = set(self.explainers) | (self.baseline.explainers if self.baseline is not None else set())
+        tests: set[tuple[str, str]] = set()
+        for suite_name in self.settings.suites:
+            cases = planned(self, get_suite(suite_name))
+            for case in cases:
+                tests.add((suite_name, case.id))
+                tests.update((suite_name, case.explainer_id(e)) for e in names)
+            if cases:  # a suite of one case parametrised by explainer alone (cost)
+                tests.update((suite_name, e) for e in names)
+        return frozenset(tests)
 
     def models_trained_on(self) -> list[str]:
         """The device types the models this process used were trained on (none where it used
@@ -95,7 +122,7 @@ class ChaosminingSession:
 
     @functools.cached_property
     def judge(self) -> Judge:
-        """Records results and asserts bars (see :class:`~pytest_chaosmining.judge.Judge`)."""
+        """Records results and asserts bars (see :class:`~pytest_chaosmining.verdict.judge.Judge`)."""
         fixed, tier, thresholds = self.settings.max_drop, self.settings.tier, self.thresholds
 
         def max_drop(suite: str, metric: str) -> float:
@@ -105,7 +132,14 @@ class ChaosminingSession:
             return thresholds.paired_drop(suite, tier, metric)
 
         return Judge(
-            self.explainers, self.baseline, max_drop, self.settings.max_slowdown, self.metric_catalog,
-            self.roster.map_notes, frozenset(thresholds.report_only(list(self.settings.suites), tier)), thresholds,
-            paired_drop, tier,
-        )  # fmt: skip
+            self.explainers,
+            self.baseline,
+            max_drop,
+            tier=tier,
+            max_slowdown=self.settings.max_slowdown,
+            catalog=self.metric_catalog,
+            map_notes=self.roster.map_notes,
+            report_only=frozenset(thresholds.report_only(list(self.settings.suites), tier)),
+            thresholds=thresholds,
+            paired_drop=paired_drop,
+        )

@@ -25,9 +25,9 @@ if TYPE_CHECKING:
     import numpy as np
     import torch
 
+    from pytest_chaosmining.core.records import Record
     from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.core.training.modes import SaliencyGuided
-    from pytest_chaosmining.core.verdicts.records import Record
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.run_view import Remembered, RunView
     from pytest_chaosmining.suite_kit.probe import Probe

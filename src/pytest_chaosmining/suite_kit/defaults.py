@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     import pandas as pd
     import pytest
 
-    from pytest_chaosmining.core.verdicts.records import Record
+    from pytest_chaosmining.core.records import Record
     from pytest_chaosmining.run_view import RunView
     from pytest_chaosmining.suite_kit.seam import Case, RecordedCase, Recorder
 

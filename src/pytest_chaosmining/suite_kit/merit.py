@@ -25,10 +25,10 @@ from pytest_chaosmining.core.metrics.drift import FINGERPRINT_SAMPLES, DrawNoise
 from pytest_chaosmining.core.metrics.properties import NOISE_FACTOR
 from pytest_chaosmining.core.storage.derived import weights_digest
 from pytest_chaosmining.explainers import ExplainerNotApplicable, attribute
-from pytest_chaosmining.judge import Check, explainer_failures
 from pytest_chaosmining.suite_kit.class_effects import ClassEffects, class_effects
 from pytest_chaosmining.suite_kit.probe import Probe
 from pytest_chaosmining.suite_kit.seam import number
+from pytest_chaosmining.verdict.judge import Check, explainer_failures
 
 if TYPE_CHECKING:
     import pytest

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Protocol, SupportsFloat, TypeVar
 
 from pytest_chaosmining.core.metrics.catalog import KeyOf, Metric
-from pytest_chaosmining.core.verdicts.records import Record
+from pytest_chaosmining.core.records import Record, Recorder
 from pytest_chaosmining.explainers.context import AttributedShape
 from pytest_chaosmining.reports.reported_suite import ReportedSuite
 
@@ -19,11 +19,11 @@ if TYPE_CHECKING:
     import torch
     from pytest_benchmark.fixture import BenchmarkFixture
 
-    from pytest_chaosmining.core.verdicts.records import CaseValue
+    from pytest_chaosmining.core.records import CaseValue
     from pytest_chaosmining.explainers import Explainer
-    from pytest_chaosmining.judge import Check
     from pytest_chaosmining.run_view import RunView
     from pytest_chaosmining.suite_kit.probe import Probe
+    from pytest_chaosmining.verdict.judge import Check
 
 C = TypeVar("C")
 
@@ -187,7 +187,7 @@ class Scored:
 
 #: what a scoring returns beside its scores, by key: the cost of its first attribution call
 #: (a :class:`~pytest_chaosmining.core.metrics.cost.Cost`), the fingerprint of its maps
-#: (:data:`~pytest_chaosmining.core.verdicts.records.FINGERPRINT`, a list per sample) and a
+#: (:data:`~pytest_chaosmining.core.records.FINGERPRINT`, a list per sample) and a
 #: score's per-sample values (:func:`samples_of`, which a baseline pairs)
 COST = "cost"
 
@@ -204,10 +204,6 @@ def number(values: Mapping[str, object], key: str) -> float:
     if not isinstance(value, SupportsFloat):
         raise TypeError(f"score {key!r} is {type(value).__name__}, not a number")
     return float(value)
-
-
-#: how a test makes its record of a metric's value
-Recorder = Callable[[str, float], Record]
 
 
 def case_record(suite: str, case: RecordedCase, explainer: str, metric: str, value: float) -> Record:

@@ -20,10 +20,7 @@ import pytest
 
 from pytest_chaosmining.core.lazy import lazy_module
 from pytest_chaosmining.core.metrics.cost import Cost
-from pytest_chaosmining.core.metrics.properties import NOISE_FACTOR
-from pytest_chaosmining.core.verdicts.baseline import MOVED
-from pytest_chaosmining.core.verdicts.records import FINGERPRINT, MODEL_LEVEL
-from pytest_chaosmining.judge import Check, explainer_failures, report_only_reason
+from pytest_chaosmining.core.records import MODEL_LEVEL
 from pytest_chaosmining.suite_kit.seam import (
     COST,
     Case,
@@ -38,11 +35,12 @@ from pytest_chaosmining.suite_kit.seam import (
     number,
     samples_of,
 )
+from pytest_chaosmining.verdict.drift import drift_checks
+from pytest_chaosmining.verdict.judge import Check, explainer_failures, report_only_reason
 
 if TYPE_CHECKING:
     from pytest_benchmark.fixture import BenchmarkFixture
 
-    from pytest_chaosmining.core.metrics.drift import DrawNoise
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.run_view import RunView
     from pytest_chaosmining.suite_kit import merit
@@ -155,106 +153,9 @@ def model_scored(
     def further(what: str) -> list[Check]:
         checks = merit.own_merit_checks(run, suite, case, explainer, node, record, what)
         noise = merit.drift_noise(run, suite, case, explainer)
-        return checks + drift_checks(run, node, suite.name, explainer, values, record, key, what, noise)
+        return checks + drift_checks(run.judge, node, suite.name, explainer, values, record, key, what, noise)
 
     return Scored(values, further=further)
-
-
-#: one sample's map that agrees less than this with the baseline's has nothing of it left (an empty
-#: map agrees 0): a sampler's floor for one sample, whatever its draws do
-UNRELATED = 0.05
-
-
-def drift_checks(
-    run: RunView,
-    node: pytest.Item,
-    suite: str,
-    explainer: str,
-    result: Mapping[str, object],
-    record: Recorder,
-    where: str,
-    what: str,
-    noise: Callable[[], DrawNoise] | None = None,
-) -> list[Check]:
-    """Record the fingerprint of ``explainer``'s maps (results.json keeps it); against
-    a baseline that kept one for the same case, two checks (the random control's maps
-    are noise: recorded, never compared):
-
-    - ``map_agreement``: the maps' mean agreement with the baseline's over every
-      explained sample, at least the calibrated bar at ``where`` (a change to every map);
-    - ``sample_agreement``: the agreement of the sample that moved most but the
-      allowed few (``[<suite>.<tier>.sample_drift]``), at least its floor (a change
-      confined to some inputs: one class, a few samples, which the mean dilutes).
-
-    Maps that moved beyond either bar are measured against the explainer's own noise
-    on the case (``noise()``: how well two of its draws agree, 1 when deterministic): a
-    stochastic explainer's maps may move on average
-    :data:`~pytest_chaosmining.core.metrics.properties.NOISE_FACTOR` times as far as its
-    draws lie apart, plus one sample entirely (one sample's draws of a sampler have a heavy
-    tail: a reseed moved single samples' maps to 0.18 where 16 draws agreed to 0.99), and
-    each sample down to :data:`UNRELATED`; so a reseeded SmoothGrad passes and a changed
-    one, or one whose maps of some inputs are gone, does not."""
-    maps = result.get(FINGERPRINT)
-    if not isinstance(maps, list):
-        return []
-    kept = record(FINGERPRINT, len(maps))
-    kept.maps = maps
-    run.judge.record(node, kept)
-    baseline = run.judge.baseline
-    moved = baseline.moved(kept) if baseline is not None else None
-    if baseline is None or moved is None or run.judge.is_control(explainer):
-        return []
-    tier = run.plan.tier
-    bar = run.judge.thresholds.optional_metric(suite, tier, "map_agreement", where, explainer)
-    rule = run.judge.thresholds.sample_drift(suite, tier)
-    verdict = rule.verdict(moved) if rule is not None else None
-    allowance = ""
-    beyond = (bar is not None and moved.mean < bar) or (verdict is not None and verdict[0] < verdict[1])
-    if beyond and noise is not None:
-        own = noise()
-        if own.mean < MOVED:  # a sampler: one sample's draws may lie far apart (a heavy tail)
-            n = len(moved.cosines)
-            bar = None if bar is None else min(bar, 1.0 - NOISE_FACTOR * (1.0 - own.mean) - 1.0 / n)
-            verdict = rule.verdict(moved, [UNRELATED] * n) if rule is not None else None
-            allowance = (
-                f"; its own draws agree to {own.mean:.4f} (one sample to {own.sample:.4f}), so the mean's bar allows "
-                f"{NOISE_FACTOR:g} x that noise and one sample moved entirely, and one sample's floor is {UNRELATED:g}"
-            )
-    if bar is not None and MOVED > moved.mean >= bar and (verdict is None or verdict[0] >= verdict[1]):
-        run.judge.note_change(
-            node,
-            f"{what}: its maps moved from the baseline's (cosine of the feature masses {moved.mean:.4f}, within the "
-            f"bar {bar:g}; explained sample {moved.worst} moved most, {moved.least:.4f}{allowance}): changed; if "
-            "the change is intended, make this run the baseline",
-        )
-    source = f"baseline {baseline.source}{allowance}"
-    checks: list[Check] = [
-        (
-            record("map_agreement", moved.mean),
-            bar,
-            f"{what}: its maps moved from the baseline's (mean cosine of the feature masses over "
-            f"{len(moved.cosines)} explained samples {moved.mean:.4f}; sample {moved.worst} moved most, "
-            f"{moved.least:.4f}; {source})",
-        )
-    ]
-    if rule is not None and verdict is not None:
-        value, floor, lost = verdict
-        checks.append(
-            (
-                record("sample_agreement", value),
-                floor,
-                f"{what}: the maps of {len(lost)} of {len(moved.cosines)} explained samples moved from the "
-                f"baseline's beyond the per-sample floor {rule.floor:g} (at most {rule.allowed} may: a change confined "
-                f"to some inputs; samples {_listed(lost)}; {source})",
-            )
-        )
-    return checks
-
-
-def _listed(indices: list[int], most: int = 12) -> str:
-    """``indices`` as a short list (the first ``most``, then how many more)."""
-    shown = ", ".join(str(i) for i in indices[:most])
-    return shown + (f" and {len(indices) - most} more" if len(indices) > most else "") if indices else "none"
 
 
 def judge_model(run: RunView, suite: ModelSuite[CaseT, ModelT], case: CaseT, node: pytest.Item) -> None:

@@ -15,9 +15,9 @@ from types import MappingProxyType
 
 from pytest_chaosmining import ChaosminingWarning
 from pytest_chaosmining.core.metrics.catalog import MetricCatalog
-from pytest_chaosmining.core.verdicts.thresholds import Thresholds
 from pytest_chaosmining.explainers.context import AttributedShape
 from pytest_chaosmining.suite_kit.seam import ModelSuite, Suite
+from pytest_chaosmining.verdict.thresholds import Thresholds
 
 #: the shipped suites: name (the value of ``--chaosmining-suites``) → ``module:class`` of its
 #: :class:`Suite`, in report order

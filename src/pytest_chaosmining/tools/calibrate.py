@@ -53,7 +53,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, case_of
+from pytest_chaosmining.core.records import MODEL_LEVEL, case_of
 from pytest_chaosmining.explainers import BUILTIN_NAMES, CONTROL_NAME, PAPER_NAMES
 from pytest_chaosmining.suites import Calibration, get_suite, registered_suites
 

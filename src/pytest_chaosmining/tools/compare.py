@@ -2,7 +2,7 @@
 
 The verdicts a run against ``--chaosmining-baseline OLD.json`` gives NEW's
 results, from the two ``results.json`` files alone, with the baseline check's
-own code (:class:`~pytest_chaosmining.core.verdicts.baseline.Baseline`), and
+own code (:class:`~pytest_chaosmining.verdict.baseline.Baseline`), and
 NEW's own failed tests, so that its exit status and NEW's run agree:
 
 - **failed**: a test that failed in NEW's run (a bar missed, an own-merit check,
@@ -34,15 +34,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_chaosmining.core.verdicts.baseline import DEFAULT_MAX_SLOWDOWN, Baseline
-from pytest_chaosmining.core.verdicts.records import FINGERPRINT, Record
+from pytest_chaosmining.core.records import FINGERPRINT, Record
 from pytest_chaosmining.explainers import CONTROL_NAME
-from pytest_chaosmining.reports.baseline_check import MISSING_PREFIX
 from pytest_chaosmining.suites import metric_catalog, shipped_thresholds
+from pytest_chaosmining.verdict.baseline import DEFAULT_MAX_SLOWDOWN, Baseline
+from pytest_chaosmining.verdict.baseline_check import MISSING_PREFIX
 
 if TYPE_CHECKING:
     from pytest_chaosmining.core.metrics.catalog import MetricCatalog
-    from pytest_chaosmining.core.verdicts.thresholds import Thresholds
+    from pytest_chaosmining.verdict.thresholds import Thresholds
 
 #: the kinds of finding that fail a comparison (``new`` does not)
 FAILING = ("failed", "regressed", "drift", "cost", "missing")

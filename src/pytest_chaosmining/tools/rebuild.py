@@ -15,7 +15,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from pytest_chaosmining.core.verdicts.records import Record, sort_records
+from pytest_chaosmining.core.records import Record, sort_records
 from pytest_chaosmining.reports.render import render
 from pytest_chaosmining.reports.run_results import RunResults
 from pytest_chaosmining.suites import all_suites

@@ -32,10 +32,10 @@ import pytest
 from pytest_chaosmining.core.lazy import lazy_module
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
 from pytest_chaosmining.core.metrics.cost import Cost
+from pytest_chaosmining.core.records import MODEL_LEVEL, Record
 from pytest_chaosmining.core.storage.derived import weights_digest
 from pytest_chaosmining.core.storage.keys import Code
 from pytest_chaosmining.core.tiers import Seeds, seed_range
-from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
 from pytest_chaosmining.explainers.context import IMAGE_CLASSIFICATION
 from pytest_chaosmining.suite_kit.classifier import data_source
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults

@@ -9,16 +9,16 @@ from typing import TYPE_CHECKING
 import torch
 
 from pytest_chaosmining.core.metrics.attribution import consistency, fprec
+from pytest_chaosmining.core.records import Record
 from pytest_chaosmining.core.training.regression import RegressionTraining, train_regressor
-from pytest_chaosmining.core.verdicts.records import Record
 from pytest_chaosmining.explainers import attribute
 from pytest_chaosmining.explainers.context import tabular_context
-from pytest_chaosmining.judge import explainer_failures
 from pytest_chaosmining.suites.cost.suite import SUITE, Convergence, snapshot_epochs
 from pytest_chaosmining.testbeds.formulas.cases import SymbolicCase, TrainedSymbolicModel, symbolic_code
 from pytest_chaosmining.testbeds.formulas.data import SymbolicDataSpec, generate
 from pytest_chaosmining.testbeds.formulas.training import untrained_model
 from pytest_chaosmining.timing import timed
+from pytest_chaosmining.verdict.judge import explainer_failures
 
 if TYPE_CHECKING:
     import pytest

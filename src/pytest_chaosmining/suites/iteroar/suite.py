@@ -38,12 +38,11 @@ import pytest
 
 from pytest_chaosmining.core.lazy import lazy_module
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
+from pytest_chaosmining.core.records import MODEL_LEVEL, Record
 from pytest_chaosmining.core.storage.derived import weights_digest
 from pytest_chaosmining.core.storage.keys import Code
 from pytest_chaosmining.core.tiers import Seeds, seed_range
-from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
 from pytest_chaosmining.explainers.context import IMAGE_CLASSIFICATION
-from pytest_chaosmining.judge import explainer_failures
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
 from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, Recorder, ScoreCheck, Scored
 from pytest_chaosmining.suites.iteroar import report
@@ -51,6 +50,7 @@ from pytest_chaosmining.suites.iteroar.tiers import ITEROAR, IteroarTier
 from pytest_chaosmining.testbeds.digits.cases import plan_cases as vision_cases
 from pytest_chaosmining.testbeds.digits.cases import vision_source
 from pytest_chaosmining.testbeds.digits.tiers import VISION
+from pytest_chaosmining.verdict.judge import explainer_failures
 
 if TYPE_CHECKING:
     from pytest_benchmark.fixture import BenchmarkFixture

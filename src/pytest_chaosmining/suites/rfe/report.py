@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pytest_chaosmining.core.verdicts.records import Record
+from pytest_chaosmining.core.records import Record
 from pytest_chaosmining.reports.figures import Draw, pyplot, save
 from pytest_chaosmining.reports.tables import markdown_table, mean_sd, records_frame
 

@@ -32,17 +32,17 @@ import pytest
 
 from pytest_chaosmining.core.lazy import lazy_module
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
+from pytest_chaosmining.core.records import MODEL_LEVEL, Record
 from pytest_chaosmining.core.storage.derived import source_fingerprint
 from pytest_chaosmining.core.storage.keys import Code
 from pytest_chaosmining.core.tiers import Seeds, seed_range
-from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
 from pytest_chaosmining.explainers.context import TABULAR_CLASSIFICATION, TABULAR_REGRESSION
-from pytest_chaosmining.judge import explainer_failures
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
 from pytest_chaosmining.suite_kit.parametrize import parametrize_cases, sharded
 from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, NamedCase, Recorder, ScoreCheck, Scored
 from pytest_chaosmining.suites.rfe import report
 from pytest_chaosmining.suites.rfe.tiers import RFE_TIERS
+from pytest_chaosmining.verdict.judge import explainer_failures
 
 if TYPE_CHECKING:
     import torch

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
+from pytest_chaosmining.core.records import MODEL_LEVEL, Record
 from pytest_chaosmining.reports.figures import Draw, pyplot, save
 from pytest_chaosmining.reports.tables import explainer_order, markdown_table, mean_sd, records_frame
 

@@ -30,11 +30,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_chaosmining.core.metrics.catalog import judged, reported
+from pytest_chaosmining.core.records import MODEL_LEVEL, Record
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training.modes import SaliencyGuided
-from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
 from pytest_chaosmining.explainers.context import AUDIO_CLASSIFICATION, IMAGE_CLASSIFICATION, TABULAR_REGRESSION
-from pytest_chaosmining.judge import Check, explainer_failures
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
 from pytest_chaosmining.suite_kit.parametrize import sharded
 from pytest_chaosmining.suite_kit.seam import (
@@ -51,6 +50,7 @@ from pytest_chaosmining.suites.saliency.tiers import SALIENCY, SaliencyTier
 from pytest_chaosmining.testbeds.audio.testbed import AUDIO_MODELS
 from pytest_chaosmining.testbeds.digits.testbed import DIGIT_MODELS
 from pytest_chaosmining.testbeds.formulas.testbed import FORMULA_MODELS
+from pytest_chaosmining.verdict.judge import Check, explainer_failures
 
 if TYPE_CHECKING:
     from pytest_benchmark.fixture import BenchmarkFixture

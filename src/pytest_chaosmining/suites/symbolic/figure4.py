@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_chaosmining.core.verdicts.records import MODEL_LEVEL, Record
+from pytest_chaosmining.core.records import MODEL_LEVEL, Record
 from pytest_chaosmining.reports.figures import pyplot, save
 from pytest_chaosmining.reports.tables import explainer_order, records_frame
 from pytest_chaosmining.testbeds.formulas.cases import default_condition as tier_default

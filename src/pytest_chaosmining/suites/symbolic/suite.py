@@ -26,7 +26,7 @@ from pytest_chaosmining.testbeds.formulas.testbed import FormulaTestbed
 from pytest_chaosmining.testbeds.formulas.tiers import SYMBOLIC
 
 if TYPE_CHECKING:
-    from pytest_chaosmining.core.verdicts.records import Record
+    from pytest_chaosmining.core.records import Record
     from pytest_chaosmining.run_view import RunView
     from pytest_chaosmining.suite_kit.seam import Case
     from pytest_chaosmining.testbeds.formulas import run_models

@@ -9,8 +9,8 @@ import torch
 
 from pytest_chaosmining.core.metrics.attribution import channel_scores
 from pytest_chaosmining.core.metrics.drift import fingerprint
+from pytest_chaosmining.core.records import FINGERPRINT
 from pytest_chaosmining.core.training.classification import pcm_to_float
-from pytest_chaosmining.core.verdicts.records import FINGERPRINT
 from pytest_chaosmining.suite_kit.classifier import ExplainedSizes
 from pytest_chaosmining.suite_kit.probe import classifier_probe
 from pytest_chaosmining.suite_kit.seam import COST, samples_of

@@ -11,8 +11,8 @@ import torch
 
 from pytest_chaosmining.core.metrics.attribution import localisation
 from pytest_chaosmining.core.metrics.drift import fingerprint
+from pytest_chaosmining.core.records import FINGERPRINT
 from pytest_chaosmining.core.training.classification import to_float
-from pytest_chaosmining.core.verdicts.records import FINGERPRINT
 from pytest_chaosmining.explainers import attribute
 from pytest_chaosmining.suite_kit.classifier import ExplainedSizes
 from pytest_chaosmining.suite_kit.probe import classifier_probe

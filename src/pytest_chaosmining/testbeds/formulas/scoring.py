@@ -13,7 +13,7 @@ from pytest_chaosmining.core.metrics.attribution import attribution_uscore, fpre
 from pytest_chaosmining.core.metrics.axioms import output_change, sign_agreement
 from pytest_chaosmining.core.metrics.drift import fingerprint
 from pytest_chaosmining.core.metrics.properties import completeness_fit, is_signed, truth_sign_agreement
-from pytest_chaosmining.core.verdicts.records import FINGERPRINT
+from pytest_chaosmining.core.records import FINGERPRINT
 from pytest_chaosmining.explainers import IG_STEPS, attribute
 from pytest_chaosmining.explainers.context import tabular_context
 from pytest_chaosmining.suite_kit.probe import Probe

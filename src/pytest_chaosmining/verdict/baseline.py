@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_chaosmining.core.lazy import lazy_module
 from pytest_chaosmining.core.machine import Machine, cost_differences, describe, stack_label
 from pytest_chaosmining.core.metrics.catalog import Metric, MetricCatalog
-from pytest_chaosmining.core.verdicts.records import Record
+from pytest_chaosmining.core.records import Record
 
 if TYPE_CHECKING:
     from pytest_chaosmining.core.metrics import drift

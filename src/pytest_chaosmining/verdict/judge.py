@@ -16,17 +16,17 @@ import pytest
 from _pytest.outcomes import Failed  # pytest.fail.Exception, by a name a class statement can take
 
 from pytest_chaosmining.core.metrics.catalog import MetricCatalog
-from pytest_chaosmining.core.verdicts.baseline import DEFAULT_MAX_SLOWDOWN, Baseline, PairedDrop
-from pytest_chaosmining.core.verdicts.records import CHANGED_PROPERTY, OUTCOME_PROPERTY, USER_PROPERTY, Record
-from pytest_chaosmining.core.verdicts.skips import (
+from pytest_chaosmining.core.records import CHANGED_PROPERTY, OUTCOME_PROPERTY, USER_PROPERTY, Record, Recorder
+from pytest_chaosmining.explainers import Explainer, ExplainerError, ExplainerNotApplicable
+from pytest_chaosmining.explainers.diagnosis import MapNotes
+from pytest_chaosmining.verdict.baseline import DEFAULT_MAX_SLOWDOWN, Baseline, PairedDrop
+from pytest_chaosmining.verdict.skips import (
     CONDITION_PHRASE,
     NOT_APPLICABLE_PREFIX,
     NOT_JUDGED_PREFIX,
     REPORT_ONLY_PHRASE,
 )
-from pytest_chaosmining.core.verdicts.thresholds import Thresholds
-from pytest_chaosmining.explainers import Explainer, ExplainerError, ExplainerNotApplicable
-from pytest_chaosmining.explainers.diagnosis import MapNotes
+from pytest_chaosmining.verdict.thresholds import Thresholds
 
 if TYPE_CHECKING:
     from pytest_chaosmining.core.metrics.cost import Cost
@@ -71,13 +71,14 @@ class Judge:
         explainers: Mapping[str, Explainer],
         baseline: Baseline | None,
         max_drop: Callable[[str, str], float],
+        *,
+        tier: str,
         max_slowdown: float = DEFAULT_MAX_SLOWDOWN,
         catalog: MetricCatalog | None = None,
         map_notes: MapNotes | None = None,
         report_only: frozenset[str] = frozenset(),
         thresholds: Thresholds | None = None,
         paired_drop: Callable[[str, str], PairedDrop | None] | None = None,
-        tier: str | None = None,
     ):
         #: the bars (and a suite's own margins and gates) the run judges with
         self.thresholds = thresholds if thresholds is not None else Thresholds({})
@@ -134,7 +135,7 @@ class Judge:
             ]
         return record
 
-    def record_costs(self, node: pytest.Item, cost: Cost, make: Callable[[str, float], Record]) -> None:
+    def record_costs(self, node: pytest.Item, cost: Cost, make: Recorder) -> None:
         """:meth:`record_cost` the wall time, CPU time and peak memory of ``cost``
         (``make(metric, value)`` makes each record)."""
         for metric in COST_FIELDS:
@@ -153,7 +154,7 @@ class Judge:
             )
         return self.record(node, record)
 
-    def cost_recheck(self, make: Callable[[str, float], Record]) -> Callable[[Cost], bool] | None:
+    def cost_recheck(self, make: Recorder) -> Callable[[Cost], bool] | None:
         """Whether a cost would fail the baseline's gate (``make(metric, value)`` makes
         the records it is looked up by); None without a baseline."""
         baseline = self.baseline
@@ -212,7 +213,6 @@ class Judge:
             self.baseline is not None
             and metric is not None
             and metric.judged
-            and self.tier is not None
             and self.thresholds.compares_unbarred(record.suite, self.tier, record.metric)
             and not self.is_control(record.explainer)
         )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 
 #: a case field's value (JSON scalars)
@@ -119,3 +119,7 @@ def parameter_id(nodeid: str) -> str | None:
     """The parameter id of a test's node id (between its first ``[`` and last ``]``), if any."""
     start, end = nodeid.find("["), nodeid.rfind("]")
     return nodeid[start + 1 : end] if 0 <= start < end else None
+
+
+#: makes a record of one metric's value (``record(metric, value)``) for a test's case and explainer
+Recorder = Callable[[str, float], Record]

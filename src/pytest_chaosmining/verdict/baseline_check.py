@@ -11,16 +11,27 @@ that matches none of the run's judged results fails it too.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from typing import Protocol
 
 import pytest
 
-from pytest_chaosmining.core.verdicts.baseline import Baseline, Comparison
-from pytest_chaosmining.core.verdicts.records import CHANGED_PROPERTY, MISSING_PROPERTY, OUTCOME_PROPERTY, Record
-from pytest_chaosmining.core.verdicts.skips import skip_message
+from pytest_chaosmining.core.records import CHANGED_PROPERTY, MISSING_PROPERTY, OUTCOME_PROPERTY, Record
+from pytest_chaosmining.verdict.baseline import Baseline, Comparison
+from pytest_chaosmining.verdict.baseline_scope import BaselineScope
+from pytest_chaosmining.verdict.skips import skip_message
 
 #: node id prefix of the failing tests that stand for missing judged results
 MISSING_PREFIX = "chaosmining-baseline::"
+
+
+class RunRecords(Protocol):
+    """What the run kept by the session's end (the result collector)."""
+
+    records: list[Record]
+
+    def models_trained_on(self) -> list[str]:
+        """The device types this run's models were trained on."""
+        ...
 
 
 class BaselineCheck:
@@ -28,22 +39,14 @@ class BaselineCheck:
     then compares the run's judged records with the baseline before the session's
     reports (JUnit XML among them) are written."""
 
-    def __init__(
-        self,
-        baseline: Baseline,
-        in_scope: Callable[[Record], bool],
-        records: Callable[[], list[Record]],
-        trained_on: Callable[[], list[str]] = list,
-    ):
+    def __init__(self, baseline: Baseline, scope: BaselineScope, run: RunRecords):
         self.baseline = baseline
-        #: the device types this run's models were trained on
-        self.trained_on = trained_on
-        self.scope = in_scope
-        self.records = records
+        self.scope = scope
+        self.run = run
         #: node id → what became of it in this run (``passed``, ``skipped: <reason>``, …)
         self.outcome: dict[str, str] = {}
         self.comparison: Comparison | None = None
-        self.lines: list[str] = []
+        self.lines: list[str] = [f"chaosmining: {baseline.costs_not_gated}"] if baseline.costs_not_gated else []
         #: results that changed within what harmless changes do (not failures): node id → notes
         self.changed: dict[str, list[str]] = {}
 
@@ -63,7 +66,7 @@ class BaselineCheck:
     def in_scope(self, record: Record) -> bool:
         """Whether this run should have judged ``record`` again (the session's scope:
         selected suites, seeds, named explainers, this shard), or it ran here."""
-        return record.nodeid in self.outcome or self.scope(record)
+        return record.nodeid in self.outcome or self.scope.covers(record)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
@@ -73,11 +76,11 @@ class BaselineCheck:
             pytest.ExitCode.NO_TESTS_COLLECTED,
         ):
             return  # nothing was meant to run, or the run broke off: no verdict on what is missing
-        other = self.baseline.other_models(self.trained_on())
+        other = self.baseline.other_models(self.run.models_trained_on())
         if other:
             self.lines.append(f"ERROR: {other}")
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        comparison = self.baseline.compare(self.records(), self.in_scope)
+        comparison = self.baseline.compare(self.run.records, self.in_scope)
         self.comparison = comparison
         judged = len(comparison.compared) + len(comparison.new)
         self.lines.append(comparison.summary(self.baseline.source))

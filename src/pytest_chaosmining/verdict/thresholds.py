@@ -31,7 +31,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from pytest_chaosmining.core.verdicts.baseline import PairedDrop, SampleDrift
+from pytest_chaosmining.verdict.baseline import PairedDrop, SampleDrift
 
 #: the allowed drop below a baseline of a metric without a calibrated one (``[<suite>.<tier>.max_drop]``)
 DEFAULT_MAX_DROP = 0.02

@@ -1,1 +1,0 @@
-"""How results are judged and kept: records, thresholds and baselines."""
