@@ -141,9 +141,9 @@ def test_saliency_plan_pairs_standard_and_guided_models_of_the_domain_suites():
     assert set(domains) == {"symbolic", "audio"}  # smoke leaves vision to ci
     assert len({c.id for c in comparisons}) == len(comparisons)
     assert {c.guide for c in comparisons} == {SaliencyGuided()}
-    assert all(c.key.endswith("-signed") for c in comparisons)
+    assert all(c.bar_key.endswith("-signed") for c in comparisons)
     absolute = plan_cases("smoke", SALIENCY["smoke"], SaliencyGuided(absolute=True))
-    assert all(c.key.endswith("-absolute") and c.id.endswith("-abs") for c in absolute)
+    assert all(c.bar_key.endswith("-absolute") and c.id.endswith("-abs") for c in absolute)
     for comparison in comparisons:
         pairs = comparison.pairs()
         assert [s.seed for s, _ in pairs] == list(range(SALIENCY["smoke"].seeds))

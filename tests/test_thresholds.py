@@ -152,7 +152,7 @@ def test_calibration_sets_bars_from_the_spread_and_refuses_bars_the_control_reac
             _audio_record("channel_share", "random", 0.125 + rng.normal(0, 0.005), c, seed) for c in ("RBFP", "RBRP")
         ]
         records.append(_audio_record("untrained_share", "SA", 0.9, "RBFP", seed))  # not a judged metric
-    bars = {(b.key, b.explainer): b for b in calibrate(records)}
+    bars = {(b.bar_key, b.explainer): b for b in calibrate(records)}
     sa = bars[("tcn-RBFP", "SA")]
     assert sa.bar == pytest.approx(math.floor((sa.mean - 3.64 * sa.sd) * 100) / 100, abs=0.011)
     assert 0.45 < sa.bar < min(sa.values) and sa.false_fail_rate() < 0.005
@@ -296,7 +296,7 @@ def test_a_model_randomisation_bar_is_refused_where_the_built_ins_spread_reaches
         records.append(_audio_record("training_gain", "SA", 0.9 + rng.normal(0, 0.03), "RBFP", seed))
         records.append(_audio_record("training_gain", "SA", 0.3 + rng.normal(0, 0.1), "RBRP", seed))
         records += [_audio_record("training_gain", "random", 0.0, c, seed) for c in ("RBFP", "RBRP")]
-    bars = {b.key: b for b in calibrate(records)}
+    bars = {b.bar_key: b for b in calibrate(records)}
     assert bars["tcn-RBFP"].bar == pytest.approx(0.08) and min(bars["tcn-RBRP"].values) > 0.08
     assert bars["tcn-RBRP"].bar is None and "spread" in bars["tcn-RBRP"].refused
 

@@ -266,8 +266,8 @@ class ClassifierTestbed:
         """Prediction quality: validation accuracy."""
         return float(model.accuracy)
 
-    def where(self, case: Any) -> str:
-        """The threshold key of ``case`` in the saliency suite: its condition (``SBFP``)."""
+    def bar_key_of(self, case: Any) -> str:
+        """The bar key of ``case`` in the saliency suite: its condition (``SBFP``)."""
         return str(case.condition)
 
     def score(self, run: RunView, model: Any, explainer: Explainer) -> dict[str, Any]:

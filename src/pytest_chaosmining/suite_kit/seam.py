@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Protocol, SupportsFloat, TypeVar
 
-from pytest_chaosmining.core.metrics.catalog import KeyOf, Metric
+from pytest_chaosmining.core.metrics.catalog import BarKeyOf, Metric
 from pytest_chaosmining.core.records import Record, Recorder
 from pytest_chaosmining.explainers.context import AttributedShape
 from pytest_chaosmining.reports.reported_suite import ReportedSuite
@@ -35,12 +35,12 @@ CaseFields = Mapping[str, object]
 class Calibration:
     """What the calibration tool judges in a suite.
 
-    ``judged``: judged metric → the threshold key of a record's case fields;
+    ``judged``: judged metric → the bar key of a record's case fields;
     ``optional``: metrics left out where the control reaches their bar (another
     metric judges there); ``steps``: metrics whose per-seed value moves in
     steps (the step size of a record), judged by an order-statistic rule."""
 
-    judged: dict[str, KeyOf] = field(default_factory=dict)
+    judged: dict[str, BarKeyOf] = field(default_factory=dict)
     optional: frozenset[str] = frozenset()
     steps: dict[str, Callable[[CaseFields], float]] = field(default_factory=dict)
 
@@ -72,7 +72,7 @@ class ScoreCheck:
 
 @dataclass(frozen=True)
 class DomainPick:
-    """What a composing suite (saliency) takes from one model suite: the threshold keys of
+    """What a composing suite (saliency) takes from one model suite: the bar keys of
     its cases (formulas ``f02`` or conditions ``SBFP``), the architecture (None:
     the domain's only one) and fields of that tier's settings to override (guided
     training costs about 3× standard; where ``sizes`` is empty, the standard
@@ -299,8 +299,8 @@ class ModelTestbed(Protocol[CaseT, ModelT]):
         """The primary score of an explainer that knows nothing."""
         ...
 
-    def where(self, case: CaseT) -> str:
-        """The threshold key of ``case`` (its formula or condition)."""
+    def bar_key_of(self, case: CaseT) -> str:
+        """The bar key of ``case`` (its formula or condition)."""
         ...
 
     def score(self, run: RunView, model: ModelT, explainer: Explainer) -> dict[str, object]:

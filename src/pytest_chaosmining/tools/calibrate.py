@@ -18,7 +18,7 @@ Procedure (the one the shipped smoke bars were made with; ``benchmarks/calibrati
    checked on seeds never used before).  ``--cross-validate`` adds a leave-one-seed-out check of
    the rule on the calibration runs; ``--coverage`` sets p below.
 
-For every judged metric, threshold key (formula, condition, model-condition,
+For every judged metric, bar key (formula, condition, model-condition,
 dataset, chain) and built-in explainer, the m calibration seeds' values give
 the mean x̄ and standard deviation s (floored at ``SD_FLOOR``: a metric at its
 ceiling on every calibration seed is not exact on the next); the bar is the
@@ -139,7 +139,7 @@ class Bar:
 
     suite: str
     metric: str
-    key: str
+    bar_key: str
     explainer: str
     values: list[float]
     bar: float | None  # None: refused (the control reaches it)
@@ -238,9 +238,9 @@ def shared_bars(bars: list[Bar]) -> dict[tuple[str, str, str], float | None]:
     calibrated) — None where any of them was refused: a method as good as that
     built-in could not be judged there either; model-randomisation bars excepted."""
     grouped: dict[tuple[str, str, str], list[float | None]] = defaultdict(list)
-    paper_keys = {(b.suite, b.metric, b.key) for b in bars if b.explainer in PAPER_NAMES}
+    paper_keys = {(b.suite, b.metric, b.bar_key) for b in bars if b.explainer in PAPER_NAMES}
     for b in bars:
-        key = (b.suite, b.metric, b.key)
+        key = (b.suite, b.metric, b.bar_key)
         if b.explainer in PAPER_NAMES or key not in paper_keys:
             grouped[key].append(b.bar)
     shared: dict[tuple[str, str, str], float | None] = {}
@@ -268,7 +268,7 @@ def to_toml(bars: list[Bar], tier: str) -> str:
         for k, v in keys.items():
             if v is None:
                 reasons = sorted(
-                    {b.refused for b in bars if (b.suite, b.metric, b.key) == (suite, metric, k) and b.refused}
+                    {b.refused for b in bars if (b.suite, b.metric, b.bar_key) == (suite, metric, k) and b.refused}
                 )
                 lines.append(f"{k} = -inf  # not judged: {'; '.join(reasons)}")
             else:
@@ -279,7 +279,9 @@ def to_toml(bars: list[Bar], tier: str) -> str:
             if own:
                 lines.append(f"[{suite}.{tier}.{metric}.explainer.{explainer}]")
                 lines += [
-                    f"{b.key} = {b.bar:.2f}" if b.bar is not None else f"{b.key} = -inf  # not judged: {b.refused}"
+                    f"{b.bar_key} = {b.bar:.2f}"
+                    if b.bar is not None
+                    else f"{b.bar_key} = -inf  # not judged: {b.refused}"
                     for b in own
                 ]
                 lines.append("")
@@ -303,7 +305,7 @@ class HeldOut:
 def held_out_check(records: list[dict], bars: list[Bar]) -> HeldOut:
     """Judge every judged test of ``records`` against ``bars`` (a test fails when any of its
     calibrated checks does); checks on metrics or keys without a bar are not judged."""
-    own = {(b.suite, b.metric, b.key, b.explainer): b.bar for b in bars}
+    own = {(b.suite, b.metric, b.bar_key, b.explainer): b.bar for b in bars}
     shared = shared_bars(bars)
     by_test: dict[tuple[str, str, str], list[str]] = defaultdict(list)
     seed_of: dict[tuple[str, str, str], int] = {}
@@ -448,10 +450,10 @@ def report(
     cheats = _cheat_maxima(held_records or [])
     for b in bars:
         rate = b.false_fail_rate()
-        cheat = cheats.get((b.suite, b.metric, b.key))
+        cheat = cheats.get((b.suite, b.metric, b.bar_key))
         k = f"{rule.k(len(b.values)):.2f}" if len(b.values) >= 3 else "—"
         lines.append(
-            f"| {b.suite} | {b.metric} | {b.key} | {b.explainer} | {len(b.values)} | {b.mean:.3f} | "
+            f"| {b.suite} | {b.metric} | {b.bar_key} | {b.explainer} | {len(b.values)} | {b.mean:.3f} | "
             f"{b.sd:.3f} | {k} | "
             f"{f'not judged: {b.refused}' if b.bar is None else f'{b.bar:.2f}'} | "
             f"{'—' if rate is None else f'{rate:.4f}'} | "

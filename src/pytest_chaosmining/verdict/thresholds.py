@@ -7,7 +7,7 @@ Layout::
                                             its explainers are judged (below it their tests skip);
                                             calibrated: how the tier's bars were calibrated;
                                             report_only: true where they were not (recorded, not judged)
-    [<suite>.<tier>.<metric>]               per threshold key (``f03``, ``SBRP``, ...) and
+    [<suite>.<tier>.<metric>]               per bar key (``f03``, ``SBRP``, ...) and
                                             ``default``: the bar of an explainer without its own;
                                             ``sampler_default``: where set, that bar of a stochastic one
     [<suite>.<tier>.<metric>.explainer.NAME]  the bars of one built-in explainer
@@ -132,15 +132,15 @@ class Thresholds:
         table = self.section(suite, tier).get("unlearned", {})
         return next((str(table[k]) for k in keys if k in table), None)
 
-    def metric(self, suite: str, tier: str, metric: str, case_key: str, explainer: str) -> float:
+    def metric(self, suite: str, tier: str, metric: str, bar_key: str, explainer: str) -> float:
         """Threshold of ``metric`` for one case (e.g. ``f03``) and explainer.
 
         Order: ``[suite.tier.<metric>.<explainer>]`` case or default entry, then
         ``[suite.tier.<metric>]`` case entry, then its ``default``.
         """
-        found = self.optional_metric(suite, tier, metric, case_key, explainer)
+        found = self.optional_metric(suite, tier, metric, bar_key, explainer)
         if found is None:
-            raise KeyError(f"no {metric} threshold for {case_key!r} / {explainer!r} in [{suite}.{tier}]")
+            raise KeyError(f"no {metric} threshold for {bar_key!r} / {explainer!r} in [{suite}.{tier}]")
         return found
 
     def uncalibrated(self, suites: list[str], tier: str) -> list[str]:
@@ -192,7 +192,7 @@ class Thresholds:
         return float(self.section(suite, tier)[metric]["default"])
 
     def optional_metric(
-        self, suite: str, tier: str, metric: str, case_key: str, explainer: str, stochastic: bool = False
+        self, suite: str, tier: str, metric: str, bar_key: str, explainer: str, stochastic: bool = False
     ) -> float | None:
         """Like :meth:`metric`, but None where the table has no bar or marks it ``-inf``
         (the metric is not judged there: calibration found it too noisy, or the
@@ -206,12 +206,12 @@ class Thresholds:
             return None
         default = "sampler_default" if stochastic and "sampler_default" in table else "default"
         found: float | None = None
-        if case_key in per_explainer:
-            found = float(per_explainer[case_key])
+        if bar_key in per_explainer:
+            found = float(per_explainer[bar_key])
         elif "default" in per_explainer:
             found = float(per_explainer["default"])
-        elif case_key in table and case_key != "default":
-            found = float(table[case_key])
+        elif bar_key in table and bar_key != "default":
+            found = float(table[bar_key])
         elif default in table:
             found = float(table[default])
         return None if found == NOT_JUDGED else found

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 #: a record's condition (its fields) → the key its bar is looked up under (``f03``, ``SBRP``, …)
-KeyOf = Callable[[Mapping[str, object]], str]
+BarKeyOf = Callable[[Mapping[str, object]], str]
 
 
 class UndeclaredMetric(KeyError):
@@ -33,8 +33,8 @@ class Metric:
     baseline compares it unless ``against_baseline`` is False (a property of the
     explainer's own maps, judged by its bar alone: its history adds nothing but the
     noise of a discrete share, and it applies where the maps allow, so its absence
-    is no regression: the scores beside it are compared and missed); ``key``: the bar
-    key of a record's condition, for the
+    is no regression: the scores beside it are compared and missed); ``bar_key``: the
+    bar key of a record's condition, for the
     metrics the calibration tool calibrates; ``slack``: for a cost, the growth
     always allowed on top of ``--chaosmining-max-slowdown`` when it is gated
     against a baseline (None: reported only); ``unit`` for messages."""
@@ -42,7 +42,7 @@ class Metric:
     name: str
     higher_is_better: bool | None = True
     judged: bool = False
-    key: KeyOf | None = None
+    bar_key: BarKeyOf | None = None
     against_baseline: bool = True
     slack: float | None = None
     unit: str = ""
@@ -50,7 +50,7 @@ class Metric:
     def __post_init__(self) -> None:
         if self.judged and self.higher_is_better is not True:
             raise ValueError(f"metric {self.name!r}: bars are lower bounds, so a judged metric is higher-is-better")
-        if self.key is not None and not self.judged:
+        if self.bar_key is not None and not self.judged:
             raise ValueError(f"metric {self.name!r}: a bar key belongs to a judged metric")
 
     @property
@@ -59,9 +59,9 @@ class Metric:
         return self.slack is not None
 
 
-def judged(*names: str, key: KeyOf | None = None) -> tuple[Metric, ...]:
-    """Judged metrics (higher is better), calibrated under ``key`` when given."""
-    return tuple(Metric(name, judged=True, key=key) for name in names)
+def judged(*names: str, bar_key: BarKeyOf | None = None) -> tuple[Metric, ...]:
+    """Judged metrics (higher is better), calibrated under ``bar_key`` when given."""
+    return tuple(Metric(name, judged=True, bar_key=bar_key) for name in names)
 
 
 def own_merit(*names: str) -> tuple[Metric, ...]:
@@ -138,6 +138,6 @@ class MetricCatalog:
         return metric is not None and metric.judged
 
 
-def calibrated(metrics: Iterable[Metric]) -> dict[str, KeyOf]:
+def calibrated(metrics: Iterable[Metric]) -> dict[str, BarKeyOf]:
     """Judged metric → bar key of those of ``metrics`` the calibration tool calibrates."""
-    return {m.name: m.key for m in metrics if m.key is not None}
+    return {m.name: m.bar_key for m in metrics if m.bar_key is not None}

@@ -56,7 +56,7 @@ class AudioSuite(AudioTestbed, ClassifierSuite):
     case_arg = "audio_case"
     score_metric = "channel_share"
     metrics = (
-        *judged("channel_share", "top1_hit", "training_gain", key=_arch_key),
+        *judged("channel_share", "top1_hit", "training_gain", bar_key=_arch_key),
         *judged("accuracy"),
         *measured_against_baseline("map_agreement", "sample_agreement"),
         *own_merit("batch_consistency", "target_sensitivity", "truth_sign", "completeness", "equivalence"),
@@ -76,6 +76,5 @@ class AudioSuite(AudioTestbed, ClassifierSuite):
     example_png = "audio_examples.png"
     example = evaluation
 
-    def bar_key(self, fields: CaseFields) -> str:
-        """The architecture and condition (``tcn-SBFP``)."""
-        return _arch_key(fields)
+    #: the architecture and condition (``tcn-SBFP``): a case's bar key, from its record fields
+    bar_key = staticmethod(_arch_key)

@@ -84,10 +84,6 @@ class BamCase(BamTraining, NamedCase):
         return f"{self.model}-e{self.epochs}"
 
     @property
-    def key(self) -> str:
-        return f"{self.canvas}px"
-
-    @property
     def stem(self) -> str:
         return f"{self.canvas}px-{self.model_id}"
 
@@ -162,7 +158,7 @@ class BamSuite(SuiteDefaults):
     case_arg = "bam_case"
     score_metric = "mcs"
     metrics = (
-        *judged("mcs_gain", "idr_gain", key=_canvas_key),
+        *judged("mcs_gain", "idr_gain", bar_key=_canvas_key),
         *reported(
             "accuracy",
             "cf_drop",
@@ -187,9 +183,8 @@ class BamSuite(SuiteDefaults):
     )
     recorded = ("mcs", "mcs_baseline", "idr", "idr_baseline", "iir", "iir_pairs", "mcs_k_corr")
 
-    def bar_key(self, fields: CaseFields) -> str:
-        """The canvas (``32px``)."""
-        return _canvas_key(fields)
+    #: the canvas (``32px``): a case's bar key, from its record fields
+    bar_key = staticmethod(_canvas_key)
 
     def premise(self, run: RunView, models: BamModels) -> list[str]:
         """Why the premise of MCS and IDR does not hold on ``models`` (empty: it holds)."""

@@ -100,11 +100,6 @@ class IteroarCase:
         return round(self.iterations * self.fraction, 6)
 
     @property
-    def key(self) -> str:
-        """Threshold key: ``SBRP-zero``, ... (the fill changes what MAMO measures)."""
-        return f"{self.base.condition}-{self.fill}"
-
-    @property
     def model_id(self) -> str:
         """The model the chains start from (f_0's)."""
         return str(self.base.model_id)
@@ -211,7 +206,7 @@ class IteroarSuite(SuiteDefaults):
     case_arg = "iteroar_case"
     score_metric = "drop_gain"
     metrics = (
-        *judged("drop_gain", "training_gain", key=_chain_key),
+        *judged("drop_gain", "training_gain", bar_key=_chain_key),
         *judged("accuracy", "fresh_share"),
         *reported(
             "accuracy_drop", "box_removed", "cma", "leak_accuracy", "leak_random_accuracy", "mamo", "mask_on_box", "mmo"
@@ -279,9 +274,8 @@ class IteroarSuite(SuiteDefaults):
 
         return run.runtime.memo(("iteroar", case, explainer), chained)
 
-    def bar_key(self, fields: CaseFields) -> str:
-        """The condition and fill (``SBFP-zero``)."""
-        return _chain_key(fields)
+    #: the condition and fill (``SBFP-zero``): a case's bar key, from its record fields
+    bar_key = staticmethod(_chain_key)
 
     def gate(self, run: RunView, case: IteroarCase) -> float:
         """The IteROAR accuracy gate; the test skips where f_0 is below it."""

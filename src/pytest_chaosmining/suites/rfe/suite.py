@@ -240,7 +240,7 @@ class RfeSuite(SuiteDefaults):
     score_metric = "fprec"
     #: FPrec of k selected features moves in steps of 1/k and is skewed against a floor: judged by order statistics
     metrics = (
-        *judged("fprec", key=_dataset_key),
+        *judged("fprec", bar_key=_dataset_key),
         *judged("fprec_over_linear", "accuracy"),
         *reported("uscore", "r2", "bi_accuracy", "bi_uscore", "bi_r2", "val_score"),
         *reported("mae", "bi_mae", higher_is_better=False),
@@ -253,9 +253,8 @@ class RfeSuite(SuiteDefaults):
         ScoreCheck("accuracy", "RFEwNA-{what}", when_present=True, value="accuracy_without_truth", bar="quality_gate"),
     )
 
-    def bar_key(self, fields: CaseFields) -> str:
-        """The dataset (``f10``, ``generated``)."""
-        return _dataset_key(fields)
+    #: the dataset (``f10``, ``generated``): a case's bar key, from its record fields
+    bar_key = staticmethod(_dataset_key)
 
     def records(self, case: RFECase, explainer: str) -> Recorder:  # type: ignore[override]
         """RFEwNA's records of ``case``: its fields with the selection size and the feature count."""

@@ -72,17 +72,17 @@ class SaliencyComparison:
     base: Any  # the domain suite's case (standard training, seed 0)
     seeds: range
     guide: SaliencyGuided
-    where: str  # the base case's threshold key in its domain (``f02``, ``SBFP``)
+    domain_bar_key: str  # the base case's bar key in its domain (``f02``, ``SBFP``)
 
     @property
-    def key(self) -> str:
-        """Threshold key: ``symbolic-f02-signed``, ``vision-RBFP-absolute``, ... (the
+    def bar_key(self) -> str:
+        """Bar key: ``symbolic-f02-signed``, ``vision-RBFP-absolute``, ... (the
         masking rule is part of it: the claim may hold for one rule and not the other)."""
-        return f"{self.domain}-{self.where}-{'absolute' if self.guide.absolute else 'signed'}"
+        return f"{self.domain}-{self.domain_bar_key}-{'absolute' if self.guide.absolute else 'signed'}"
 
     @property
     def id(self) -> str:
-        return f"{self.key.rsplit('-', 1)[0]}-{self.base.model_id}-{self.guide.id}"
+        return f"{self.bar_key.rsplit('-', 1)[0]}-{self.base.model_id}-{self.guide.id}"
 
     def explainer_id(self, explainer: str) -> str:
         """Test id of ``explainer`` on this comparison."""
@@ -107,7 +107,7 @@ class SaliencyComparison:
         return ALL_SEEDS
 
     def case_fields(self) -> dict[str, Any]:
-        return {"domain": self.domain, "comparison": self.key, "training": self.guide.id}
+        return {"domain": self.domain, "comparison": self.bar_key, "training": self.guide.id}
 
 
 def plan_cases(
@@ -121,7 +121,7 @@ def plan_cases(
     comparisons = []
     for domain, suite in TESTBEDS.items():
         for case in suite.guided_cases(tier_name, tier.picks[domain], data_dir):
-            comparisons.append(SaliencyComparison(domain, case, n_seeds, guide, suite.where(case)))
+            comparisons.append(SaliencyComparison(domain, case, n_seeds, guide, suite.bar_key_of(case)))
     return comparisons
 
 
@@ -265,7 +265,7 @@ class SaliencySuite(SuiteDefaults):
             statistics.fmean(changes[primary]),
             ALL_SEEDS,
         )
-        if explainer_name in section.get("score_kept", {}).get(comparison.key, []):
+        if explainer_name in section.get("score_kept", {}).get(comparison.bar_key, []):
             checks.append(
                 (
                     mean,
@@ -309,11 +309,11 @@ def judge_quality(run: RunView, saliency: SaliencySuite, comparison: SaliencyCom
         comparison, comparison.base, MODEL_LEVEL, f"{metric}_change_mean", statistics.fmean(changes), ALL_SEEDS
     )
     per_seed = ", ".join(f"{c:+.3f}" for c in changes)
-    if not section.get("quality_kept", {}).get(comparison.key, False):
+    if not section.get("quality_kept", {}).get(comparison.bar_key, False):
         run.judge.record(node, mean)
         pytest.xfail(
             f"not asserted: our calibration runs found saliency guided training does not keep {metric} "
-            f"within {margin:.3f} on {comparison.key} (this run: mean change {mean.value:+.3f}; per seed "
+            f"within {margin:.3f} on {comparison.bar_key} (this run: mean change {mean.value:+.3f}; per seed "
             f"{per_seed})"
         )
     run.judge.require(

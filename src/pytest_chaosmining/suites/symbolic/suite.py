@@ -48,7 +48,7 @@ class SymbolicSuite(FormulaTestbed, SuiteDefaults):
     case_arg = "symbolic_case"
     score_metric = "fprec"
     metrics = (
-        *judged("fprec", "training_gain", key=_formula_key),
+        *judged("fprec", "training_gain", bar_key=_formula_key),
         *judged("uscore"),
         *judged("sign_agreement"),
         *measured_against_baseline("map_agreement", "sample_agreement"),
@@ -99,9 +99,8 @@ class SymbolicSuite(FormulaTestbed, SuiteDefaults):
     def plan(self, run: RunView) -> list[SymbolicCase]:
         return run_models.planned_cases(run)
 
-    def bar_key(self, fields: CaseFields) -> str:
-        """The formula (``f03``)."""
-        return _formula_key(fields)
+    #: the formula (``f03``): a case's bar key, from its record fields
+    bar_key = staticmethod(_formula_key)
 
     def uncalibrated(self, run: RunView, case: Case) -> str | None:
         """A sweep's condition (the bars were calibrated in the tier's default one) or

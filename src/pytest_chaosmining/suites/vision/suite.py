@@ -48,7 +48,7 @@ class VisionSuite(DigitTestbed, ClassifierSuite):
     case_arg = "vision_case"
     score_metric = "iou"
     metrics = (
-        *judged("iou", "training_gain", key=_condition_key),
+        *judged("iou", "training_gain", bar_key=_condition_key),
         *judged("accuracy"),
         # no bar of its own: a continuous localisation score compared against a baseline (paired per image)
         *judged("box_share"),
@@ -69,6 +69,5 @@ class VisionSuite(DigitTestbed, ClassifierSuite):
     example_png = "vision_examples.png"
     example = evaluation
 
-    def bar_key(self, fields: CaseFields) -> str:
-        """The condition (``SBRP``)."""
-        return _condition_key(fields)
+    #: the condition (``SBRP``): a case's bar key, from its record fields
+    bar_key = staticmethod(_condition_key)

@@ -50,7 +50,7 @@ class AudioCase(ClassifierCase):
         return f"{self.channels}ch-{self.rate / 1000:g}kHz"
 
     @property
-    def threshold_key(self) -> str:
+    def bar_key(self) -> str:
         return f"{self.model}-{self.condition}"
 
     @property

@@ -30,7 +30,7 @@ class AudioTestbed(ClassifierTestbed):
 
     def unlearned_keys(self, case: Any) -> tuple[str, ...]:
         """The architecture and condition, the model, the condition."""
-        return (case.threshold_key, case.model, case.condition)
+        return (case.bar_key, case.model, case.condition)
 
     def chance(self, model: TrainedAudioModel) -> float:
         """Channel share of a map that knows nothing: 1 / channels."""

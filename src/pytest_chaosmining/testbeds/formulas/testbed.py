@@ -54,8 +54,8 @@ class FormulaTestbed:
         """None: every symbolic model is expected to learn."""
         return ()
 
-    def where(self, case: SymbolicCase) -> str:
-        """The threshold key of ``case``: its formula (``f02``)."""
+    def bar_key_of(self, case: SymbolicCase) -> str:
+        """The bar key of ``case``: its formula (``f02``)."""
         return f"f{case.formula:02d}"
 
     def score(self, run: RunView, model: TrainedSymbolicModel, explainer: Explainer) -> dict[str, object]:
@@ -78,7 +78,7 @@ class FormulaTestbed:
 
     def guided_cases(self, tier: str, pick: DomainPick, data_dir: str | None) -> list[SymbolicCase]:
         """Seed-0 standard cases of the tier's default condition for the picked formulas."""
-        return [c for c in plan_cases(SYMBOLIC[tier], 1) if self.where(c) in pick.keys]
+        return [c for c in plan_cases(SYMBOLIC[tier], 1) if self.bar_key_of(c) in pick.keys]
 
 
 #: the formulas testbed
