@@ -17,6 +17,7 @@ from pytest_chaosmining.core.metrics.cost import Cost
 from pytest_chaosmining.core.storage.derived import weights_digest
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training.modes import guided_model_id, training_key, uncalibrated_training
+from pytest_chaosmining.suite_kit.case_names import formatted
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
 from pytest_chaosmining.suite_kit.seam import NamedCase
 from pytest_chaosmining.suite_kit.verdict import model_scored
@@ -132,9 +133,7 @@ class ClassifierCase(NamedCase):
     def model_id(self) -> str:
         return guided_model_id(f"{self.model}-e{self.epochs}", self.guide, self.precision)
 
-    @property
-    def stem(self) -> str:
-        return f"{self.condition}-{self.layout_id}-{self.model_id}"
+    stem = formatted("{condition}-{layout_id}-{model_id}")
 
     def training_config(self, device_type: str) -> dict[str, Any]:
         """Everything that affects the trained weights (the cache key)."""

@@ -37,6 +37,7 @@ from pytest_chaosmining.core.storage.derived import weights_digest
 from pytest_chaosmining.core.storage.keys import Code
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.explainers.context import IMAGE_CLASSIFICATION
+from pytest_chaosmining.suite_kit.case_names import formatted
 from pytest_chaosmining.suite_kit.classifier import data_source
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
 from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, NamedCase, Recorder, ScoreCheck, Scored
@@ -79,13 +80,8 @@ class BamCase(BamTraining, NamedCase):
     source: str = "embedded"
     data_dir: str | None = None
 
-    @property
-    def model_id(self) -> str:
-        return f"{self.model}-e{self.epochs}"
-
-    @property
-    def stem(self) -> str:
-        return f"{self.canvas}px-{self.model_id}"
+    model_id = formatted("{model}-e{epochs}")
+    stem = formatted("{canvas}px-{model_id}")
 
     def spec(self, kind: str, split: str, k: float = 1.0, scene_class: int | None = None) -> Any:
         n = self.n_train if split == "train" else self.n_val

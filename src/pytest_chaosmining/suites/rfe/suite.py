@@ -37,6 +37,7 @@ from pytest_chaosmining.core.storage.derived import source_fingerprint
 from pytest_chaosmining.core.storage.keys import Code
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.explainers.context import TABULAR_CLASSIFICATION, TABULAR_REGRESSION
+from pytest_chaosmining.suite_kit.case_names import formatted
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
 from pytest_chaosmining.suite_kit.parametrize import parametrize_cases, sharded
 from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, NamedCase, Recorder, ScoreCheck, Scored
@@ -96,13 +97,8 @@ class RFECase(NamedCase):
     data_dir: str | None = None
     n_select: int = 0  # used where the truth is unknown (Santander)
 
-    @property
-    def stem(self) -> str:
-        return f"{self.dataset}-{self.size_id}"
-
-    @property
-    def size_id(self) -> str:
-        return f"n{self.n_samples}-nf{self.n_features}-e{self.epochs}"
+    stem = formatted("{dataset}-{size_id}")
+    size_id = formatted("n{n_samples}-nf{n_features}-e{epochs}")
 
     def config(self) -> dict[str, Any]:
         return {"suite": SUITE, **dataclasses.asdict(self)}

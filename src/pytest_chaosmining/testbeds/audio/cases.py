@@ -10,6 +10,7 @@ from typing import ClassVar
 
 from pytest_chaosmining.core.storage.keys import Code
 from pytest_chaosmining.core.tiers import Seeds
+from pytest_chaosmining.suite_kit.case_names import formatted
 from pytest_chaosmining.suite_kit.classifier import ClassifierCase, TrainedClassifier, plan_classifier_cases
 from pytest_chaosmining.testbeds.audio.tiers import AudioTier
 
@@ -49,9 +50,7 @@ class AudioCase(ClassifierCase):
     def layout_id(self) -> str:
         return f"{self.channels}ch-{self.rate / 1000:g}kHz"
 
-    @property
-    def bar_key(self) -> str:
-        return f"{self.model}-{self.condition}"
+    bar_key = formatted("{model}-{condition}")
 
     @property
     def arch(self) -> str:

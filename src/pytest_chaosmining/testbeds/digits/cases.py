@@ -11,6 +11,7 @@ from typing import ClassVar
 
 from pytest_chaosmining.core.storage.keys import Code
 from pytest_chaosmining.core.tiers import Seeds
+from pytest_chaosmining.suite_kit.case_names import formatted
 from pytest_chaosmining.suite_kit.classifier import (
     ClassifierCase,
     TrainedClassifier,
@@ -49,9 +50,7 @@ class VisionCase(ClassifierCase):
     def canvas(self) -> int:
         return 7 * self.fg
 
-    @property
-    def layout_id(self) -> str:
-        return f"{self.canvas}px"
+    layout_id = formatted("{canvas}px")
 
 
 def plan_cases(

@@ -12,6 +12,7 @@ from typing import Any
 from pytest_chaosmining.core.storage.keys import Code
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training.modes import SaliencyGuided, guided_model_id, training_key
+from pytest_chaosmining.suite_kit.case_names import formatted
 from pytest_chaosmining.suite_kit.seam import NamedCase
 from pytest_chaosmining.testbeds.formulas.tiers import CONDITION_FIELDS, SymbolicCondition, SymbolicTier
 
@@ -58,13 +59,8 @@ class SymbolicCase(SymbolicCondition, NamedCase):
         parts.append(f"e{self.epochs}")
         return guided_model_id("-".join(parts), self.guide)
 
-    @property
-    def condition_id(self) -> str:
-        return f"f{self.formula:02d}-nf{self.noise_features}-ln{self.label_noise:g}-n{self.n_samples}"
-
-    @property
-    def stem(self) -> str:
-        return f"{self.condition_id}-{self.model_id}"
+    condition_id = formatted("f{formula:02d}-nf{noise_features}-ln{label_noise:g}-n{n_samples}")
+    stem = formatted("{condition_id}-{model_id}")
 
     def training_config(self, device_type: str) -> dict[str, Any]:
         """Everything that affects the trained weights (the cache key)."""
