@@ -4,7 +4,8 @@ the heavy half of :mod:`.classifier`)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import numpy as np
 import torch
@@ -22,6 +23,27 @@ if TYPE_CHECKING:
     from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.core.storage.keys import Code
     from pytest_chaosmining.run_view import Remembered
+
+
+#: a dataset's spec (a dataclass) and the data it makes
+SpecT = TypeVar("SpecT")
+DataT = TypeVar("DataT")
+
+
+def cached_data(
+    case: ClassifierCase,
+    spec: SpecT,
+    cache: ModelCache | None,
+    generate: Callable[[SpecT], DataT],
+    kind: type[DataT],
+    code: Code,
+) -> DataT:
+    """``generate(spec)`` (a ``kind``): for ``case``'s embedded data with a ``cache``, kept in
+    its data store under the case's suite (``code``: the modules whose source decides the
+    data); data read from disk, or without a cache, made afresh."""
+    if cache is None or case.source != "embedded":
+        return generate(spec)
+    return cache.data.get_or_make(case.cache_suite, spec, lambda: generate(spec), kind, code)
 
 
 def cached_classifier(
@@ -64,29 +86,40 @@ def cached_classifier(
     return model, meta, np.asarray(kept, dtype=np.int64)
 
 
-def trained_classifier(
-    case: CaseT,
-    cache: ModelCache,
-    device: torch.device,
-    code: Code,
-    untrained: Callable[[CaseT], torch.nn.Module],
-    split: Callable[[CaseT, str, ModelCache | None], Any],
-    inputs_of: Callable[[Any], np.ndarray],
-    progress: Callable[..., None] | None = None,
-    remembered: Remembered[list[int]] | None = None,
-    prepare: Callable[[torch.Tensor], torch.Tensor] | None = None,
-) -> TrainedClassifier[CaseT]:
-    """Load ``case``'s classifier from the cache or train it (:func:`cached_classifier`: built by
-    ``untrained``, its data the ``train`` and ``val`` ``split``s, their ``inputs_of`` and labels);
-    scored on the validation split (its predictions kept by ``remembered`` where given)."""
+@dataclass(frozen=True)
+class ClassifierRecipe(Generic[CaseT]):
+    """How a testbed's classifiers are built, fed and kept: ``code`` (the source that
+    decides the weights, part of the cache key), ``untrained`` (a case's model before
+    training), ``split`` (a case's ``train`` or ``val`` data), ``inputs_of`` (a split's
+    inputs; its labels are ``.labels``) and ``prepare`` (a batch before the model, if any)."""
 
-    def train_data() -> tuple[np.ndarray, np.ndarray]:
-        train = split(case, "train", None)
-        return inputs_of(train), train.labels
+    code: Callable[[], Code]
+    untrained: Callable[[CaseT], torch.nn.Module]
+    split: Callable[[CaseT, str, ModelCache | None], Any]
+    inputs_of: Callable[[Any], np.ndarray]
+    prepare: Callable[[torch.Tensor], torch.Tensor] | None = None
 
-    val = split(case, "val", cache)
-    model, meta, pred = cached_classifier(
-        case.cache_suite, case, cache, device, code, lambda: untrained(case), train_data, (inputs_of(val), val.labels),
-        progress, prepare, remembered,
-    )  # fmt: skip
-    return TrainedClassifier(case, model, val, pred, float((pred == val.labels).mean()), float(meta["train_seconds"]))
+    def trained_model(
+        self,
+        case: CaseT,
+        cache: ModelCache,
+        device: torch.device,
+        progress: Callable[..., None] | None = None,
+        remembered: Remembered[list[int]] | None = None,
+    ) -> TrainedClassifier[CaseT]:
+        """Load ``case``'s classifier from the cache or train it (:func:`cached_classifier`);
+        scored on the validation split (its predictions kept by ``remembered`` where given)."""
+        split, inputs_of = self.split, self.inputs_of
+
+        def train_data() -> tuple[np.ndarray, np.ndarray]:
+            train = split(case, "train", None)
+            return inputs_of(train), train.labels
+
+        val = split(case, "val", cache)
+        model, meta, pred = cached_classifier(
+            case.cache_suite, case, cache, device, self.code(), lambda: self.untrained(case), train_data,
+            (inputs_of(val), val.labels), progress, self.prepare, remembered,
+        )  # fmt: skip
+        return TrainedClassifier(
+            case, model, val, pred, float((pred == val.labels).mean()), float(meta["train_seconds"])
+        )

@@ -70,6 +70,15 @@ class ScoreCheck:
         return self.value or self.metric
 
 
+def training_gain_check(score: str, untrained: str) -> ScoreCheck:
+    """The check that an explainer depends on the model: its ``training_gain`` (the score on
+    the trained model less the score ``untrained`` on an untrained one), named ``score``."""
+    return ScoreCheck(
+        "training_gain",
+        f"{{what}} ({score} on the untrained model {{{untrained}:.3f}}: does the explainer depend on the model?)",
+    )
+
+
 @dataclass(frozen=True)
 class DomainPick:
     """What a composing suite (saliency) takes from one model suite: the bar keys of

@@ -70,12 +70,13 @@ def own_merit(*names: str) -> tuple[Metric, ...]:
     return tuple(Metric(name, judged=True, against_baseline=False) for name in names)
 
 
-def measured_against_baseline(*names: str) -> tuple[Metric, ...]:
-    """Judged metrics that measure this run against its baseline (the maps' agreement
-    with the baseline's): a bar judges them, while the baseline's own values of them
-    are neither compared nor missed, nor are they new (a run without a baseline has none):
-    declared as the maps' own-merit checks are."""
-    return own_merit(*names)
+def drift_metrics() -> tuple[Metric, ...]:
+    """The drift metrics of a suite that keeps its maps' fingerprint: ``map_agreement`` and
+    ``sample_agreement`` measure this run against its baseline, so a bar judges them while
+    the baseline's own values of them are neither compared nor missed, nor are they new
+    (declared as own-merit checks are); the ``fingerprint`` and the explainer's
+    ``self_agreement`` are recorded."""
+    return (*own_merit("map_agreement", "sample_agreement"), *reported("fingerprint", "self_agreement"))
 
 
 def reported(*names: str, higher_is_better: bool | None = True) -> tuple[Metric, ...]:

@@ -28,10 +28,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pytest_chaosmining.core.lazy import lazy_module
-from pytest_chaosmining.core.metrics.catalog import calibrated, judged, measured_against_baseline, own_merit, reported
+from pytest_chaosmining.core.metrics.catalog import calibrated, drift_metrics, judged, own_merit, reported
 from pytest_chaosmining.explainers.context import AUDIO_CLASSIFICATION
 from pytest_chaosmining.suite_kit.classifier import ClassifierSuite
-from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, ScoreCheck
+from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, ScoreCheck, training_gain_check
 from pytest_chaosmining.suites.audio import report
 from pytest_chaosmining.testbeds.audio.cases import SUITE
 from pytest_chaosmining.testbeds.audio.testbed import AudioTestbed
@@ -58,19 +58,15 @@ class AudioSuite(AudioTestbed, ClassifierSuite):
     metrics = (
         *judged("channel_share", "top1_hit", "training_gain", bar_key=_arch_key),
         *judged("accuracy"),
-        *measured_against_baseline("map_agreement", "sample_agreement"),
+        *drift_metrics(),
         *own_merit("batch_consistency", "target_sensitivity", "truth_sign", "completeness", "equivalence"),
-        *reported("untrained_share", "untrained_top1_hit", "fingerprint", "self_agreement"),
+        *reported("untrained_share", "untrained_top1_hit"),
     )
     calibration = Calibration(judged=calibrated(metrics), optional=frozenset({"channel_share"}))
     checks = (
         ScoreCheck("channel_share"),
         ScoreCheck("top1_hit"),
-        ScoreCheck(
-            "training_gain",
-            "{what} (top-1 hit rate on the untrained model {untrained_top1_hit:.3f}: "
-            "does the explainer depend on the model?)",
-        ),
+        training_gain_check("top-1 hit rate", "untrained_top1_hit"),
     )
     recorded = ("untrained_share", "untrained_top1_hit")
     example_png = "audio_examples.png"

@@ -12,12 +12,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from pytest_chaosmining.core.lazy import lazy_module
-from pytest_chaosmining.core.metrics.catalog import calibrated, judged, measured_against_baseline, own_merit, reported
+from pytest_chaosmining.core.metrics.catalog import calibrated, drift_metrics, judged, own_merit, reported
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training.modes import uncalibrated_training
 from pytest_chaosmining.explainers.context import TABULAR_REGRESSION
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
-from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, ScoreCheck
+from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, ScoreCheck, training_gain_check
 from pytest_chaosmining.suite_kit.verdict import model_scored
 from pytest_chaosmining.suites.symbolic import report
 from pytest_chaosmining.suites.symbolic.figure4 import in_default_condition
@@ -51,17 +51,14 @@ class SymbolicSuite(FormulaTestbed, SuiteDefaults):
         *judged("fprec", "training_gain", bar_key=_formula_key),
         *judged("uscore"),
         *judged("sign_agreement"),
-        *measured_against_baseline("map_agreement", "sample_agreement"),
+        *drift_metrics(),
         *own_merit("completeness", "truth_sign", "batch_consistency", "equivalence"),
-        *reported("attr_uscore", "untrained_fprec", "fingerprint", "self_agreement"),
+        *reported("attr_uscore", "untrained_fprec"),
     )
     calibration = Calibration(judged=calibrated(metrics))
     checks = (
         ScoreCheck("fprec"),
-        ScoreCheck(
-            "training_gain",
-            "{what} (FPrec on the untrained model {untrained_fprec:.3f}: does the explainer depend on the model?)",
-        ),
+        training_gain_check("FPrec", "untrained_fprec"),
         ScoreCheck(
             "sign_agreement",
             "{what} (it declares completeness: do its attributions sum with the sign of f(x) - f(0)? "

@@ -20,10 +20,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pytest_chaosmining.core.lazy import lazy_module
-from pytest_chaosmining.core.metrics.catalog import calibrated, judged, measured_against_baseline, own_merit, reported
+from pytest_chaosmining.core.metrics.catalog import calibrated, drift_metrics, judged, own_merit, reported
 from pytest_chaosmining.explainers.context import IMAGE_CLASSIFICATION
 from pytest_chaosmining.suite_kit.classifier import ClassifierSuite
-from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, ScoreCheck
+from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, ScoreCheck, training_gain_check
 from pytest_chaosmining.suites.vision import report
 from pytest_chaosmining.testbeds.digits.cases import SUITE
 from pytest_chaosmining.testbeds.digits.testbed import DigitTestbed
@@ -52,17 +52,14 @@ class VisionSuite(DigitTestbed, ClassifierSuite):
         *judged("accuracy"),
         # no bar of its own: a continuous localisation score compared against a baseline (paired per image)
         *judged("box_share"),
-        *measured_against_baseline("map_agreement", "sample_agreement"),
+        *drift_metrics(),
         *own_merit("batch_consistency", "target_sensitivity", "truth_sign", "completeness", "equivalence"),
-        *reported("untrained_iou", "fingerprint", "self_agreement"),
+        *reported("untrained_iou"),
     )
     calibration = Calibration(judged=calibrated(metrics))
     checks = (
         ScoreCheck("iou"),
-        ScoreCheck(
-            "training_gain",
-            "{what} (IoU on the untrained model {untrained_iou:.3f}: does the explainer depend on the model?)",
-        ),
+        training_gain_check("IoU", "untrained_iou"),
         ScoreCheck("box_share", "{what}: the share of |attribution| mass in the true box"),
     )
     recorded = ("untrained_iou",)

@@ -16,7 +16,7 @@ from pytest_chaosmining.core.training.classification import pcm_to_float
 from pytest_chaosmining.explainers import attribute
 from pytest_chaosmining.explainers.context import BACKGROUND_SIZE, AttributionContext
 from pytest_chaosmining.suite_kit.classifier import classifier_model
-from pytest_chaosmining.suite_kit.classifier_training import trained_classifier
+from pytest_chaosmining.suite_kit.classifier_training import ClassifierRecipe, cached_data
 from pytest_chaosmining.testbeds.audio import data
 from pytest_chaosmining.testbeds.audio.cases import SUITE, TIME_SEGMENTS, AudioCase, TrainedAudioModel, audio_code
 from pytest_chaosmining.testbeds.audio.data import CLASSES, find_speech_commands, speech_commands_files
@@ -25,7 +25,10 @@ from pytest_chaosmining.testbeds.audio.models import build_audio_model, is_recur
 if TYPE_CHECKING:
     from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.explainers import Explainer
-    from pytest_chaosmining.run_view import Remembered, RunView
+    from pytest_chaosmining.run_view import RunView
+
+#: the modules whose source decides the clips
+DATA_CODE = ("pytest_chaosmining.testbeds.audio.data", "pytest_chaosmining.testbeds.noise_conditions")
 
 
 def data_split(case: AudioCase, split: str, cache: ModelCache | None = None) -> Any:
@@ -34,15 +37,7 @@ def data_split(case: AudioCase, split: str, cache: ModelCache | None = None) -> 
     spec = data.AudioSpec(
         case.condition, case.channels, case.rate, case.duration, n, split, case.seed, case.source, case.data_dir
     )
-    if cache is None or case.source != "embedded":
-        return data.generate(spec)
-    return cache.data.get_or_make(
-        "audio",
-        spec,
-        lambda: data.generate(spec),
-        data.AudioData,
-        ("pytest_chaosmining.testbeds.audio.data", "pytest_chaosmining.testbeds.noise_conditions"),
-    )
+    return cached_data(case, spec, cache, data.generate, data.AudioData, DATA_CODE)
 
 
 def n_classes(case: AudioCase) -> int:
@@ -50,20 +45,6 @@ def n_classes(case: AudioCase) -> int:
     if case.source == "embedded":
         return len(CLASSES)
     return len(speech_commands_files(find_speech_commands(case.data_dir or "."), "val")[1])
-
-
-def trained_model(
-    case: AudioCase,
-    cache: ModelCache,
-    device: torch.device,
-    progress: Callable[..., None] | None = None,
-    remembered: Remembered[list[int]] | None = None,
-) -> TrainedAudioModel:
-    """Load ``case``'s classifier from the cache or train it on its clips; score it on the
-    validation clips (its predictions kept by ``remembered`` where given)."""
-    return trained_classifier(
-        case, cache, device, audio_code(), untrained_model, data_split, _waves, progress, remembered, pcm_to_float
-    )
 
 
 def _waves(split: data.AudioData) -> np.ndarray:
@@ -74,6 +55,12 @@ def untrained_model(case: AudioCase) -> Any:
     """``case``'s model as it is before training (seeded initialisation), in eval mode."""
     torch.manual_seed(case.seed)
     return build_audio_model(case.model, case.channels, n_classes(case), case.stride).eval()
+
+
+#: how an audio classifier is built, fed and kept (through the model cache)
+AUDIO_TRAINING = ClassifierRecipe[AudioCase](audio_code, untrained_model, data_split, _waves, pcm_to_float)
+#: ``case``'s classifier from the cache or trained on its clips, scored on the validation clips
+trained_model = AUDIO_TRAINING.trained_model
 
 
 def segment_mask(case: AudioCase) -> Any:

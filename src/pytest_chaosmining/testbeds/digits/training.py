@@ -15,43 +15,24 @@ import torch
 from pytest_chaosmining.core.training.classification import to_float
 from pytest_chaosmining.explainers.context import BACKGROUND_SIZE, AttributionContext
 from pytest_chaosmining.suite_kit.classifier import classifier_model
-from pytest_chaosmining.suite_kit.classifier_training import trained_classifier
+from pytest_chaosmining.suite_kit.classifier_training import ClassifierRecipe, cached_data
 from pytest_chaosmining.testbeds.digits import data
 from pytest_chaosmining.testbeds.digits.cases import SUITE, TrainedVisionModel, VisionCase, vision_code
 from pytest_chaosmining.testbeds.digits.models import build_model
 
 if TYPE_CHECKING:
     from pytest_chaosmining.core.storage.cache import ModelCache
-    from pytest_chaosmining.run_view import Remembered, RunView
+    from pytest_chaosmining.run_view import RunView
+
+#: the modules whose source decides the digit images
+DATA_CODE = ("pytest_chaosmining.testbeds.digits.data", "pytest_chaosmining.testbeds.noise_conditions")
 
 
 def data_split(case: VisionCase, split: str, cache: ModelCache | None = None) -> Any:
     """The ``train`` or ``val`` images of ``case`` (embedded ones through ``cache``'s data, where given)."""
     n = case.n_train if split == "train" else case.n_val
     spec = data.VisionSpec(case.condition, case.fg, n, split, case.seed, case.source, case.data_dir)
-    if cache is None or case.source != "embedded":
-        return data.generate(spec)
-    return cache.data.get_or_make(
-        "vision",
-        spec,
-        lambda: data.generate(spec),
-        data.VisionData,
-        ("pytest_chaosmining.testbeds.digits.data", "pytest_chaosmining.testbeds.noise_conditions"),
-    )
-
-
-def trained_model(
-    case: VisionCase,
-    cache: ModelCache,
-    device: torch.device,
-    progress: Callable[..., None] | None = None,
-    remembered: Remembered[list[int]] | None = None,
-) -> TrainedVisionModel:
-    """Load ``case``'s classifier from the cache or train it on its images; score it on the
-    validation images (its predictions kept by ``remembered`` where given)."""
-    return trained_classifier(
-        case, cache, device, vision_code(), untrained_model, data_split, _images, progress, remembered
-    )
+    return cached_data(case, spec, cache, data.generate, data.VisionData, DATA_CODE)
 
 
 def _images(split: data.VisionData) -> np.ndarray:
@@ -69,6 +50,12 @@ def untrained_model(case: Any) -> Any:
     initialised from ``case.seed``, in eval mode; vision and BAM cases alike."""
     torch.manual_seed(case.seed)
     return build_model(case.model).eval()
+
+
+#: how a digit classifier is built, fed and kept (through the model cache)
+DIGIT_TRAINING = ClassifierRecipe[VisionCase](vision_code, untrained_model, data_split, _images)
+#: ``case``'s classifier from the cache or trained on its images, scored on the validation images
+trained_model = DIGIT_TRAINING.trained_model
 
 
 def grid_mask(canvas: int, cell: int) -> Any:
