@@ -35,12 +35,10 @@ from pytest_chaosmining.core.storage.derived import package_digest, source_finge
 from pytest_chaosmining.reports.html import LEADERBOARD_STYLE, leaderboard_table
 from pytest_chaosmining.reports.leaderboard import build_leaderboard
 from pytest_chaosmining.reports.markdown import (
-    left_out_note,
-    report_only_note,
+    run_notes,
     shared_keys_note,
     step_summary,
     terminal_table,
-    uncalibrated_note,
 )
 from pytest_chaosmining.reports.reference import shipped_reference
 from pytest_chaosmining.reports.render import render
@@ -228,8 +226,6 @@ class ResultCollector:
             with open(summary, "a", encoding="utf-8") as fh:
                 fh.write(step_summary(shown, self.suites()))
         self.summary_lines = terminal_table(shown.records, self.outcomes, self.suites())
-        if meta["report_only"]:
-            self.summary_lines.append(report_only_note(meta["report_only"], meta["tier"]))
         if self.uncalibrated:
             listed = "; ".join(f"{reason} ({n})" for reason, n in self.uncalibrated.most_common(6))
             more = len(self.uncalibrated) - 6
@@ -237,10 +233,7 @@ class ResultCollector:
                 f"report-only: {sum(self.uncalibrated.values())} tests in conditions whose bars were not calibrated "
                 f"(recorded, not judged): {listed}{f' and {more} more' if more > 0 else ''}"
             )
-        if meta["uncalibrated_bars"]:
-            self.summary_lines.append(uncalibrated_note(meta["uncalibrated_bars"], meta["tier"]))
-        if meta["left_out"]:
-            self.summary_lines.append(left_out_note(meta["left_out"], meta["tier"]))
+        self.summary_lines += [note for note, _ in run_notes(meta)]
         shared = shared_keys(run.records)
         if shared:
             note = shared_keys_note(shared)

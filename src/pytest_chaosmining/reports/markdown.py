@@ -10,7 +10,7 @@ import json
 import math
 import warnings
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -131,17 +131,43 @@ def _changed_section(changed: list[dict[str, Any]]) -> list[str]:
     )
 
 
-def _run_notes(meta: dict[str, Any]) -> list[str]:
-    """The run's notes (report-only suites, uncalibrated bars, explainers left out), each followed by a blank."""
-    lines: list[str] = []
-    if meta.get("report_only"):
-        lines += [f"**{report_only_note(meta['report_only'], str(meta.get('tier')))}**", ""]
-    if meta.get("uncalibrated_bars"):
-        lines += [f"**{uncalibrated_note(meta['uncalibrated_bars'], str(meta.get('tier')))}**", ""]
-    left_out = meta.get("left_out")
+def run_notes(meta: Mapping[str, object]) -> list[tuple[str, bool]]:
+    """The run's notes on what it did not judge, each with whether it warns: suites that
+    only reported (their bars at the tier were never checked on held-out seeds), suites
+    judged with bars never so checked, built-ins left out (no bars of their own)."""
+    tier, notes = meta.get("tier"), []
+    report_only, uncalibrated, left_out = meta.get("report_only"), meta.get("uncalibrated_bars"), meta.get("left_out")
+    if isinstance(report_only, list) and report_only:
+        notes.append(
+            (
+                f"report-only at tier {tier}: {', '.join(report_only)} (their bars were not calibrated on held-out "
+                "seeds, so their results are recorded and not judged)",
+                True,
+            )
+        )
+    if isinstance(uncalibrated, list) and uncalibrated:
+        notes.append(
+            (
+                f"bars not calibrated on held-out seeds at tier {tier}: {', '.join(uncalibrated)} "
+                "(their verdicts carry no stated false-fail rate)",
+                True,
+            )
+        )
     if isinstance(left_out, dict) and left_out:
-        lines += [left_out_note(left_out, str(meta.get("tier"))), ""]
-    return lines
+        where = "; ".join(f"{suite}: {', '.join(names)}" for suite, names in left_out.items())
+        notes.append(
+            (
+                f"not run (no bars of their own at tier {tier}, so nothing to judge): {where}; "
+                "name them in --chaosmining-explainers to measure them there",
+                False,
+            )
+        )
+    return notes
+
+
+def _run_notes(meta: dict[str, Any]) -> list[str]:
+    """The run's notes (:func:`run_notes`; warnings in bold), each followed by a blank."""
+    return [line for note, warns in run_notes(meta) for line in (f"**{note}**" if warns else note, "")]
 
 
 def _baseline_section(baseline: object) -> list[str]:
@@ -215,23 +241,6 @@ def _outcome_section(outcomes: dict[str, int]) -> list[str]:
     )
 
 
-def left_out_note(left_out: dict[str, list[str]], tier: str) -> str:
-    """The note that some built-ins did not run in some suites (no bars of their own there)."""
-    where = "; ".join(f"{suite}: {', '.join(names)}" for suite, names in left_out.items())
-    return (
-        f"not run (no bars of their own at tier {tier}, so nothing to judge): {where}; "
-        "name them in --chaosmining-explainers to measure them there"
-    )
-
-
-def uncalibrated_note(suites: list[str], tier: str) -> str:
-    """The warning that a run judged some suites with bars never checked on held-out seeds."""
-    return (
-        f"bars not calibrated on held-out seeds at tier {tier}: {', '.join(suites)} "
-        "(their verdicts carry no stated false-fail rate)"
-    )
-
-
 def shared_keys_note(shared: dict[tuple[str | int, ...], list[str]]) -> str:
     """The warning that tests record judged results a baseline cannot tell apart."""
     where = "; ".join(f"{'/'.join(str(p) for p in key)}: {', '.join(tests)}" for key, tests in shared.items())
@@ -239,14 +248,6 @@ def shared_keys_note(shared: dict[tuple[str | int, ...], list[str]]) -> str:
         f"tests with one result identity (suite, model, explainer, case, seed, metric), so a baseline "
         f"cannot tell them apart and one of them disappearing would go unnoticed: {where}; "
         "give each its own suite name or case"
-    )
-
-
-def report_only_note(suites: list[str], tier: str) -> str:
-    """The note that some suites only reported: their bars at ``tier`` were never checked on held-out seeds."""
-    return (
-        f"report-only at tier {tier}: {', '.join(suites)} (their bars were not calibrated on held-out "
-        "seeds, so their results are recorded and not judged)"
     )
 
 

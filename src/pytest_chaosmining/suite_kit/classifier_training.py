@@ -3,7 +3,9 @@ the heavy half of :mod:`.classifier`)."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -17,11 +19,14 @@ from pytest_chaosmining.core.training.classification import (
     to_float,
     train_classifier,
 )
+from pytest_chaosmining.explainers import attribute
 from pytest_chaosmining.suite_kit.classifier import CaseT, ClassifierCase, TrainedClassifier
 
 if TYPE_CHECKING:
     from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.core.storage.keys import Code
+    from pytest_chaosmining.explainers import Explainer
+    from pytest_chaosmining.explainers.context import AttributionContext
     from pytest_chaosmining.run_view import Remembered
 
 
@@ -91,13 +96,17 @@ class ClassifierRecipe(Generic[CaseT]):
     """How a testbed's classifiers are built, fed and kept: ``code`` (the source that
     decides the weights, part of the cache key), ``untrained`` (a case's model before
     training), ``split`` (a case's ``train`` or ``val`` data), ``inputs_of`` (a split's
-    inputs; its labels are ``.labels``) and ``prepare`` (a batch before the model, if any)."""
+    inputs; its labels are ``.labels``), ``context`` (what an explainer is offered on a case's
+    model: :func:`attribute`'s context), ``prepare`` (a batch before the model; default
+    :func:`to_float`) and ``guard`` (the context an attribution call on a model runs in)."""
 
     code: Callable[[], Code]
     untrained: Callable[[CaseT], torch.nn.Module]
     split: Callable[[CaseT, str, ModelCache | None], Any]
     inputs_of: Callable[[Any], np.ndarray]
+    context: Callable[[CaseT, torch.device, int], AttributionContext]
     prepare: Callable[[torch.Tensor], torch.Tensor] | None = None
+    guard: Callable[[torch.nn.Module], AbstractContextManager[object]] | None = None
 
     def trained_model(
         self,
@@ -123,3 +132,28 @@ class ClassifierRecipe(Generic[CaseT]):
         return TrainedClassifier(
             case, model, val, pred, float((pred == val.labels).mean()), float(meta["train_seconds"])
         )
+
+    def attribution_call(
+        self,
+        trained: TrainedClassifier[CaseT],
+        explainer: Explainer,
+        device: torch.device,
+        internal_batch_size: int,
+        rows: slice,
+        model: torch.nn.Module | None = None,
+    ) -> Callable[[], Any]:
+        """A zero-argument call attributing validation samples ``rows`` (target: the trained
+        model's predicted class) on ``model`` (default: the trained model), inputs prepared
+        beforehand so that timing covers the call only; inside ``guard(model)`` where given."""
+        prepare = self.prepare or to_float
+        inputs = prepare(torch.from_numpy(self.inputs_of(trained.val)[rows])).to(device)
+        target = torch.from_numpy(trained.predictions[rows]).to(device)
+        context = self.context(trained.case, device, internal_batch_size)
+        explained = trained.model if model is None else model
+        guard = self.guard or (lambda _: contextlib.nullcontext())
+
+        def call() -> Any:
+            with guard(explained):
+                return attribute(explainer, explained, inputs, target, context)
+
+        return call

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 
 from pytest_chaosmining.core.training.classification import pcm_to_float
-from pytest_chaosmining.explainers import attribute
 from pytest_chaosmining.explainers.context import BACKGROUND_SIZE, AttributionContext
 from pytest_chaosmining.suite_kit.classifier import classifier_model
 from pytest_chaosmining.suite_kit.classifier_training import ClassifierRecipe, cached_data
@@ -24,7 +23,6 @@ from pytest_chaosmining.testbeds.audio.models import build_audio_model, is_recur
 
 if TYPE_CHECKING:
     from pytest_chaosmining.core.storage.cache import ModelCache
-    from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.run_view import RunView
 
 #: the modules whose source decides the clips
@@ -55,12 +53,6 @@ def untrained_model(case: AudioCase) -> Any:
     """``case``'s model as it is before training (seeded initialisation), in eval mode."""
     torch.manual_seed(case.seed)
     return build_audio_model(case.model, case.channels, n_classes(case), case.stride).eval()
-
-
-#: how an audio classifier is built, fed and kept (through the model cache)
-AUDIO_TRAINING = ClassifierRecipe[AudioCase](audio_code, untrained_model, data_split, _waves, pcm_to_float)
-#: ``case``'s classifier from the cache or trained on its clips, scored on the validation clips
-trained_model = AUDIO_TRAINING.trained_model
 
 
 def segment_mask(case: AudioCase) -> Any:
@@ -95,32 +87,22 @@ def _background(case: AudioCase) -> Any:
     return pcm_to_float(torch.from_numpy(waves[:BACKGROUND_SIZE]))
 
 
-def attribution_call(
-    trained: TrainedAudioModel,
-    explainer: Explainer,
-    device: torch.device,
-    internal_batch_size: int,
-    rows: slice,
-    model: Any = None,
-) -> Callable[[], Any]:
-    """A zero-argument call attributing validation clips ``rows`` (target: the
-    trained model's predicted class) on ``model`` (default: the trained model),
-    inputs prepared beforehand so that timing covers the call only.  Recurrent
-    models run with cuDNN disabled: eval-mode attribution on CUDA."""
-    inputs = pcm_to_float(torch.from_numpy(trained.val.waves[rows])).to(device)
-    target = torch.from_numpy(trained.predictions[rows]).to(device)
-    context = attribution_context(trained.case, device, internal_batch_size)
-    model = trained.model if model is None else model
-    recurrent = is_recurrent(model)
-
-    def call() -> Any:
-        with torch.backends.cudnn.flags(enabled=not recurrent):
-            return attribute(explainer, model, inputs, target, context)
-
-    return call
+def _cudnn_guard(model: torch.nn.Module) -> AbstractContextManager[object]:
+    """Recurrent models attribute with cuDNN disabled (eval-mode attribution on CUDA)."""
+    return torch.backends.cudnn.flags(enabled=not is_recurrent(model))
 
 
 def run_model(run: RunView, case: AudioCase) -> TrainedAudioModel:
     """The classifier of ``case`` (any suite's: audio, saliency), trained at most once per run
     and cached on disk."""
     return classifier_model(run, SUITE, trained_model, case)
+
+
+#: how an audio classifier is built, fed, kept (through the model cache) and explained
+AUDIO_TRAINING = ClassifierRecipe[AudioCase](
+    audio_code, untrained_model, data_split, _waves, attribution_context, pcm_to_float, _cudnn_guard
+)
+#: ``case``'s classifier from the cache or trained on its clips, scored on the validation clips
+trained_model = AUDIO_TRAINING.trained_model
+#: a zero-argument call attributing validation clips (:meth:`ClassifierRecipe.attribution_call`)
+attribution_call = AUDIO_TRAINING.attribution_call

@@ -4,7 +4,6 @@ the own-merit checks' probe."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -13,12 +12,17 @@ from pytest_chaosmining.core.metrics.attribution import localisation
 from pytest_chaosmining.core.metrics.drift import fingerprint
 from pytest_chaosmining.core.records import FINGERPRINT
 from pytest_chaosmining.core.training.classification import to_float
-from pytest_chaosmining.explainers import attribute
 from pytest_chaosmining.suite_kit.classifier import ExplainedSizes
 from pytest_chaosmining.suite_kit.probe import classifier_probe
 from pytest_chaosmining.suite_kit.seam import COST, samples_of
 from pytest_chaosmining.testbeds.digits.cases import TrainedVisionModel
-from pytest_chaosmining.testbeds.digits.training import attribution_context, patch_mask, trained_model, untrained_model
+from pytest_chaosmining.testbeds.digits.training import (
+    attribution_call,
+    attribution_context,
+    patch_mask,
+    trained_model,
+    untrained_model,
+)
 from pytest_chaosmining.timing import timed
 
 if TYPE_CHECKING:
@@ -30,24 +34,6 @@ __all__ = ["attribution_call", "evaluate", "probe", "trained_model"]
 PAPER_SIGMA, PAPER_CANVAS = 6.0, 224
 #: IG's internal batch on the own-merit checks' few images
 PROBE_BATCH = 320
-
-
-def attribution_call(
-    trained: TrainedVisionModel,
-    explainer: Explainer,
-    device: torch.device,
-    internal_batch_size: int,
-    rows: slice,
-    model: Any = None,
-) -> Callable[[], Any]:
-    """A zero-argument call attributing validation images ``rows`` (target: the
-    trained model's predicted class) on ``model`` (default: the trained model),
-    inputs prepared beforehand so that timing covers the call only."""
-    inputs = to_float(torch.from_numpy(trained.val.images[rows])).to(device)
-    target = torch.from_numpy(trained.predictions[rows]).to(device)
-    context = attribution_context(trained.case, device, internal_batch_size)
-    model = trained.model if model is None else model
-    return lambda: attribute(explainer, model, inputs, target, context)
 
 
 def probe(trained: TrainedVisionModel, samples: int) -> Probe:

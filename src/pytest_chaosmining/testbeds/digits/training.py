@@ -52,12 +52,6 @@ def untrained_model(case: Any) -> Any:
     return build_model(case.model).eval()
 
 
-#: how a digit classifier is built, fed and kept (through the model cache)
-DIGIT_TRAINING = ClassifierRecipe[VisionCase](vision_code, untrained_model, data_split, _images)
-#: ``case``'s classifier from the cache or trained on its images, scored on the validation images
-trained_model = DIGIT_TRAINING.trained_model
-
-
 def grid_mask(canvas: int, cell: int) -> Any:
     """A grid of ``cell``-px squares over a ``canvas``-px image as a captum feature mask ``(1, 1, S, S)``."""
     idx = torch.arange(canvas) // cell
@@ -105,3 +99,11 @@ def _background(case: VisionCase) -> Any:
     """The first :data:`BACKGROUND_SIZE` training images of ``case`` as floats."""
     images = data_split(dataclasses.replace(case, n_train=BACKGROUND_SIZE), "train").images
     return to_float(torch.from_numpy(images[:BACKGROUND_SIZE]))
+
+
+#: how a digit classifier is built, fed, kept (through the model cache) and explained
+DIGIT_TRAINING = ClassifierRecipe[VisionCase](vision_code, untrained_model, data_split, _images, attribution_context)
+#: ``case``'s classifier from the cache or trained on its images, scored on the validation images
+trained_model = DIGIT_TRAINING.trained_model
+#: a zero-argument call attributing validation images (:meth:`ClassifierRecipe.attribution_call`)
+attribution_call = DIGIT_TRAINING.attribution_call
