@@ -27,10 +27,9 @@ if TYPE_CHECKING:
     import torch
 
     from pytest_chaosmining.core.records import Record
-    from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.core.training.modes import SaliencyGuided
     from pytest_chaosmining.explainers import Explainer
-    from pytest_chaosmining.run_view import Remembered, RunView
+    from pytest_chaosmining.run_view import RunView
     from pytest_chaosmining.suite_kit.probe import Probe
     from pytest_chaosmining.suite_kit.seam import DomainPick
 
@@ -177,16 +176,9 @@ class ClassifierScoring(Protocol):
     """A classifier testbed's heavy half: a module that imports torch at its top, named by
     the testbed and loaded on first use (:func:`~pytest_chaosmining.core.lazy.lazy_module`)."""
 
-    def trained_model(
-        self,
-        case: Any,
-        cache: ModelCache,
-        device: torch.device,
-        progress: Callable[..., None] | None = None,
-        remembered: Remembered[list[int]] | None = None,
-    ) -> Any:
-        """Load ``case``'s classifier from the cache or train it, scored on its validation data."""
-        ...
+    #: load a case's classifier from the cache or train it, scored on its validation data
+    #: (its recipe's :meth:`~.classifier_training.ClassifierRecipe.trained_model`)
+    trained_model: Callable[..., Any]
 
     def evaluate(
         self, trained: Any, explainer: Explainer, device: torch.device, sizes: ExplainedSizes
