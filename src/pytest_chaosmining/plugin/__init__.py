@@ -15,7 +15,7 @@ import pytest
 
 import pytest_chaosmining.plugin.hookspecs as hookspecs
 from pytest_chaosmining.plugin import fixtures
-from pytest_chaosmining.plugin.benchmark_folder import BenchmarkFolder
+from pytest_chaosmining.plugin.benchmark import BenchmarkFolder, compact_table
 from pytest_chaosmining.plugin.collector import ResultCollector, send_trained_on
 from pytest_chaosmining.plugin.fixtures import SESSION_KEY
 from pytest_chaosmining.plugin.scheduling import CaseGroupScheduling, case_groups
@@ -57,7 +57,7 @@ def pytest_configure(config: pytest.Config) -> None:
     _register_markers(config)
     if not settings.enabled:
         return
-    _compact_benchmark_table(config)
+    compact_table(config)
 
     freeze_heap_at_exit()
 
@@ -101,26 +101,6 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 MARKER_PREFIX = "chaosmining_"
 #: the marker naming a test's explainer: ``chaosmining_explainer(name="SA")``
 EXPLAINER_MARKER = "chaosmining_explainer"
-
-#: pytest-benchmark's table in a chaosmining run, where its options are not given: the
-#: median and the rounds, the test's short name, one table per explainer
-COMPACT_BENCHMARK = {"benchmark_columns": ["median", "rounds"], "benchmark_name": "short"}
-COMPACT_GROUP_BY = "param:explainer_name"
-
-
-def _compact_benchmark_table(config: pytest.Config) -> None:
-    """Make pytest-benchmark's table compact where the run does not set its options
-    (``--benchmark-columns``, ``--benchmark-name``, ``--benchmark-group-by``): two
-    columns, short names, a table per explainer.  Runs before pytest-benchmark reads
-    them (this hook is ``tryfirst``)."""
-    option = config.option
-    if not hasattr(option, "benchmark_columns"):
-        return  # pytest-benchmark is not active
-    for name, value in COMPACT_BENCHMARK.items():
-        if getattr(option, name, None) in (None, [], "normal"):
-            setattr(option, name, value)
-    if getattr(option, "benchmark_group_by", None) == "group":
-        option.benchmark_group_by = COMPACT_GROUP_BY
 
 
 def _register_markers(config: pytest.Config) -> None:

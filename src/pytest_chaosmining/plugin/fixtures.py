@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from pytest_chaosmining.plugin.benchmark import benchmark_or_none
 from pytest_chaosmining.run.threads import one_intra_op_thread
 from pytest_chaosmining.suites import get_model_suite, get_suite
 
@@ -72,10 +73,7 @@ def chaosmining_judge(chaosmining: ChaosminingSession) -> Judge:
 def chaosmining_benchmark(request: pytest.FixtureRequest) -> BenchmarkFixture | None:
     """pytest-benchmark's ``benchmark`` where it times; None where it is absent or told
     to skip (a conformance test is never skipped for its timing: it is timed by hand)."""
-    config = request.config
-    if not config.pluginmanager.hasplugin("benchmark") or config.getoption("benchmark_skip", False):
-        return None
-    return request.getfixturevalue("benchmark")
+    return benchmark_or_none(request)
 
 
 @pytest.fixture(scope="session")
