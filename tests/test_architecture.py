@@ -370,7 +370,7 @@ def sections(df):
 """
 
 NINTH_TESTS = """
-from pytest_chaosmining.suite_kit.verdict import judge_explainer
+from pytest_chaosmining.suite_kit.judging import judge_explainer
 
 from ninth_suite.suite import NinthSuite
 

@@ -19,8 +19,8 @@ from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training.modes import guided_model_id, training_key, uncalibrated_training
 from pytest_chaosmining.suite_kit.case_names import formatted
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
+from pytest_chaosmining.suite_kit.judging import model_scored
 from pytest_chaosmining.suite_kit.seam import NamedCase
-from pytest_chaosmining.suite_kit.verdict import model_scored
 
 if TYPE_CHECKING:
     import numpy as np

@@ -222,7 +222,7 @@ def case_record(suite: str, case: RecordedCase, explainer: str, metric: str, val
 
 class CheckedSuite(Suite, Protocol):
     """A suite whose explainer test runs on the one path
-    (:func:`~pytest_chaosmining.suite_kit.verdict.judge_explainer`): it scores, the path
+    (:func:`~pytest_chaosmining.suite_kit.judging.judge_explainer`): it scores, the path
     records and judges what it declares."""
 
     @property
@@ -258,9 +258,9 @@ class CheckedSuite(Suite, Protocol):
         record: Recorder,
     ) -> Scored:
         """Skip the test where the case cannot judge, and score the explainer (timed:
-        :func:`~pytest_chaosmining.suite_kit.verdict.timed_score`; ``record`` makes the
+        :func:`~pytest_chaosmining.suite_kit.judging.timed_score`; ``record`` makes the
         test's records of a metric).  A model suite plugs in
-        :func:`~pytest_chaosmining.suite_kit.verdict.model_scored`."""
+        :func:`~pytest_chaosmining.suite_kit.judging.model_scored`."""
         ...
 
 

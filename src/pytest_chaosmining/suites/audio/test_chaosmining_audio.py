@@ -6,7 +6,7 @@ Parametrised over condition (RB/SB × FP/RP) × model × explainer × seed; see
 
 from __future__ import annotations
 
-from pytest_chaosmining.suite_kit.verdict import judge_explainer, judge_model
+from pytest_chaosmining.suite_kit.judging import judge_explainer, judge_model
 from pytest_chaosmining.suites.audio.suite import AudioSuite
 
 AUDIO = AudioSuite()

@@ -40,8 +40,8 @@ from pytest_chaosmining.explainers.context import IMAGE_CLASSIFICATION
 from pytest_chaosmining.suite_kit.case_names import formatted
 from pytest_chaosmining.suite_kit.classifier import data_source
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
+from pytest_chaosmining.suite_kit.judging import timed_score
 from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, NamedCase, Recorder, ScoreCheck, Scored
-from pytest_chaosmining.suite_kit.verdict import timed_score
 from pytest_chaosmining.suites.bam import report
 from pytest_chaosmining.suites.bam.data import BamSpec
 from pytest_chaosmining.suites.bam.tiers import BAM, BamTier, BamTraining

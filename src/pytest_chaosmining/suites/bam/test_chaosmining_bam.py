@@ -7,7 +7,7 @@ Parametrised over model set (sizes × seed) × explainer; see
 
 from __future__ import annotations
 
-from pytest_chaosmining.suite_kit.verdict import judge_explainer
+from pytest_chaosmining.suite_kit.judging import judge_explainer
 from pytest_chaosmining.suites.bam.suite import BamSuite, judge_premise
 
 BAM = BamSuite()

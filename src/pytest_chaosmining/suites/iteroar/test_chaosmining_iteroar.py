@@ -7,7 +7,7 @@ see ``pytest_chaosmining.suites.iteroar.suite`` for the chains and checks and th
 
 from __future__ import annotations
 
-from pytest_chaosmining.suite_kit.verdict import judge_explainer
+from pytest_chaosmining.suite_kit.judging import judge_explainer
 from pytest_chaosmining.suites.iteroar.suite import IteroarSuite, judge_reference
 
 ITEROAR = IteroarSuite()

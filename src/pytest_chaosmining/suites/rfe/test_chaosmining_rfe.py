@@ -7,7 +7,7 @@ with statistical estimators runs beside it.  See ``pytest_chaosmining.suites.rfe
 
 from __future__ import annotations
 
-from pytest_chaosmining.suite_kit.verdict import judge_explainer
+from pytest_chaosmining.suite_kit.judging import judge_explainer
 from pytest_chaosmining.suites.rfe.suite import RfeSuite, judge_statistical
 
 RFE = RfeSuite()

@@ -9,7 +9,7 @@ comparisons and their checks) and the ``[saliency.<tier>]`` sections of
 
 from __future__ import annotations
 
-from pytest_chaosmining.suite_kit.verdict import judge_explainer
+from pytest_chaosmining.suite_kit.judging import judge_explainer
 from pytest_chaosmining.suites.saliency.suite import SaliencySuite, judge_quality
 
 SALIENCY = SaliencySuite()

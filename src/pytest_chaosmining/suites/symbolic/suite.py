@@ -17,8 +17,8 @@ from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training.modes import uncalibrated_training
 from pytest_chaosmining.explainers.context import TABULAR_REGRESSION
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
+from pytest_chaosmining.suite_kit.judging import model_scored
 from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, ScoreCheck, training_gain_check
-from pytest_chaosmining.suite_kit.verdict import model_scored
 from pytest_chaosmining.suites.symbolic import report
 from pytest_chaosmining.suites.symbolic.figure4 import in_default_condition
 from pytest_chaosmining.testbeds.formulas.cases import SUITE, SymbolicCase, swept_fields

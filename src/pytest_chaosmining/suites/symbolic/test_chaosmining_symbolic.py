@@ -7,7 +7,7 @@ Parametrised over formula × noise condition × model × explainer × seed; see
 
 from __future__ import annotations
 
-from pytest_chaosmining.suite_kit.verdict import judge_explainer, judge_model
+from pytest_chaosmining.suite_kit.judging import judge_explainer, judge_model
 from pytest_chaosmining.suites.symbolic.suite import SymbolicSuite
 
 SYMBOLIC = SymbolicSuite()

@@ -7,7 +7,7 @@ or BAM's model pairs, its own way, timed by :func:`timed_score`); the path recor
 what the scoring made and the suite's recorded scores, judges each declared
 :class:`~.seam.ScoreCheck` against its bar, adds the checks the scoring asks for
 beside them (a model suite's own merit and, against a baseline, its drift:
-:func:`drift_checks`) and gives one verdict (the judge adds the baseline's rules).
+:func:`~pytest_chaosmining.verdict.drift.drift_checks`) and gives one verdict (the judge adds the baseline's rules).
 :func:`judge_model` is a model suite's model test."""
 
 from __future__ import annotations
