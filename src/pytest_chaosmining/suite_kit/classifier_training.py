@@ -98,7 +98,7 @@ class ClassifierRecipe(Generic[CaseT]):
     training), ``split`` (a case's ``train`` or ``val`` data), ``inputs_of`` (a split's
     inputs; its labels are ``.labels``), ``context`` (what an explainer is offered on a case's
     model: :func:`attribute`'s context), ``prepare`` (a batch before the model; default
-    :func:`to_float`) and ``guard`` (the context an attribution call on a model runs in)."""
+    :func:`to_float`) and ``guard`` (for a model, the context each attribution call on it runs in, decided once)."""
 
     code: Callable[[], Code]
     untrained: Callable[[CaseT], torch.nn.Module]
@@ -106,7 +106,7 @@ class ClassifierRecipe(Generic[CaseT]):
     inputs_of: Callable[[Any], np.ndarray]
     context: Callable[[CaseT, torch.device, int], AttributionContext]
     prepare: Callable[[torch.Tensor], torch.Tensor] | None = None
-    guard: Callable[[torch.nn.Module], AbstractContextManager[object]] | None = None
+    guard: Callable[[torch.nn.Module], Callable[[], AbstractContextManager[object]]] | None = None
 
     def trained_model(
         self,
@@ -144,16 +144,16 @@ class ClassifierRecipe(Generic[CaseT]):
     ) -> Callable[[], Any]:
         """A zero-argument call attributing validation samples ``rows`` (target: the trained
         model's predicted class) on ``model`` (default: the trained model), inputs prepared
-        beforehand so that timing covers the call only; inside ``guard(model)`` where given."""
+        beforehand so that timing covers the call only; each inside ``guard(model)``'s context where given."""
         prepare = self.prepare or to_float
         inputs = prepare(torch.from_numpy(self.inputs_of(trained.val)[rows])).to(device)
         target = torch.from_numpy(trained.predictions[rows]).to(device)
         context = self.context(trained.case, device, internal_batch_size)
         explained = trained.model if model is None else model
-        guard = self.guard or (lambda _: contextlib.nullcontext())
+        inside = contextlib.nullcontext if self.guard is None else self.guard(explained)
 
         def call() -> Any:
-            with guard(explained):
+            with inside():
                 return attribute(explainer, explained, inputs, target, context)
 
         return call

@@ -19,13 +19,14 @@ def is_named(explainer: str, named: tuple[str, ...]) -> bool:
     return OWN in named and (explainer not in BUILTIN_NAMES or explainer == CONTROL_NAME)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class BaselineScope:
     """The run's scope as the baseline check sees it (the session states it):
     ``named``: ``--chaosmining-explainers`` (empty: all); ``registered``: the registered
     suites; ``seeds``: each selected suite → the seeds this run judges (None: all);
     ``shard_tests``: in a shard run, (suite, test parameter id) of every test this shard's
-    cases can have (asked once, at the first record of a selected suite)."""
+    cases can have (asked once, at the first record of a selected suite; kept beside
+    the fields, so the scope compares by identity)."""
 
     named: tuple[str, ...]
     registered: frozenset[str]

@@ -15,10 +15,10 @@ from pytest_chaosmining.suite_kit.classifier import ExplainedSizes
 from pytest_chaosmining.suite_kit.probe import classifier_probe
 from pytest_chaosmining.suite_kit.seam import COST, samples_of
 from pytest_chaosmining.testbeds.audio.cases import TrainedAudioModel
-from pytest_chaosmining.testbeds.audio.models import is_recurrent
 from pytest_chaosmining.testbeds.audio.training import (
     attribution_call,
     attribution_context,
+    cudnn_guard,
     segment_mask,
     trained_model,
     untrained_model,
@@ -38,17 +38,16 @@ PROBE_BATCH = 320
 def probe(trained: TrainedAudioModel, samples: int) -> Probe:
     """The first ``samples`` validation clips of ``trained`` for the own-merit checks:
     their predicted classes, the runner-up classes and the suite's context (recurrent
-    models run with cuDNN disabled, as in :func:`attribution_call`)."""
+    models run with cuDNN disabled: :func:`~.training.cudnn_guard`)."""
     device = next(trained.model.parameters()).device
     inputs = pcm_to_float(torch.from_numpy(trained.val.waves[:samples])).to(device)
-    recurrent = is_recurrent(trained.model)
     return classifier_probe(
         trained.model,
         inputs,
         trained.predictions[:samples],
         attribution_context(trained.case, device, PROBE_BATCH),
         segment_mask(trained.case)[0].numpy(),
-        guard=lambda: torch.backends.cudnn.flags(enabled=not recurrent),
+        guard=cudnn_guard(trained.model),
     )
 
 

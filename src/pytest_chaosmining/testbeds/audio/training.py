@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
@@ -87,9 +88,11 @@ def _background(case: AudioCase) -> Any:
     return pcm_to_float(torch.from_numpy(waves[:BACKGROUND_SIZE]))
 
 
-def _cudnn_guard(model: torch.nn.Module) -> AbstractContextManager[object]:
-    """Recurrent models attribute with cuDNN disabled (eval-mode attribution on CUDA)."""
-    return torch.backends.cudnn.flags(enabled=not is_recurrent(model))
+def cudnn_guard(model: torch.nn.Module) -> Callable[[], AbstractContextManager[object]]:
+    """The context each attribution call on ``model`` runs in: a recurrent model's with
+    cuDNN disabled (eval-mode attribution on CUDA)."""
+    recurrent = is_recurrent(model)
+    return lambda: torch.backends.cudnn.flags(enabled=not recurrent)
 
 
 def run_model(run: RunView, case: AudioCase) -> TrainedAudioModel:
@@ -100,7 +103,7 @@ def run_model(run: RunView, case: AudioCase) -> TrainedAudioModel:
 
 #: how an audio classifier is built, fed, kept (through the model cache) and explained
 AUDIO_TRAINING = ClassifierRecipe[AudioCase](
-    audio_code, untrained_model, data_split, _waves, attribution_context, pcm_to_float, _cudnn_guard
+    audio_code, untrained_model, data_split, _waves, attribution_context, pcm_to_float, cudnn_guard
 )
 #: ``case``'s classifier from the cache or trained on its clips, scored on the validation clips
 trained_model = AUDIO_TRAINING.trained_model
