@@ -5,13 +5,14 @@
 
 A chunk is one swept factor at one seed: ``pytest --chaosmining --chaosmining-tier paper
 --chaosmining-suites symbolic --chaosmining-sweep FACTOR --chaosmining-seeds S-S
---chaosmining-explainers SA,IG,DL,FA -n 2``, its FPrec and UScore per condition and
-formula kept in ``chunks/<factor>-s<seed>.json`` with its wall time and the code it ran
-(``git describe``).  A chunk whose file exists is skipped, so a stopped run resumes;
-commit the files as they come.  The models live in ``--cache`` (the default condition's
-are shared by every factor's chunk of a seed).  ``--summary`` writes ``figure4.md``: per
-factor and value, each method's mean FPrec over formulas and seeds beside the paper's
-reference points (REFERENCE.md §7), and ``figure4.png``.
+--chaosmining-explainers SA,IG,DL,FA -n 2 --dist loadgroup`` (each model's tests on one
+worker, so that the two workers train two models at once rather than wait for the same
+one), its FPrec and UScore per condition and formula kept in ``chunks/<factor>-s<seed>.json``
+with its wall time and the code it ran (``git describe``).  A chunk whose file exists is
+skipped, so a stopped run resumes; commit the files as they come.  The models live in
+``--cache`` (the default condition's are shared by every factor's chunk of a seed).
+``--summary`` writes ``figure4.md``: per factor and value, each method's mean FPrec over
+formulas and seeds beside the paper's reference points (REFERENCE.md §7), and ``figure4.png``.
 """
 
 from __future__ import annotations
@@ -42,8 +43,9 @@ def run_chunk(factor: str, seed: int, cache: Path) -> Path:
         args = [
             sys.executable, "-m", "pytest", "--chaosmining", "-m", "chaosmining", "-p", "no:cacheprovider", "-q",
             "--chaosmining-tier", "paper", "--chaosmining-suites", "symbolic", "--chaosmining-sweep", factor,
-            "--chaosmining-seeds", f"{seed}-{seed}", "--chaosmining-explainers", ",".join(METHODS), "-n", "2",
-            "--chaosmining-cache", str(cache), "--chaosmining-report", str(report), "--rootdir", tmp,
+            "--chaosmining-seeds", f"{seed}-{seed}", "--chaosmining-explainers", ",".join(METHODS),
+            "-n", "2", "--dist", "loadgroup", "--chaosmining-cache", str(cache), "--chaosmining-report", str(report),
+            "--rootdir", tmp,
         ]  # fmt: skip
         start = time.time()
         done = subprocess.run(args, cwd=tmp, capture_output=True, text=True)
