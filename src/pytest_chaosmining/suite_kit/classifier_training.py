@@ -61,7 +61,7 @@ def cached_classifier(
     train_data: Callable[[], tuple[np.ndarray, np.ndarray]],
     val: tuple[np.ndarray, np.ndarray],
     progress: Callable[..., None] | None,
-    prepare: Callable[[torch.Tensor], torch.Tensor] | None = None,
+    prepare: Callable[[torch.Tensor], torch.Tensor] = to_float,
     remembered: Remembered[list[int]] | None = None,
 ) -> tuple[torch.nn.Module, dict[str, Any], np.ndarray]:
     """``case``'s classifier from the cache (keyed by its training config and the
@@ -69,25 +69,24 @@ def cached_classifier(
     (inputs, labels; ``prepare`` turns a batch into floats); checked and scored on
     ``val``.  The model, its cache metadata and its validation predictions (kept by
     ``remembered(key, predict)`` under the model's weights where given)."""
-    prep = prepare or to_float
     val_inputs, val_labels = val
 
     def fit(model: torch.nn.Module) -> float:
         inputs, labels = train_data()
         settings = ClassifierTraining(case.epochs, case.batch_size, case.lr, t0=case.epochs)
         return train_classifier(
-            model, torch.from_numpy(inputs), torch.from_numpy(labels), settings, case.seed, progress, prep,
+            model, torch.from_numpy(inputs), torch.from_numpy(labels), settings, case.seed, progress, prepare,
             case.guide, case.precision,
         )  # fmt: skip
 
     def check(model: torch.nn.Module) -> float:
-        return float((predict_array(model, val_inputs, prep) == val_labels).mean())
+        return float((predict_array(model, val_inputs, prepare) == val_labels).mean())
 
     model, meta = cache.model(suite, case.training_config(device.type), build, fit, device, code, check)
     if remembered is None:
-        return model, meta, predict_array(model, val_inputs, prep)
+        return model, meta, predict_array(model, val_inputs, prepare)
     key: dict[str, object] = {"predictions": case.id, "weights": weights_digest(model)}
-    kept = remembered(key, lambda: predict_array(model, val_inputs, prep).tolist())
+    kept = remembered(key, lambda: predict_array(model, val_inputs, prepare).tolist())
     return model, meta, np.asarray(kept, dtype=np.int64)
 
 
@@ -105,7 +104,7 @@ class ClassifierRecipe(Generic[CaseT]):
     split: Callable[[CaseT, str, ModelCache | None], Any]
     inputs_of: Callable[[Any], np.ndarray]
     context: Callable[[CaseT, torch.device, int], AttributionContext]
-    prepare: Callable[[torch.Tensor], torch.Tensor] | None = None
+    prepare: Callable[[torch.Tensor], torch.Tensor] = to_float
     guard: Callable[[torch.nn.Module], Callable[[], AbstractContextManager[object]]] | None = None
 
     def trained_model(
@@ -145,8 +144,7 @@ class ClassifierRecipe(Generic[CaseT]):
         """A zero-argument call attributing validation samples ``rows`` (target: the trained
         model's predicted class) on ``model`` (default: the trained model), inputs prepared
         beforehand so that timing covers the call only; each inside ``guard(model)``'s context where given."""
-        prepare = self.prepare or to_float
-        inputs = prepare(torch.from_numpy(self.inputs_of(trained.val)[rows])).to(device)
+        inputs = self.prepare(torch.from_numpy(self.inputs_of(trained.val)[rows])).to(device)
         target = torch.from_numpy(trained.predictions[rows]).to(device)
         context = self.context(trained.case, device, internal_batch_size)
         explained = trained.model if model is None else model
