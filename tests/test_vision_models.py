@@ -74,3 +74,27 @@ def test_a_precision_other_than_fp32_names_and_keys_its_models_apart():
     bf16 = dataclasses.replace(case, precision="bf16")
     assert "precision" not in case.training_config("cpu")  # fp32 models keep their keys (and the shipped pack)
     assert bf16.training_config("cpu")["precision"] == "bf16" and bf16.id == case.id.replace("-s0", "-bf16-s0")
+
+
+@pytest.mark.parametrize("suite", ["vision", "audio"])
+def test_bf16_and_saliency_guided_models_are_report_only(suite):
+    """The bars were calibrated for standard fp32 training: a bf16 or a saliency guided
+    model's tests skip as report-only, naming why (at seed 0, bf16 IxG on RBRP scored
+    0.553 against fp32's bar 0.56); a standard fp32 model's are judged."""
+    import dataclasses
+
+    from pytest_chaosmining.core.training.modes import SaliencyGuided
+    from pytest_chaosmining.suites import get_suite
+    from pytest_chaosmining.testbeds.audio import cases as audio_cases
+    from pytest_chaosmining.testbeds.audio.tiers import AUDIO
+    from pytest_chaosmining.testbeds.digits import cases as digit_cases
+
+    if suite == "vision":
+        case = digit_cases.plan_cases(VISION["smoke"], 1)[0]
+    else:
+        case = audio_cases.plan_cases(AUDIO["smoke"], 1)[0]
+    judged = get_suite(suite)
+    assert judged.uncalibrated(None, case) is None
+    assert judged.uncalibrated(None, dataclasses.replace(case, precision="bf16")) == "bf16 training"
+    guided = dataclasses.replace(case, guide=SaliencyGuided())
+    assert judged.uncalibrated(None, guided) == "saliency guided training (sg)"
