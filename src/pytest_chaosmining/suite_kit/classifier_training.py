@@ -61,7 +61,7 @@ def cached_classifier(
     train_data: Callable[[], tuple[np.ndarray, np.ndarray]],
     val: tuple[np.ndarray, np.ndarray],
     progress: Callable[..., None] | None,
-    prepare: Callable[[torch.Tensor], torch.Tensor] = to_float,
+    prepare: Callable[[torch.Tensor], torch.Tensor],
     remembered: Remembered[list[int]] | None = None,
 ) -> tuple[torch.nn.Module, dict[str, Any], np.ndarray]:
     """``case``'s classifier from the cache (keyed by its training config and the
