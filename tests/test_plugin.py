@@ -497,7 +497,7 @@ def test_a_sweep_judges_its_default_condition_and_reports_the_others(pytester, r
     (the control still fails there); the sweep's other conditions, whose bars were never
     calibrated, are recorded and skipped as report-only with the condition named (with
     no noise feature FPrec is 1 on any map, so nothing could be judged there), listed
-    in results.json and drawn in figure4.png."""
+    in results.json, the terminal summary and report.md, and drawn in figure4.png."""
     result = run_suite(
         "--chaosmining-suites", "symbolic", "--chaosmining-sweep", "noise_features",
         "--chaosmining-explainers", "SA,random", "-rs", k="f01",
@@ -510,3 +510,5 @@ def test_a_sweep_judges_its_default_condition_and_reports_the_others(pytester, r
     swept = [r for r in results["records"] if r["metric"] == "fprec" and r["case"]["noise_features"] != 20]
     assert swept and all(r["threshold"] is None for r in swept)
     assert (pytester.path / "report" / "figure4.png").stat().st_size > 10_000
+    report = (pytester.path / "report" / "report.md").read_text()
+    assert "report-only: 6 tests in conditions whose bars were not calibrated (recorded, not judged)" in report

@@ -226,16 +226,7 @@ class ResultCollector:
             with open(summary, "a", encoding="utf-8") as fh:
                 fh.write(step_summary(shown, self.suites()))
         self.summary_lines = terminal_table(shown.records, self.outcomes, self.suites())
-        notes = [note for note, _ in run_notes(meta)]
-        if self.uncalibrated:  # after the report-only suites' note, where there is one
-            listed = "; ".join(f"{reason} ({n})" for reason, n in self.uncalibrated.most_common(6))
-            more = len(self.uncalibrated) - 6
-            notes.insert(
-                1 if meta["report_only"] else 0,
-                f"report-only: {sum(self.uncalibrated.values())} tests in conditions whose bars were not calibrated "
-                f"(recorded, not judged): {listed}{f' and {more} more' if more > 0 else ''}",
-            )
-        self.summary_lines += notes
+        self.summary_lines += [note for note, _ in run_notes(meta)]
         shared = shared_keys(run.records)
         if shared:
             note = shared_keys_note(shared)

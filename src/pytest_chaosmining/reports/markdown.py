@@ -133,15 +133,28 @@ def _changed_section(changed: list[dict[str, Any]]) -> list[str]:
 
 def run_notes(meta: Mapping[str, object]) -> list[tuple[str, bool]]:
     """The run's notes on what it did not judge, each with whether it warns: suites that
-    only reported (their bars at the tier were never checked on held-out seeds), suites
-    judged with bars never so checked, built-ins left out (no bars of their own)."""
+    only reported (their bars at the tier were never checked on held-out seeds), tests in
+    conditions or training modes whose bars were never calibrated (the six commonest
+    named), suites judged with bars never so checked, built-ins left out (no bars of their own)."""
     tier, notes = meta.get("tier"), []
     report_only, uncalibrated, left_out = meta.get("report_only"), meta.get("uncalibrated_bars"), meta.get("left_out")
+    conditions = meta.get("report_only_conditions")
     if isinstance(report_only, list) and report_only:
         notes.append(
             (
                 f"report-only at tier {tier}: {', '.join(report_only)} (their bars were not calibrated on held-out "
                 "seeds, so their results are recorded and not judged)",
+                True,
+            )
+        )
+    if isinstance(conditions, dict) and conditions:
+        counted = Counter(conditions)
+        listed = "; ".join(f"{reason} ({n})" for reason, n in counted.most_common(6))
+        more = f" and {len(counted) - 6} more" if len(counted) > 6 else ""
+        notes.append(
+            (
+                f"report-only: {sum(counted.values())} tests in conditions whose bars were not calibrated "
+                f"(recorded, not judged): {listed}{more}",
                 True,
             )
         )
