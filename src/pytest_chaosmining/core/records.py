@@ -21,6 +21,8 @@ MODEL_LEVEL = "-"  # explainer column of model-level records (prediction quality
 OUTCOME_PROPERTY = "chaosmining_test"
 #: a test's note that a result changed against the baseline within what harmless changes do
 CHANGED_PROPERTY = "chaosmining_changed"
+#: the user property of a check failed as a known defect of the explainer's library makes it fail
+KNOWN_DEFECT_PROPERTY = "chaosmining_known_defect"
 #: the user property of a baseline result this run did not judge again: its records, as JSON
 MISSING_PROPERTY = "chaosmining_missing"
 #: the metric of a record that keeps a fingerprint of an explainer's maps (its value: the samples kept)

@@ -22,6 +22,7 @@ import pytest
 from pytest_chaosmining import ChaosminingWarning
 from pytest_chaosmining.core.machine import this_machine
 from pytest_chaosmining.core.records import (
+    KNOWN_DEFECT_PROPERTY,
     MISSING_PROPERTY,
     MODEL_LEVEL,
     OUTCOME_PROPERTY,
@@ -107,6 +108,8 @@ class ResultCollector:
         self.uncalibrated: Counter[str] = Counter()
         #: the node ids of those tests (an offline comparison leaves their records out too)
         self.uncalibrated_tests: list[str] = []
+        #: node id → the known library defects its test failed as expected (verdict.known_defects)
+        self.known_defects: dict[str, list[str]] = {}
         #: the device types the xdist workers' models were trained on
         self.worker_trained_on: set[str] = set()
         #: the comparison with ``--chaosmining-baseline`` (registered beside this collector)
@@ -148,6 +151,10 @@ class ResultCollector:
                         "message": _message(report),
                     }
                 )
+        if report.when == "call" and (
+            notes := [str(v) for k, v in report.user_properties if k == KNOWN_DEFECT_PROPERTY]
+        ):
+            self.known_defects[report.nodeid] = notes
         if report.when == "teardown":
             self.records += [
                 Record.from_dict(json.loads(str(v))) for k, v in report.user_properties if k == USER_PROPERTY
@@ -196,6 +203,8 @@ class ResultCollector:
                 s for s in self.session.thresholds.uncalibrated(list(self.settings.suites), tier) if s not in only
             ],
             "left_out": self.session.roster.left_out([s.name for s in self.suites()]),
+            #: checks of built-ins failed as their library's reported defects make them fail (strict)
+            "known_defects": dict(sorted(self.known_defects.items())),
         }
 
     @pytest.hookimpl(optionalhook=True)

@@ -166,6 +166,16 @@ def run_notes(meta: Mapping[str, object]) -> list[tuple[str, bool]]:
                 True,
             )
         )
+    known = meta.get("known_defects")
+    if isinstance(known, dict) and known:
+        cited = sorted({note.split("(", 1)[1].split(")", 1)[0] for notes in known.values() for note in notes})
+        notes.append(
+            (
+                f"known library defects: {sum(len(n) for n in known.values())} check(s) of built-ins failed as "
+                f"expected ({'; '.join(cited)}); each turns its test red the day the library fixes it",
+                False,
+            )
+        )
     if isinstance(left_out, dict) and left_out:
         where = "; ".join(f"{suite}: {', '.join(names)}" for suite, names in left_out.items())
         notes.append(

@@ -16,10 +16,18 @@ import pytest
 from _pytest.outcomes import Failed  # pytest.fail.Exception, by a name a class statement can take
 
 from pytest_chaosmining.core.metrics.catalog import MetricCatalog
-from pytest_chaosmining.core.records import CHANGED_PROPERTY, OUTCOME_PROPERTY, USER_PROPERTY, Record, Recorder
+from pytest_chaosmining.core.records import (
+    CHANGED_PROPERTY,
+    KNOWN_DEFECT_PROPERTY,
+    OUTCOME_PROPERTY,
+    USER_PROPERTY,
+    Record,
+    Recorder,
+)
 from pytest_chaosmining.explainers import Explainer, ExplainerError, ExplainerNotApplicable
 from pytest_chaosmining.explainers.diagnosis import MapNotes
 from pytest_chaosmining.verdict.baseline import DEFAULT_MAX_SLOWDOWN, Baseline, PairedDrop
+from pytest_chaosmining.verdict.known_defects import KnownDefect, known_defect
 from pytest_chaosmining.verdict.skips import (
     CONDITION_PHRASE,
     NOT_APPLICABLE_PREFIX,
@@ -228,6 +236,32 @@ class Judge:
         self.record(node, record)
         return f"{what}: {regression} (no absolute bar here; compared against the baseline)" if regression else None
 
+    def known_defect_of(self, record: Record) -> KnownDefect | None:
+        """The known library defect of ``record``'s check, for a built-in only (a
+        registered explainer of the same method is judged by the bar)."""
+        found = self.explainers.get(record.explainer)
+        if found is None or found.source != "builtin" or record.suite in self.report_only:
+            return None
+        return known_defect(record.explainer, record.suite, record.metric)
+
+    def expect_defect(
+        self, node: pytest.Item, record: Record, threshold: float, what: str, defect: KnownDefect
+    ) -> list[str]:
+        """A check a known library defect makes fail: strict.  Below its bar it is an
+        expected failure, noted on the test; at or above its bar the defect no longer
+        shows, which fails the test.  Either way a regression against the baseline fails."""
+        metric = self.catalog.judged(record.suite, record.metric)
+        record.threshold = threshold
+        record.passed = record.value >= threshold
+        drop, paired = self.max_drop(record.suite, record.metric), self.paired_drop(record.suite, record.metric)
+        regression = self.baseline.regression(record, metric, drop, paired) if self.baseline else None
+        self.record(node, record)
+        failures = [f"{what}: {regression}"] if regression else []
+        if record.value >= threshold:
+            return failures + [f"{what}: {defect.stale(record.value, threshold)}"]
+        node.user_properties.append((KNOWN_DEFECT_PROPERTY, defect.expected(record.value, threshold)))
+        return failures
+
     @staticmethod
     def note_change(node: pytest.Item, message: str) -> None:
         """Note on ``node``'s report that a result changed against the baseline within what
@@ -267,6 +301,9 @@ class Judge:
             pytest.skip(f"{NOT_JUDGED_PREFIX}{why} ({checks[0][2]}); the values are recorded")
         failures = self._cost_failures.pop(node.nodeid, []) + unbarred
         for record, threshold, what in judged:
+            if (defect := self.known_defect_of(record)) is not None:
+                failures += self.expect_defect(node, record, threshold, what, defect)
+                continue
             try:
                 self.require(node, record, threshold, what)
             except ConformanceFailure as exc:

@@ -1,0 +1,358 @@
+"""Replay the corpus of real bugs (corpus.toml) through the suites, as a library's CI would.
+
+For each entry: the good release's run is the baseline, the bad release the change.
+Both releases are installed once, outside the project's environment (``pip install
+--no-deps --target``, in the replay's cache), and put first on ``PYTHONPATH`` of a
+``pytest --chaosmining`` run of the suites and explainers the entry names.  Three runs
+per entry, each from the same model cache:
+
+1. the good release, its results recomputed (``--chaosmining-builtin-results recompute``):
+   the baseline, and what the bars say of the good release;
+2. the bad release against that baseline, recomputed (costs measured in both runs, never
+   replayed from the pack: a replayed cost is not a measurement of this release);
+3. the bad release without a baseline, reusing run 2's results: what the bars say alone.
+
+A test counts as caught by the bars alone where it fails in run 3 and passed in run 1;
+caught against the baseline where it fails only in run 2, by the rule its message names.
+Controls (``control = true``): pairs with no relevant change, and the same release twice;
+any failure there is a false alarm and is reported as one.
+
+    python benchmarks/real_bugs/replay.py                 # every entry; committed runs are kept
+    python benchmarks/real_bugs/replay.py captum-dl-maxpool-before-relu --again
+    python benchmarks/real_bugs/replay.py --table         # docs/real_bugs.md from runs/*.json
+
+Each entry's outcome is written to ``runs/<id>.json`` as it finishes (resumable: an entry
+whose file exists for this plugin source is skipped unless ``--again``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+CORPUS = HERE / "corpus.toml"
+RUNS = HERE / "runs"
+TABLE = ROOT / "docs" / "real_bugs.md"
+
+CONFTEST = '''\
+"""Written by benchmarks/real_bugs/replay.py: registers the corpus entry's library methods."""
+import json
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, {here!r})
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_chaosmining_explainers(config):
+    spec = json.loads(os.environ["CHAOSMINING_REPLAY"])
+    from explainers import METHODS, WRAPPERS
+
+    from pytest_chaosmining.explainers import Explainer
+
+    made = {{}}
+    for name in spec["register"]:
+        make = METHODS[name]
+        method = WRAPPERS[spec["wrapper"]](make) if spec["wrapper"] and spec["side"] == "bad" else make()
+        made[name] = Explainer(name=name, method=method, **spec["declares"])
+    return made
+'''
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One corpus entry, as the replay needs it."""
+
+    id: str
+    library: str
+    reference: str
+    effect: str
+    reproduction: str
+    suites: tuple[str, ...]
+    explainers: tuple[str, ...]
+    bad: str
+    good: str
+    pattern: str
+    covered: bool
+    not_covered_why: str
+    wrapper: str
+    control: bool
+    raw: dict = field(hash=False, compare=False)
+
+    @property
+    def register(self) -> list[str]:
+        """The explainers the run registers through the replay's conftest (not built-ins)."""
+        from explainers import METHODS
+
+        return [name for name in self.explainers if name in METHODS]
+
+
+def load_corpus(path: Path = CORPUS) -> list[Entry]:
+    """The corpus's entries, in file order."""
+    data = tomllib.loads(path.read_text())
+    entries = []
+    for raw in data["bug"]:
+        entries.append(
+            Entry(
+                id=raw["id"],
+                library=raw["library"],
+                reference=raw["reference"],
+                effect=raw["effect"],
+                reproduction=raw["reproduction"],
+                suites=tuple(raw.get("suites", ())),
+                explainers=tuple(raw.get("explainers", ())),
+                bad=raw.get("bad", ""),
+                good=raw.get("good", ""),
+                pattern=raw["pattern"],
+                covered=bool(raw.get("covered", True)),
+                not_covered_why=raw.get("not_covered_why", ""),
+                wrapper=raw.get("wrapper", ""),
+                control=bool(raw.get("control", False)),
+                raw=raw,
+            )
+        )
+    return entries
+
+
+def cache_root() -> Path:
+    """Where releases and runs are kept: the plugin's user cache, ``real-bugs/`` in it."""
+    import platformdirs
+
+    root = Path(os.environ.get("CHAOSMINING_REPLAY_CACHE") or platformdirs.user_cache_dir("pytest-chaosmining"))
+    return root / "real-bugs"
+
+
+def plugin_source_key() -> str:
+    """A digest of the plugin's source (every .py and .toml under src/) and of this folder's
+    code: a replay outcome is kept only for the code that produced it."""
+    digest = hashlib.sha256()
+    for base in (ROOT / "src" / "pytest_chaosmining", HERE):
+        for path in sorted(base.rglob("*")):
+            if path.suffix in {".py", ".toml"} and "__pycache__" not in path.parts and path.name != "corpus.toml":
+                digest.update(str(path.relative_to(ROOT)).encode())
+                digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def release(spec: str) -> Path | None:
+    """The folder a release is installed in (installed on first use, atomically), or None
+    for the environment's own (``spec`` empty or ``"installed"``)."""
+    if spec in ("", "installed"):
+        return None
+    target = cache_root() / "releases" / re.sub(r"[^A-Za-z0-9_.=-]", "_", spec)
+    if target.is_dir():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=".staging-"))
+    cmd = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(staging), spec]
+    subprocess.run(cmd, check=True)
+    staging.rename(target)
+    return target
+
+
+def run_suites(entry: Entry, side: str, spec: str, out: Path, baseline: Path | None, recompute: bool) -> dict:
+    """One ``pytest --chaosmining`` run with ``spec`` first on the path; its exit code,
+    time and failures (from results.json)."""
+    work = out.parent / f"{out.name}-work"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    (work / "conftest.py").write_text(CONFTEST.format(here=str(HERE)))
+    env = dict(os.environ)
+    where = release(spec)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(where) if where else "", env.get("PYTHONPATH", "")) if p)
+    env["CHAOSMINING_REPLAY"] = json.dumps(
+        {"register": entry.register, "wrapper": entry.wrapper, "side": side, "declares": entry.raw.get("declares", {})}
+    )
+    report = out / "report"
+    shutil.rmtree(report, ignore_errors=True)
+    cmd = [
+        sys.executable, "-m", "pytest", "--chaosmining", "-p", "no:cacheprovider", "-q", "-n", "2",
+        "--dist", "loadgroup", f"--chaosmining-suites={','.join(entry.suites)}",
+        f"--chaosmining-explainers={','.join(entry.explainers)}", f"--chaosmining-report={report}",
+        f"--chaosmining-cache={cache_root() / 'models'}",
+        f"--chaosmining-builtin-results={'recompute' if recompute else 'reuse'}",
+    ]  # fmt: skip
+    if baseline is not None:
+        cmd.append(f"--chaosmining-baseline={baseline}")
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "output.txt").write_text(proc.stdout + proc.stderr)
+    results = report / "results.json"
+    if not results.exists():
+        return {"exit": proc.returncode, "seconds": seconds, "failures": {}, "crashed": proc.stdout[-2000:]}
+    data = json.loads(results.read_text())
+    outcomes: dict[str, int] = {}
+    for key, n in data["outcomes"].items():
+        kind = key.rsplit("|", 1)[-1]
+        outcomes[kind] = outcomes.get(kind, 0) + n
+    return {
+        "exit": proc.returncode,
+        "seconds": round(seconds, 1),
+        "outcomes": outcomes,
+        "failures": {f["nodeid"]: f["message"] for f in data["failures"]},
+        "versions": data["meta"].get("versions", {}),
+        "results": str(results),
+    }
+
+
+def rule_of(message: str) -> str:
+    """The baseline rule a failure's message names (the first that applies)."""
+    if "moved from the baseline" in message:
+        return "map drift"
+    if "regressed:" in message and re.search(r"\b(ms|MiB)\b", message):
+        return "cost"
+    if "regressed:" in message:
+        return "score drop"
+    if "baseline" in message and ("missing" in message or "not in this run" in message):
+        return "missing result"
+    return "bar"
+
+
+def cached_run(entry: Entry, side: str, spec: str, key: str, baseline: Path | None, recompute: bool) -> dict:
+    """:func:`run_suites`, once per plugin source and run: entries that replay the same
+    release pair on the same suites share their runs."""
+    what = {
+        "side": side, "spec": spec, "suites": entry.suites, "explainers": entry.explainers, "wrapper": entry.wrapper,
+        "declares": entry.raw.get("declares", {}), "baseline": str(baseline), "recompute": recompute,
+    }  # fmt: skip
+    digest = hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:16]
+    out = cache_root() / "runs" / key / digest
+    summary = out / "summary.json"
+    if summary.exists():
+        return json.loads(summary.read_text())
+    found = run_suites(entry, side, spec, out, baseline, recompute)
+    out.mkdir(parents=True, exist_ok=True)
+    summary.write_text(json.dumps(found))
+    return found
+
+
+def replay(entry: Entry, key: str) -> dict:
+    """The three runs of one entry and what they caught."""
+    good = cached_run(entry, "good", entry.good, key, None, recompute=True)
+    if "results" not in good:
+        return {"id": entry.id, "verdict": "error", "why": "the good release's run wrote no results", "good": good}
+    changed = cached_run(entry, "bad", entry.bad, key, Path(good["results"]), recompute=True)
+    alone = cached_run(entry, "bad", entry.bad, key, None, recompute=False)
+    bars = sorted(set(alone["failures"]) - set(good["failures"]))
+    against = sorted(set(changed["failures"]) - set(alone["failures"]) - set(good["failures"]))
+    rules = sorted({rule_of(changed["failures"][n]) for n in against})
+    raised = [n for n in bars + against if "raised" in (alone["failures"].get(n) or changed["failures"].get(n, ""))]
+    if entry.control:
+        verdict = "false alarm" if bars or against else "quiet"
+    elif bars:
+        verdict = "caught by the bars alone"
+    elif against:
+        verdict = "caught against the baseline"
+    else:
+        verdict = "missed"
+    return {
+        "id": entry.id,
+        "verdict": verdict,
+        "bars_alone": bars,
+        "against_baseline": against,
+        "rules": rules,
+        "raised": raised,
+        "messages": {n: (alone["failures"].get(n) or changed["failures"].get(n, ""))[:600] for n in bars + against},
+        "good": {k: v for k, v in good.items() if k not in ("failures", "results")} | {"failed": len(good["failures"])},
+        "bad": {k: v for k, v in changed.items() if k not in ("failures", "results")},
+        "bad_alone_seconds": alone["seconds"],
+        "plugin_source": key,
+    }
+
+
+def table(entries: list[Entry]) -> str:
+    """docs/real_bugs.md: the corpus and each entry's committed replay."""
+    rows, counts = [], {}
+    for entry in entries:
+        path = RUNS / f"{entry.id}.json"
+        run = json.loads(path.read_text()) if path.exists() else None
+        verdict = run["verdict"] if run else "not replayed"
+        if not entry.covered:
+            verdict = "missed: pattern not covered"
+        counts[verdict] = counts.get(verdict, 0) + 1
+        how = ""
+        if run and run["bars_alone"]:
+            how = f"{len(run['bars_alone'])} test(s) fail by their bars"
+        if run and run["against_baseline"]:
+            how += (
+                "; " if how else ""
+            ) + f"{len(run['against_baseline'])} more against the baseline ({', '.join(run['rules'])})"
+        if verdict.startswith("missed"):
+            how = entry.not_covered_why or (run or {}).get("why", "") or "no test moved"
+        if verdict == "quiet":
+            how = "nothing flagged"
+        pair = (
+            f"`{entry.bad}` against `{entry.good}`"
+            if entry.reproduction == "release_pair"
+            else f"wrapper `{entry.wrapper}`"
+        )
+        rows.append(
+            f"| {entry.id} | {entry.reference} | {entry.pattern} | {entry.effect} | {pair} | "
+            f"{', '.join(entry.suites)} / {', '.join(entry.explainers)} | **{verdict}** | {how} |"
+        )
+    summary = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
+    head = (
+        "| entry | reported | where it lives | effect | replayed as | suites / explainers | verdict | how |\n"
+        "|---|---|---|---|---|---|---|---|"
+    )
+    return f"{len(entries)} entries: {summary}.\n\n{head}\n" + "\n".join(rows) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("ids", nargs="*", help="entries to replay (default: all)")
+    parser.add_argument("--again", action="store_true", help="replay even where runs/<id>.json exists")
+    parser.add_argument("--table", action="store_true", help="only write the table from runs/*.json")
+    parser.add_argument("--all", action="store_true", help="also replay the entries whose pattern no suite covers")
+    args = parser.parse_args(argv)
+    sys.path.insert(0, str(HERE))
+    entries = load_corpus()
+    if not args.table:
+        key = plugin_source_key()
+        RUNS.mkdir(exist_ok=True)
+        for entry in entries:
+            if args.ids and entry.id not in args.ids:
+                continue
+            path = RUNS / f"{entry.id}.json"
+            if path.exists() and not args.again and json.loads(path.read_text()).get("plugin_source") == key:
+                continue
+            if not entry.covered and not args.all:  # a miss by construction: the table names why
+                continue
+            print(f"replay {entry.id}: {entry.bad or entry.wrapper} against {entry.good} ...", flush=True)
+            outcome = replay(entry, key)
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(outcome, indent=1, sort_keys=True) + "\n")
+            tmp.replace(path)
+            print(f"  {outcome['verdict']}", flush=True)
+    text = TABLE.read_text() if TABLE.exists() else ""
+    marker = "<!-- replay table -->"
+    body = table(entries)
+    if marker in text:
+        start = text.index(marker) + len(marker)
+        end = text.index(marker, start)
+        text = text[:start] + "\n" + body + text[end:]
+        TABLE.write_text(text)
+    else:
+        print(body)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
