@@ -284,14 +284,16 @@ def bars() -> dict[str, object]:
                 k = tolerance_factor(len(cal), COVERAGE, CONFIDENCE)
                 mean, sd = statistics.fmean(cal), statistics.stdev(cal)
                 bar = min(math.floor((mean - k * sd) / step) * step, cap)
+                floor = None
                 if known_defect(name, suite, metric) is not None:  # never a loosened bar: what it promises,
-                    bar = cap  # held as a strict expected failure (pytest_chaosmining.verdict.known_defects)
+                    floor, bar = bar, cap  # held as a strict expected failure down to what the defect explains
                 held = values(HELD_OUT_SEEDS, metric, name, suite)
                 entry["explainers"][name] = {  # type: ignore[index]
                     "n": len(cal), "mean": round(mean, 5), "sd": round(sd, 5), "k": round(k, 3),
                     "min": round(min(cal), 5), "bar": round(bar, 4), "held_out_n": len(held),
                     "held_out_min": round(min(held), 5) if held else None,
                     "held_out_failed": sum(v < bar for v in held),
+                    **({"defect_floor": round(floor, 4), "max": round(max(cal), 5)} if floor is not None else {}),
                 }  # fmt: skip
             # GBP is left out of the default sign bar: it drops negative gradients at every ReLU, so it does
             # not follow the model's signs (its bar is its own)

@@ -10,10 +10,12 @@ per entry, each from the same model cache:
    the baseline, and what the bars say of the good release;
 2. the bad release against that baseline, recomputed (costs measured in both runs, never
    replayed from the pack: a replayed cost is not a measurement of this release);
-3. the bad release without a baseline, reusing run 2's results: what the bars say alone.
+3. the bad release without a baseline, recomputed: what the bars say alone.
 
 A test counts as caught by the bars alone where it fails in run 3 and passed in run 1;
-caught against the baseline where it fails only in run 2, by the rule its message names.
+caught against the baseline where it fails in run 2 by a baseline rule (map drift, a
+score's drop, cost, a result gone), whatever run 1's bars said of it: the rule compares
+the two releases.  A test the good release fails on its own is listed with the entry.
 Controls (``control = true``): pairs with no relevant change, and the same release twice;
 any failure there is a false alarm and is reported as one.
 
@@ -138,9 +140,17 @@ def cache_root() -> Path:
 
 
 def plugin_source_key() -> str:
-    """A digest of the plugin's source (every .py and .toml under src/) and of this folder's
-    code: a replay outcome is kept only for the code that produced it."""
-    digest = hashlib.sha256()
+    """A digest of the plugin's source (every .py and .toml under src/), of this folder's
+    code and of the stack (Python, torch, numpy and the libraries' installed releases): a
+    replay outcome is kept only for the code and stack that produced it."""
+    from importlib import metadata
+
+    digest = hashlib.sha256(sys.version.encode())
+    for name in ("torch", "numpy", "captum", "zennit", "grad-cam", "torchcam", "shap"):  # the stack under the runs
+        try:
+            digest.update(f"{name}=={metadata.version(name)}".encode())
+        except metadata.PackageNotFoundError:
+            digest.update(f"{name} absent".encode())
     for base in (ROOT / "src" / "pytest_chaosmining", HERE):
         for path in sorted(base.rglob("*")):
             if path.suffix in {".py", ".toml"} and "__pycache__" not in path.parts and path.name != "corpus.toml":
@@ -160,8 +170,11 @@ def release(spec: str) -> Path | None:
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=".staging-"))
     cmd = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(staging), spec]
-    subprocess.run(cmd, check=True)
-    staging.rename(target)
+    try:
+        subprocess.run(cmd, check=True)
+        staging.rename(target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     return target
 
 
@@ -230,7 +243,8 @@ def cached_run(entry: Entry, side: str, spec: str, key: str, baseline: Path | No
     release pair on the same suites share their runs."""
     what = {
         "side": side, "spec": spec, "suites": entry.suites, "explainers": entry.explainers, "wrapper": entry.wrapper,
-        "declares": entry.raw.get("declares", {}), "baseline": str(baseline), "recompute": recompute,
+        "declares": entry.raw.get("declares", {}), "recompute": recompute,
+        "baseline": hashlib.sha256(baseline.read_bytes()).hexdigest() if baseline else None,
     }  # fmt: skip
     digest = hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:16]
     out = cache_root() / "runs" / key / digest
@@ -247,11 +261,27 @@ def replay(entry: Entry, key: str) -> dict:
     """The three runs of one entry and what they caught."""
     good = cached_run(entry, "good", entry.good, key, None, recompute=True)
     if "results" not in good:
-        return {"id": entry.id, "verdict": "error", "why": "the good release's run wrote no results", "good": good}
+        why = f"the good release's run wrote no results (exit {good['exit']})"
+        return {"id": entry.id, "verdict": "error", "why": why, "plugin_source": key}
     changed = cached_run(entry, "bad", entry.bad, key, Path(good["results"]), recompute=True)
-    alone = cached_run(entry, "bad", entry.bad, key, None, recompute=False)
-    bars = sorted(set(alone["failures"]) - set(good["failures"]))
-    against = sorted(set(changed["failures"]) - set(alone["failures"]) - set(good["failures"]))
+    alone = cached_run(entry, "bad", entry.bad, key, None, recompute=True)
+    for run, what in ((changed, "against the baseline"), (alone, "alone")):
+        if "results" not in run:
+            why = f"the bad release's run {what} wrote no results (exit {run['exit']})"
+            return {"id": entry.id, "verdict": "error", "why": why, "plugin_source": key}
+    # a test the bars fail in the bad release's run alone and pass in the good release's
+    bars = sorted(n for n in alone["failures"] if n not in good["failures"])
+    # a test failing against the baseline by a baseline rule (whatever the good release's bars
+    # said of it: the rule compares the two releases); a result gone because its test failed
+    # in the bad run is that failure, not a second finding
+    prefix = "chaosmining-baseline::"
+    against = sorted(
+        n
+        for n, message in changed["failures"].items()
+        if n not in bars
+        and rule_of(message) != "bar"
+        and not (n.startswith(prefix) and n.removeprefix(prefix) in changed["failures"])
+    )
     rules = sorted({rule_of(changed["failures"][n]) for n in against})
     raised = [n for n in bars + against if "raised" in (alone["failures"].get(n) or changed["failures"].get(n, ""))]
     if entry.control:
@@ -273,6 +303,7 @@ def replay(entry: Entry, key: str) -> dict:
         "good": {k: v for k, v in good.items() if k not in ("failures", "results")} | {"failed": len(good["failures"])},
         "bad": {k: v for k, v in changed.items() if k not in ("failures", "results")},
         "bad_alone_seconds": alone["seconds"],
+        "good_fails_alone": sorted(good["failures"]),
         "plugin_source": key,
     }
 
@@ -285,7 +316,7 @@ def table(entries: list[Entry]) -> str:
         run = json.loads(path.read_text()) if path.exists() else None
         verdict = run["verdict"] if run else "not replayed"
         if not entry.covered:
-            verdict = "missed: pattern not covered"
+            verdict = f"{verdict} (pattern not covered)" if run else "missed: pattern not covered"
         counts[verdict] = counts.get(verdict, 0) + 1
         how = ""
         if run and run["bars_alone"]:
@@ -294,8 +325,12 @@ def table(entries: list[Entry]) -> str:
             how += (
                 "; " if how else ""
             ) + f"{len(run['against_baseline'])} more against the baseline ({', '.join(run['rules'])})"
-        if verdict.startswith("missed"):
-            how = entry.not_covered_why or (run or {}).get("why", "") or "no test moved"
+        if run and run.get("good_fails_alone"):
+            how += ("; " if how else "") + f"the good release fails {len(run['good_fails_alone'])} of its tests alone"
+        if verdict.startswith("missed") or verdict.endswith("(pattern not covered)"):
+            how = "; ".join(x for x in (entry.not_covered_why, how) if x) or "no test moved"
+        if verdict == "error":
+            how = run["why"]
         if verdict == "quiet":
             how = "nothing flagged"
         pair = (

@@ -48,6 +48,9 @@ class Record:
     #: the per-sample values whose mean ``value`` is (an image's IoU, a clip's hit), where the
     #: suite keeps them: a baseline judges a drop as a paired difference against their spread
     samples: list[float] | None = None
+    #: the known library defect this check failed as expected (``passed`` is False; not the
+    #: explainer's regression: :mod:`pytest_chaosmining.verdict.known_defects`), else None
+    expected: str | None = None
 
     def key(self) -> tuple[str | int, ...]:
         """Identity of a result across runs (for baselines and sorting)."""

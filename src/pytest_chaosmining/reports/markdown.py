@@ -8,6 +8,7 @@ import csv
 import io
 import json
 import math
+import re
 import warnings
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -131,6 +132,10 @@ def _changed_section(changed: list[dict[str, Any]]) -> list[str]:
     )
 
 
+#: an issue or pull request as the known defects cite it (``owner/repo#N``)
+ISSUE = re.compile(r"[\w.-]+/[\w.-]+#\d+")
+
+
 def run_notes(meta: Mapping[str, object]) -> list[tuple[str, bool]]:
     """The run's notes on what it did not judge, each with whether it warns: suites that
     only reported (their bars at the tier were never checked on held-out seeds), tests in
@@ -168,7 +173,7 @@ def run_notes(meta: Mapping[str, object]) -> list[tuple[str, bool]]:
         )
     known = meta.get("known_defects")
     if isinstance(known, dict) and known:
-        cited = sorted({note.split("(", 1)[1].split(")", 1)[0] for notes in known.values() for note in notes})
+        cited = sorted({ref for notes in known.values() for note in notes for ref in ISSUE.findall(note)})
         notes.append(
             (
                 f"known library defects: {sum(len(n) for n in known.values())} check(s) of built-ins failed as "
@@ -326,7 +331,19 @@ def write_reports(out_dir: Path, run: RunResults, markdown: str) -> list[str]:
     written.append(str(out_dir / "results.json"))
     records = run.human_facing.records  # fingerprints of maps: results.json only
     case_keys = sorted({k for r in records for k in r.case})
-    fields = ["suite", "model", "explainer", *case_keys, "seed", "metric", "value", "threshold", "passed", "nodeid"]
+    fields = [
+        "suite",
+        "model",
+        "explainer",
+        *case_keys,
+        "seed",
+        "metric",
+        "value",
+        "threshold",
+        "passed",
+        "expected",
+        "nodeid",
+    ]
     buffer = io.StringIO(newline="")
     writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n")
     writer.writeheader()

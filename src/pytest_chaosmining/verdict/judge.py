@@ -240,26 +240,43 @@ class Judge:
         """The known library defect of ``record``'s check, for a built-in only (a
         registered explainer of the same method is judged by the bar)."""
         found = self.explainers.get(record.explainer)
-        if found is None or found.source != "builtin" or record.suite in self.report_only:
+        if found is None or found.source != "builtin":
             return None
         return known_defect(record.explainer, record.suite, record.metric)
 
     def expect_defect(
         self, node: pytest.Item, record: Record, threshold: float, what: str, defect: KnownDefect
     ) -> list[str]:
-        """A check a known library defect makes fail: strict.  Below its bar it is an
-        expected failure, noted on the test; at or above its bar the defect no longer
-        shows, which fails the test.  Either way a regression against the baseline fails."""
+        """A check a known library defect makes fail: strict.  Between the defect's floor
+        and its bar it is an expected failure, noted on the test and the record; below the
+        floor it fails as any check does; at or above the promise the defect no longer
+        shows, which fails the test.  A bar loosened below the promise (a user's thresholds
+        file) judges as usual.  A metric compared against a baseline still is."""
+        if threshold < defect.promise:
+            try:
+                self.require(node, record, threshold, what)
+            except ConformanceFailure as exc:
+                return [str(exc)]
+            return []
         metric = self.catalog.judged(record.suite, record.metric)
         record.threshold = threshold
         record.passed = record.value >= threshold
         drop, paired = self.max_drop(record.suite, record.metric), self.paired_drop(record.suite, record.metric)
         regression = self.baseline.regression(record, metric, drop, paired) if self.baseline else None
-        self.record(node, record)
-        failures = [f"{what}: {regression}"] if regression else []
+        failures = []
+        if regression:
+            record.passed = False
+            failures.append(f"{what}: {regression}")
+        elif self.baseline and (change := self.baseline.change(record, metric, drop, paired)):
+            self.note_change(node, f"{what}: {change}")
         if record.value >= threshold:
-            return failures + [f"{what}: {defect.stale(record.value, threshold)}"]
-        node.user_properties.append((KNOWN_DEFECT_PROPERTY, defect.expected(record.value, threshold)))
+            failures.append(f"{what}: {defect.stale(record.value, threshold)}")
+        elif record.value < defect.floor:
+            failures.append(f"{what}: {defect.below_floor(record.value)}")
+        else:
+            record.expected = ", ".join(defect.references)
+            node.user_properties.append((KNOWN_DEFECT_PROPERTY, defect.expected(record.value, threshold)))
+        self.record(node, record)
         return failures
 
     @staticmethod
