@@ -328,7 +328,8 @@ def table(entries: list[Entry]) -> str:
         if run and run.get("good_fails_alone"):
             how += ("; " if how else "") + f"the good release fails {len(run['good_fails_alone'])} of its tests alone"
         if verdict.startswith("missed") or verdict.endswith("(pattern not covered)"):
-            how = "; ".join(x for x in (entry.not_covered_why, how) if x) or "no test moved"
+            why = entry.not_covered_why or entry.raw.get("missed_why", "")
+            how = "; ".join(x for x in (why, how) if x) or "no test moved"
         if verdict == "error":
             how = run["why"]
         if verdict == "quiet":
@@ -338,10 +339,9 @@ def table(entries: list[Entry]) -> str:
             if entry.reproduction == "release_pair"
             else f"wrapper `{entry.wrapper}`"
         )
-        rows.append(
-            f"| {entry.id} | {entry.reference} | {entry.pattern} | {entry.effect} | {pair} | "
-            f"{', '.join(entry.suites)} / {', '.join(entry.explainers)} | **{verdict}** | {how} |"
-        )
+        cells = (entry.id, entry.reference, entry.pattern, entry.effect, pair)
+        cells += (f"{', '.join(entry.suites)} / {', '.join(entry.explainers)}", f"**{verdict}**", how)
+        rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     summary = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
     head = (
         "| entry | reported | where it lives | effect | replayed as | suites / explainers | verdict | how |\n"
