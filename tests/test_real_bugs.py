@@ -101,3 +101,27 @@ def test_the_readme_cites_the_committed_figures(replay):
     assert stated in readme
     assert f"{caught} of the {len(silent)} silent ones among them are caught ({alone} by the bars alone)" in readme
     assert f"{len(controls)} controls raise nothing" in readme
+
+
+def test_the_pattern_networks_run_and_the_docs_quote_their_committed_figures():
+    """benchmarks/real_bugs/patterns.py: every pattern network gives one logit per class, and
+    the figures docs/real_bugs.md quotes are in the committed patterns.md."""
+    import torch
+
+    spec = importlib.util.spec_from_file_location("real_bugs_patterns", HERE / "patterns.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for name, model in module.networks().items():
+        assert model(torch.rand(2, 3, 12, 12)).shape == (2, 4), name
+    table = (HERE / "patterns.md").read_text()
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in table.splitlines() if line.startswith("| ")}
+    assert rows["pool before ReLU · DeepLift"].split(" | ")[1:5] == [
+        "1.000 / 0e+00",
+        "1.000 / 0e+00",
+        "0.397 / 0e+00",
+        "0.397 / 0e+00",
+    ]
+    assert "-0.747" in rows["Softmax module · DeepLift"] and "0.573" in rows["functional ReLU · DeepLift"]
+    assert "-1.925" in rows["one ReLU module twice · shap.DeepExplainer"]
+    assert rows["in-place ReLU · DeepLift"].split(" | ")[2] == "raises RuntimeError"
