@@ -6,7 +6,7 @@ networks (seeded; the axioms hold for any weights), what the own-merit checks wo
 each release: completeness (1 − mean |Σ a − (f(x) − f(0))| / mean |f(x) − f(0)|) of the
 methods that promise it, batch consistency (a sample's map alone against in a batch), and
 whether the call raises.  Each release runs in its own process with the release first on
-``PYTHONPATH`` (installed by replay.py's :func:`release`).
+``PYTHONPATH`` (replay.py's :func:`release_env`).
 
     python benchmarks/real_bugs/patterns.py            # writes patterns.md beside this file
 """
@@ -14,7 +14,6 @@ whether the call raises.  Each release runs in its own process with the release 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -135,18 +134,13 @@ def main() -> int:
         print(json.dumps(measure(tuple(sys.argv[2].split(",")))))
         return 0
     sys.path.insert(0, str(HERE))
-    from replay import release
+    from replay import release_env
 
     rows: dict[str, dict[str, object]] = {}
     for spec, methods in RELEASES:
-        where = release(spec)
-        env = {
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join(p for p in (str(where or ""), os.environ.get("PYTHONPATH", "")) if p),
-        }
         out = subprocess.run(
             [sys.executable, __file__, "--inside", ",".join(methods)],
-            env=env,
+            env=release_env(spec),
             capture_output=True,
             text=True,
             check=True,

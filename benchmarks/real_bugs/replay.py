@@ -178,6 +178,13 @@ def release(spec: str) -> Path | None:
     return target
 
 
+def release_env(spec: str) -> dict[str, str]:
+    """This process's environment with ``spec``'s release (:func:`release`) first on ``PYTHONPATH``."""
+    where = release(spec)
+    paths = (str(where) if where else "", os.environ.get("PYTHONPATH", ""))
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
+
+
 def run_suites(entry: Entry, side: str, spec: str, out: Path, baseline: Path | None, recompute: bool) -> dict:
     """One ``pytest --chaosmining`` run with ``spec`` first on the path; its exit code,
     time and failures (from results.json)."""
@@ -185,9 +192,7 @@ def run_suites(entry: Entry, side: str, spec: str, out: Path, baseline: Path | N
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     (work / "conftest.py").write_text(CONFTEST.format(here=str(HERE)))
-    env = dict(os.environ)
-    where = release(spec)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(where) if where else "", env.get("PYTHONPATH", "")) if p)
+    env = release_env(spec)
     env["CHAOSMINING_REPLAY"] = json.dumps(
         {"register": entry.register, "wrapper": entry.wrapper, "side": side, "declares": entry.raw.get("declares", {})}
     )
