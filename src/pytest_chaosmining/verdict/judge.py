@@ -187,7 +187,8 @@ class Judge:
         """Record ``record`` with its threshold, then fail if it is below the threshold
         or regressed against the baseline.  Its metric must be declared judged by its
         suite (:class:`~pytest_chaosmining.core.metrics.catalog.UndeclaredMetric`).
-        In a report-only suite it is recorded only."""
+        In a report-only suite it is recorded only.  A built-in's check that a known
+        library defect makes fail is held to :meth:`held_to_known_defect` instead of the bar."""
         metric = self.catalog.judged(record.suite, record.metric)
         if record.suite in self.report_only:
             self.record(node, record)
@@ -200,6 +201,14 @@ class Judge:
             record.passed = False
         elif self.baseline and (change := self.baseline.change(record, metric, drop, paired)):
             self.note_change(node, f"{what}: {change}")
+        defect = self.known_defect_of(record)
+        if defect is not None and threshold >= defect.promise:  # a bar loosened below the promise judges as usual
+            failures = [f"{what}: {regression}"] if regression else []
+            failures += [f"{what}: {failure}" for failure in self.held_to_known_defect(node, record, defect)]
+            self.record(node, record)
+            if failures:
+                raise ConformanceFailure("; ".join(failures))
+            return
         self.record(node, record)
         if record.value < threshold:
             raise ConformanceFailure(
@@ -244,40 +253,20 @@ class Judge:
             return None
         return known_defect(record.explainer, record.suite, record.metric)
 
-    def expect_defect(
-        self, node: pytest.Item, record: Record, threshold: float, what: str, defect: KnownDefect
-    ) -> list[str]:
-        """A check a known library defect makes fail: strict.  Between the defect's floor
-        and its bar it is an expected failure, noted on the test and the record; below the
-        floor it fails as any check does; at or above the promise the defect no longer
-        shows, which fails the test.  A bar loosened below the promise (a user's thresholds
-        file) judges as usual.  A metric compared against a baseline still is."""
-        if threshold < defect.promise:
-            try:
-                self.require(node, record, threshold, what)
-            except ConformanceFailure as exc:
-                return [str(exc)]
-            return []
-        metric = self.catalog.judged(record.suite, record.metric)
-        record.threshold = threshold
-        record.passed = record.value >= threshold
-        drop, paired = self.max_drop(record.suite, record.metric), self.paired_drop(record.suite, record.metric)
-        regression = self.baseline.regression(record, metric, drop, paired) if self.baseline else None
-        failures = []
-        if regression:
-            record.passed = False
-            failures.append(f"{what}: {regression}")
-        elif self.baseline and (change := self.baseline.change(record, metric, drop, paired)):
-            self.note_change(node, f"{what}: {change}")
-        if record.value >= threshold:
-            failures.append(f"{what}: {defect.stale(record.value, threshold)}")
-        elif record.value < defect.floor:
-            failures.append(f"{what}: {defect.below_floor(record.value)}")
-        else:
-            record.expected = ", ".join(defect.references)
-            node.user_properties.append((KNOWN_DEFECT_PROPERTY, defect.expected(record.value, threshold)))
-        self.record(node, record)
-        return failures
+    @staticmethod
+    def held_to_known_defect(node: pytest.Item, record: Record, defect: KnownDefect) -> list[str]:
+        """A check a known library defect makes fail, judged strictly: between the defect's
+        floor and its bar it is an expected failure, noted on the test and the record; below
+        the floor it fails as any check does; at or above the bar the defect no longer shows,
+        which fails the test.  The failures' messages (none for an expected failure)."""
+        assert record.threshold is not None
+        if record.value >= record.threshold:
+            return [defect.stale(record.value, record.threshold)]
+        if record.value < defect.floor:
+            return [defect.below_floor(record.value)]
+        record.expected = ", ".join(defect.references)
+        node.user_properties.append((KNOWN_DEFECT_PROPERTY, defect.expected(record.value, record.threshold)))
+        return []
 
     @staticmethod
     def note_change(node: pytest.Item, message: str) -> None:
@@ -318,9 +307,6 @@ class Judge:
             pytest.skip(f"{NOT_JUDGED_PREFIX}{why} ({checks[0][2]}); the values are recorded")
         failures = self._cost_failures.pop(node.nodeid, []) + unbarred
         for record, threshold, what in judged:
-            if (defect := self.known_defect_of(record)) is not None:
-                failures += self.expect_defect(node, record, threshold, what, defect)
-                continue
             try:
                 self.require(node, record, threshold, what)
             except ConformanceFailure as exc:
