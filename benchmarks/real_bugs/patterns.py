@@ -1,10 +1,9 @@
 """Which corpus bugs would an axiom catch on a network that has their pattern?
 
-The judged suites' networks lack nine of the corpus's patterns (docs/real_bugs.md).  Before
-such networks are trained, shipped and calibrated, this measures, on small *untrained*
-networks (seeded; the axioms hold for any weights), what the own-merit checks would say of
-each release: completeness (1 − mean |Σ a − (f(x) − f(0))| / mean |f(x) − f(0)|) of the
-methods that promise it, batch consistency (a sample's map alone against in a batch), and
+The vision suite's module-pattern networks (:mod:`pytest_chaosmining.testbeds.module_patterns`,
+untrained and seeded: the axioms hold for any weights) per library release: what the checks
+would say of each release on the first network of each pattern, completeness
+(1 − mean |Σ a − (f(x) − f(0))| / mean |f(x) − f(0)|) of the methods that promise it, batch consistency (a sample's map alone against in a batch), and
 whether the call raises.  Each release runs in its own process with the release first on
 ``PYTHONPATH`` (replay.py's :func:`release_env`).
 
@@ -31,58 +30,13 @@ RELEASES = (
 
 
 def networks() -> dict[str, object]:
-    """One small image network per pattern of the corpus (3×12×12 inputs, 4 classes)."""
+    """The vision suite's module-pattern networks (member 0 of the seed the suite runs; 10
+    classes, any canvas): :mod:`pytest_chaosmining.testbeds.module_patterns`."""
     import torch
-    from torch import nn
-    from torchvision.models.resnet import BasicBlock
 
-    class Head(nn.Module):
-        def __init__(self, body: nn.Module, channels: int):
-            super().__init__()
-            self.body, self.pool, self.fc = body, nn.AdaptiveAvgPool2d(1), nn.Linear(channels, 4)
+    from pytest_chaosmining.testbeds.module_patterns import PATTERNS, pattern_network
 
-        def forward(self, x: torch.Tensor) -> torch.Tensor:
-            return self.fc(torch.flatten(self.pool(self.body(x)), 1))
-
-    class Reused(nn.Module):  # one ReLU module called twice (shap#1479, captum's reuse check)
-        def __init__(self):
-            super().__init__()
-            self.c1, self.c2, self.act = nn.Conv2d(3, 8, 3, padding=1), nn.Conv2d(8, 8, 3, padding=1), nn.ReLU()
-
-        def forward(self, x: torch.Tensor) -> torch.Tensor:
-            return self.act(self.c2(self.act(self.c1(x))))
-
-    class Functional(nn.Module):  # F.relu inside forward (captum#1082)
-        def __init__(self):
-            super().__init__()
-            self.c1, self.c2 = nn.Conv2d(3, 8, 3, padding=1), nn.Conv2d(8, 8, 3, padding=1)
-
-        def forward(self, x: torch.Tensor) -> torch.Tensor:
-            return torch.relu(self.c2(torch.relu(self.c1(x))))
-
-    class SoftmaxGate(nn.Module):  # an nn.Softmax module inside the network (captum#1367)
-        def __init__(self):
-            super().__init__()
-            self.c1, self.act, self.gate = nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Softmax(dim=1)
-
-        def forward(self, x: torch.Tensor) -> torch.Tensor:
-            return self.gate(self.act(self.c1(x)))
-
-    def conv(c_in: int, c_out: int) -> nn.Module:
-        return nn.Conv2d(c_in, c_out, 3, padding=1)
-
-    return {
-        "pool before ReLU": Head(nn.Sequential(conv(3, 8), nn.MaxPool2d(2), nn.ReLU()), 8),
-        "ReLU before pool": Head(nn.Sequential(conv(3, 8), nn.ReLU(), nn.MaxPool2d(2)), 8),
-        "in-place ReLU": Head(nn.Sequential(conv(3, 8), nn.ReLU(inplace=True), conv(8, 8), nn.ReLU(inplace=True)), 8),
-        "one ReLU module twice": Head(Reused(), 8),
-        "functional ReLU": Head(Functional(), 8),
-        "Softmax module": Head(SoftmaxGate(), 8),
-        "BasicBlock (residual)": Head(nn.Sequential(conv(3, 8), nn.ReLU(), BasicBlock(8, 8)), 8),
-        "ConvTranspose then BatchNorm": Head(
-            nn.Sequential(nn.ConvTranspose2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU()), 8
-        ),
-    }
+    return {pattern.name: pattern_network(pattern, 0, 0, torch.device("cpu")) for pattern in PATTERNS}
 
 
 def measure(methods: tuple[str, ...]) -> dict[str, dict[str, object]]:
@@ -94,14 +48,10 @@ def measure(methods: tuple[str, ...]) -> dict[str, dict[str, object]]:
     x = torch.rand(8, 3, 12, 12)
     found: dict[str, dict[str, object]] = {}
     for name, model in networks().items():
-        model.eval()  # type: ignore[attr-defined]
         with torch.no_grad():
-            for m in model.modules():  # type: ignore[attr-defined]
-                if isinstance(m, torch.nn.BatchNorm2d):
-                    m.running_mean.normal_(0, 0.1)
-                    m.running_var.uniform_(0.5, 1.5)
-            target = model(x).argmax(1)  # type: ignore[operator]
-            change = (model(x) - model(torch.zeros_like(x))).gather(1, target[:, None])[:, 0]  # type: ignore[operator]
+            moved = model(x) - model(torch.zeros_like(x))  # type: ignore[operator]
+            target = moved.abs().argmax(1)  # the class whose logit moved most, as the suite explains
+            change = moved.gather(1, target[:, None])[:, 0]
         for method in methods:
             key = f"{name} | {method}"
             try:
@@ -151,7 +101,8 @@ def main() -> int:
         "",
         "`python benchmarks/real_bugs/patterns.py`: completeness (1 = the sums are f(x) − f(0) exactly; IG with",
         "captum's default 50 steps), the largest change of sample 0's map between the batch of 8 and alone",
-        "(relative to its largest value), or what the call raised.  Networks untrained, seeded; 3×12×12 inputs.",
+        "(relative to its largest value), or what the call raised.  The suite's networks (member 0 of seed 0),",
+        "each image explained for the class whose logit moved most from the zero baseline; 3×12×12 inputs.",
         "",
         "| network \\| method | " + " | ".join(spec for spec, _ in RELEASES) + " |",
         "|---|" + "---|" * len(RELEASES),

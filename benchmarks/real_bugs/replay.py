@@ -204,6 +204,7 @@ def run_suites(entry: Entry, side: str, spec: str, out: Path, baseline: Path | N
         f"--chaosmining-explainers={','.join(entry.explainers)}", f"--chaosmining-report={report}",
         f"--chaosmining-cache={cache_root() / 'models'}",
         f"--chaosmining-builtin-results={'recompute' if recompute else 'reuse'}",
+        "--chaosmining-known-defects=none",  # as the day the bug shipped: no defect of it was known yet
     ]  # fmt: skip
     if baseline is not None:
         cmd.append(f"--chaosmining-baseline={baseline}")
@@ -262,8 +263,34 @@ def cached_run(entry: Entry, side: str, spec: str, key: str, baseline: Path | No
     return found
 
 
+def replay_unfixed(entry: Entry, key: str) -> dict:
+    """An entry no release has fixed: the bad release's run alone, caught by the bars where
+    a test fails with a message that cites the entry's report (a module-pattern check names
+    the bugs its network reproduces)."""
+    alone = cached_run(entry, "bad", entry.bad, key, None, recompute=True)
+    if "results" not in alone:
+        why = f"the bad release's run wrote no results (exit {alone['exit']})"
+        return {"id": entry.id, "verdict": "error", "why": why, "plugin_source": key}
+    bars = sorted(n for n, message in alone["failures"].items() if entry.reference in message)
+    return {
+        "id": entry.id,
+        "verdict": "caught by the bars alone" if bars else "missed",
+        "bars_alone": bars,
+        "against_baseline": [],
+        "rules": [],
+        "raised": [n for n in bars if "raised" in alone["failures"][n]],
+        "messages": {n: alone["failures"][n][:600] for n in bars},
+        "bad": {k: v for k, v in alone.items() if k not in ("failures", "results")},
+        "bad_alone_seconds": alone["seconds"],
+        "good_fails_alone": [],
+        "plugin_source": key,
+    }
+
+
 def replay(entry: Entry, key: str) -> dict:
-    """The three runs of one entry and what they caught."""
+    """The three runs of one entry and what they caught (one where no release has the fix)."""
+    if not entry.good:
+        return replay_unfixed(entry, key)
     good = cached_run(entry, "good", entry.good, key, None, recompute=True)
     if "results" not in good:
         why = f"the good release's run wrote no results (exit {good['exit']})"
@@ -342,6 +369,8 @@ def table(entries: list[Entry]) -> str:
         pair = (
             f"`{entry.bad}` against `{entry.good}`"
             if entry.reproduction == "release_pair"
+            else f"`{entry.bad}` alone (no release has the fix)"
+            if entry.reproduction == "unfixed"
             else f"wrapper `{entry.wrapper}`"
         )
         cells = (entry.id, entry.reference, entry.pattern, entry.effect, pair)

@@ -91,6 +91,12 @@ _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
         "the built-in explainers' scores: reuse those an earlier run cached (default) or recompute them",
     ),
     (
+        "known-defects",
+        {"choices": ("hold", "none")},
+        "a built-in's check that a reported defect of its library makes fail: held as a strict expected "
+        "failure (hold, default), or judged by the bar like any other (none: as before the defect was known)",
+    ),
+    (
         "call-timeout",
         {"metavar": "SECONDS", "type": float},
         "longest an explainer call may take before it is stopped and its test fails "
@@ -153,6 +159,8 @@ class Settings:
     cache_dir: Path | None = None
     pack: Path | None = None  # None: no pack ('none'); the default is the shipped pack
     reuse_builtin_results: bool = True
+    #: a built-in's check that a known library defect makes fail is a strict expected failure
+    hold_known_defects: bool = True
     call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S
     device: str | None = None
     explainers: tuple[str, ...] = ()
@@ -341,6 +349,7 @@ def resolve(config: pytest.Config, suite_names: Sequence[str], thresholds: Seque
         cache_dir=get("cache").folder(must_exist=False),
         pack=_pack(get("pack")),
         reuse_builtin_results=(get("builtin_results").value or "reuse") == "reuse",
+        hold_known_defects=(get("known_defects").value or "hold") == "hold",
         call_timeout_s=get("call_timeout").number("a number of seconds > 0", lambda t: t > 0, DEFAULT_CALL_TIMEOUT_S),
         device=get("device").value,
         explainers=_split(get("explainers").value),

@@ -142,4 +142,5 @@ class ChaosminingSession:
             report_only=frozenset(thresholds.report_only(list(self.settings.suites), tier)),
             thresholds=thresholds,
             paired_drop=paired_drop,
+            hold_known_defects=self.settings.hold_known_defects,
         )

@@ -32,6 +32,8 @@ class SuiteDefaults:
     case_arg: str | None
     #: the scores an explainer test records beside its checks (none unless a suite says so)
     recorded: tuple[str, ...] = ()
+    #: a model suite's explainers are also checked on the module-pattern networks (images: vision)
+    module_patterns: bool = False
 
     def plan(self, run: RunView) -> Sequence[Case]:
         """The cases of this run (each suite plans its own)."""

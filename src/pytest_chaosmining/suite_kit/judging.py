@@ -43,9 +43,10 @@ if TYPE_CHECKING:
 
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.run_view import RunView
-    from pytest_chaosmining.suite_kit import merit
-else:  # the own-merit checks (torch), loaded on first use
+    from pytest_chaosmining.suite_kit import merit, module_rules
+else:  # the own-merit and module-pattern checks (torch), loaded on first use
     merit = lazy_module("pytest_chaosmining.suite_kit.merit")
+    module_rules = lazy_module("pytest_chaosmining.suite_kit.module_rules")
 
 #: a suite's scores of an explainer
 ScoresT = TypeVar("ScoresT", bound=Mapping[str, object])
@@ -136,7 +137,8 @@ def model_scored(
     """A model suite's scoring, its :meth:`~.seam.CheckedSuite.scored` (a model suite
     declares ``scored = model_scored``): skipped where ``case``'s model is below the
     tier's quality gate; the suite's scores of the explainer, timed, with its costs;
-    then its own-merit checks and, against a baseline, the drift check."""
+    then its own-merit checks, its checks on the module patterns (where the suite declares
+    them) and, against a baseline, the drift check."""
     trained = suite.model(run, case)
     gate = run.judge.thresholds.quality_gate(suite.name, run.plan.tier)
     quality = suite.quality(trained)
@@ -152,6 +154,7 @@ def model_scored(
 
     def further(what: str) -> list[Check]:
         checks = merit.own_merit_checks(run, suite, case, explainer, node, record, what)
+        checks += module_rules.pattern_checks(run, suite, case, explainer, node, record, what)
         noise = merit.drift_noise(run, suite, case, explainer)
         return checks + drift_checks(run.judge, node, suite.name, explainer, values, record, key, what, noise)
 

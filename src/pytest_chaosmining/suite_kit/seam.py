@@ -340,6 +340,12 @@ class ModelSuite(CheckedSuite, ModelTestbed[CaseT, ModelT], Protocol[CaseT, Mode
         """What its model test records beside the quality: ``train_seconds``, ``params_m``."""
         ...
 
+    @property
+    def module_patterns(self) -> bool:
+        """Whether its explainers are also checked on the module-pattern networks
+        (:mod:`pytest_chaosmining.suite_kit.module_rules`; they take images)."""
+        ...
+
     def unlearned_keys(self, case: CaseT) -> tuple[str, ...]:
         """The keys under which the bars may declare ``case``'s model not expected to
         learn (its test then expects failure below the gate); empty: none."""

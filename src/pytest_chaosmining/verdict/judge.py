@@ -87,6 +87,7 @@ class Judge:
         report_only: frozenset[str] = frozenset(),
         thresholds: Thresholds | None = None,
         paired_drop: Callable[[str, str], PairedDrop | None] | None = None,
+        hold_known_defects: bool = True,
     ):
         #: the bars (and a suite's own margins and gates) the run judges with
         self.thresholds = thresholds if thresholds is not None else Thresholds({})
@@ -101,6 +102,8 @@ class Judge:
         #: the run's tier (which calibrated drops apply to a result without a bar)
         self.tier = tier
         self.map_notes = map_notes if map_notes is not None else MapNotes()
+        #: whether a known library defect is held as a strict expected failure (else the bar judges it)
+        self.hold_known_defects = hold_known_defects
         self._cost_failures: dict[str, list[str]] = {}
 
     def marks_for(self, explainer: str) -> list[pytest.MarkDecorator]:
@@ -247,11 +250,13 @@ class Judge:
 
     def known_defect_of(self, record: Record) -> KnownDefect | None:
         """The known library defect of ``record``'s check, for a built-in only (a
-        registered explainer of the same method is judged by the bar)."""
+        registered explainer of the same method is judged by the bar), unless the run
+        holds none (``--chaosmining-known-defects none``)."""
         found = self.explainers.get(record.explainer)
-        if found is None or found.source != "builtin":
+        if found is None or found.source != "builtin" or not self.hold_known_defects:
             return None
-        return known_defect(record.explainer, record.suite, record.metric)
+        pattern = record.case.get("pattern")
+        return known_defect(record.explainer, record.suite, record.metric, None if pattern is None else str(pattern))
 
     @staticmethod
     def held_to_known_defect(node: pytest.Item, record: Record, defect: KnownDefect) -> list[str]:

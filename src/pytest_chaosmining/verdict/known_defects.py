@@ -32,11 +32,18 @@ class KnownDefect:
     #: the lowest value the defect itself explains: the bar calibrated on the defective values
     #: (``benchmarks/axioms/properties.json``: ``defect_floor``); below it the check fails as any does
     floor: float
+    #: the module-pattern network the check runs on (a record's ``pattern`` field), where it is one
+    pattern: str | None = None
+
+    @property
+    def where(self) -> str:
+        """The suite, and the pattern's network where there is one."""
+        return self.suite + (f" (the '{self.pattern}' network)" if self.pattern else "")
 
     def expected(self, value: float, bar: float) -> str:
         """The note on a test whose check failed as the defect makes it fail."""
         return (
-            f"known defect ({', '.join(self.references)}): {self.explainer}'s {self.metric} on {self.suite} "
+            f"known defect ({', '.join(self.references)}): {self.explainer}'s {self.metric} on {self.where} "
             f"{value:.4f} < {bar:.4f}, as expected: {self.what}"
         )
 
@@ -50,11 +57,15 @@ class KnownDefect:
     def stale(self, value: float, bar: float) -> str:
         """The failure of a test whose check passed although the defect is declared."""
         return (
-            f"{self.explainer}'s {self.metric} on {self.suite} is {value:.4f} >= {bar:.4f}: the known defect "
+            f"{self.explainer}'s {self.metric} on {self.where} is {value:.4f} >= {bar:.4f}: the known defect "
             f"{', '.join(self.references)} no longer shows ({self.what}); if the library fixed it, remove the "
             "entry from pytest_chaosmining.verdict.known_defects so the bar judges it"
         )
 
+
+#: the floors of DeepLift's defective values on the module-pattern networks
+#: (``benchmarks/real_bugs/patterns_calibration.json``)
+FLOORS = {"max-pool before ReLU": 0.45, "functional ReLU": 0.15, "Softmax module inside the network": 0.65}
 
 KNOWN_DEFECTS: tuple[KnownDefect, ...] = (
     KnownDefect(
@@ -71,12 +82,55 @@ KNOWN_DEFECTS: tuple[KnownDefect, ...] = (
         promise=0.95,
         floor=0.3,
     ),
+    *(
+        KnownDefect(
+            "DL", "vision", "pattern_completeness", references, what, promise=0.95, floor=floor, pattern=pattern
+        )
+        for pattern, references, what, floor in (
+            (
+                "max-pool before ReLU",
+                ("pytorch/captum#1104",),
+                "from captum 0.6.0 the ReLU right after a hooked MaxPool2d reads a stale gradient (0.5.0: sums "
+                "exact on the same network)",
+                FLOORS["max-pool before ReLU"],
+            ),
+            (
+                "functional ReLU",
+                ("pytorch/captum#1082",),
+                "DeepLift hooks activation modules only: torch.relu called as a function gets the plain gradient, "
+                "not the rescale rule (every release)",
+                FLOORS["functional ReLU"],
+            ),
+            (
+                "Softmax module inside the network",
+                ("pytorch/captum#1367",),
+                "DeepLift's Softmax rule subtracts the mean gradient over the whole tensor, batch included "
+                "(every release)",
+                FLOORS["Softmax module inside the network"],
+            ),
+            (
+                "one ReLU module called twice",
+                ("pytorch/captum#578", "pytorch/captum#934"),
+                "DeepLift raises RuntimeError on a module called twice (every release): its hooks keep one "
+                "input per module",
+                -1.0,
+            ),
+            (
+                "residual block calling one ReLU twice",
+                ("pytorch/captum#578", "pytorch/captum#934"),
+                "DeepLift raises RuntimeError on a module called twice (every release), as torchvision's "
+                "BasicBlock calls its ReLU",
+                -1.0,
+            ),
+        )
+    ),
 )
 
 
-def known_defect(explainer: str, suite: str, metric: str) -> KnownDefect | None:
-    """The known defect of built-in ``explainer``'s ``metric`` in ``suite``, if any."""
+def known_defect(explainer: str, suite: str, metric: str, pattern: str | None = None) -> KnownDefect | None:
+    """The known defect of built-in ``explainer``'s ``metric`` in ``suite`` (on ``pattern``'s
+    network, for a check on one), if any."""
     for defect in KNOWN_DEFECTS:
-        if (defect.explainer, defect.suite, defect.metric) == (explainer, suite, metric):
+        if (defect.explainer, defect.suite, defect.metric, defect.pattern) == (explainer, suite, metric, pattern):
             return defect
     return None

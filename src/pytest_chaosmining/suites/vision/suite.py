@@ -54,6 +54,7 @@ class VisionSuite(DigitTestbed, ClassifierSuite):
         *judged("box_share"),
         *drift_metrics(),
         *own_merit("batch_consistency", "target_sensitivity", "truth_sign", "completeness", "equivalence"),
+        *own_merit("pattern_completeness"),
         *reported("untrained_iou"),
     )
     calibration = Calibration(judged=calibrated(metrics))
@@ -63,6 +64,7 @@ class VisionSuite(DigitTestbed, ClassifierSuite):
         ScoreCheck("box_share", "{what}: the share of |attribution| mass in the true box"),
     )
     recorded = ("untrained_iou",)
+    module_patterns = True
     example_png = "vision_examples.png"
     example = evaluation
 
