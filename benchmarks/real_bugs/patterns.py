@@ -1,10 +1,10 @@
 """Which corpus bugs would an axiom catch on a network that has their pattern?
 
 The vision suite's module-pattern networks (:mod:`pytest_chaosmining.testbeds.module_patterns`,
-untrained and seeded: the axioms hold for any weights) per library release: what the checks
-would say of each release on the first network of each pattern, completeness
-(1 − mean |Σ a − (f(x) − f(0))| / mean |f(x) − f(0)|) of the methods that promise it, batch consistency (a sample's map alone against in a batch), and
-whether the call raises.  Each release runs in its own process with the release first on
+untrained and seeded: the axioms hold for any weights) per library release, on the first
+network of each pattern: completeness (1 − mean |Σ a − (f(x) − f(0))| / mean |f(x) − f(0)|)
+of the methods that promise it, batch consistency (a sample's map alone against in a batch),
+and whether the call raises.  Each release runs in its own process with the release first on
 ``PYTHONPATH`` (replay.py's :func:`release_env`).
 
     python benchmarks/real_bugs/patterns.py            # writes patterns.md beside this file
