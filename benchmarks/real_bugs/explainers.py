@@ -33,7 +33,10 @@ def _grad_cam(name: str) -> Callable[..., object]:
 
 
 def _torchcam(name: str) -> Callable[..., object]:
-    from torchcam import methods
+    try:
+        from torchcam import methods
+    except ImportError:  # torchcam before 0.3.1 kept its CAM classes in torchcam.cams
+        from torchcam import cams as methods  # type: ignore[no-redef]
 
     from pytest_chaosmining.explainers.adapters import torchcam_method
 

@@ -140,9 +140,12 @@ def cache_root() -> Path:
 
 
 def plugin_source_key() -> str:
-    """A digest of the plugin's source (every .py and .toml under src/), of this folder's
-    code and of the stack (Python, torch, numpy and the libraries' installed releases): a
-    replay outcome is kept only for the code and stack that produced it."""
+    """A digest of what a run's outcome depends on: the plugin's source (every .py and .toml
+    under src/), the code that makes and registers the runs (explainers.py, the conftest,
+    :func:`run_suites`, :func:`cached_run`, the release installers) and the stack (Python,
+    torch, numpy and the libraries' installed releases).  The verdict and table code is left
+    out: a change there reclassifies the runs, it does not redo them."""
+    import inspect
     from importlib import metadata
 
     digest = hashlib.sha256(sys.version.encode())
@@ -151,11 +154,14 @@ def plugin_source_key() -> str:
             digest.update(f"{name}=={metadata.version(name)}".encode())
         except metadata.PackageNotFoundError:
             digest.update(f"{name} absent".encode())
-    for base in (ROOT / "src" / "pytest_chaosmining", HERE):
-        for path in sorted(base.rglob("*")):
-            if path.suffix in {".py", ".toml"} and "__pycache__" not in path.parts and path.name != "corpus.toml":
-                digest.update(str(path.relative_to(ROOT)).encode())
-                digest.update(path.read_bytes())
+    for path in sorted((ROOT / "src" / "pytest_chaosmining").rglob("*")):
+        if path.suffix in {".py", ".toml"} and "__pycache__" not in path.parts:
+            digest.update(str(path.relative_to(ROOT)).encode())
+            digest.update(path.read_bytes())
+    digest.update((HERE / "explainers.py").read_bytes())
+    digest.update(CONFTEST.encode())
+    for function in (run_suites, cached_run, release, release_env):
+        digest.update(inspect.getsource(function).encode())
     return digest.hexdigest()[:16]
 
 
@@ -301,8 +307,15 @@ def replay(entry: Entry, key: str) -> dict:
         if "results" not in run:
             why = f"the bad release's run {what} wrote no results (exit {run['exit']})"
             return {"id": entry.id, "verdict": "error", "why": why, "plugin_source": key}
-    # a test the bars fail in the bad release's run alone and pass in the good release's
-    bars = sorted(n for n in alone["failures"] if n not in good["failures"])
+    # a test the bars fail in the bad release's run alone and pass in the good release's, or
+    # whose failure alone newly cites the entry's report (a module-pattern check names the
+    # reports its network reproduces: one test holds every pattern's check)
+    bars = sorted(
+        n
+        for n, message in alone["failures"].items()
+        if n not in good["failures"]
+        or (not entry.control and entry.reference in message and entry.reference not in good["failures"][n])
+    )
     # a test failing against the baseline by a baseline rule (whatever the good release's bars
     # said of it: the rule compares the two releases); a result gone because its test failed
     # in the bad run is that failure, not a second finding
@@ -351,9 +364,9 @@ def table(entries: list[Entry]) -> str:
             verdict = f"{verdict} (pattern not covered)" if run else "missed: pattern not covered"
         counts[verdict] = counts.get(verdict, 0) + 1
         how = ""
-        if run and run["bars_alone"]:
+        if run and run.get("bars_alone"):
             how = f"{len(run['bars_alone'])} test(s) fail by their bars"
-        if run and run["against_baseline"]:
+        if run and run.get("against_baseline"):
             how += (
                 "; " if how else ""
             ) + f"{len(run['against_baseline'])} more against the baseline ({', '.join(run['rules'])})"
