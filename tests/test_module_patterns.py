@@ -9,9 +9,9 @@ import torch
 from pytest_chaosmining.explainers import Explainer, builtin_explainers
 from pytest_chaosmining.explainers.context import AttributionContext
 from pytest_chaosmining.explainers.provenance import library_of
+from pytest_chaosmining.suite_kit.module_patterns import CLASSES, MEMBERS, PATTERNS, pattern_network
 from pytest_chaosmining.suite_kit.module_rules import measured_patterns
 from pytest_chaosmining.suite_kit.probe import Probe
-from pytest_chaosmining.testbeds.module_patterns import CLASSES, MEMBERS, PATTERNS, pattern_network
 from pytest_chaosmining.verdict.known_defects import known_defect
 from pytest_chaosmining.verdict.thresholds import Thresholds
 

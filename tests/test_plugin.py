@@ -257,6 +257,7 @@ BAD_VALUES = {
     "precision": ("fp64", "invalid choice"),
     "pack": ("nowhere", "an existing folder"),
     "builtin-results": ("forget", "invalid choice"),
+    "known-defects": ("ignore", "invalid choice"),
     "call-timeout": ("0", "a number of seconds > 0"),
     "shard": ("3/2", "I/N with 1 <= I <= N"),
     "thresholds": ("high.toml", "[symbolic.smoke.fprec] f03 = 'high' (a number expected)"),

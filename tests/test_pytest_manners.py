@@ -55,7 +55,8 @@ def test_the_report_header_says_what_the_run_judges(pytester, shared_cache):
 
 def test_the_working_tree_is_light():
     """A library's checkout of the plugin (a submodule, a vendored copy) stays light:
-    the tracked files weigh at most 34.2 MB (the calibration runs are compressed, the
+    the tracked files weigh at most 34.5 MB (0.2 MB for the module-pattern networks' calibration
+    runs and the replay's outcomes on them; the calibration runs are compressed, the
     figures quantised; 25 MB before the benign changes behind the baseline's calibration,
     0.9 MB of xz, and the per-sample values in the shipped derived results; 27 MB before
     the benign runs kept every explained sample's fingerprint where they calibrate the
@@ -72,7 +73,7 @@ def test_the_working_tree_is_light():
         pytest.skip("not a git checkout")
     files = [root / name for name in listed.stdout.decode().split("\0") if name]
     total = sum(f.stat().st_size for f in files if f.is_file())
-    assert total <= 34_200_000, f"{total / 1e6:.2f} MB tracked"
+    assert total <= 34_500_000, f"{total / 1e6:.2f} MB tracked"
 
 
 def test_the_plugins_warnings_have_their_own_category():

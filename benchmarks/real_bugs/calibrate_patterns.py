@@ -1,5 +1,5 @@
 """Calibrate the vision suite's ``pattern_completeness`` bars over the module-pattern
-networks' initialisations (:mod:`pytest_chaosmining.testbeds.module_patterns`).
+networks' initialisations (:mod:`pytest_chaosmining.suite_kit.module_patterns`).
 
     python benchmarks/real_bugs/calibrate_patterns.py run [--cache DIR]    # resumable: one file per seed
     python benchmarks/real_bugs/calibrate_patterns.py bars [--write]

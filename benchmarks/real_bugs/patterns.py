@@ -1,6 +1,6 @@
 """Which corpus bugs would an axiom catch on a network that has their pattern?
 
-The vision suite's module-pattern networks (:mod:`pytest_chaosmining.testbeds.module_patterns`,
+The vision suite's module-pattern networks (:mod:`pytest_chaosmining.suite_kit.module_patterns`,
 untrained and seeded: the axioms hold for any weights) per library release, on the first
 network of each pattern: completeness (1 − mean |Σ a − (f(x) − f(0))| / mean |f(x) − f(0)|)
 of the methods that promise it, batch consistency (a sample's map alone against in a batch),
@@ -31,10 +31,10 @@ RELEASES = (
 
 def networks() -> dict[str, object]:
     """The vision suite's module-pattern networks (member 0 of the seed the suite runs; 10
-    classes, any canvas): :mod:`pytest_chaosmining.testbeds.module_patterns`."""
+    classes, any canvas): :mod:`pytest_chaosmining.suite_kit.module_patterns`."""
     import torch
 
-    from pytest_chaosmining.testbeds.module_patterns import PATTERNS, pattern_network
+    from pytest_chaosmining.suite_kit.module_patterns import PATTERNS, pattern_network
 
     return {pattern.name: pattern_network(pattern, 0, 0, torch.device("cpu")) for pattern in PATTERNS}
 

@@ -46,7 +46,7 @@ def _filled(cell: object) -> bool:
 
 @functools.cache
 def _distributions() -> dict[str, list[str]]:
-    return importlib.metadata.packages_distributions()
+    return dict(importlib.metadata.packages_distributions())
 
 
 def library_of(explainer: Explainer) -> str:

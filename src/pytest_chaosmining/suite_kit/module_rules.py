@@ -1,5 +1,5 @@
 """The checks on the module patterns where attribution libraries' bugs live
-(:mod:`pytest_chaosmining.testbeds.module_patterns`): every explainer runs on each pattern's
+(:mod:`pytest_chaosmining.suite_kit.module_patterns`): every explainer runs on each pattern's
 small untrained network with the probe's first images, and
 
 - an explainer that declares completeness is judged on each network by its sums against
@@ -25,13 +25,14 @@ from pytest_chaosmining.core.metrics import properties as p
 from pytest_chaosmining.explainers import ExplainerError, ExplainerNotApplicable, attribute
 from pytest_chaosmining.explainers.provenance import library_of
 from pytest_chaosmining.suite_kit.merit import EFFECT_SAMPLES, PROBE_SAMPLES, is_probe_case
-from pytest_chaosmining.testbeds.module_patterns import (
+from pytest_chaosmining.suite_kit.module_patterns import (
     MEMBERS,
     PATTERNS,
     PATTERNS_VERSION,
     ModulePattern,
     pattern_network,
 )
+from pytest_chaosmining.suite_kit.seam import number
 
 if TYPE_CHECKING:
     from pytest_chaosmining.explainers import Explainer
@@ -53,7 +54,7 @@ RAISED = -1.0
 def measured_patterns(explainer: Explainer, probe: Probe, seed: int = RUN_SEED) -> dict[str, dict[str, object]]:
     """Per pattern name: ``completeness`` of ``explainer``'s maps of the probe's first
     :data:`~.merit.PROBE_SAMPLES` images, each for the class whose logit moved most from the
-    zero baseline, pooled over the pattern's :data:`~pytest_chaosmining.testbeds.module_patterns.MEMBERS`
+    zero baseline, pooled over the pattern's :data:`~pytest_chaosmining.suite_kit.module_patterns.MEMBERS`
     networks (where it declares completeness),
     or ``raised``: what its call raised or returned wrong (NaN, a wrong shape), or
     ``not_applicable``: why it does not apply there."""
@@ -132,7 +133,7 @@ def pattern_checks(
     for name, values in found.items():
         if "not_applicable" in values:
             continue
-        made = record(PATTERN_COMPLETENESS, float(np.float64(values.get("completeness", RAISED))))  # type: ignore[arg-type]
+        made = record(PATTERN_COMPLETENESS, number(values, "completeness") if "completeness" in values else RAISED)
         made.case = {**made.case, PATTERN_FIELD: name}
         raised = f"; it raised: {values['raised']}" if "raised" in values else ""
         checks.append(
