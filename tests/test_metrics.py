@@ -101,6 +101,23 @@ def test_map_fingerprints_agree_under_rescaling_and_sign_and_not_when_mass_moves
     assert map_agreement([row[:3] for row in maps], maps).mean == 0.0  # other features agree with nothing
 
 
+def test_the_size_of_maps_against_the_baseline_sees_a_rescaling_the_cosines_do_not():
+    """Each sample's total mass against the baseline's: 1 for the same maps (and for a
+    sign flip), exp(-ln 2) = 0.5 for every map doubled or halved, 0 for a map emptied."""
+    from pytest_chaosmining.core.metrics.drift import fingerprint, map_agreement
+
+    attr = np.random.default_rng(2).normal(size=(8, 6))
+    maps = fingerprint(attr)
+    assert map_agreement(fingerprint(-attr), maps).size == pytest.approx(1.0, abs=1e-9)
+    assert map_agreement(fingerprint(2 * attr), maps).size == pytest.approx(0.5, abs=1e-4)
+    halved = map_agreement(fingerprint(attr / 2), maps)
+    assert halved.size == pytest.approx(0.5, abs=1e-4) and halved.mean == pytest.approx(1.0, abs=1e-9)
+    emptied = attr.copy()
+    emptied[3] = 0.0
+    assert map_agreement(fingerprint(emptied), maps).size == 0.0
+    assert map_agreement(fingerprint(np.zeros_like(attr)), fingerprint(np.zeros_like(attr))).size == 1.0
+
+
 def test_one_class_lost_moves_the_mean_little_and_the_samples_entirely():
     """Zero maps on 3 of 32 samples (one class in ten): the mean agreement falls by
     3/32, those three samples agree 0 and the per-sample rule names them."""

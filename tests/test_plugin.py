@@ -311,6 +311,24 @@ def test_a_bad_value_is_a_usage_error_before_anything_is_written(pytester, name)
     assert _files(pytester.path) == before
 
 
+def test_a_registration_hook_that_raises_is_one_usage_error_naming_it(pytester):
+    """A conftest whose ``pytest_chaosmining_explainers`` imports a library that is not
+    installed stops the run before anything runs or is written: one usage error naming
+    the hook's file and line and the error, not an internal error or a collection error
+    per test file; without ``--chaosmining`` the hook is never called."""
+    pytester.makeconftest("def pytest_chaosmining_explainers(config):\n    import not_a_library_here\n    return {}\n")
+    before = _files(pytester.path)
+    args = ["--chaosmining", "-p", "no:cacheprovider", "--chaosmining-suites", "symbolic"]
+    result = pytester.runpytest_inprocess(*args, "--chaosmining-cache", "c", "--chaosmining-report", "r")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str() + result.stderr.str()
+    result.stderr.fnmatch_lines(
+        ["ERROR: pytest_chaosmining_explainers (*conftest.py:2) raised ModuleNotFoundError: No module named*"]
+    )
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    assert _files(pytester.path) == before
+    assert pytester.runpytest_inprocess("-p", "no:cacheprovider").ret == pytest.ExitCode.NO_TESTS_COLLECTED
+
+
 def test_an_ini_choice_is_checked_too(pytester):
     pytester.makefile(".ini", pytest="[pytest]\nchaosmining_precision = fp64\n")
     result = pytester.runpytest_inprocess("--chaosmining", "-p", "no:cacheprovider", "--co")

@@ -324,6 +324,43 @@ def test_maps_that_drift_from_the_baseline_fail_and_unchanged_maps_pass(pytester
     rows.stdout.fnmatch_lines(["*the maps of 2 of 32 explained samples moved from the baseline's*samples 3, 7;*"])
 
 
+#: ``lrp`` promises its maps' size, ``plain`` does not; both double their maps when CHAOSMINING_TEST_SIZE is set
+SIZE_CONFTEST = """
+import os
+
+from pytest_chaosmining.explainers import Explainer, attribute, builtin_explainers
+
+SA = builtin_explainers()["SA"]
+
+def maps(model, inputs, target, context):
+    attr = attribute(SA, model, inputs, target, context)
+    return attr * 2.0 if os.environ.get("CHAOSMINING_TEST_SIZE") else attr
+
+def pytest_chaosmining_explainers(config):
+    return {"lrp": Explainer("lrp", maps, sized=True), "plain": maps}
+"""
+
+
+def test_maps_that_change_size_fail_where_the_explainer_promises_their_size(pytester, run_suite, monkeypatch):
+    """zennit#54 and #100 moved LRP maps by a factor and nowhere else: against the
+    baseline, an explainer that promises its maps' size (``sized``) fails
+    ``size_agreement`` when every map doubles, naming the ratios; the same maps of an
+    explainer that promises nothing of their size pass (a rescaled saliency is no
+    regression), and unchanged maps pass."""
+    pytester.makeconftest(SIZE_CONFTEST)
+    args = ("--chaosmining-explainers", "lrp,plain", "--chaosmining-suites", "symbolic", "-rf")
+    run_suite(*args, report="base", k="f15").assert_outcomes(passed=3)
+    baseline = str(pytester.path / "base" / "results.json")
+    same = run_suite(*args, "--chaosmining-baseline", baseline, report="same", k="f15")
+    same.assert_outcomes(passed=3)
+    sizes = [r for r in load_results(pytester, "same")["records"] if r["metric"] == "size_agreement"]
+    assert [(r["explainer"], r["threshold"], r["passed"]) for r in sizes] == [("lrp", 0.81, True)]
+    monkeypatch.setenv("CHAOSMINING_TEST_SIZE", "1")
+    doubled = run_suite(*args, "--chaosmining-baseline", baseline, report="doubled", k="f15")
+    doubled.assert_outcomes(passed=2, failed=1)
+    doubled.stdout.fnmatch_lines(["FAILED *lrp*the size of its maps moved from the baseline's*0.5000*median 2*"])
+
+
 def test_a_baseline_from_another_machine_gates_no_cost_and_says_so(pytester, run_suite):
     """The run's summary names the machines when the baseline's CPU differs: scores and
     maps are compared, CPU time and memory not (the session decides it once)."""

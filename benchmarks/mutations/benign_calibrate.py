@@ -19,6 +19,11 @@ From the calibration half only (the held-out half checks the result: benign_judg
 - **the maps' agreement** with the baseline's, per suite: 1 − 2 × (1 − the lowest
   agreement of a deterministic calibration change), at most 0.999 (samplers move by
   their own noise, which the run measures: left out).
+- **the maps' size** (``size_agreement``, for the explainers that promise it: the
+  built-ins that declare completeness), per suite: ``1 / (1 + 2 × (F − 1))``, F the
+  largest factor ``exp(mean |ln ratio|)`` by which a deterministic calibration change
+  moved each sample's total |attribution|, rounded down to 0.01 (samplers left out:
+  their sizes move with their draws, and the run does not judge them).
 - **one sample's maps' agreement** (``sample_drift``), per suite: the floor no explained
   sample may fall below, 1 − 4 × (1 − the lowest one sample's agreement under a
   deterministic calibration change), rounded down to 0.01 (four times, not twice as for
@@ -27,7 +32,8 @@ From the calibration half only (the held-out half checks the result: benign_judg
   empty map).
 
 ``--write`` stores ``[<suite>.smoke.max_drop]``, ``[<suite>.smoke.paired_drop]``,
-``[<suite>.smoke.map_agreement]`` and ``[<suite>.smoke.sample_drift]`` in the suites' thresholds.toml and writes
+``[<suite>.smoke.map_agreement]``, ``[<suite>.smoke.size_agreement]`` and
+``[<suite>.smoke.sample_drift]`` in the suites' thresholds.toml and writes
 ``benign-calibration.md``.
 """
 
@@ -76,12 +82,14 @@ def calibrate() -> dict[str, dict[str, object]]:
     paired: dict[tuple[str, str], list[tuple[float, float, int]]] = defaultdict(list)
     agreements: dict[str, list[float]] = defaultdict(list)
     single: dict[str, list[tuple[float, str]]] = defaultdict(list)
+    sizes: dict[str, list[tuple[float, str]]] = defaultdict(list)
     per_run = 0
     for name, change in CHANGES.items():
         if change.half != CALIBRATION or name not in records:
             continue
         base = {_key(r): r for r in records[f"base-{change.base}"]}
         stochastic = builtin_explainers()[change.base].stochastic
+        sized = builtin_explainers()[change.base].size_promised
         with_samples = 0
         for r in records[name]:
             old = base.get(_key(r))
@@ -92,6 +100,8 @@ def calibrate() -> dict[str, dict[str, object]]:
                     found = map_agreement(r["maps"], old["maps"])
                     agreements[r["suite"]].append(found.mean)
                     single[r["suite"]].append((found.least, name))
+                    if sized:
+                        sizes[r["suite"]].append((found.size, name))
                 continue
             metric = catalog.get(r["suite"], r["metric"])
             if metric is None or not metric.judged or not metric.against_baseline or r["value"] is None:
@@ -141,6 +151,15 @@ def calibrate() -> dict[str, dict[str, object]]:
         out[suite]["figures"].append(  # type: ignore[union-attr]
             f"| {suite} | map_agreement | {len(values)} | bar | lowest agreement {lowest:.5f} | {bar:g} |"
         )
+    for suite, kept in sorted(sizes.items()):
+        lowest, by = min(kept)
+        factor = 1 / lowest
+        bar = math.floor(100 / (1 + 2 * (factor - 1))) / 100
+        out[suite]["size_agreement"] = bar
+        out[suite]["figures"].append(  # type: ignore[union-attr]
+            f"| {suite} | size_agreement | {len(kept)} | bar | sizes moved by a factor {factor:.4f} at most ({by}) "
+            f"| {bar:g} (1 / (1 + 2 × {factor - 1:.4f})) |"
+        )
     for suite, lows in sorted(single.items()):
         lowest, by = min(lows)
         floor = max(0.0, math.floor((1 - SAMPLE_MARGIN * (1 - lowest)) * 100) / 100)
@@ -153,12 +172,13 @@ def calibrate() -> dict[str, dict[str, object]]:
 
 
 def write(tables: dict[str, dict[str, object]]) -> None:
-    """Replace each suite's ``max_drop``, ``paired_drop``, ``map_agreement`` and ``sample_drift`` tables."""
+    """Replace each suite's ``max_drop``, ``paired_drop``, ``map_agreement``, ``size_agreement`` and
+    ``sample_drift`` tables."""
     note = "# calibrated by benchmarks/mutations/benign_calibrate.py (benign-calibration.md)"
     for suite, table in tables.items():
         path = SUITES_DIR / suite / "thresholds.toml"
         text = path.read_text()
-        for name in ("max_drop", "paired_drop", "map_agreement", "sample_drift"):
+        for name in ("max_drop", "paired_drop", "map_agreement", "size_agreement", "sample_drift"):
             values = table.get(name)
             if not values:
                 continue

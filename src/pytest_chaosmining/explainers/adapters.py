@@ -69,7 +69,8 @@ def zennit_method(
     sample's target output (``composite=None``: zennit's plain gradient, the same
     method as the built-in SA).  ``canonizers`` makes the composite's canonizers; by
     default a model with batch norm gets zennit's ``SequentialMergeBatchNorm``
-    (LRP's rules assume batch norm merged into the layer before it)."""
+    (LRP's rules assume batch norm merged into the layer before it).  A composite's
+    relevance is marked ``sized``: against a baseline its maps' size is compared too."""
 
     def explain(
         model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None, context: AttributionContext
@@ -90,6 +91,8 @@ def zennit_method(
         return relevance
 
     explain.__name__ = f"zennit_{getattr(composite, '__name__', 'gradient')}"
+    if composite is not None:  # relevance: its size is what LRP conserves (Explainer.size_promised)
+        setattr(explain, "sized", True)  # noqa: B010 - a function's attribute, not a typed field
     return explain
 
 

@@ -50,6 +50,11 @@ class Explainer:
     ``completeness``: its attributions sum to ``f(x) − f(baseline)`` with the
     context's (zero) baseline (IG, DeepLift); the suites that can measure it judge
     the sign of that sum (``sign_agreement``) and its size (``completeness``).
+    ``sized``: the size of its maps is part of what it returns (LRP relevance,
+    attributions that sum to something; implied by ``completeness``): against a
+    baseline, each sample's total |attribution| is compared too (``size_agreement``),
+    so a rule that now scales every map (a bias counted twice) fails; zennit's
+    composites (:func:`~pytest_chaosmining.explainers.adapters.zennit_method`) declare it (:attr:`size_promised`).
     ``stochastic``: its maps are samples (SmoothGrad, GradientShap, LIME): checks
     that compare its maps (batch consistency, drift against a baseline) allow the
     noise measured between its own draws.  An undeclared explainer whose maps move
@@ -72,10 +77,17 @@ class Explainer:
     applies_to: Applicability | None = None
     in_default_run: bool = True
     completeness: bool = False
+    sized: bool = False
     stochastic: bool = False
     same_as: str | None = None
     call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S
     map_notes: MapNotes | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def size_promised(self) -> bool:
+        """Whether a baseline compares the size of its maps: it declares ``sized`` or
+        ``completeness``, or its method is marked so (an adapter's ``sized`` attribute)."""
+        return self.sized or self.completeness or getattr(self.method, "sized", False) is True
 
     @property
     def is_captum(self) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import traceback
 from typing import TYPE_CHECKING
 
 import pytest
@@ -31,7 +32,20 @@ class ExplainerRoster:
     @functools.cached_property
     def registered(self) -> dict[str, Explainer]:
         """Every registered explainer (built-ins and the hook's)."""
-        return collect_explainers(self.config.hook.pytest_chaosmining_explainers(config=self.config))
+        return collect_explainers(self._hook_results())
+
+    def _hook_results(self) -> list[dict[str, object]]:
+        """The ``pytest_chaosmining_explainers`` hooks' results; a hook that raises (a
+        library its conftest imports is missing) is one usage error naming the hook's file
+        and the error, never an internal error of the run."""
+        try:
+            return self.config.hook.pytest_chaosmining_explainers(config=self.config)
+        except Exception as exc:
+            frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.name == "pytest_chaosmining_explainers"]
+            where = f" ({frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+            raise pytest.UsageError(
+                f"pytest_chaosmining_explainers{where} raised {type(exc).__name__}: {exc}; no explainer was registered"
+            ) from None
 
     @functools.cached_property
     def own_bars_only(self) -> frozenset[str]:
@@ -68,12 +82,13 @@ class ExplainerRoster:
         }
 
     def check_named(self, label: str) -> None:
-        """Before anything runs: a usage error (``label``: the option as given) for an
-        explainer ``--chaosmining-explainers`` names that no loaded conftest, entry point
-        or built-in registers, or that applies in none of the selected suites."""
+        """Before anything runs: a usage error for a ``pytest_chaosmining_explainers`` hook
+        that raises, and (``label``: the option as given) for an explainer
+        ``--chaosmining-explainers`` names that no loaded conftest, entry point or built-in
+        registers, or that applies in none of the selected suites."""
+        found = collect_explainers(self._hook_results())  # a hook that raises: a usage error, here
         if not self.settings.explainers:
             return
-        found = collect_explainers(self.config.hook.pytest_chaosmining_explainers(config=self.config))
         try:
             select(found, list(self.settings.explainers), shapes_of(self.settings.suites))
         except ValueError as exc:

@@ -156,7 +156,8 @@ def model_scored(
         checks = merit.own_merit_checks(run, suite, case, explainer, node, record, what)
         checks += module_rules.pattern_checks(run, suite, case, explainer, node, record, what)
         noise = merit.drift_noise(run, suite, case, explainer)
-        return checks + drift_checks(run.judge, node, suite.name, explainer, values, record, key, what, noise)
+        sized = run.explainers[explainer].size_promised
+        return checks + drift_checks(run.judge, node, suite.name, explainer, values, record, key, what, noise, sized)
 
     return Scored(values, further=further)
 

@@ -14,7 +14,7 @@ from pytest_chaosmining.verdict.judge import Check, Judge
 if TYPE_CHECKING:
     import pytest
 
-    from pytest_chaosmining.core.metrics.drift import DrawNoise
+    from pytest_chaosmining.core.metrics.drift import Agreement, DrawNoise
 
 #: one sample's map that agrees less than this with the baseline's has nothing of it left (an empty
 #: map agrees 0): a sampler's floor for one sample, whatever its draws do
@@ -31,6 +31,7 @@ def drift_checks(
     bar_key: str,
     what: str,
     noise: Callable[[], DrawNoise] | None = None,
+    sized: bool = False,
 ) -> list[Check]:
     """Record the fingerprint of ``explainer``'s maps (results.json keeps it); against
     a baseline that kept one for the same case, two checks (the random control's maps
@@ -49,7 +50,8 @@ def drift_checks(
     draws lie apart, plus one sample entirely (one sample's draws of a sampler have a heavy
     tail: a reseed moved single samples' maps to 0.18 where 16 draws agreed to 0.99), and
     each sample down to :data:`UNRELATED`; so a reseeded SmoothGrad passes and a changed
-    one, or one whose maps of some inputs are gone, does not."""
+    one, or one whose maps of some inputs are gone, does not.  A sampler's sizes move
+    with its draws: its ``size_agreement`` is recorded, not judged."""
     maps = result.get(FINGERPRINT)
     if not isinstance(maps, list):
         return []
@@ -64,18 +66,30 @@ def drift_checks(
     bar = judge.thresholds.optional_metric(suite, tier, "map_agreement", bar_key, explainer)
     rule = judge.thresholds.sample_drift(suite, tier)
     verdict = rule.verdict(moved) if rule is not None else None
+    size_bar = judge.thresholds.optional_metric(suite, tier, "size_agreement", bar_key, explainer) if sized else None
     allowance = ""
     beyond = (bar is not None and moved.mean < bar) or (verdict is not None and verdict[0] < verdict[1])
-    if beyond and noise is not None:
-        own = noise()
-        if own.mean < MOVED:  # a sampler: one sample's draws may lie far apart (a heavy tail)
-            n = len(moved.cosines)
-            bar = None if bar is None else min(bar, 1.0 - NOISE_FACTOR * (1.0 - own.mean) - 1.0 / n)
-            verdict = rule.verdict(moved, [UNRELATED] * n) if rule is not None else None
-            allowance = (
-                f"; its own draws agree to {own.mean:.4f} (one sample to {own.sample:.4f}), so the mean's bar allows "
-                f"{NOISE_FACTOR:g} x that noise and one sample moved entirely, and one sample's floor is {UNRELATED:g}"
-            )
+    drawn: list[DrawNoise] = []
+
+    def sampler() -> bool:
+        """Whether the explainer's own draws lie apart (measured once, where a bar needs it)."""
+        if noise is None:
+            return False
+        if not drawn:
+            drawn.append(noise())
+        return drawn[0].mean < MOVED
+
+    if size_bar is not None and moved.size < size_bar and sampler():
+        size_bar = None  # a sampler's sizes move with its draws (recorded, not judged)
+    if beyond and sampler():  # a sampler: one sample's draws may lie far apart (a heavy tail)
+        own = drawn[0]
+        n = len(moved.cosines)
+        bar = None if bar is None else min(bar, 1.0 - NOISE_FACTOR * (1.0 - own.mean) - 1.0 / n)
+        verdict = rule.verdict(moved, [UNRELATED] * n) if rule is not None else None
+        allowance = (
+            f"; its own draws agree to {own.mean:.4f} (one sample to {own.sample:.4f}), so the mean's bar allows "
+            f"{NOISE_FACTOR:g} x that noise and one sample moved entirely, and one sample's floor is {UNRELATED:g}"
+        )
     if bar is not None and MOVED > moved.mean >= bar and (verdict is None or verdict[0] >= verdict[1]):
         judge.note_change(
             node,
@@ -93,6 +107,16 @@ def drift_checks(
             f"{moved.least:.4f}; {source})",
         )
     ]
+    if sized:
+        checks.append(
+            (
+                record("size_agreement", moved.size),
+                size_bar,
+                f"{what}: the size of its maps moved from the baseline's (exp(-mean |ln ratio|) of each explained "
+                f"sample's total |attribution| against the baseline's, {moved.size:.4f}: {_ratios(moved)}; it "
+                f"promises its maps' size (completeness, or LRP relevance); {source})",
+            )
+        )
     if rule is not None and verdict is not None:
         value, floor, lost = verdict
         checks.append(
@@ -105,6 +129,15 @@ def drift_checks(
             )
         )
     return checks
+
+
+def _ratios(moved: Agreement) -> str:
+    """The spread of the per-sample size ratios, for a message."""
+    ratios = [r for r in moved.ratios if r == r]  # NaN left out
+    if not ratios:
+        return "no ratio"
+    ordered = sorted(ratios)
+    return f"ratios {ordered[0]:.3g} to {ordered[-1]:.3g}, median {ordered[len(ordered) // 2]:.3g}"
 
 
 def _listed(indices: list[int], most: int = 12) -> str:

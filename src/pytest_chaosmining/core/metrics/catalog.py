@@ -71,12 +71,13 @@ def own_merit(*names: str) -> tuple[Metric, ...]:
 
 
 def drift_metrics() -> tuple[Metric, ...]:
-    """The drift metrics of a suite that keeps its maps' fingerprint: ``map_agreement`` and
-    ``sample_agreement`` measure this run against its baseline, so a bar judges them while
+    """The drift metrics of a suite that keeps its maps' fingerprint: ``map_agreement``,
+    ``sample_agreement`` and ``size_agreement`` measure this run against its baseline, so a bar judges them while
     the baseline's own values of them are neither compared nor missed, nor are they new
     (declared as own-merit checks are); the ``fingerprint`` and the explainer's
     ``self_agreement`` are recorded."""
-    return (*own_merit("map_agreement", "sample_agreement"), *reported("fingerprint", "self_agreement"))
+    compared = own_merit("map_agreement", "sample_agreement", "size_agreement")
+    return (*compared, *reported("fingerprint", "self_agreement"))
 
 
 def reported(*names: str, higher_is_better: bool | None = True) -> tuple[Metric, ...]:

@@ -9,7 +9,10 @@ similarity of the fingerprints, per sample (:class:`Agreement`): rescaling a map
 signs); moving mass between features lowers it, whether or not the top-k overlap
 changes.  The mean over the samples judges a change that touches every map; the
 samples below a per-sample floor (:attr:`Agreement.lost`) judge one confined to
-some inputs (one class, a few samples), which the mean dilutes.
+some inputs (one class, a few samples), which the mean dilutes.  For an explainer whose
+maps' size is part of what it returns (``Explainer.sized``: LRP relevance, attributions
+that sum to the output), :attr:`Agreement.size` compares each sample's total mass too:
+a rule that now counts a bias twice moves every map by a factor and no cosine sees it.
 """
 
 from __future__ import annotations
@@ -37,9 +40,12 @@ def fingerprint(attr: np.ndarray, feature_mask: np.ndarray | None = None) -> lis
 @dataclass(frozen=True)
 class Agreement:
     """The cosine similarity of two fingerprints, per explained sample (two all-zero
-    maps agree: 1; a zero map against a non-zero one: 0)."""
+    maps agree: 1; a zero map against a non-zero one: 0), and the ratio of each
+    sample's total |attribution| mass to the baseline's (``ratios``: two empty maps 1,
+    an empty map against a non-empty one 0 or infinity)."""
 
     cosines: tuple[float, ...]
+    ratios: tuple[float, ...] = ()
 
     @property
     def mean(self) -> float:
@@ -55,6 +61,17 @@ class Agreement:
     def least(self) -> float:
         """The similarity of the sample that agrees least."""
         return min(self.cosines) if self.cosines else 0.0
+
+    @property
+    def size(self) -> float:
+        """How far the maps' sizes stayed: ``exp(−mean |ln ratio|)`` over the samples (1:
+        every map the same size; 0.5: twice or half the size on average; 0 where a map
+        emptied or appeared, or where there is nothing to compare)."""
+        if not self.ratios:
+            return 0.0
+        with np.errstate(divide="ignore"):
+            logs = np.abs(np.log(np.asarray(self.ratios, dtype=np.float64)))
+        return float(np.exp(-np.mean(logs)))
 
     def lost(self, floor: float) -> list[int]:
         """The samples whose maps agree less than ``floor`` with the baseline's."""
@@ -83,4 +100,7 @@ def map_agreement(now: list[list[float]], then: list[list[float]]) -> Agreement:
     na, nb = np.linalg.norm(a, axis=1), np.linalg.norm(b, axis=1)
     both_zero = (na == 0) & (nb == 0)
     cos = np.where(both_zero, 1.0, (a * b).sum(axis=1) / np.maximum(na * nb, 1e-300))
-    return Agreement(tuple(float(c) for c in cos))
+    sa, sb = a.sum(axis=1), b.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = np.where((sa == 0) & (sb == 0), 1.0, sa / sb)
+    return Agreement(tuple(float(c) for c in cos), tuple(float(r) for r in ratios))
