@@ -258,6 +258,7 @@ BAD_VALUES = {
     "pack": ("nowhere", "an existing folder"),
     "builtin-results": ("forget", "invalid choice"),
     "known-defects": ("ignore", "invalid choice"),
+    "verdict": ("lenient", "invalid choice"),
     "call-timeout": ("0", "a number of seconds > 0"),
     "shard": ("3/2", "I/N with 1 <= I <= N"),
     "thresholds": ("high.toml", "[symbolic.smoke.fprec] f03 = 'high' (a number expected)"),
@@ -327,6 +328,25 @@ def test_a_registration_hook_that_raises_is_one_usage_error_naming_it(pytester):
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
     assert _files(pytester.path) == before
     assert pytester.runpytest_inprocess("-p", "no:cacheprovider").ret == pytest.ExitCode.NO_TESTS_COLLECTED
+
+
+def test_a_run_that_judges_nothing_fails_unless_it_asked_to_record_only(pytester):
+    """Every test ending without a verdict (here the one explainer applies nowhere) is no
+    green run: exit 1, saying what became of the tests and how to ask for a run that
+    records only; with ``--chaosmining-verdict report-only`` it passes and says so."""
+    pytester.makeconftest(
+        "from pytest_chaosmining.explainers import NotApplicable\n"
+        "def nowhere(model, inputs, target):\n    raise NotApplicable('not here')\n"
+        "def pytest_chaosmining_explainers(config):\n    return {'nowhere': nowhere}\n"
+    )
+    args = ["--chaosmining", "-p", "no:cacheprovider", "--chaosmining-suites", "symbolic", "-k", "f15 and nowhere"]
+    args += ["--chaosmining-explainers", "nowhere"]
+    result = pytester.runpytest_inprocess(*args)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    result.stdout.fnmatch_lines(["ERROR: this run judged none of its 1 tests (1 not applicable)*report-only*"])
+    recorded = pytester.runpytest_inprocess(*args, "--chaosmining-verdict", "report-only")
+    assert recorded.ret == pytest.ExitCode.OK, recorded.stdout.str()
+    recorded.stdout.fnmatch_lines(["chaosmining: report-only run*1 tests recorded (1 not applicable), none judged"])
 
 
 def test_an_ini_choice_is_checked_too(pytester):

@@ -234,6 +234,41 @@ def test_own_merit_metrics_are_judged_by_their_bars_not_against_a_baseline():
     assert Baseline([score], "b", catalog).compare([], lambda r: True).missing == [score]
 
 
+def test_a_result_recorded_without_a_bar_that_is_gone_is_missing():
+    """A score the baseline recorded where its bar is off (``threshold`` None: vision RBRP's
+    Occlusion, audio's RBRP and SBRP) and that this run no longer records is missing, as a
+    barred one is: a result that existed in the baseline and is gone is a regression.  One
+    still recorded is not, and a run that records it again without a bar is not new."""
+    from pytest_chaosmining.core.records import Record
+    from pytest_chaosmining.suites import metric_catalog
+    from pytest_chaosmining.verdict.baseline import Baseline
+
+    catalog = metric_catalog()
+    unbarred = Record("vision", "m", "Occlusion", 0, "iou", 0.4, {"condition": "RBRP"}, threshold=None)
+    baseline = Baseline([unbarred], "b", catalog)
+    assert baseline.compare([], lambda r: True).missing == [unbarred]
+    again = baseline.compare([Record(**{**unbarred.to_dict(), "value": 0.41})], lambda r: True)
+    assert again.missing == [] and again.new == [] and again.compared == []
+    assert baseline.compare([], lambda r: False).missing == []  # out of this run's scope: not missing
+
+
+def test_every_built_in_is_held_to_the_drift_bars():
+    """The drift bars judge how far maps moved from the baseline's, not their merit: the
+    built-ins beyond the paper's four, which are judged only by bars of their own, are
+    held to the suites' ``map_agreement`` bar all the same (IxG, GBP, SmoothGrad,
+    GradientShap, Occlusion had none)."""
+    from pytest_chaosmining.suites import shipped_thresholds
+
+    beyond = frozenset({"IxG", "GBP", "SG", "GS", "Occlusion"})
+    bars = shipped_thresholds(None, beyond)
+    for suite in ("symbolic", "vision", "audio"):
+        default = bars.drift_bar(suite, "smoke", "map_agreement", "default", "IG")
+        assert default is not None and 0.9 < default < 1
+        for name in beyond:
+            assert bars.optional_metric(suite, "smoke", "map_agreement", "default", name) is None
+            assert bars.drift_bar(suite, "smoke", "map_agreement", "default", name) == default
+
+
 def test_captum_samplers_declare_themselves_stochastic_and_exact_methods_do_not():
     """Registered as classes, captum's samplers declare their noise; ShapleyValues, which
     enumerates what its base ShapleyValueSampling samples, and the gradient methods do not."""

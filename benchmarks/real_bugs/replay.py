@@ -239,6 +239,8 @@ def run_suites(entry: Entry, side: str, spec: str, out: Path, baseline: Path | N
 
 def rule_of(message: str) -> str:
     """The baseline rule a failure's message names (the first that applies)."""
+    if "the size of its maps moved from the baseline" in message:
+        return "map size"
     if "moved from the baseline" in message:
         return "map drift"
     if "regressed:" in message and re.search(r"\b(ms|MiB)\b", message):

@@ -97,6 +97,12 @@ _OPTIONS: list[tuple[str, dict[str, Any], str]] = [
         "failure (hold, default), or judged by the bar like any other (none: as before the defect was known)",
     ),
     (
+        "verdict",
+        {"choices": ("required", "report-only")},
+        "required (default): a run that judges no test fails, never passes green; report-only: record and "
+        "report without judging (a paper-tier table run), a run that judges nothing passes and says so",
+    ),
+    (
         "call-timeout",
         {"metavar": "SECONDS", "type": float},
         "longest an explainer call may take before it is stopped and its test fails "
@@ -161,6 +167,8 @@ class Settings:
     reuse_builtin_results: bool = True
     #: a built-in's check that a known library defect makes fail is a strict expected failure
     hold_known_defects: bool = True
+    #: a run that judges nothing passes (``--chaosmining-verdict report-only``); by default it fails
+    report_only: bool = False
     call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S
     device: str | None = None
     explainers: tuple[str, ...] = ()
@@ -350,6 +358,7 @@ def resolve(config: pytest.Config, suite_names: Sequence[str], thresholds: Seque
         pack=_pack(get("pack")),
         reuse_builtin_results=(get("builtin_results").value or "reuse") == "reuse",
         hold_known_defects=(get("known_defects").value or "hold") == "hold",
+        report_only=get("verdict").value == "report-only",
         call_timeout_s=get("call_timeout").number("a number of seconds > 0", lambda t: t > 0, DEFAULT_CALL_TIMEOUT_S),
         device=get("device").value,
         explainers=_split(get("explainers").value),

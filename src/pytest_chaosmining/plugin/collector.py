@@ -44,7 +44,7 @@ from pytest_chaosmining.reports.markdown import (
 from pytest_chaosmining.reports.reference import shipped_reference
 from pytest_chaosmining.reports.render import render
 from pytest_chaosmining.reports.run_results import RunResults
-from pytest_chaosmining.reports.tables import outcome_counts
+from pytest_chaosmining.reports.tables import JUDGED_OUTCOMES, outcome_counts
 from pytest_chaosmining.settings import Settings
 from pytest_chaosmining.suites import suite_of
 from pytest_chaosmining.verdict.judge import ConformanceFailure
@@ -241,10 +241,34 @@ class ResultCollector:
             note = shared_keys_note(shared)
             self.summary_lines.append(note)
             warnings.warn(note, category=ChaosminingWarning, stacklevel=1)
+        self.summary_lines += self._judged_nothing(session)
         if self.baseline_check is not None:
             self.summary_lines += self.baseline_check.lines
         self.summary_lines += [  # the reasons in full, whatever the width pytest trims its short summary to
             f"FAILED {f['suite']} {f['explainer']}: {f['message']} ({f['nodeid']})" for f in run.failures
+        ]
+
+    def _judged_nothing(self, session: pytest.Session) -> list[str]:
+        """A run whose tests all ended without judging (report-only, no calibrated bar, not
+        applicable, below the quality gate) is no verdict: it fails, saying why, unless
+        ``--chaosmining-verdict report-only`` asked for a run that records only."""
+        total = sum(self.outcomes.values())
+        judged = sum(n for (_, _, outcome), n in self.outcomes.items() if outcome in JUDGED_OUTCOMES)
+        if not total or judged or session.config.option.collectonly:
+            return []
+        kinds = Counter[str]()
+        for (_, _, outcome), n in self.outcomes.items():
+            kinds[outcome] += n
+        how = ", ".join(f"{n} {kind}" for kind, n in kinds.most_common())
+        if self.settings.report_only:
+            return [f"chaosmining: report-only run (--chaosmining-verdict report-only): {total} tests recorded "
+                    f"({how}), none judged"]  # fmt: skip
+        if session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        return [
+            f"ERROR: this run judged none of its {total} tests ({how}): a run that judges nothing is no verdict. "
+            "Choose suites, tiers or training modes with calibrated bars, or pass --chaosmining-verdict "
+            "report-only to record results without judging them"
         ]
 
     @pytest.hookimpl(optionalhook=True)

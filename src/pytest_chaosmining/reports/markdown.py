@@ -22,6 +22,7 @@ from pytest_chaosmining.reports.leaderboard import Leaderboard, build_leaderboar
 from pytest_chaosmining.reports.reference import shipped_reference
 from pytest_chaosmining.reports.scorecard import scorecard_markdown
 from pytest_chaosmining.reports.tables import (
+    JUDGED_OUTCOMES,
     SKIP_LEGEND,
     TERMINAL_HEADS,
     baseline_change,
@@ -86,11 +87,13 @@ def step_summary(run: RunResults, suites: Sequence[ReportedSuite]) -> str:
     counts: Counter[str] = Counter()
     for key, n in outcomes.items():
         counts[key.rsplit("|", 1)[-1]] += n
-    headline = (
-        f"**{len(failures)} failed** of {counts['passed'] + counts['failed']} judged tests"
-        if failures
-        else f"all {counts['passed']} judged tests passed"
-    )
+    judged = sum(counts[kind] for kind in JUDGED_OUTCOMES)
+    if failures:
+        headline = f"**{len(failures)} failed** of {judged} judged tests"
+    elif judged:
+        headline = f"all {judged} judged tests passed"
+    else:
+        headline = f"**no test was judged** ({sum(counts.values())} recorded)"
     changed = _changed(meta)
     if changed:
         headline += f"; **{len(changed)} changed** against the baseline"

@@ -137,7 +137,7 @@ def _drift(
         return []
     metric = catalog.get(record.suite, "map_agreement")
     bar_key = metric.bar_key(record.case) if metric is not None and metric.bar_key is not None else "default"
-    bar = thresholds.optional_metric(record.suite, tier, "map_agreement", bar_key, record.explainer)
+    bar = thresholds.drift_bar(record.suite, tier, "map_agreement", bar_key, record.explainer)
     rule = thresholds.sample_drift(record.suite, tier)
     unmeasured = "a stochastic explainer's own noise is not measured offline"
     found = []

@@ -225,7 +225,9 @@ class Baseline:
         baseline compares (a check of the maps' own merit applies where the maps allow,
         an unsigned map has no sign check; the maps' agreement exists only against a
         baseline: neither is compared, new or missing); a baseline result counts as
-        missing only where ``in_scope`` says this run should have judged it."""
+        missing only where ``in_scope`` says this run should have judged it, whether a bar
+        judged it there or it was a score recorded without one (a condition whose bar is off):
+        a result that existed in the baseline and is gone is a regression either way."""
         out = Comparison()
         here = {r.key(): r for r in records if r.threshold is not None and self._against_baseline(r)}
         for key, record in here.items():
@@ -234,8 +236,9 @@ class Baseline:
                 out.new.append(record)
             else:
                 out.compared.append((record, old.value))
+        scored = {r.key() for r in records if r.threshold is not None or self.catalog.is_judged(r.suite, r.metric)}
         out.missing = [
-            r for key, r in self.judged.items() if key not in here and in_scope(r) and self._against_baseline(r)
+            r for key, r in self.scores.items() if key not in scored and in_scope(r) and self._against_baseline(r)
         ]
         return out
 

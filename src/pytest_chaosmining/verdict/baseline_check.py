@@ -93,7 +93,7 @@ class BaselineCheck:
             self.lines += [f"  {note}" for note in notes[:10]] + (
                 [f"  … and {len(notes) - 10} more"] if len(notes) > 10 else []
             )
-        if judged and not comparison.compared:
+        if not comparison.compared:  # judging nothing against it is no comparison either
             self.lines.append(
                 f"ERROR: the baseline {self.baseline.source} matches none of this run's {judged} judged results "
                 "(another tier, other seeds or explainers, renamed models?): nothing was compared against it"
@@ -112,7 +112,9 @@ class BaselineCheck:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def _fail_missing(self, session: pytest.Session, nodeid: str, records: list[Record]) -> None:
-        values = ", ".join(f"{r.metric} {r.value:.4f}" for r in records)
+        values = ", ".join(
+            f"{r.metric} {r.value:.4f}" + ("" if r.threshold is not None else " unbarred") for r in records
+        )
         now = self.outcome.get(nodeid)
         if now is None:
             state = (

@@ -63,10 +63,10 @@ def drift_checks(
     if baseline is None or moved is None or judge.is_control(explainer):
         return []
     tier = judge.tier
-    bar = judge.thresholds.optional_metric(suite, tier, "map_agreement", bar_key, explainer)
+    bar = judge.thresholds.drift_bar(suite, tier, "map_agreement", bar_key, explainer)
     rule = judge.thresholds.sample_drift(suite, tier)
     verdict = rule.verdict(moved) if rule is not None else None
-    size_bar = judge.thresholds.optional_metric(suite, tier, "size_agreement", bar_key, explainer) if sized else None
+    size_bar = judge.thresholds.drift_bar(suite, tier, "size_agreement", bar_key, explainer) if sized else None
     allowance = ""
     beyond = (bar is not None and moved.mean < bar) or (verdict is not None and verdict[0] < verdict[1])
     drawn: list[DrawNoise] = []

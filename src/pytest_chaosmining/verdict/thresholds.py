@@ -204,6 +204,19 @@ class Thresholds:
         per_explainer = table.get("explainer", {}).get(explainer, {})
         if explainer in self.own_bars_only and not per_explainer:
             return None
+        return self._bar(table, per_explainer, bar_key, stochastic)
+
+    def drift_bar(self, suite: str, tier: str, metric: str, bar_key: str, explainer: str) -> float | None:
+        """The bar of a drift metric (``map_agreement``, ``size_agreement``): it judges how far
+        an explainer's maps moved from its baseline's, not their merit, so every explainer is
+        held to it, a built-in of :attr:`own_bars_only` included (the bars were calibrated on
+        benign changes of the built-ins: benchmarks/mutations/benign-calibration.md)."""
+        table = self.section(suite, tier).get(metric, {})
+        return self._bar(table, table.get("explainer", {}).get(explainer, {}), bar_key, False)
+
+    @staticmethod
+    def _bar(table: dict[str, Any], per_explainer: dict[str, Any], bar_key: str, stochastic: bool) -> float | None:
+        """The bar of ``table`` for ``bar_key`` (the explainer's own first), None where none is judged."""
         default = "sampler_default" if stochastic and "sampler_default" in table else "default"
         found: float | None = None
         if bar_key in per_explainer:
