@@ -237,19 +237,26 @@ def run_suites(entry: Entry, side: str, spec: str, out: Path, baseline: Path | N
     }
 
 
-def rule_of(message: str) -> str:
-    """The baseline rule a failure's message names (the first that applies)."""
+#: the metrics whose "regressed" is a cost's
+COSTS = {"cpu_ms", "peak_mem_mb", "time_ms"}
+
+
+def rules_of(message: str) -> list[str]:
+    """The baseline rules a failure's message names (its checks' messages are joined), or
+    ``["bar"]`` where it names none."""
+    found = []
     if "the size of its maps moved from the baseline" in message:
-        return "map size"
-    if "moved from the baseline" in message:
-        return "map drift"
-    if "regressed:" in message and re.search(r"\b(ms|MiB)\b", message):
-        return "cost"
-    if "regressed:" in message:
-        return "score drop"
+        found.append("map size")
+    if "maps moved from the baseline's (mean cosine" in message or "samples moved from the baseline's beyond" in message:
+        found.append("map drift")
+    regressed = set(re.findall(r"(\w+) regressed:", message))
+    if regressed & COSTS:
+        found.append("cost")
+    if regressed - COSTS:
+        found.append("score drop")
     if "baseline" in message and ("missing" in message or "not in this run" in message):
-        return "missing result"
-    return "bar"
+        found.append("missing result")
+    return found or ["bar"]
 
 
 def cached_run(entry: Entry, side: str, spec: str, key: str, baseline: Path | None, recompute: bool) -> dict:
@@ -326,10 +333,10 @@ def replay(entry: Entry, key: str) -> dict:
         n
         for n, message in changed["failures"].items()
         if n not in bars
-        and rule_of(message) != "bar"
+        and rules_of(message) != ["bar"]
         and not (n.startswith(prefix) and n.removeprefix(prefix) in changed["failures"])
     )
-    rules = sorted({rule_of(changed["failures"][n]) for n in against})
+    rules = sorted({rule for n in against for rule in rules_of(changed["failures"][n])})
     raised = [n for n in bars + against if "raised" in (alone["failures"].get(n) or changed["failures"].get(n, ""))]
     if entry.control:
         verdict = "false alarm" if bars or against else "quiet"
@@ -374,6 +381,13 @@ def table(entries: list[Entry]) -> str:
             ) + f"{len(run['against_baseline'])} more against the baseline ({', '.join(run['rules'])})"
         if run and run.get("good_fails_alone"):
             how += ("; " if how else "") + f"the good release fails {len(run['good_fails_alone'])} of its tests alone"
+        messages = run.get("messages", {}) if run else {}
+        cited = sum(entry.reference in m or entry.reference.split("/")[-1] in m for m in messages.values())
+        if messages and entry.effect == "raises":
+            how += "; " + (
+                f"{cited} of the failures name the report's pattern" if cited else
+                "no failure names the report's pattern: the bad release fails another way first"
+            )  # fmt: skip
         if verdict.startswith("missed") or verdict.endswith("(pattern not covered)"):
             why = entry.not_covered_why or entry.raw.get("missed_why", "")
             how = "; ".join(x for x in (why, how) if x) or "no test moved"
