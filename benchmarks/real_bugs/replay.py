@@ -247,7 +247,7 @@ def rules_of(message: str) -> list[str]:
     found = []
     if "the size of its maps moved from the baseline" in message:
         found.append("map size")
-    if "maps moved from the baseline's (mean cosine" in message or "samples moved from the baseline's beyond" in message:
+    if any(f"moved from the baseline's {how}" in message for how in ("(mean cosine", "beyond")):
         found.append("map drift")
     regressed = set(re.findall(r"(\w+) regressed:", message))
     if regressed & COSTS:
