@@ -3,6 +3,7 @@ fingerprint a judged explainer test keeps, compared where the baseline kept one)
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
@@ -69,20 +70,17 @@ def drift_checks(
     size_bar = judge.thresholds.drift_bar(suite, tier, "size_agreement", bar_key, explainer) if sized else None
     allowance = ""
     beyond = (bar is not None and moved.mean < bar) or (verdict is not None and verdict[0] < verdict[1])
-    drawn: list[DrawNoise] = []
+    own_noise = functools.cache(noise) if noise is not None else None  # measured once, where a bar needs it
 
     def sampler() -> bool:
-        """Whether the explainer's own draws lie apart (measured once, where a bar needs it)."""
-        if noise is None:
-            return False
-        if not drawn:
-            drawn.append(noise())
-        return drawn[0].mean < MOVED
+        """Whether the explainer's own draws lie apart."""
+        return own_noise is not None and own_noise().mean < MOVED
 
     if size_bar is not None and moved.size < size_bar and sampler():
         size_bar = None  # a sampler's sizes move with its draws (recorded, not judged)
     if beyond and sampler():  # a sampler: one sample's draws may lie far apart (a heavy tail)
-        own = drawn[0]
+        assert own_noise is not None
+        own = own_noise()
         n = len(moved.cosines)
         bar = None if bar is None else min(bar, 1.0 - NOISE_FACTOR * (1.0 - own.mean) - 1.0 / n)
         verdict = rule.verdict(moved, [UNRELATED] * n) if rule is not None else None
