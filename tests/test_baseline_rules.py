@@ -228,3 +228,48 @@ def test_a_cost_is_gated_against_the_explainer_s_typical_cost_on_the_same_networ
     assert "median over this model's cases" in message and "own 30.0" in message
     assert baseline.cost_regression(cpu(2, 250.0), 2.0)  # its own value decides where it is the larger
     assert baseline.cost_regression(cpu(1, 90.0, "cnn"), 2.0)  # another network: its own group
+
+
+def test_a_cost_replayed_from_an_earlier_run_is_never_gated_against_a_measured_one():
+    """captum 0.8.0 → 0.9.0 failed three tests on cost because 0.9.0's costs were the
+    pack's, recorded when it was built: a cost replayed from an earlier run's results
+    (``measured`` False), on either side, is not compared, and the run's line says which
+    costs were compared and why the others were not."""
+
+    def cpu(formula: int, value: float, measured: bool | None) -> Record:
+        return Record("symbolic", "mlp", "IG", 0, "cpu_ms", value, {"formula": formula}, measured=measured)
+
+    baseline = Baseline([cpu(1, 10.0, True), cpu(2, 10.0, False), cpu(3, 10.0, None)], "b.json", metric_catalog())
+    assert baseline.cost_regression(cpu(1, 500.0, True), 2.0)  # measured against measured: gated
+    assert baseline.cost_regression(cpu(3, 500.0, True), 2.0)  # a baseline that did not record it: as before
+    assert baseline.cost_regression(cpu(1, 500.0, False), 2.0) is None  # replayed here
+    assert baseline.cost_regression(cpu(2, 500.0, True), 2.0) is None  # replayed in the baseline
+    line = baseline.costs_compared([cpu(1, 5.0, True), cpu(2, 5.0, True), cpu(3, 5.0, False), cpu(4, 5.0, True)])
+    assert line == (
+        "costs: 1 of 4 compared (measured in both runs); not compared: 1 replayed here and 1 replayed in the "
+        "baseline from an earlier run's results (a measurement is compared only with a measurement), 1 without "
+        "a baseline cost"
+    )
+
+
+def test_an_outline_finds_maps_emptied_resized_or_flipped_on_any_sample():
+    """The outline covers every explained sample (the fingerprint keeps 32): an emptied
+    map, one resized far beyond the typical ratio or a clear sign flipped is a changed
+    sample; rescaling every map, and a sign that was never clear, are not."""
+    import numpy as np
+
+    from pytest_chaosmining.core.metrics.drift import outline, outline_change
+
+    rng = np.random.default_rng(0)
+    base = rng.normal(size=(400, 21)) + 0.8  # mostly positive maps: clear positive balances
+    then = outline(base)
+    assert outline_change(outline(base * 1000.0), then).lost == []  # a rescale of every map
+    emptied = base.copy()
+    emptied[[40, 41, 390]] = 0.0
+    assert outline_change(outline(emptied), then).resized == (40, 41, 390)
+    change = outline_change(outline(-base), then)
+    clear = sum(abs(b) >= 0.5 for _, b in then)
+    assert len(change.flipped) == clear > 300 and change.kept == pytest.approx(1 - clear / 400)
+    blown = base.copy()
+    blown[7] *= 100.0
+    assert outline_change(outline(blown), then).resized == (7,)

@@ -373,3 +373,136 @@ def test_a_baseline_from_another_machine_gates_no_cost_and_says_so(pytester, run
     result = run_suite(*args, f"--chaosmining-baseline={path}", k="f01")
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["*ran on Another CPU 9000*CPU time and memory are not compared*"])
+
+
+def test_costs_replayed_from_the_pack_are_not_gated_and_the_run_says_which_were(pytester, run_suite):
+    """A built-in's result reused from the pack or the derived cache carries the costs
+    recorded when it was computed: they are not this run's, so a baseline no real call
+    could stay within fails only where both runs measured the cost.  A registered
+    explainer's cost is always measured (and gated)."""
+    pytester.makeconftest(SIZE_CONFTEST)
+    args = ("--chaosmining-suites", "symbolic", "--chaosmining-explainers", "SA,plain")
+    run_suite(*args, k="f01", report="base").assert_outcomes(passed=3)  # computed: measured
+    path = pytester.path / "base" / "results.json"
+    payload = json.loads(path.read_text())
+    costs = [r for r in payload["records"] if r["metric"] == "cpu_ms"]
+    assert len(costs) == 2 and all(r["measured"] is True for r in costs)
+    for record in costs:
+        record["value"] = -1000.0
+    path.write_text(json.dumps(payload))
+    baseline = f"--chaosmining-baseline={path}"
+    run_suite(*args, k="f01", report="warm", fresh=False)  # the derived cache holds SA's result now
+    replayed = run_suite(*args, baseline, k="f01", report="replayed", fresh=False)
+    replayed.assert_outcomes(passed=2, failed=1)
+    measured = {
+        r["explainer"]: r["measured"] for r in load_results(pytester, "replayed")["records"] if r["metric"] == "cpu_ms"
+    }
+    assert measured == {"SA": False, "plain": True}
+    replayed.stdout.fnmatch_lines(
+        [
+            "*costs: 2 of 4 compared (measured in both runs); not compared: 2 replayed here*",
+            "*plain on*cpu_ms regressed*",
+        ]
+    )
+    again = run_suite(*args, baseline, k="f01", report="measured")
+    again.assert_outcomes(passed=1, failed=2)
+    again.stdout.fnmatch_lines(["*costs: 4 of 4 compared*"])
+
+
+ROWS_CONFTEST = """
+import os
+
+from pytest_chaosmining.explainers import attribute, builtin_explainers
+
+IG = builtin_explainers()["IG"]
+
+def maps(model, inputs, target, context):
+    attr = attribute(IG, model, inputs, target, context)
+    bug = os.environ.get("CHAOSMINING_TEST_BUG")
+    if bug == "rows":
+        attr[100:108] = 0.0  # empty maps on 8 rows beyond the fingerprint's 32
+    if bug == "sign":
+        attr = -attr
+    return attr
+
+def pytest_chaosmining_explainers(config):
+    return {"mine": maps}
+"""
+
+
+def test_drift_sees_every_explained_row_and_the_sign(pytester, run_suite, monkeypatch):
+    """A saliency whose maps are empty on 8 of the 400 rows passed every symbolic test
+    against its baseline (the fingerprint keeps 32), and IG with its sign flipped,
+    registered as a plain callable, failed only where ``truth_sign`` is judged: the
+    outline of every explained sample fails both, naming the samples, in every
+    condition, and an unchanged run passes."""
+    pytester.makeconftest(ROWS_CONFTEST)
+    args = ("--chaosmining-explainers", "mine", "--chaosmining-suites", "symbolic", "-rf")
+    subset = "f01 or f05"
+    base = run_suite(*args, report="base", k=subset)
+    base.assert_outcomes(passed=4)
+    baseline = f"--chaosmining-baseline={pytester.path / 'base' / 'results.json'}"
+    run_suite(*args, baseline, report="same", k=subset).assert_outcomes(passed=4)
+    monkeypatch.setenv("CHAOSMINING_TEST_BUG", "rows")
+    rows = run_suite(*args, baseline, report="rows", k=subset)
+    rows.assert_outcomes(passed=2, failed=2)
+    rows.stdout.fnmatch_lines(["FAILED *mine*maps of 8 of 400 explained samples changed entirely*100, 101, 102*"])
+    monkeypatch.setenv("CHAOSMINING_TEST_BUG", "sign")
+    sign = run_suite(*args, baseline, report="sign", k=subset)
+    sign.assert_outcomes(passed=2, failed=2)
+    sign.stdout.fnmatch_lines(["FAILED *mine*clearly signed now clearly of the other sign*"])
+    assert offline_verdicts(pytester, "base", ("same", "rows", "sign")) == {"same": set(), "rows": {2}, "sign": {2}}
+
+
+def offline_verdicts(pytester, base: str, runs: tuple[str, ...]) -> dict[str, set[int]]:
+    """``chaosmining-compare`` of each run against ``base``: the tests its drift findings
+    name, counted (the live gate's verdict on the same two files must match)."""
+    from pytest_chaosmining.tools.compare import compare_runs
+
+    out = {}
+    for run in runs:
+        findings = compare_runs(pytester.path / base / "results.json", pytester.path / run / "results.json")
+        failing = {f.nodeid for f in findings if f.kind in ("drift", "failed")}
+        out[run] = {len(failing)} if failing else set()
+    return out
+
+
+NOISY_CONFTEST = """
+import os
+
+import torch
+
+from pytest_chaosmining.explainers import Explainer, attribute, builtin_explainers
+
+SG = builtin_explainers()["SG"]
+
+def maps(model, inputs, target, context):
+    attr = attribute(SG, model, inputs, target, context)
+    if os.environ.get("CHAOSMINING_TEST_NOISE"):
+        attr = attr + 0.5 * attr.std() * torch.randn_like(attr)
+    return attr
+
+def pytest_chaosmining_explainers(config):
+    return {"sg": Explainer("sg", maps, stochastic=True)}
+"""
+
+
+def test_a_sampler_s_drift_allowance_is_the_stricter_of_the_two_runs_noise(pytester, run_suite, monkeypatch):
+    """SmoothGrad with extra noise of half its maps' spread passed 4 of its 23 tests
+    against its baseline: its drift allowance was measured on its own, noisier draws.
+    A declared sampler's noise is recorded beside its fingerprint, and the allowance is
+    the stricter of the two runs': the noisier SmoothGrad fails in every condition, a
+    reseed-free rerun passes."""
+    pytester.makeconftest(NOISY_CONFTEST)
+    args = ("--chaosmining-explainers", "sg", "--chaosmining-suites", "symbolic", "-rf")
+    subset = "f01 or f05"
+    run_suite(*args, report="base", k=subset).assert_outcomes(passed=4)
+    noise = [r for r in load_results(pytester, "base")["records"] if r["metric"] == "noise_agreement"]
+    assert len(noise) == 2 and all(0.0 < r["value"] < 1.0 for r in noise)
+    baseline = f"--chaosmining-baseline={pytester.path / 'base' / 'results.json'}"
+    run_suite(*args, baseline, report="same", k=subset).assert_outcomes(passed=4)
+    monkeypatch.setenv("CHAOSMINING_TEST_NOISE", "1")
+    noisy = run_suite(*args, baseline, report="noisy", k=subset)
+    noisy.assert_outcomes(passed=2, failed=2)
+    noisy.stdout.fnmatch_lines(["FAILED *sg*moved from the baseline's*the stricter of this run's and the baseline's*"])
+    assert offline_verdicts(pytester, "base", ("same", "noisy")) == {"same": set(), "noisy": {2}}

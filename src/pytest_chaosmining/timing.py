@@ -46,8 +46,10 @@ class AttributionTimer:
     ``recheck``: given the first call's cost, whether it would fail the
     baseline's cost gate; if so the call is measured again (:meth:`_confirmed`).
     ``cost``: the first call's :class:`Cost` (None until a call was measured: a
-    built-in's result reused from the cache makes none); ``calls`` and
-    ``total_ms``: every call measured in the test."""
+    built-in's result reused from the cache makes none); ``replayed``: whether a
+    result reused from the pack or the derived-results cache stood in for the
+    test's work (:func:`note_replayed`); ``calls`` and ``total_ms``: every call
+    measured in the test."""
 
     def __init__(
         self,
@@ -64,6 +66,7 @@ class AttributionTimer:
         self.device = device
         self.rounds = rounds
         self.cost: Cost | None = None
+        self.replayed = False
         self.calls = 0
         self.total_ms = 0.0
         self._busy = False
@@ -148,6 +151,21 @@ class AttributionTimer:
     def cost_or(self, earlier: Cost) -> Cost:
         """This test's measured cost, or ``earlier`` (a reused result's) where no call was made."""
         return self.cost if self.cost is not None else earlier
+
+    @property
+    def measured(self) -> bool:
+        """Whether the test's cost was measured in this run: a call was timed, or no
+        result of an earlier run stood in for the work (one computed earlier in this
+        process, as RFE's side-by-side selections are, was measured here)."""
+        return self.cost is not None or not self.replayed
+
+
+def note_replayed() -> None:
+    """Tell the test's :class:`AttributionTimer` (if one is active) that a result reused
+    from an earlier run stands in for its work: its costs are replayed, not measured."""
+    timer = _ACTIVE.get()
+    if timer is not None:
+        timer.replayed = True
 
 
 def timed(fn: Callable[[], T], device: torch.device) -> tuple[T, Cost]:

@@ -27,6 +27,11 @@ KNOWN_DEFECT_PROPERTY = "chaosmining_known_defect"
 MISSING_PROPERTY = "chaosmining_missing"
 #: the metric of a record that keeps a fingerprint of an explainer's maps (its value: the samples kept)
 FINGERPRINT = "fingerprint"
+#: the metric of a record that keeps an outline of every explained sample's map (its value: the samples)
+OUTLINE = "outline"
+#: the metrics of a declared sampler's own noise on a case (:class:`~pytest_chaosmining.core.metrics.drift.DrawNoise`'s
+#: fields), recorded beside its fingerprint so that a later run's drift allowance can be the stricter of the two runs'
+NOISE_METRICS = {"mean": "noise_agreement", "sample": "noise_sample_agreement", "outlines": "noise_outline_change"}
 
 
 @dataclass
@@ -51,6 +56,10 @@ class Record:
     #: the known library defect this check failed as expected (``passed`` is False; not the
     #: explainer's regression: :mod:`pytest_chaosmining.verdict.known_defects`), else None
     expected: str | None = None
+    #: of a time or memory: True where this run measured it, False where it was replayed with a
+    #: result reused from the pack or the derived-results cache (None: not recorded, as before
+    #: version 0.9's results); a replayed cost is never gated against a measured one
+    measured: bool | None = None
 
     def key(self) -> tuple[str | int, ...]:
         """Identity of a result across runs (for baselines and sorting)."""

@@ -345,6 +345,7 @@ def write_reports(out_dir: Path, run: RunResults, markdown: str) -> list[str]:
         "threshold",
         "passed",
         "expected",
+        "measured",
         "nodeid",
     ]
     buffer = io.StringIO(newline="")

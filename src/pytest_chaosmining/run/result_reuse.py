@@ -14,6 +14,7 @@ import pytest
 from pytest_chaosmining.core.storage.derived import DerivedCache
 from pytest_chaosmining.run.placement import Placement
 from pytest_chaosmining.settings import Settings
+from pytest_chaosmining.timing import note_replayed
 
 if TYPE_CHECKING:
     from pytest_chaosmining.explainers import Explainer
@@ -45,12 +46,23 @@ class ResultReuse:
     ) -> T:
         """``compute()``: for a built-in explainer through the derived-results cache
         (``parts`` names the case, the weights and the evaluation sizes; ``types``
-        the dataclasses in the result), for any other explainer always computed."""
+        the dataclasses in the result), for any other explainer always computed.  A
+        result reused rather than computed marks the test's costs replayed
+        (:func:`~pytest_chaosmining.timing.note_replayed`)."""
         if explainer.source != "builtin" or not self.reuses_builtin_results:
             return compute()
-        return self.reused(
-            suite, {**parts, "explainer": explainer.name, "kwargs": explainer.attribute_kwargs}, compute, types
-        )
+        computed = False
+
+        def counted() -> T:
+            nonlocal computed
+            computed = True
+            return compute()
+
+        key = {**parts, "explainer": explainer.name, "kwargs": explainer.attribute_kwargs}
+        result = self.reused(suite, key, counted, types)
+        if not computed:
+            note_replayed()  # the test's costs are an earlier run's: never gated against measured ones
+        return result
 
     def reused(self, suite: str, key: dict[str, object], compute: Callable[[], T], types: tuple[type, ...] = ()) -> T:
         """``compute()`` of the plugin's own (a built-in's, a reference's) through the

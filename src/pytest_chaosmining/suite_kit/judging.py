@@ -109,7 +109,8 @@ def timed_score(
     """``score(explainer)``, its first attribution call timed through ``benchmark`` where
     pytest-benchmark times, else by hand; with ``record``, its time and peak memory
     recorded (gated against a baseline) from the score's ``cost`` where the timer
-    measured none."""
+    measured none (replayed, where a result of an earlier run stood in: never gated
+    against a measured one)."""
     with (
         run.runtime.timer(
             benchmark, suite, case.id, explainer, recheck=None if record is None else run.judge.cost_recheck(record)
@@ -121,7 +122,7 @@ def timed_score(
         cost = result[COST]
         if not isinstance(cost, Cost):
             raise TypeError(f"the {suite} score's cost is {type(cost).__name__}, not a Cost")
-        run.judge.record_costs(node, timer.cost_or(cost), record)
+        run.judge.record_costs(node, timer.cost_or(cost), record, measured=timer.measured)
     return result
 
 
@@ -156,8 +157,20 @@ def model_scored(
         checks = merit.own_merit_checks(run, suite, case, explainer, node, record, what)
         checks += module_rules.pattern_checks(run, suite, case, explainer, node, record, what)
         noise = merit.drift_noise(run, suite, case, explainer)
-        sized = run.explainers[explainer].size_promised
-        return checks + drift_checks(run.judge, node, suite.name, explainer, values, record, key, what, noise, sized)
+        declared = run.explainers[explainer]
+        return checks + drift_checks(
+            run.judge,
+            node,
+            suite.name,
+            explainer,
+            values,
+            record,
+            key,
+            what,
+            noise,
+            declared.size_promised,
+            declared.stochastic,
+        )
 
     return Scored(values, further=further)
 

@@ -21,7 +21,14 @@ import torch
 
 from pytest_chaosmining.core.metrics import properties as p
 from pytest_chaosmining.core.metrics.attribution import feature_sums
-from pytest_chaosmining.core.metrics.drift import FINGERPRINT_SAMPLES, DrawNoise, fingerprint, map_agreement
+from pytest_chaosmining.core.metrics.drift import (
+    FINGERPRINT_SAMPLES,
+    DrawNoise,
+    fingerprint,
+    map_agreement,
+    outline,
+    outline_change,
+)
 from pytest_chaosmining.core.metrics.properties import NOISE_FACTOR
 from pytest_chaosmining.core.storage.derived import weights_digest
 from pytest_chaosmining.explainers import ExplainerNotApplicable, attribute
@@ -174,7 +181,9 @@ def fingerprint_noise(explainer: Explainer, probe: Probe) -> DrawNoise:
         draws += [copies[i * n : (i + 1) * n] for i in range(NOISE_COPIES)]
     prints = [fingerprint(d, mask) for d in draws]
     pairs = [map_agreement(a, b) for i, a in enumerate(prints) for b in prints[i + 1 :]]
-    return DrawNoise(min(p.mean for p in pairs), min(p.least for p in pairs))
+    outlines = [outline(d) for d in draws]
+    changes = [1.0 - outline_change(a, b).kept for i, a in enumerate(outlines) for b in outlines[i + 1 :]]
+    return DrawNoise(min(p.mean for p in pairs), min(p.least for p in pairs), max(changes))
 
 
 def is_probe_case(run: RunView, suite: ModelSuite[CaseT, ModelT], case: CaseT) -> bool:
@@ -308,10 +317,24 @@ def drift_noise(
     """A call measuring how well two of the explainer's own draws of ``case``'s
     fingerprinted samples agree (:func:`fingerprint_noise`), for the drift check: the same
     samples the drift compares (a probe of the first 4 showed no noise where a reseed moved
-    later samples' maps far)."""
+    later samples' maps far).  A built-in's is reused from the derived-results cache."""
 
     def measure() -> DrawNoise:
         explainer = run.explainers[explainer_name]
-        return fingerprint_noise(explainer, suite.probe(suite.model(run, case), FINGERPRINT_SAMPLES))
+        trained = suite.model(run, case)
+        key = {
+            "check": "drift_noise",
+            "version": PROBE_VERSION,
+            "model": getattr(case, "training_config")(run.runtime.device.type),
+            "weights": weights_digest(trained.model),
+            "samples": FINGERPRINT_SAMPLES,
+        }
+        return run.results.evaluated(
+            suite.name,
+            key,
+            explainer,
+            lambda: fingerprint_noise(explainer, suite.probe(trained, FINGERPRINT_SAMPLES)),
+            (DrawNoise,),
+        )
 
     return measure

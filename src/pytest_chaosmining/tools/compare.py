@@ -9,9 +9,10 @@ NEW's own failed tests, so that its exit status and NEW's run agree:
   an explainer error, the control passing a bar), as NEW's results.json lists it;
 - **regressed**: a judged result fell more than its metric's allowed drop
   (the shipped ``max_drop``, or ``--max-drop``) below OLD's;
-- **drift**: a fingerprint of maps moved beyond the suite's ``map_agreement``
-  bar (offline there is no model to measure a stochastic explainer's noise on:
-  a moved sampler is flagged and says so; the random control is never compared);
+- **drift**: a fingerprint of maps moved beyond the live gate's drift bars (the
+  same rule: :func:`~pytest_chaosmining.verdict.drift.drift_verdict`; a declared
+  sampler's allowance is the stricter of the noise the two runs recorded, every
+  explained sample's outline is compared; the random control is never compared);
 - **cost**: CPU time or peak memory grew beyond ``--max-slowdown`` × OLD's plus
   the metric's slack (not compared where the two ran on different device types;
   on different CPUs each message says so);
@@ -35,10 +36,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_chaosmining.core.records import FINGERPRINT, Record
-from pytest_chaosmining.explainers import CONTROL_NAME
+from pytest_chaosmining.explainers import CONTROL_NAME, builtin_explainers
 from pytest_chaosmining.suites import metric_catalog, shipped_thresholds
 from pytest_chaosmining.verdict.baseline import DEFAULT_MAX_SLOWDOWN, Baseline
 from pytest_chaosmining.verdict.baseline_check import MISSING_PREFIX
+from pytest_chaosmining.verdict.drift import drift_verdict
 
 if TYPE_CHECKING:
     from pytest_chaosmining.core.metrics.catalog import MetricCatalog
@@ -97,6 +99,7 @@ def compare_runs(
     thresholds = shipped_thresholds(thresholds_file)
     ran = {r.suite for r in records}
     comparison = baseline.compare(records, lambda r: all_suites or r.suite in ran)
+    new_side = Baseline(records, str(new), catalog)  # NEW's own noise, outlines and size checks, looked up alike
     unbarred = [
         r
         for r in records
@@ -119,7 +122,7 @@ def compare_runs(
         if cost:
             findings.append(Finding("cost", record.nodeid, cost))
         if record.metric == FINGERPRINT and record.explainer != CONTROL_NAME:
-            findings += _drift(baseline, record, thresholds, tier, catalog)
+            findings += _drift(baseline, new_side, record, thresholds, tier, catalog)
     for r in comparison.missing:
         findings.append(Finding("missing", r.nodeid, f"{r.metric} judged in the baseline, not here"))
     for r in comparison.new:
@@ -128,39 +131,29 @@ def compare_runs(
 
 
 def _drift(
-    baseline: Baseline, record: Record, thresholds: Thresholds, tier: str, catalog: MetricCatalog
+    baseline: Baseline, new: Baseline, record: Record, thresholds: Thresholds, tier: str, catalog: MetricCatalog
 ) -> list[Finding]:
-    """The drift findings of one fingerprint record: its maps moved beyond the mean bar,
-    or more samples' maps than allowed beyond the per-sample floor."""
-    moved = baseline.moved(record)
-    if moved is None:
-        return []
+    """The drift findings of one fingerprint record, by the live gate's rule
+    (:func:`~pytest_chaosmining.verdict.drift.drift_verdict`): NEW's own noise is the one
+    its run recorded (``new``: NEW's records read as a baseline is), its outline the one
+    beside the fingerprint; the size is compared where NEW's run compared it or the
+    built-in promises it."""
     metric = catalog.get(record.suite, "map_agreement")
     bar_key = metric.bar_key(record.case) if metric is not None and metric.bar_key is not None else "default"
-    bar = thresholds.drift_bar(record.suite, tier, "map_agreement", bar_key, record.explainer)
-    rule = thresholds.sample_drift(record.suite, tier)
-    unmeasured = "a stochastic explainer's own noise is not measured offline"
-    found = []
-    if bar is not None and moved.mean < bar:
-        found.append(
-            Finding(
-                "drift",
-                record.nodeid,
-                f"its maps moved from the baseline's (mean cosine of the feature masses {moved.mean:.4f} < {bar:g}; "
-                f"explained sample {moved.worst} moved most, {moved.least:.4f}; {unmeasured})",
-            )
-        )
-    value, floor, lost = rule.verdict(moved) if rule is not None else (1.0, 0.0, [])
-    if rule is not None and value < floor:
-        found.append(
-            Finding(
-                "drift",
-                record.nodeid,
-                f"the maps of {len(lost)} of {len(moved.cosines)} explained samples moved beyond the per-sample "
-                f"floor {rule.floor:g} (at most {rule.allowed} may; samples {', '.join(map(str, lost[:12]))}"
-                f"{' …' if len(lost) > 12 else ''}; {unmeasured})",
-            )
-        )
+    outlined = new.outline_of(record)
+    now = new.noise_of(record)
+    builtin = builtin_explainers().get(record.explainer)
+    sized = new.compared_size(record) or (builtin is not None and builtin.size_promised)
+    verdict = drift_verdict(
+        baseline, thresholds, tier, record, outlined, bar_key, record.explainer, (lambda: now) if now else None, sized
+    )
+    found = [
+        Finding("drift", record.nodeid, message)
+        for _, value, bar, message in verdict.checks
+        if bar is not None and value < bar
+    ]
+    if verdict.change is not None and not found:
+        found.append(Finding("changed", record.nodeid, verdict.change))
     return found
 
 

@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any
 from pytest_chaosmining.core.lazy import lazy_module
 from pytest_chaosmining.core.machine import Machine, cost_differences, describe, stack_label
 from pytest_chaosmining.core.metrics.catalog import Metric, MetricCatalog
-from pytest_chaosmining.core.records import Record
+from pytest_chaosmining.core.records import NOISE_METRICS, OUTLINE, Record
 
 if TYPE_CHECKING:
     from pytest_chaosmining.core.metrics import drift
-    from pytest_chaosmining.core.metrics.drift import Agreement
+    from pytest_chaosmining.core.metrics.drift import Agreement, DrawNoise, OutlineChange
 else:  # numpy and torch: loaded when a baseline's maps are compared
     drift = lazy_module("pytest_chaosmining.core.metrics.drift")
 
@@ -139,12 +139,22 @@ class Baseline:
         self.scores: dict[Key, Record] = {
             r.key(): r for r in records if r.threshold is not None or catalog.is_judged(r.suite, r.metric)
         }
-        self.costs = {r.key(): r.value for r in records if catalog.gated_cost(r.suite, r.metric) is not None}
+        costs = [r for r in records if catalog.gated_cost(r.suite, r.metric) is not None]
+        #: the gated costs measured in its run (or not recorded either way): those a measured cost is gated against
+        self.costs = {r.key(): r.value for r in costs if r.measured is not False}
+        #: the gated costs its run replayed from results of an earlier run (never gated: :meth:`cost_regression`)
+        self.replayed_costs = {r.key() for r in costs if r.measured is False}
         #: each explainer's median cost over the cases of one suite, model and seed (:meth:`cost_regression`)
-        self.typical_costs = _typical(
-            [r for r in records if catalog.gated_cost(r.suite, r.metric) is not None and r.key() in self.costs]
-        )
+        self.typical_costs = _typical([r for r in costs if r.key() in self.costs])
         self.fingerprints = {r.key(): r.maps for r in records if r.maps is not None}
+        #: whether its run recorded the outline of every explained sample and every declared
+        #: sampler's own noise (this version's runs): an explainer it has no noise of was deterministic
+        self.records_noise = any(r.metric == OUTLINE for r in records)
+        self._noise: dict[Key, dict[str, float]] = {}
+        fields = {metric: name for name, metric in NOISE_METRICS.items()}
+        for r in records:
+            if r.metric in fields:
+                self._noise.setdefault(_without_metric(r), {})[fields[r.metric]] = r.value
         self.source = source
         #: the tier of the run that wrote it (None: not recorded)
         self.tier = tier
@@ -313,16 +323,68 @@ class Baseline:
             return None
         return drift.map_agreement(record.maps, then)
 
+    def costs_compared(self, records: Sequence[Record]) -> str:
+        """One line: how many of the run's gated costs were compared with the baseline's
+        (measured in both runs) and why the others were not (replayed from an earlier
+        run's results here or in the baseline, no baseline cost, another machine)."""
+        gated = [r for r in records if self.catalog.gated_cost(r.suite, r.metric) is not None]
+        if self.costs_not_gated:
+            return f"costs: none of {len(gated)} compared (the baseline ran on another machine or stack)"
+        measured = [r for r in gated if r.measured is not False]
+        compared = sum(r.key() in self.costs for r in measured)
+        there = sum(r.key() in self.replayed_costs for r in measured)
+        return (
+            f"costs: {compared} of {len(gated)} compared (measured in both runs); not compared: "
+            f"{len(gated) - len(measured)} replayed here and {there} replayed in the baseline from an earlier "
+            f"run's results (a measurement is compared only with a measurement), "
+            f"{len(measured) - compared - there} without a baseline cost"
+        )
+
+    def noise_of(self, record: Record) -> DrawNoise | None:
+        """The explainer's own noise on ``record``'s case as the baseline's run measured it:
+        what it recorded of a declared sampler; deterministic (1, 1, 0) where a run of this
+        version recorded none (it was not declared stochastic); None where an older run
+        recorded nothing."""
+        found = self._noise.get(_without_metric(record))
+        if found is not None and len(found) == len(NOISE_METRICS):
+            return drift.DrawNoise(**found)
+        return drift.DrawNoise(1.0, 1.0, 0.0) if self.records_noise else None
+
+    def outline_of(self, record: Record) -> Record | None:
+        """The outline kept beside the fingerprint ``record`` (None where none was)."""
+        key = _without_metric(record) + (OUTLINE,)
+        maps = self.fingerprints.get(key)
+        if maps is None:
+            return None
+        return Record(
+            record.suite, record.model, record.explainer, record.seed, OUTLINE, len(maps), record.case, maps=maps
+        )
+
+    def compared_size(self, record: Record) -> bool:
+        """Whether its run compared the size of ``record``'s maps (the explainer promised it)."""
+        return _without_metric(record) + ("size_agreement",) in self.judged
+
+    def outline_moved(self, record: Record) -> OutlineChange | None:
+        """Which explained samples' maps of an outline ``record`` changed entirely against
+        the baseline's (:func:`~pytest_chaosmining.core.metrics.drift.outline_change`; None
+        where the baseline kept no outline for it)."""
+        then = self.fingerprints.get(record.key())
+        if then is None or record.maps is None:
+            return None
+        return drift.outline_change(record.maps, then)
+
     def cost_regression(self, record: Record, max_factor: float) -> str | None:
         """A message if ``record`` (a gated cost: CPU time or peak memory) grew beyond
         ``max_factor`` × the baseline's value plus the metric's declared slack, else None.
         The baseline's value is the larger of its own and the explainer's median over the
         suite's cases of the same model and seed (the same network, the same work): one
         call's time varies up to 4× between same-code cases, so a case whose baseline
-        call was unusually fast would otherwise gate at a fraction of the method's cost."""
+        call was unusually fast would otherwise gate at a fraction of the method's cost.
+        Only measurements are compared: a cost replayed from a result of an earlier run
+        (the pack's, the derived cache's), here or in the baseline, is not gated."""
         metric = self.catalog.gated_cost(record.suite, record.metric)
         own = self.costs.get(record.key())
-        if own is None or metric is None or metric.slack is None or self.costs_not_gated:
+        if own is None or metric is None or metric.slack is None or self.costs_not_gated or record.measured is False:
             return None
         typical = self.typical_costs.get(_cost_group(record), own)
         old = max(own, typical)
@@ -338,6 +400,11 @@ class Baseline:
             f"{metric.slack:g} {unit} ({record.value / old if old else float('inf'):.2f}× the "
             f"baseline; baseline {self.source})"
         )
+
+
+def _without_metric(record: Record) -> Key:
+    """``record``'s key without its metric: the test's case, explainer and seed."""
+    return record.key()[:-1]
 
 
 def _cost_group(record: Record) -> tuple[str, str, str, int, str]:

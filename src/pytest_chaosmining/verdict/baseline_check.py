@@ -84,6 +84,7 @@ class BaselineCheck:
         self.comparison = comparison
         judged = len(comparison.compared) + len(comparison.new)
         self.lines.append(comparison.summary(self.baseline.source))
+        self.lines.append(self.baseline.costs_compared(self.run.records))
         if self.changed:
             notes = [note for _, found in sorted(self.changed.items()) for note in found]
             self.lines.append(

@@ -4,18 +4,22 @@ fingerprint a judged explainer test keeps, compared where the baseline kept one)
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from pytest_chaosmining.core.metrics.drift import SIZE_FACTOR, DrawNoise
 from pytest_chaosmining.core.metrics.properties import NOISE_FACTOR
-from pytest_chaosmining.core.records import FINGERPRINT, Recorder
-from pytest_chaosmining.verdict.baseline import MOVED
+from pytest_chaosmining.core.records import FINGERPRINT, NOISE_METRICS, OUTLINE, Record, Recorder
+from pytest_chaosmining.verdict.baseline import MOVED, Baseline
 from pytest_chaosmining.verdict.judge import Check, Judge
 
 if TYPE_CHECKING:
     import pytest
 
-    from pytest_chaosmining.core.metrics.drift import Agreement, DrawNoise
+    from pytest_chaosmining.core.metrics.drift import Agreement
+    from pytest_chaosmining.verdict.thresholds import Thresholds
 
 #: one sample's map that agrees less than this with the baseline's has nothing of it left (an empty
 #: map agrees 0): a sampler's floor for one sample, whatever its draws do
@@ -33,6 +37,7 @@ def drift_checks(
     what: str,
     noise: Callable[[], DrawNoise] | None = None,
     sized: bool = False,
+    stochastic: bool = False,
 ) -> list[Check]:
     """Record the fingerprint of ``explainer``'s maps (results.json keeps it); against
     a baseline that kept one for the same case, two checks (the random control's maps
@@ -52,53 +57,114 @@ def drift_checks(
     tail: a reseed moved single samples' maps to 0.18 where 16 draws agreed to 0.99), and
     each sample down to :data:`UNRELATED`; so a reseeded SmoothGrad passes and a changed
     one, or one whose maps of some inputs are gone, does not.  A sampler's sizes move
-    with its draws: its ``size_agreement`` is recorded, not judged."""
+    with its draws: its ``size_agreement`` is recorded, not judged.
+
+    - ``outline_kept``: the share of *every* explained sample (the fingerprint keeps
+      the first 32) whose map neither emptied, appeared or resized far beyond the typical
+      ratio, nor flipped a clear sign (:func:`~pytest_chaosmining.core.metrics.drift.outline_change`);
+      at most the per-sample rule's allowed few may change, a sampler as many more as
+      :data:`NOISE_FACTOR` times the share its own draws change, plus one."""
     maps = result.get(FINGERPRINT)
     if not isinstance(maps, list):
         return []
     kept = record(FINGERPRINT, len(maps))
     kept.maps = maps
     judge.record(node, kept)
+    shape = result.get(OUTLINE)
+    outlined = None
+    if isinstance(shape, list):
+        outlined = record(OUTLINE, len(shape))
+        outlined.maps = shape
+        judge.record(node, outlined)
+    measured = functools.cache(noise) if noise is not None else None  # measured once, where needed
+    if stochastic and measured is not None:  # a declared sampler's noise: a later run's allowance reads it
+        for field, metric in NOISE_METRICS.items():
+            judge.record(node, record(metric, getattr(measured(), field)))
     baseline = judge.baseline
-    moved = baseline.moved(kept) if baseline is not None else None
-    if baseline is None or moved is None or judge.is_control(explainer):
+    if baseline is None or judge.is_control(explainer):
         return []
-    tier = judge.tier
-    bar = judge.thresholds.drift_bar(suite, tier, "map_agreement", bar_key, explainer)
-    rule = judge.thresholds.sample_drift(suite, tier)
+    verdict = drift_verdict(baseline, judge.thresholds, judge.tier, kept, outlined, bar_key, what, measured, sized)
+    if verdict.change is not None:
+        judge.note_change(node, verdict.change)
+    return [(record(metric, value), bar, message) for metric, value, bar, message in verdict.checks]
+
+
+@dataclass(frozen=True)
+class DriftVerdict:
+    """The drift checks of one fingerprint against the baseline's: ``(metric, value, bar,
+    message)`` each (judged: value >= bar, or no bar), and the note of maps that moved
+    within the bars (None where they did not move)."""
+
+    checks: list[tuple[str, float, float | None, str]]
+    change: str | None
+
+
+def drift_verdict(
+    baseline: Baseline,
+    thresholds: Thresholds,
+    tier: str,
+    kept: Record,
+    outlined: Record | None,
+    bar_key: str,
+    what: str,
+    noise: Callable[[], DrawNoise] | None,
+    sized: bool,
+) -> DriftVerdict:
+    """The drift checks of the fingerprint ``kept`` (and the outline ``outlined``) against
+    the baseline's, with this run's own noise ``noise()`` (None: none measured, as
+    deterministic): the rule the run judges by and ``chaosmining-compare`` repeats
+    (:func:`drift_checks`)."""
+    suite, explainer = kept.suite, kept.explainer
+    moved = baseline.moved(kept)
+    if moved is None:
+        return DriftVerdict([], None)
+    bar = thresholds.drift_bar(suite, tier, "map_agreement", bar_key, explainer)
+    rule = thresholds.sample_drift(suite, tier)
     verdict = rule.verdict(moved) if rule is not None else None
-    size_bar = judge.thresholds.drift_bar(suite, tier, "size_agreement", bar_key, explainer) if sized else None
+    size_bar = thresholds.drift_bar(suite, tier, "size_agreement", bar_key, explainer) if sized else None
     allowance = ""
     beyond = (bar is not None and moved.mean < bar) or (verdict is not None and verdict[0] < verdict[1])
-    own_noise = functools.cache(noise) if noise is not None else None  # measured once, where a bar needs it
+    then = baseline.noise_of(kept)
+
+    @functools.cache
+    def own_noise() -> DrawNoise:
+        """The explainer's own noise on the case: the stricter of this run's and the
+        baseline run's (a regression that adds noise must not loosen its own bars)."""
+        if then is not None and then.mean >= MOVED:  # deterministic in the baseline: nothing to measure
+            return then
+        now = noise() if noise is not None else DrawNoise(1.0, 1.0, 0.0)
+        if then is None:
+            return now
+        return DrawNoise(max(now.mean, then.mean), max(now.sample, then.sample), min(now.outlines, then.outlines))
 
     def sampler() -> bool:
-        """Whether the explainer's own draws lie apart."""
-        return own_noise is not None and own_noise().mean < MOVED
+        """Whether the explainer's own draws lie apart (in both runs)."""
+        return own_noise().mean < MOVED
 
     if size_bar is not None and moved.size < size_bar and sampler():
         size_bar = None  # a sampler's sizes move with its draws (recorded, not judged)
     if beyond and sampler():  # a sampler: one sample's draws may lie far apart (a heavy tail)
-        assert own_noise is not None
         own = own_noise()
         n = len(moved.cosines)
         bar = None if bar is None else min(bar, 1.0 - NOISE_FACTOR * (1.0 - own.mean) - 1.0 / n)
         verdict = rule.verdict(moved, [UNRELATED] * n) if rule is not None else None
         allowance = (
-            f"; its own draws agree to {own.mean:.4f} (one sample to {own.sample:.4f}), so the mean's bar allows "
+            f"; its own draws agree to {own.mean:.4f} (one sample to {own.sample:.4f}; the stricter of this run's "
+            "and the baseline's), so the mean's bar allows "
             f"{NOISE_FACTOR:g} x that noise and one sample moved entirely, and one sample's floor is {UNRELATED:g}"
         )
+    change = None
     if bar is not None and MOVED > moved.mean >= bar and (verdict is None or verdict[0] >= verdict[1]):
-        judge.note_change(
-            node,
+        change = (
             f"{what}: its maps moved from the baseline's (cosine of the feature masses {moved.mean:.4f}, within the "
             f"bar {bar:g}; explained sample {moved.worst} moved most, {moved.least:.4f}{allowance}): changed; if "
-            "the change is intended, make this run the baseline",
+            "the change is intended, make this run the baseline"
         )
     source = f"baseline {baseline.source}{allowance}"
-    checks: list[Check] = [
+    checks: list[tuple[str, float, float | None, str]] = [
         (
-            record("map_agreement", moved.mean),
+            "map_agreement",
+            moved.mean,
             bar,
             f"{what}: its maps moved from the baseline's (mean cosine of the feature masses over "
             f"{len(moved.cosines)} explained samples {moved.mean:.4f}; sample {moved.worst} moved most, "
@@ -108,25 +174,44 @@ def drift_checks(
     if sized:
         checks.append(
             (
-                record("size_agreement", moved.size),
+                "size_agreement",
+                moved.size,
                 size_bar,
                 f"{what}: the size of its maps moved from the baseline's (exp(-mean |ln ratio|) of each explained "
                 f"sample's total |attribution| against the baseline's, {moved.size:.4f}: {_ratios(moved)}; it "
                 f"promises its maps' size (completeness, or LRP relevance); {source})",
             )
         )
+    outline = baseline.outline_moved(outlined) if outlined is not None else None
+    if outline is not None and outline.n:
+        allowed = rule.allowed if rule is not None else 0
+        if len(outline.lost) > allowed and sampler():  # a sampler's single samples may change with its draws
+            allowed += math.ceil(NOISE_FACTOR * own_noise().outlines * outline.n) + 1
+        checks.append(
+            (
+                "outline_kept",
+                outline.kept,
+                1.0 - allowed / outline.n,
+                f"{what}: the maps of {len(outline.lost)} of {outline.n} explained samples changed entirely from the "
+                f"baseline's (at most {allowed} may): {len(outline.resized)} emptied, appeared or resized beyond "
+                f"{SIZE_FACTOR:g} x the typical ratio (samples {_listed(list(outline.resized))}), "
+                f"{len(outline.flipped)} clearly signed now clearly of the other sign (samples "
+                f"{_listed(list(outline.flipped))}); {source}",
+            )
+        )
     if rule is not None and verdict is not None:
         value, floor, lost = verdict
         checks.append(
             (
-                record("sample_agreement", value),
+                "sample_agreement",
+                value,
                 floor,
                 f"{what}: the maps of {len(lost)} of {len(moved.cosines)} explained samples moved from the "
                 f"baseline's beyond the per-sample floor {rule.floor:g} (at most {rule.allowed} may: a change confined "
                 f"to some inputs; samples {_listed(lost)}; {source})",
             )
         )
-    return checks
+    return DriftVerdict(checks, change)
 
 
 def _ratios(moved: Agreement) -> str:

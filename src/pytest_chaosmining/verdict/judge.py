@@ -146,11 +146,14 @@ class Judge:
             ]
         return record
 
-    def record_costs(self, node: pytest.Item, cost: Cost, make: Recorder) -> None:
+    def record_costs(self, node: pytest.Item, cost: Cost, make: Recorder, measured: bool = True) -> None:
         """:meth:`record_cost` the wall time, CPU time and peak memory of ``cost``
-        (``make(metric, value)`` makes each record)."""
+        (``make(metric, value)`` makes each record; ``measured``: False where ``cost``
+        is replayed from a result of an earlier run, :attr:`Record.measured`)."""
         for metric in COST_FIELDS:
-            self.record_cost(node, make(metric, getattr(cost, metric)))
+            record = make(metric, getattr(cost, metric))
+            record.measured = measured
+            self.record_cost(node, record)
 
     def record_cost(self, node: pytest.Item, record: Record) -> Record:
         """Record a time or peak memory; a gated cost (CPU time, peak memory: declared

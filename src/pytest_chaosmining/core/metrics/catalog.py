@@ -72,12 +72,16 @@ def own_merit(*names: str) -> tuple[Metric, ...]:
 
 def drift_metrics() -> tuple[Metric, ...]:
     """The drift metrics of a suite that keeps its maps' fingerprint: ``map_agreement``,
-    ``sample_agreement`` and ``size_agreement`` measure this run against its baseline, so a bar judges them while
-    the baseline's own values of them are neither compared nor missed, nor are they new
-    (declared as own-merit checks are); the ``fingerprint`` and the explainer's
-    ``self_agreement`` are recorded."""
-    compared = own_merit("map_agreement", "sample_agreement", "size_agreement")
-    return (*compared, *reported("fingerprint", "self_agreement"))
+    ``sample_agreement``, ``size_agreement`` and ``outline_kept`` measure this run against
+    its baseline, so a bar judges them while the baseline's own values of them are neither
+    compared nor missed, nor are they new (declared as own-merit checks are); the
+    ``fingerprint``, the ``outline`` of every explained sample and the explainer's
+    ``self_agreement`` are recorded, and a declared sampler's own noise on the case."""
+    compared = own_merit("map_agreement", "sample_agreement", "size_agreement", "outline_kept")
+    noise = reported("noise_agreement", "noise_sample_agreement") + reported(
+        "noise_outline_change", higher_is_better=False
+    )
+    return (*compared, *reported("fingerprint", "outline", "self_agreement"), *noise)
 
 
 def reported(*names: str, higher_is_better: bool | None = True) -> tuple[Metric, ...]:

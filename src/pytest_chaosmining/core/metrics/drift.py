@@ -13,6 +13,13 @@ some inputs (one class, a few samples), which the mean dilutes.  For an explaine
 maps' size is part of what it returns (``Explainer.sized``: LRP relevance, attributions
 that sum to the output), :attr:`Agreement.size` compares each sample's total mass too:
 a rule that now counts a bias twice moves every map by a factor and no cosine sees it.
+
+Beside the fingerprint, an :func:`outline` of *every* explained sample (the symbolic
+suite explains 400 rows, the fingerprint keeps 32): each map's total |attribution| and
+its sign balance.  Against the baseline's (:func:`outline_change`) it finds the samples
+whose map emptied, appeared or changed size far beyond the run's typical ratio, and
+those whose clearly signed map now clearly has the other sign (a flipped sign keeps every
+cosine of |attribution| at 1).
 """
 
 from __future__ import annotations
@@ -27,6 +34,11 @@ from pytest_chaosmining.core.metrics.attribution import feature_sums
 FINGERPRINT_SAMPLES = 32
 #: significant digits kept of each feature's mass (a fingerprint is stored in results.json)
 DIGITS = 5
+#: a map whose sign balance (sum over |sum|) is at least this far from 0 is clearly signed
+CLEAR_SIGN = 0.5
+#: a sample's size ratio beyond this factor of the run's median ratio, either way, changed its
+#: map entirely (an emptied map: 0; a map where there was none: infinite)
+SIZE_FACTOR = 20.0
 
 
 def fingerprint(attr: np.ndarray, feature_mask: np.ndarray | None = None) -> list[list[float]]:
@@ -35,6 +47,54 @@ def fingerprint(attr: np.ndarray, feature_mask: np.ndarray | None = None) -> lis
     sample's map; None: every value its own feature)."""
     flat = feature_sums(np.abs(np.asarray(attr, dtype=np.float64)[:FINGERPRINT_SAMPLES]), feature_mask)
     return [[float(f"{v:.{DIGITS}g}") for v in row] for row in flat]
+
+
+def outline(attr: np.ndarray) -> list[list[float]]:
+    """Every sample's total |attribution| and sign balance (its sum over its total
+    |attribution|, in [-1, 1]; 0 for an empty map), rounded for results.json."""
+    flat = np.asarray(attr, dtype=np.float64).reshape(len(attr), -1)
+    mass, signed = np.abs(flat).sum(axis=1), flat.sum(axis=1)
+    balance = np.where(mass > 0, signed / np.maximum(mass, 1e-300), 0.0)
+    return [[float(f"{m:.{DIGITS}g}"), round(float(b), 3)] for m, b in zip(mass, balance)]
+
+
+@dataclass(frozen=True)
+class OutlineChange:
+    """Which explained samples' maps changed entirely against the baseline's outline:
+    ``resized`` (emptied, appeared, or a size ratio beyond :data:`SIZE_FACTOR` × the
+    median ratio either way: a rescale of every map is no change) and ``flipped`` (a
+    clearly signed map, :data:`CLEAR_SIGN`, now clearly of the other sign), of ``n``."""
+
+    resized: tuple[int, ...]
+    flipped: tuple[int, ...]
+    n: int
+
+    @property
+    def lost(self) -> list[int]:
+        """The samples changed either way."""
+        return sorted(set(self.resized) | set(self.flipped))
+
+    @property
+    def kept(self) -> float:
+        """The share of samples that changed neither way (0 where there is none)."""
+        return 1.0 - len(self.lost) / self.n if self.n else 0.0
+
+
+def outline_change(now: list[list[float]], then: list[list[float]]) -> OutlineChange:
+    """The :class:`OutlineChange` of two :func:`outline` s, over the samples both kept."""
+    a, b = np.asarray(now, dtype=np.float64), np.asarray(then, dtype=np.float64)
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != 2 or b.shape[1] != 2:
+        return OutlineChange((), (), 0)
+    n = min(len(a), len(b))
+    a, b = a[:n], b[:n]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = np.where((a[:, 0] == 0) & (b[:, 0] == 0), 1.0, a[:, 0] / b[:, 0])
+    usual = ratios[np.isfinite(ratios) & (ratios > 0)]
+    typical = float(np.median(usual)) if len(usual) else 1.0
+    relative = ratios / typical
+    resized = np.flatnonzero((relative < 1.0 / SIZE_FACTOR) | (relative > SIZE_FACTOR))
+    flipped = np.flatnonzero((np.abs(b[:, 1]) >= CLEAR_SIGN) & (a[:, 1] * np.sign(b[:, 1]) <= -CLEAR_SIGN))
+    return OutlineChange(tuple(int(i) for i in resized), tuple(int(i) for i in flipped), n)
 
 
 @dataclass(frozen=True)
@@ -86,6 +146,9 @@ class DrawNoise:
 
     mean: float
     sample: float
+    #: the largest share of samples whose :func:`outline` changed between two draws
+    #: (:func:`outline_change`; 0 for a deterministic explainer)
+    outlines: float = 0.0
 
 
 def map_agreement(now: list[list[float]], then: list[list[float]]) -> Agreement:

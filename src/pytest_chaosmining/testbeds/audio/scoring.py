@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from pytest_chaosmining.core.metrics.attribution import channel_scores
-from pytest_chaosmining.core.metrics.drift import fingerprint
-from pytest_chaosmining.core.records import FINGERPRINT
+from pytest_chaosmining.core.metrics.drift import fingerprint, outline
+from pytest_chaosmining.core.records import FINGERPRINT, OUTLINE
 from pytest_chaosmining.core.training.classification import pcm_to_float
 from pytest_chaosmining.suite_kit.classifier import ExplainedSizes
 from pytest_chaosmining.suite_kit.probe import classifier_probe
@@ -81,4 +81,5 @@ def evaluate(
         COST: cost,
         "n": n,
         FINGERPRINT: fingerprint(attr_np, segment_mask(trained.case)[0].numpy()),
+        OUTLINE: outline(attr_np),
     }

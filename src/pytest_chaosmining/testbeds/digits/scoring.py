@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from pytest_chaosmining.core.metrics.attribution import localisation
-from pytest_chaosmining.core.metrics.drift import fingerprint
-from pytest_chaosmining.core.records import FINGERPRINT
+from pytest_chaosmining.core.metrics.drift import fingerprint, outline
+from pytest_chaosmining.core.records import FINGERPRINT, OUTLINE
 from pytest_chaosmining.core.training.classification import to_float
 from pytest_chaosmining.suite_kit.classifier import ExplainedSizes
 from pytest_chaosmining.suite_kit.probe import classifier_probe
@@ -75,4 +75,5 @@ def evaluate(
         samples_of("box_share"): [float(v) for v in shares],
         samples_of("training_gain"): [float(v) for v in ious[:m] - before_ious],
         FINGERPRINT: fingerprint(attr_np, patch_mask(case)[0].numpy()),
+        OUTLINE: outline(attr_np),
     }

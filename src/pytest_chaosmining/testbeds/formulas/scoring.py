@@ -11,9 +11,9 @@ import torch
 
 from pytest_chaosmining.core.metrics.attribution import attribution_uscore, fprec
 from pytest_chaosmining.core.metrics.axioms import output_change, sign_agreement
-from pytest_chaosmining.core.metrics.drift import fingerprint
+from pytest_chaosmining.core.metrics.drift import fingerprint, outline
 from pytest_chaosmining.core.metrics.properties import completeness_fit, is_signed, truth_sign_agreement
-from pytest_chaosmining.core.records import FINGERPRINT
+from pytest_chaosmining.core.records import FINGERPRINT, OUTLINE
 from pytest_chaosmining.explainers import IG_STEPS, attribute
 from pytest_chaosmining.explainers.context import tabular_context
 from pytest_chaosmining.suite_kit.probe import Probe
@@ -45,6 +45,7 @@ def evaluate(trained: TrainedSymbolicModel, explainer: Explainer, device: torch.
     attr, cost = timed(lambda: attribute(explainer, trained.model, inputs, 0, context), device)
     attr_np = attr.cpu().numpy().astype(np.float64)
     out: dict[str, Any] = {"fprec": fprec(attr_np, data.truth), COST: cost, FINGERPRINT: fingerprint(attr_np)}
+    out[OUTLINE] = outline(attr_np)
     untrained = untrained_model(trained.case, data.n_features).to(device)
     before = (
         timed(lambda: attribute(explainer, untrained, inputs, 0, context), device)[0].cpu().numpy().astype(np.float64)
