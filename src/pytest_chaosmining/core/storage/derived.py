@@ -198,7 +198,8 @@ class DerivedCache:
                 atomic_write_text(path, json.dumps({**shipped[1], "key": key, "parts": parts}, default=str))
                 return cast("T", shipped[0])
             if shipped is not None and self.check.usable(self.root, suite):
-                if not self.check.sampled(shipped_key):
+                group = parts.get("explainer")
+                if not self.check.to_check(suite, group if isinstance(group, str) else None, shipped_key):
                     return cast("T", shipped[0])
                 result = compute()
                 differs = result_differences(shipped[1]["result"], encode(result))

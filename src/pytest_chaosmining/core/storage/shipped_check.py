@@ -3,17 +3,21 @@ hold on this one (another torch or numpy release, another device).
 
 A shipped result is keyed by what decides it (the case, the weights, the explainer
 and its settings, the package's and captum's source), not by version strings, and
-carries the stack it was computed on.  On the same stack it is used as it is.  On
-another:
+carries the stack it was computed on.
 
 1. the **stack probe** (:mod:`~pytest_chaosmining.core.storage.stack_probe`) of this
-   stack and device is compared with the pack's, once a process: where the generators
-   draw otherwise or a network's values differ beyond its tolerance, no shipped result
-   is used (each is recomputed; one warning says what differed);
-2. a **stated sample** of the results, one in :data:`SAMPLE_EVERY` by key (the same
-   ones in every run), is recomputed and compared with the shipped one, every value
-   but the cost within :data:`RESULT_TOLERANCE`; the rest are used;
-3. a sampled result that differs beyond it is replaced by the recomputed one, a
+   stack and device is compared with the pack's, once a process, whatever the version
+   strings say (a patched or differently built torch of the same version is another
+   stack): where the generators draw otherwise or a network's values (forward, input
+   gradients, gradients through backward hooks, a training step) differ beyond its
+   tolerance, no shipped result is used (each is recomputed; one warning says what differed);
+2. where the probe agrees and the versions are the pack's, a shipped result is used as it is;
+3. on other versions, the **first result of each suite × explainer group** a process
+   asks for, and one in :data:`SAMPLE_EVERY` by key besides, is recomputed and
+   compared with the shipped one, every value but the cost within
+   :data:`RESULT_TOLERANCE`, before any other of its group is used: every group is
+   checked in every run;
+4. a checked result that differs beyond it is replaced by the recomputed one, a
    warning names it, and the suite's shipped results are recomputed from then on: a
    marker in the user's cache (``refused-<stacks>``) tells every worker and every
    later run on this stack.  Shipped results of another stack are not copied into the
@@ -62,14 +66,16 @@ class ShippedCheck:
         self.device_type = device_type
         self.pack_derived = pack_derived
         self._probe: list[str] | None = None
+        self._checked: set[tuple[str, str | None]] = set()  # the groups whose first result was checked
 
     def stack(self) -> dict[str, str]:
         """This process's stack: the numerical libraries' versions and the device type."""
         return {**stack_versions(), "device": self.device_type}
 
     def same_stack(self, stack: object) -> bool:
-        """Whether a shipped result's ``stack`` is this one."""
-        return stack == self.stack()
+        """Whether a shipped result's ``stack`` is this one: the same versions, and the
+        stack probe agrees with the pack's (run once a process)."""
+        return stack == self.stack() and not self.probe_differences()
 
     def usable(self, root: Path, suite: str) -> bool:
         """Whether shipped results of ``suite`` made on another stack may be used here
@@ -120,8 +126,16 @@ class ShippedCheck:
 
     @staticmethod
     def sampled(key: str) -> bool:
-        """Whether the shipped result under ``key`` is in the recomputed sample."""
+        """Whether the shipped result under ``key`` is in the stated sample."""
         return int(key[:8], 16) % SAMPLE_EVERY == 0
+
+    def to_check(self, suite: str, group: str | None, key: str) -> bool:
+        """Whether the shipped result under ``key`` (of ``suite``'s ``group``: its
+        explainer, None for the plugin's own) is recomputed and compared: the first of
+        its group this process asks for, and the stated sample."""
+        first = (suite, group) not in self._checked
+        self._checked.add((suite, group))
+        return first or self.sampled(key)
 
     def refuse(self, root: Path, suite: str, what: str, found: list[str], made_on: object) -> None:
         """Keep that a sampled shipped result of ``suite`` differed here, with a warning."""
@@ -131,7 +145,7 @@ class ShippedCheck:
         warnings.warn(
             f"chaosmining: the shipped {suite} result {what} differs on this stack ({_describe(self.stack())}) "
             f"from the one computed on {_describe(made_on)}: {'; '.join(found[:3])}; the suite's shipped results "
-            "are computed here from now on (those this process used before are within the probe's agreement)",
+            "are computed here from now on (each group's first result is checked before any other of it is used)",
             stacklevel=3,
             category=ChaosminingWarning,
         )

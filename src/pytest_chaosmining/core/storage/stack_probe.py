@@ -4,7 +4,8 @@ torch, numpy and device hold on another.
 :func:`probe` draws from numpy's and torch's seeded generators (the suites' data and
 the samplers' noise come from them) and runs a fixed network's forward and input
 gradient through the layers the suites' models use (linear, 1-D and 2-D convolution,
-pooling, a GRU, ReLU, tanh, softmax) on ``device``.  The shipped results keep the
+pooling, a GRU, ReLU, tanh, softmax) and through module hooks (the rules of DeepLift
+and Guided Backprop) on ``device``.  The shipped results keep the
 probe of the stack that computed them (:func:`probe` at pack time); a run on another
 stack compares its own (:func:`differences`): the draws equal (to the last bits), the
 network's values and one AdamW step of its GRU within :data:`TOLERANCE` (relative to the
@@ -14,6 +15,7 @@ largest magnitude; CPUs differ at about 1e-8, a GPU without TF32 at about 1e-6).
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from importlib import metadata
 from typing import TYPE_CHECKING
 
@@ -91,7 +93,24 @@ def probe(device: torch.device | str) -> dict[str, list[float]]:
     optimiser = torch.optim.AdamW(gru.parameters(), lr=0.01)  # a training step, as the suites train
     optimiser.step()
     values["network_trained"] = torch.cat([p.detach().flatten().cpu() for p in gru.parameters()]).double().tolist()
+    values["network_hooked_gradient"] = _hooked_gradient(device, param, weights)
     return values
+
+
+def _hooked_gradient(
+    device: torch.device | str, param: Callable[..., torch.Tensor], weights: torch.Generator
+) -> list[float]:
+    """An input gradient through module hooks, as DeepLift and Guided Backprop take theirs:
+    a forward hook on a ReLU module, and a full backward hook that keeps only the positive
+    gradient (Guided Backprop's rule), on a network that calls the module twice."""
+    relu = torch.nn.ReLU()
+    relu.register_forward_hook(lambda module, args, out: out * 1.5)
+    relu.register_full_backward_hook(lambda module, grad_in, grad_out: (grad_in[0].clamp(min=0.0),))
+    x = (torch.rand(4, 6, generator=weights) - 0.5).to(device).requires_grad_(True)
+    first, second = param(6, 8), param(8, 3)
+    out = relu(relu(x @ first) @ second)
+    out.sum().backward()
+    return x.grad.flatten().cpu().double().tolist()  # type: ignore[union-attr]
 
 
 def differences(then: dict[str, list[float]], now: dict[str, list[float]]) -> list[str]:
