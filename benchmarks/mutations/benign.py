@@ -11,7 +11,8 @@ float64, a batch explained in two halves, equivalent reimplementations by hand
 (integrated gradients, input × gradient, saliency), samplers' sample counts and seeds
 (SmoothGrad, GradientShap).  Within each kind the changes alternate between the two
 halves (:func:`split`), so both hold every kind; a second held-out batch
-(:func:`_more_held_out`) was added after the calibration was set.
+(:func:`_more_held_out`) was added after the calibration was set, a third and a fourth
+(:func:`_third_held_out`, :func:`_fourth_held_out`) with kinds never calibrated on.
 """
 
 from __future__ import annotations
@@ -241,7 +242,105 @@ def _third_held_out() -> list[Change]:
     return [dataclasses.replace(c, half=HELD_OUT) for c in out]
 
 
-CHANGES: dict[str, Change] = {c.name: c for c in (*_changes(), *_more_held_out(), *_third_held_out())}
+def _reordered(base: Method, seed: int | None) -> Method:
+    """``base`` on the batch in another order (reversed, or a fixed permutation drawn from
+    ``seed``), its maps put back in the caller's order: a refactor that gathers or sorts
+    the samples differently (a sampler's draws then fall on other samples)."""
+
+    def call(model: torch.nn.Module, inputs: torch.Tensor, target: object, context: AttributionContext) -> torch.Tensor:
+        n = inputs.shape[0]
+        if seed is None:
+            order = torch.arange(n - 1, -1, -1, device=inputs.device)
+        else:
+            order = torch.from_numpy(np.random.default_rng(seed).permutation(n)).to(inputs.device)
+        back = torch.argsort(order)
+        moved_target = target[order] if isinstance(target, torch.Tensor) and target.dim() > 0 else target
+        ctx = context
+        if context.baseline is not None and context.baseline.shape[:1] == inputs.shape[:1]:
+            ctx = dataclasses.replace(context, baseline=context.baseline[order])
+        return base(model, inputs[order], moved_target, ctx)[back]
+
+    return call
+
+
+def _strided(base: Method) -> Method:
+    """``base`` on inputs in another memory layout (channels-last for images, a transposed
+    copy viewed back elsewhere): the same values, other kernels' summation order."""
+
+    def call(model: torch.nn.Module, inputs: torch.Tensor, target: object, context: AttributionContext) -> torch.Tensor:
+        if inputs.dim() == 4:
+            laid = inputs.contiguous(memory_format=torch.channels_last)
+        else:
+            laid = inputs.transpose(0, -1).contiguous().transpose(0, -1)
+        return base(model, laid, target, context).contiguous()
+
+    return call
+
+
+class _Scaled(torch.nn.Module):
+    """``model``'s outputs times ``factor``."""
+
+    def __init__(self, model: torch.nn.Module, factor: float):
+        super().__init__()
+        self.model, self.factor = model, factor
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.model(x) * self.factor
+
+
+def _rescaled_output(base: Method, factor: float) -> Method:
+    """``base`` on the model's outputs times ``factor``, its maps divided by it (a wrapper
+    that normalises the output and undoes it): the same maps up to rounding."""
+
+    def call(model: torch.nn.Module, inputs: torch.Tensor, target: object, context: AttributionContext) -> torch.Tensor:
+        return base(_Scaled(model, factor), inputs, target, context) / factor
+
+    return call
+
+
+def _occlusion_per_pass(n: int) -> Method:
+    """Occlusion evaluating ``n`` occluded copies per forward pass (the suite picks 8)."""
+    base = builtin("OCC")
+
+    def call(model: torch.nn.Module, inputs: torch.Tensor, target: object, context: AttributionContext) -> torch.Tensor:
+        return base(
+            model,
+            inputs,
+            target,
+            dataclasses.replace(context, settings={**context.settings, "perturbations_per_eval": n}),
+        )
+
+    return call
+
+
+#: the built-ins a new kind of change is tried on (GradCAM only where it applies: images)
+EVERY_BASE = ("SA", "IxG", "IG", "DL", "GBP", "SG", "GS", "FA", "OCC", "GradCAM")
+
+
+def _fourth_held_out() -> list[Change]:
+    """A fourth held-out batch (issue 66; never calibrated on): four new kinds, tried on
+    every built-in of the default run: the samples' order, the inputs' memory layout, the
+    model's output rescaled and undone, and the perturbation methods' copies per pass."""
+    order = "sample order"
+    out = [Change(f"{b.lower()}-reversed", b, order, f"{b} on the batch in reverse order", _reordered(builtin(b), None))
+           for b in EVERY_BASE]  # fmt: skip
+    out += [Change(f"{b.lower()}-permuted-{s}", b, order, f"{b} on the batch in a permuted order (seed {s})",
+                   _reordered(builtin(b), s)) for s in (1, 2, 3) for b in EVERY_BASE]  # fmt: skip
+    out += [Change(f"{b.lower()}-strided", b, "memory layout", f"{b} on inputs in another memory layout",
+                   _strided(builtin(b))) for b in EVERY_BASE]  # fmt: skip
+    out += [Change(f"{b.lower()}-output-x3", b, "output rescaled", f"{b} on the outputs x 3, its maps / 3",
+                   _rescaled_output(builtin(b), 3.0)) for b in EVERY_BASE]  # fmt: skip
+    per_pass = "copies per pass"
+    out += [Change(f"fa-per-pass-{n}", "FA", per_pass, f"feature ablation, {n} copies per forward pass",
+                   builtin("FA", perturbations_per_eval=n)) for n in (1, 2, 3, 5, 12, 16)]  # fmt: skip
+    out += [Change(f"occ-per-pass-{n}", "OCC", per_pass, f"occlusion, {n} copies per forward pass",
+                   _occlusion_per_pass(n)) for n in (1, 2, 3, 5, 12, 16)]  # fmt: skip
+    return [dataclasses.replace(c, half=HELD_OUT) for c in out]
+
+
+CHANGES: dict[str, Change] = {
+    c.name: c for c in (*_changes(), *_more_held_out(), *_third_held_out(), *_fourth_held_out())
+}
 #: the unchanged built-ins the changes are judged against, registered as ``base-<name>``
 BASES = sorted({c.base for c in CHANGES.values()})
 

@@ -120,19 +120,50 @@ def judge(
 KINDS = (
     ("cost", re.compile(r"(cpu_ms|peak_mem_mb) regressed")),
     ("score", re.compile(r"(?<!cpu_ms )(?<!peak_mem_mb )\b(?!cpu_ms|peak_mem_mb)\w+ regressed: ")),
-    ("drift", re.compile(r"moved from the baseline")),
+    ("drift", re.compile(r"moved from the baseline|changed entirely from the baseline")),
     ("missing", re.compile(r"judged in the baseline")),
 )
+#: the own-merit checks of an axiom the explainer declares or every explainer owes
+#: (completeness and its sign, batch consistency, target sensitivity, the truth's sign,
+#: a declared equivalence): a change that breaks one beyond its tolerance is not harmless
+AXIOMS = ("completeness", "sign_agreement", "batch_consistency", "target_sensitivity", "truth_sign", "equivalence")
 
 
 #: a missed bar in a failure message (``<metric> <value> < threshold``), and the drift checks' metrics among them
 BAR_MISSED = re.compile(r"(\w+) -?[0-9.]+ < threshold")
-DRIFT_METRICS = ("map_agreement", "sample_agreement")
+DRIFT_METRICS = ("map_agreement", "sample_agreement", "size_agreement", "outline_kept")
 
 
 def kinds(message: str) -> set[str]:
     """The baseline verdicts a failure message holds (none: a bar or own-merit check alone)."""
     return {kind for kind, pattern in KINDS if pattern.search(message)}
+
+
+def reasons(message: str) -> set[str]:
+    """Every reason a failure message gives: its baseline verdicts (:func:`kinds`), an
+    absolute bar missed (``bar``), an axiom's own-merit check missed (``axiom``), or, where
+    it names none, an ``error`` (an exception, a usage error)."""
+    found = kinds(message)
+    for metric in BAR_MISSED.findall(message):
+        found.add("drift" if metric in DRIFT_METRICS else "axiom" if metric in AXIOMS else "bar")
+    return found or {"error"}
+
+
+def run_verdict(verdict: dict[str, object]) -> str:
+    """How a held-out change's whole run ended against its base's baseline: ``green``,
+    ``red`` (a false alarm), or counted apart as no harmless change: ``cost`` (it failed on
+    cost alone and measurably more than doubles its base's work) or ``axiom`` (it failed
+    only checks of an axiom, beyond their tolerance; with cost where that doubled too)."""
+    failed: list[dict] = verdict["failures"]  # type: ignore[assignment]
+    if not failed:
+        return "green"
+    found = {k for f in failed for k in f["reasons"]}
+    doubled = bool(verdict.get("doubled"))
+    if found <= {"cost"} and doubled:
+        return "cost"
+    if "axiom" in found and found <= ({"axiom", "cost"} if doubled else {"axiom"}):
+        return "axiom"
+    return "red"
 
 
 def work_ratio(name: str) -> float:
@@ -178,17 +209,22 @@ def measured_cost_ratio(name: str, base: str, records: dict[str, list[dict]]) ->
 def live_verdict(name: str, base: str, failures: dict[str, list[dict]]) -> dict[str, object]:
     """The verdicts of ``name``'s run against its base's baseline, from the run's failed
     tests: every baseline finding, and the tests failing a bar or own-merit check its base
-    passes (``bars``: what a run without a baseline fails too)."""
+    passes (``bars``: what a run without a baseline fails too); ``failures``: every test
+    the run failed that its base's run did not, with every reason it gives (:func:`reasons`)."""
     base_failed = {f["nodeid"] for f in renamed(failures[f"base-{base}"], f"base-{base}")}
-    found, bars = [], []
+    found, bars, every = [], [], []
     for f in renamed(failures[name], name):
+        if f["nodeid"] not in base_failed:
+            every.append(
+                {"nodeid": f["nodeid"], "reasons": sorted(reasons(f["message"])), "message": f["message"][:600]}
+            )
         verdicts = kinds(f["message"])
         if verdicts:
             found.append({"kinds": sorted(verdicts), "nodeid": f["nodeid"], "message": f["message"][:600]})
         missed = {m for m in BAR_MISSED.findall(f["message"]) if m not in DRIFT_METRICS}
         if f["nodeid"] not in base_failed and (missed or not verdicts):  # a bar or own check, without a baseline too
             bars.append({"nodeid": f["nodeid"], "message": f["message"][:300]})
-    return {"name": name, "base": base, "baseline": found, "bars": bars}
+    return {"name": name, "base": base, "baseline": found, "bars": bars, "failures": every}
 
 
 def moved(name: str, base: str, records: dict[str, list[dict]]) -> bool:
@@ -230,6 +266,9 @@ def main(argv: list[str] | None = None) -> int:
         verdict["cost_ratio"] = round(measured_cost_ratio(name, change.base, records), 2)
         verdict["true_cost"] = only_cost and (work_ratio(name) > MAX_SLOWDOWN or verdict["cost_ratio"] > MAX_SLOWDOWN)
         verdict["moved"] = moved(name, change.base, records)
+        verdict["doubled"] = work_ratio(name) > MAX_SLOWDOWN or verdict["cost_ratio"] > MAX_SLOWDOWN
+        if change.half != CALIBRATION:
+            verdict["run"] = run_verdict(verdict)
         verdicts.append({**verdict, "kind": change.kind, "half": change.half, "what": change.what})
     harmful = []
     for name, mutant in MUTANTS.items():
@@ -238,6 +277,11 @@ def main(argv: list[str] | None = None) -> int:
         verdict = live_verdict(f"mut-{name}", mutant.base, failures)
         harmful.append({**verdict, "what": mutant.what, "kind": mutant.kind, "conditions": conditions(verdict)})
     print(table({"keys": keys, "verdicts": verdicts, "harmful": harmful}))
+    stale = stale_chunks(keys)
+    if args.write and stale:
+        print(f"not written: {len(stale)} chunk(s) ran other code than today's ({', '.join(stale)}): rerun them "
+              "(benign_run.py) first", file=sys.stderr)  # fmt: skip
+        return 1
     if args.write:
         payload = {"keys": keys, "verdicts": verdicts, "harmful": harmful}
         (HERE / "benign-verdicts.json.xz").write_bytes(lzma.compress(json.dumps(payload).encode()))
@@ -255,6 +299,31 @@ def conditions(verdict: dict[str, object]) -> dict[str, list[str]]:
             out.setdefault(where, [])
             out[where] = sorted(set(out[where]) | set(f["kinds"]))
     return out
+
+
+def stale_chunks(keys: dict[str, object]) -> list[str]:
+    """The chunks whose code key is not today's (a table must not mix code states)."""
+    from benign_run import code_key, is_live
+
+    today = {True: code_key(True), False: code_key(False)}
+    return sorted(chunk for chunk, key in keys.items() if key != today[is_live(chunk)])
+
+
+def run_row(label: str, chosen: list[dict]) -> str:
+    """A row of the held-out whole runs: n (those counted apart left out), red runs, the
+    exact bound, the reasons of the red ones, and those counted apart (cost, axiom)."""
+    counted = [v for v in chosen if v["run"] in ("green", "red")]
+    n, k = len(counted), sum(v["run"] == "red" for v in counted)
+    by = Counter(r for v in counted if v["run"] == "red" for r in {r for f in v["failures"] for r in f["reasons"]})
+    found = ", ".join(f"{b} {c}" for b, c in sorted(by.items())) or "—"
+    cost, axiom = sum(v["run"] == "cost" for v in chosen), sum(v["run"] == "axiom" for v in chosen)
+    return f"| {label} | {n} | {k} | {upper_bound(k, n):.3f} | {found} | {cost} | {axiom} |"
+
+
+def _figure(v: dict) -> str:
+    """What a change counted apart measured: the checks it failed, their values."""
+    shown = "; ".join(f["message"][:160] for f in v["failures"][:2])
+    return f"{v['name']} ({v['run']}; CPU time or memory {v.get('cost_ratio', 0):g} x its base's): {shown}"
 
 
 def failing(v: dict) -> bool:
@@ -292,26 +361,53 @@ def table(payload: dict[str, object]) -> str:
         "*bars*: failed a bar or own-merit check its base passes, with or without a baseline.  95 % bound: the exact "
         "(Clopper-Pearson) upper bound of the rate.",
         "",
-        "| benign changes | n | fails against the baseline | 95 % bound | by | true cost | bars |",
+        "| benign changes (offline) | n | fails against the baseline | 95 % bound | by | true cost | bars |",
         "|---|---|---|---|---|---|---|",
         _row("calibration half (offline)", [v for v in verdicts if v["half"] == "calibration" and v["moved"]]),
-        _row("held-out, whole runs", [v for v in verdicts if v["half"] != "calibration" and v["moved"]]),
         "",
-        "| kind (held-out) | n | fails against the baseline | 95 % bound | by | true cost | bars |",
+        "**The false-alarm rate of a run.**  Each held-out change ran as a whole run against its base's "
+        "baseline, registered as a library registers the method it changes (its base's declarations); the run "
+        "is *red* where any of its tests failed that its base's run passed, for any reason: an absolute bar, an "
+        "own-merit check, a score's drop, drift, cost, a result gone, an error.  Counted apart, with their figures "
+        "below, are the changes that are no harmless change: *cost*, failed on cost alone while measurably more "
+        "than doubling its base's work; *axiom*, failed only the checks of an axiom (completeness, batch "
+        "consistency, …) beyond their tolerance.  n: the runs counted (changes that move nothing left out).",
+        "",
+        "| held-out whole runs | n | red | 95 % bound | reasons of the red runs | apart: cost | apart: axiom |",
         "|---|---|---|---|---|---|---|",
     ]
     held = [v for v in verdicts if v["half"] != "calibration" and v["moved"]]
+    samplers = {name for name, e in builtin_explainers().items() if e.stochastic}
+    lines.append(run_row("held-out, whole runs", held))
+    lines.append(run_row("deterministic methods", [v for v in held if v["base"] not in samplers]))
+    lines.append(run_row("samplers", [v for v in held if v["base"] in samplers]))
+    calibrated = {v["kind"] for v in verdicts if v["half"] == "calibration"}
+    lines.append(run_row("kinds never calibrated on", [v for v in held if v["kind"] not in calibrated]))
+    lines += ["", "| kind (held-out) | n | red | 95 % bound | reasons | apart: cost | apart: axiom |",
+              "|---|---|---|---|---|---|---|"]  # fmt: skip
     for kind in sorted({v["kind"] for v in held}):
-        lines.append(_row(kind, [v for v in held if v["kind"] == kind]))
+        lines.append(
+            run_row(
+                kind + ("" if kind in calibrated else " (never calibrated)"), [v for v in held if v["kind"] == kind]
+            )
+        )
+    apart = [v for v in held if v["run"] in ("cost", "axiom")]
+    if apart:
+        lines += ["", "Counted apart (no harmless change), with what they measured:", ""]
+        lines += [f"- {_figure(v)}" for v in apart]
     still = [v["name"] for v in verdicts if not v["moved"]]
     if still:
         lines += [
             "",
             f"Left out, moving nothing (every value and fingerprint equal to the base's): {', '.join(still)}.",
         ]
-    failed = [v for v in verdicts if failing(v) and v["moved"]]
+    red = [v for v in held if v["run"] == "red"]
+    if red:
+        lines += ["", "Held-out runs that went red (false alarms):", ""]
+        lines += [f"- {v['name']}: " + "; ".join(f["message"][:200] for f in v["failures"][:2]) for v in red]
+    failed = [v for v in verdicts if v["half"] == "calibration" and failing(v) and v["moved"]]
     if failed:
-        lines += ["", "Benign changes failing against their baseline:", ""]
+        lines += ["", "Calibration-half changes failing against their baseline offline:", ""]
         lines += [f"- {v['name']} ({v['half']}): " + "; ".join(f["message"][:200] for f in v["baseline"][:2])
                   for v in failed]  # fmt: skip
     lines += [
