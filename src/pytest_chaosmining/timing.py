@@ -13,12 +13,12 @@ tool, direct calls) :func:`timed` is :func:`~pytest_chaosmining.core.metrics.mea
 
 from __future__ import annotations
 
-import contextvars
 import statistics
 from collections.abc import Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, TypeVar
 
+from pytest_chaosmining.active_timer import ACTIVE
 from pytest_chaosmining.core.metrics.cost import Cost, clocked_cpu
 from pytest_chaosmining.core.metrics.measuring import PeakMemory, measure, synchronised
 
@@ -35,8 +35,6 @@ RECHECKS = 4
 #: pytest-benchmark group of every explainer timing of a suite
 GROUP_PREFIX = "chaosmining"
 
-_ACTIVE: contextvars.ContextVar[AttributionTimer | None] = contextvars.ContextVar("chaosmining_timer", default=None)
-
 
 class AttributionTimer:
     """Times one test's attribution calls (see the module docstring).
@@ -48,7 +46,7 @@ class AttributionTimer:
     ``cost``: the first call's :class:`Cost` (None until a call was measured: a
     built-in's result reused from the cache makes none); ``replayed``: whether a
     result reused from the pack or the derived-results cache stood in for the
-    test's work (:func:`note_replayed`); ``calls`` and ``total_ms``: every call
+    test's work (:func:`~pytest_chaosmining.active_timer.note_replayed`); ``calls`` and ``total_ms``: every call
     measured in the test."""
 
     def __init__(
@@ -76,13 +74,13 @@ class AttributionTimer:
         self.extra_info.update(suite=suite, case=case, explainer=explainer, device=str(device))
 
     def __enter__(self) -> AttributionTimer:
-        self._token = _ACTIVE.set(self)
+        self._token = ACTIVE.set(self)
         return self
 
     def __exit__(
         self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
     ) -> None:
-        _ACTIVE.reset(self._token)
+        ACTIVE.reset(self._token)
 
     def measure(self, fn: Callable[[], T]) -> tuple[T, Cost]:
         """Call ``fn``; the first call through pytest-benchmark, later ones by hand
@@ -160,18 +158,10 @@ class AttributionTimer:
         return self.cost is not None or not self.replayed
 
 
-def note_replayed() -> None:
-    """Tell the test's :class:`AttributionTimer` (if one is active) that a result reused
-    from an earlier run stands in for its work: its costs are replayed, not measured."""
-    timer = _ACTIVE.get()
-    if timer is not None:
-        timer.replayed = True
-
-
 def timed(fn: Callable[[], T], device: torch.device) -> tuple[T, Cost]:
     """Call ``fn`` and return its result and :class:`Cost`, through the test's
     :class:`AttributionTimer` when one is active."""
-    timer = _ACTIVE.get()
-    if timer is None:
+    timer = ACTIVE.get()
+    if not isinstance(timer, AttributionTimer):
         return measure(fn, device)
     return timer.measure(fn)

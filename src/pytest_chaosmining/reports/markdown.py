@@ -314,6 +314,16 @@ def build_markdown(run: RunResults, suites: Sequence[ReportedSuite], board: Lead
     return "\n".join(lines)
 
 
+#: an indented JSON array of numbers (and nulls) only
+_NUMBER_ARRAY = re.compile(r"\[\s*((?:-?[0-9][-+0-9.eE]*|null)(?:,\s*(?:-?[0-9][-+0-9.eE]*|null))*)\s*\]")
+
+
+def _numbers_inline(text: str) -> str:
+    """Indented JSON with each array of numbers on one line (a map's fingerprint row, a
+    record's per-sample values): the same JSON, a third lighter, one line per sample."""
+    return _NUMBER_ARRAY.sub(lambda m: "[" + ", ".join(v.strip() for v in m.group(1).split(",")) + "]", text)
+
+
 def write_reports(out_dir: Path, run: RunResults, markdown: str) -> list[str]:
     """Write results.json (every record, fingerprints of maps included), results.csv
     and report.md into ``out_dir`` (the suites write their figures through
@@ -329,7 +339,7 @@ def write_reports(out_dir: Path, run: RunResults, markdown: str) -> list[str]:
         "failures": run.failures,
         "records": [r.to_dict() for r in records],
     }
-    strict = json.dumps(strict_json(payload), indent=1, sort_keys=True, allow_nan=False)
+    strict = _numbers_inline(json.dumps(strict_json(payload), indent=1, sort_keys=True, allow_nan=False))
     atomic_write_text(out_dir / "results.json", strict)
     written.append(str(out_dir / "results.json"))
     records = run.human_facing.records  # fingerprints of maps: results.json only

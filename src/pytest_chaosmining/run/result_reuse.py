@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, TypeVar
 
 import pytest
 
+from pytest_chaosmining.active_timer import note_replayed
 from pytest_chaosmining.core.storage.derived import DerivedCache
 from pytest_chaosmining.run.placement import Placement
 from pytest_chaosmining.settings import Settings
-from pytest_chaosmining.timing import note_replayed
 
 if TYPE_CHECKING:
     from pytest_chaosmining.explainers import Explainer
@@ -48,7 +48,7 @@ class ResultReuse:
         (``parts`` names the case, the weights and the evaluation sizes; ``types``
         the dataclasses in the result), for any other explainer always computed.  A
         result reused rather than computed marks the test's costs replayed
-        (:func:`~pytest_chaosmining.timing.note_replayed`)."""
+        (:func:`~pytest_chaosmining.active_timer.note_replayed`)."""
         if explainer.source != "builtin" or not self.reuses_builtin_results:
             return compute()
         computed = False

@@ -34,6 +34,8 @@ from pytest_chaosmining.core.metrics.attribution import feature_sums
 FINGERPRINT_SAMPLES = 32
 #: significant digits kept of each feature's mass (a fingerprint is stored in results.json)
 DIGITS = 5
+#: significant digits kept of an outline's mass (its rules compare ratios beyond 20 x, signs beyond 0.5)
+OUTLINE_DIGITS = 3
 #: a map whose sign balance (sum over |sum|) is at least this far from 0 is clearly signed
 CLEAR_SIGN = 0.5
 #: a sample's size ratio beyond this factor of the run's median ratio, either way, changed its
@@ -55,7 +57,7 @@ def outline(attr: np.ndarray) -> list[list[float]]:
     flat = np.asarray(attr, dtype=np.float64).reshape(len(attr), -1)
     mass, signed = np.abs(flat).sum(axis=1), flat.sum(axis=1)
     balance = np.where(mass > 0, signed / np.maximum(mass, 1e-300), 0.0)
-    return [[float(f"{m:.{DIGITS}g}"), round(float(b), 3)] for m, b in zip(mass, balance)]
+    return [[float(f"{m:.{OUTLINE_DIGITS}g}"), round(float(b), 2)] for m, b in zip(mass, balance)]
 
 
 @dataclass(frozen=True)

@@ -105,7 +105,11 @@ def _hooked_gradient(
     gradient (Guided Backprop's rule), on a network that calls the module twice."""
     relu = torch.nn.ReLU()
     relu.register_forward_hook(lambda module, args, out: out * 1.5)
-    relu.register_full_backward_hook(lambda module, grad_in, grad_out: (grad_in[0].clamp(min=0.0),))
+
+    def guided(module: torch.nn.Module, grad_in: tuple[torch.Tensor, ...], grad_out: object) -> tuple[torch.Tensor]:
+        return (grad_in[0].clamp(min=0.0),)
+
+    relu.register_full_backward_hook(guided)
     x = (torch.rand(4, 6, generator=weights) - 0.5).to(device).requires_grad_(True)
     first, second = param(6, 8), param(8, 3)
     out = relu(relu(x @ first) @ second)
