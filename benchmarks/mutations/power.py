@@ -43,16 +43,17 @@ sys.path.insert(0, str(HERE))
 from benign_judge import load  # noqa: E402
 
 from pytest_chaosmining.core.metrics.catalog import Metric  # noqa: E402
-from pytest_chaosmining.core.metrics.drift import map_agreement  # noqa: E402
-from pytest_chaosmining.core.records import Record  # noqa: E402
+from pytest_chaosmining.core.records import NOISE_METRICS, OUTLINE, Record  # noqa: E402
 from pytest_chaosmining.explainers import builtin_explainers  # noqa: E402
 from pytest_chaosmining.suites import metric_catalog, shipped_thresholds  # noqa: E402
-from pytest_chaosmining.verdict.baseline import Baseline, PairedDrop, SampleDrift  # noqa: E402
+from pytest_chaosmining.verdict.baseline import Baseline, PairedDrop  # noqa: E402
+from pytest_chaosmining.verdict.drift import drift_verdict  # noqa: E402
 
 TIER = "smoke"
 SHAPES = ("uniform", "one class in ten", "a quarter", "one condition")
 DRAWS = 20
 GRID = [i / 64 for i in range(1, 65)]
+BARS = shipped_thresholds(None)
 
 
 def _where(r: dict) -> tuple[str, str, str, int]:
@@ -111,20 +112,34 @@ class ScoreRule:
 
 @dataclass(frozen=True)
 class DriftRule:
-    """The drift checks on one fingerprint (None: a sampler's, judged in the run against its
-    own noise, or none kept), its ``affected`` samples' maps moving a share f of their mass."""
+    """The run's drift checks (:func:`~pytest_chaosmining.verdict.drift.drift_verdict`: the
+    mean and per-sample bars, every sample's outline, a sampler's allowance from the noise
+    its base's run recorded) on one fingerprint (None: none kept), its ``affected``
+    samples' maps moving a share f of their mass to a uniform spread (their sign balance
+    shrinking by the same share, their size kept)."""
 
-    maps: list[list[float]] | None
+    baseline: Baseline
+    fingerprint: dict | None
+    outline: dict | None
     affected: list[int]
-    mean_bar: float | None
-    rule: SampleDrift | None
+    bar_key: str
 
     def fails(self, f: float) -> bool:
-        if self.maps is None:
+        if self.fingerprint is None:
             return False
-        moved = map_agreement(_hurt_maps(self.maps, self.affected, f), self.maps)
-        by_mean = self.mean_bar is not None and moved.mean < self.mean_bar
-        return by_mean or (self.rule is not None and self.rule.kept(moved) < self.rule.floor)
+        kept = Record.from_dict({**self.fingerprint, "maps": _hurt_maps(self.fingerprint["maps"], self.affected, f)})
+        outlined = None
+        if self.outline is not None:
+            rows = [list(row) for row in self.outline["maps"]]
+            for i in self.affected:
+                if i < len(rows):
+                    rows[i][1] *= 1 - f
+            outlined = Record.from_dict({**self.outline, "maps": rows})
+        noise = self.baseline.noise_of(kept)  # the base's recorded noise: the regression adds none
+        verdict = drift_verdict(
+            self.baseline, BARS, TIER, kept, outlined, self.bar_key, "", (lambda: noise) if noise else None, False
+        )
+        return any(bar is not None and value < bar for _, value, bar, _ in verdict.checks)
 
 
 def _smallest(fails: Callable[[float], bool]) -> float | None:
@@ -154,6 +169,8 @@ def measure() -> dict[tuple[str, str, str, str], dict[str, list[float | None]]]:
             continue
         stochastic = builtin_explainers()[name.removeprefix("base-")].stochastic
         prints = {_where(r): r for r in rows if r["metric"] == "fingerprint" and r.get("maps")}
+        outlines = {_where(r): r for r in rows if r["metric"] == OUTLINE and r.get("maps")}
+        noise = [r for r in rows if r["metric"] in NOISE_METRICS.values()]
         scored = [
             r
             for r in rows
@@ -163,7 +180,7 @@ def measure() -> dict[tuple[str, str, str, str], dict[str, list[float | None]]]:
         ]  # fmt: skip
         baseline = Baseline(
             [Record.from_dict({**r, "threshold": r["threshold"] if r["threshold"] is not None else -1.0})
-             for r in scored] + [Record.from_dict(r) for r in prints.values()],
+             for r in scored] + [Record.from_dict(r) for r in [*prints.values(), *outlines.values(), *noise]],
             "base", catalog,
         )  # fmt: skip
         for r in scored:
@@ -171,14 +188,14 @@ def measure() -> dict[tuple[str, str, str, str], dict[str, list[float | None]]]:
             metric = catalog.judged(suite, metric_name)
             drop, paired = bars.max_drop(suite, TIER, metric_name), bars.paired_drop(suite, TIER, metric_name)
             fp = prints.get(_where(r))
-            mean_bar = bars.optional_metric(suite, TIER, "map_agreement", "default", "-")
-            rule = bars.sample_drift(suite, TIER)
+            agreement = catalog.get(suite, "map_agreement")
+            bar_key = agreement.bar_key(r["case"]) if agreement is not None and agreement.bar_key else "default"
             n = len(r["samples"]) if r.get("samples") else len(fp["maps"]) if fp else 32
             for shape in SHAPES:
                 for draw in range(1 if shape in ("uniform", "one condition") else DRAWS):
                     affected = _affected(shape, n, draw)
                     score = ScoreRule(baseline, r, metric, drop, paired, affected, n)
-                    drift = DriftRule(None if fp is None or stochastic else fp["maps"], affected, mean_bar, rule)
+                    drift = DriftRule(baseline, fp, outlines.get(_where(r)), affected, bar_key)
                     by_score = _smallest(score.fails)
                     by_gate = _smallest(lambda f, score=score, drift=drift: score.fails(f) or drift.fails(f))
                     cell = found[(suite, metric_name, shape, "samplers" if stochastic else "deterministic")]
@@ -205,8 +222,8 @@ def _median(values: list[float | None]) -> str:
 
 
 def table(found: dict[tuple[str, str, str, str], dict[str, list[float | None]]]) -> list[str]:
-    """power.md's rows: per suite, metric, shape and kind of explainer (the samplers' drift
-    is judged in the run against their own noise, so their gate column is left empty)."""
+    """power.md's rows: per suite, metric, shape and kind of explainer (a sampler's drift
+    allowance from the noise its base's run recorded)."""
     lines = [
         "| suite | metric | shape | explainers | records × draws | smallest f, score | its drop | smallest f, gate "
         "| its drop |",
@@ -215,7 +232,7 @@ def table(found: dict[tuple[str, str, str, str], dict[str, list[float | None]]])
     order = sorted(found, key=lambda k: (k[0], k[1], SHAPES.index(k[2]), k[3]))
     for suite, metric, shape, who in order:
         cell = found[(suite, metric, shape, who)]
-        gate = ("—", "—") if who == "samplers" else (_median(cell["gate"]), _median(cell["gate_drop"]))
+        gate = (_median(cell["gate"]), _median(cell["gate_drop"]))
         lines.append(
             f"| {suite} | {metric} | {shape} | {who} | {len(cell['score'])} | {_median(cell['score'])} | "
             f"{_median(cell['score_drop'])} | {gate[0]} | {gate[1]} |"
@@ -234,8 +251,9 @@ def main(argv: list[str] | None = None) -> int:
         "them with the plugin's baseline code and the shipped rules.  *f*: the share of each affected sample's "
         "score lost and of its map's mass moved to a uniform spread; *its drop*: the record's mean score drop at "
         "that f; medians over the built-ins' records (and 20 draws of the affected samples); *never*: not caught "
-        "even at f = 1.  *score*: the score's drop rule alone; *gate*: score or drift (the samplers' drift is "
-        "judged in the run against their own noise: their gate column is left empty here).",
+        "even at f = 1.  *score*: the score's drop rule alone; *gate*: score or drift, by the run's own rule "
+        "(verdict/drift.py: the mean and per-sample bars, every sample's outline; a sampler's allowance from the "
+        "noise its base's run recorded).",
         "",
         *table(measure()),
     ]
