@@ -55,13 +55,16 @@ NAME = "candidate"
 DECLARED_ONLY = ("sign_agreement", "completeness")
 
 
-def load() -> tuple[dict[str, list[dict]], dict[str, list[dict]], dict[str, object]]:
-    """Every explainer's records and failed tests over the chunks, and the chunks' keys."""
+def load(only: set[str] | None = None) -> tuple[dict[str, list[dict]], dict[str, list[dict]], dict[str, object]]:
+    """Every explainer's records and failed tests over the chunks (``only``: those chunks),
+    and the chunks' keys."""
     records: dict[str, list[dict]] = defaultdict(list)
     failures: dict[str, list[dict]] = defaultdict(list)
     keys: dict[str, object] = {}
     for path in sorted(OUT.glob("*.json.xz")):
         chunk = json.loads(lzma.decompress(path.read_bytes()))
+        if only is not None and chunk["chunk"] not in only:
+            continue
         keys[chunk["chunk"]] = chunk["key"]
         for r in chunk["records"]:
             records[r["explainer"]].append(r)
@@ -251,8 +254,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--thresholds", type=Path, default=None, help="a TOML merged over the shipped bars (offline)")
     parser.add_argument("--write", action="store_true", help="write benign-verdicts.json.xz and benign.md")
+    parser.add_argument("--fresh-only", action="store_true", help="judge only the chunks of today's code")
     args = parser.parse_args(argv)
     records, failures, keys = load()
+    if args.fresh_only:  # a rerun in progress: the chunks of today's code alone (never written)
+        records, failures, keys = load({c for c in keys if c not in stale_chunks(keys)})
     meta = {"tier": "smoke"}
     verdicts = []
     for name, change in CHANGES.items():
@@ -278,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
         harmful.append({**verdict, "what": mutant.what, "kind": mutant.kind, "conditions": conditions(verdict)})
     print(table({"keys": keys, "verdicts": verdicts, "harmful": harmful}))
     stale = stale_chunks(keys)
-    if args.write and stale:
+    if args.write and (stale or args.fresh_only):
         print(f"not written: {len(stale)} chunk(s) ran other code than today's ({', '.join(stale)}): rerun them "
               "(benign_run.py) first", file=sys.stderr)  # fmt: skip
         return 1
