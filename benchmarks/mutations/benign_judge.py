@@ -130,6 +130,8 @@ KINDS = (
 #: (completeness and its sign, batch consistency, target sensitivity, the truth's sign,
 #: a declared equivalence): a change that breaks one beyond its tolerance is not harmless
 AXIOMS = ("completeness", "sign_agreement", "batch_consistency", "target_sensitivity", "truth_sign", "equivalence")
+#: a failure of an axiom's check on one of the module patterns (``completeness on the '<pattern>' network``)
+PATTERN_AXIOM = re.compile(r"\b(completeness|batch consistency) on the '[^']+' network")
 
 
 #: a missed bar in a failure message (``<metric> <value> < threshold``), and the drift checks' metrics among them
@@ -148,7 +150,10 @@ def reasons(message: str) -> set[str]:
     it names none, an ``error`` (an exception, a usage error)."""
     found = kinds(message)
     for metric in BAR_MISSED.findall(message):
-        found.add("drift" if metric in DRIFT_METRICS else "axiom" if metric in AXIOMS else "bar")
+        axiom = metric in AXIOMS or metric.removeprefix("pattern_") in AXIOMS  # on the module patterns too
+        found.add("drift" if metric in DRIFT_METRICS else "axiom" if axiom else "bar")
+    if PATTERN_AXIOM.search(message):  # a module pattern's axiom check, its value cut off the message
+        found.add("axiom")
     return found or {"error"}
 
 
