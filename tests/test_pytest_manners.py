@@ -55,7 +55,7 @@ def test_the_report_header_says_what_the_run_judges(pytester, shared_cache):
 
 def test_the_working_tree_is_light():
     """A library's checkout of the plugin (a submodule, a vendored copy) stays light:
-    the tracked files weigh at most 35.5 MB (0.2 MB for the module-pattern networks' calibration
+    the tracked files weigh at most 37 MB (0.2 MB for the module-pattern networks' calibration
     runs and the replay's outcomes on them; the calibration runs are compressed, the
     figures quantised; 25 MB before the benign changes behind the baseline's calibration,
     0.9 MB of xz, and the per-sample values in the shipped derived results; 27 MB before
@@ -66,7 +66,9 @@ def test_the_working_tree_is_light():
     before the real-bug corpus with its replay's runs, 0.11 MB, and the records' ``expected``
     field of a known library defect, 0.07 MB in reports/smoke/results.json; 34.45 MB before
     the outline of every explained sample and the samplers' recorded noise, in the pack and
-    the CPU reference, 0.7 MB after results.json wrote its arrays of numbers on one line)."""
+    the CPU reference, 0.7 MB after results.json wrote its arrays of numbers on one line;
+    35.2 MB before the benign set's fourth held-out batch, 72 changes in 9 more chunks, and
+    the rerun's outlines and recorded noise in every chunk: about 1.5 MB when complete)."""
     import subprocess
 
     root = Path(__file__).resolve().parents[1]
@@ -75,7 +77,7 @@ def test_the_working_tree_is_light():
         pytest.skip("not a git checkout")
     files = [root / name for name in listed.stdout.decode().split("\0") if name]
     total = sum(f.stat().st_size for f in files if f.is_file())
-    assert total <= 35_500_000, f"{total / 1e6:.2f} MB tracked"
+    assert total <= 37_000_000, f"{total / 1e6:.2f} MB tracked"
 
 
 def test_the_plugins_warnings_have_their_own_category():
