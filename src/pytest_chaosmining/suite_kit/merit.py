@@ -23,6 +23,7 @@ from pytest_chaosmining.core.metrics import properties as p
 from pytest_chaosmining.core.metrics.attribution import feature_sums
 from pytest_chaosmining.core.metrics.drift import (
     FINGERPRINT_SAMPLES,
+    NOISE_DRAWS,
     DrawNoise,
     fingerprint,
     map_agreement,
@@ -53,7 +54,7 @@ TWINS = 2
 #: the seeds of the further draws that measure a stochastic explainer's mean noise
 EXTRA_SEEDS = (2, 3)
 #: the seeds and copies per batch of the draws the drift check's noise is measured from
-NOISE_SEEDS, NOISE_COPIES = (0, 1), 8
+NOISE_SEEDS, NOISE_COPIES = (0, 1), NOISE_DRAWS // 2
 #: the version of the checks' measurements, part of a built-in's cached result's key
 PROBE_VERSION = 6
 
@@ -186,6 +187,20 @@ def fingerprint_noise(explainer: Explainer, probe: Probe) -> DrawNoise:
     return DrawNoise(min(p.mean for p in pairs), min(p.least for p in pairs), max(changes))
 
 
+def _measurement_key(
+    check: str, run: RunView, case: CaseT, model: torch.nn.Module, samples: int | list[int]
+) -> dict[str, object]:
+    """What a built-in's measurement of ``check`` on ``case``'s trained ``model`` depends
+    on, beside the explainer's code: the key its result is reused under."""
+    return {
+        "check": check,
+        "version": PROBE_VERSION,
+        "model": getattr(case, "training_config")(run.runtime.device.type),
+        "weights": weights_digest(model),
+        "samples": samples,
+    }
+
+
 def is_probe_case(run: RunView, suite: ModelSuite[CaseT, ModelT], case: CaseT) -> bool:
     """Whether ``case`` is the one the own-merit checks of ``suite`` run on: the first
     case of the run's plan (whatever the shard: every shard agrees)."""
@@ -211,13 +226,7 @@ def own_merit_checks(
     explainer = run.explainers[explainer_name]
     trained = suite.model(run, case)
     probe = suite.probe(trained, EFFECT_SAMPLES)
-    key = {
-        "check": "own_merit",
-        "version": PROBE_VERSION,
-        "model": getattr(case, "training_config")(run.runtime.device.type),
-        "weights": weights_digest(trained.model),
-        "samples": [PROBE_SAMPLES, EFFECT_SAMPLES],
-    }
+    key = _measurement_key("own_merit", run, case, trained.model, [PROBE_SAMPLES, EFFECT_SAMPLES])
     effects = model_effects(run, suite, probe, key) if probe.other_target is not None else None
     with explainer_failures(node.config):
         values = run.results.evaluated(suite.name, key, explainer, lambda: measured_merit(explainer, probe, effects))
@@ -322,13 +331,7 @@ def drift_noise(
     def measure() -> DrawNoise:
         explainer = run.explainers[explainer_name]
         trained = suite.model(run, case)
-        key = {
-            "check": "drift_noise",
-            "version": PROBE_VERSION,
-            "model": getattr(case, "training_config")(run.runtime.device.type),
-            "weights": weights_digest(trained.model),
-            "samples": FINGERPRINT_SAMPLES,
-        }
+        key = _measurement_key("drift_noise", run, case, trained.model, FINGERPRINT_SAMPLES)
         return run.results.evaluated(
             suite.name,
             key,

@@ -348,7 +348,7 @@ class Baseline:
         found = self._noise.get(_without_metric(record))
         if found is not None and len(found) == len(NOISE_METRICS):
             return drift.DrawNoise(**found)
-        return drift.DrawNoise(1.0, 1.0, 0.0) if self.records_noise else None
+        return drift.DrawNoise.deterministic() if self.records_noise else None
 
     def outline_of(self, record: Record) -> Record | None:
         """The outline kept beside the fingerprint ``record`` (None where none was)."""
