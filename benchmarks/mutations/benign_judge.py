@@ -159,19 +159,16 @@ def reasons(message: str) -> set[str]:
 
 def run_verdict(verdict: dict[str, object]) -> str:
     """How a held-out change's whole run ended against its base's baseline: ``green``,
-    ``red`` (a false alarm), or counted apart as no harmless change: ``cost`` (it failed on
-    cost alone and measurably more than doubles its base's work) or ``axiom`` (it failed
-    only checks of an axiom, beyond their tolerance; with cost where that doubled too)."""
+    ``red`` (a false alarm), or counted apart as no harmless change, whatever else its run
+    failed: ``axiom`` (it breaks a declared axiom beyond its tolerance: a check of one
+    failed) or ``cost`` (it measurably more than doubles its base's work, green or not)."""
     failed: list[dict] = verdict["failures"]  # type: ignore[assignment]
-    if not failed:
-        return "green"
     found = {k for f in failed for k in f["reasons"]}
-    doubled = bool(verdict.get("doubled"))
-    if found <= {"cost"} and doubled:
-        return "cost"
-    if "axiom" in found and found <= ({"axiom", "cost"} if doubled else {"axiom"}):
+    if "axiom" in found:
         return "axiom"
-    return "red"
+    if verdict.get("doubled"):
+        return "cost"
+    return "red" if failed else "green"
 
 
 def work_ratio(name: str) -> float:
