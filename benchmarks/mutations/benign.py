@@ -314,37 +314,15 @@ class _InputScaled(torch.nn.Module):
 GRADIENT_MAPS = ("SA", "GBP", "SG")
 
 
-def _rescaled_input(base: str, factor: float) -> Method:
-    """Built-in ``base`` on the inputs divided by ``factor`` (and its zero baseline and
-    background with them) through the model scaling them back, a gradient map divided by
-    ``factor`` (a wrapper that normalises the inputs and folds it into the model): the
-    same maps up to rounding."""
-    method = builtin(base)
-
-    def call(model: torch.nn.Module, inputs: torch.Tensor, target: object, context: AttributionContext) -> torch.Tensor:
-        background = context.background
-        ctx = dataclasses.replace(
-            context,
-            baseline=None if context.baseline is None else context.baseline / factor,
-            background_source=None if background is None else (lambda: background / factor),
-        )
-        out = method(_InputScaled(model, factor), inputs / factor, target, ctx)
-        return out / factor if base in GRADIENT_MAPS else out
-
-    return call
-
-
-def _normalised_features(base: str, seed: int) -> Method:
-    """Built-in ``base`` on the inputs divided per input element by a fixed positive
-    scale (0.5 to 2, drawn from ``seed``), its zero baseline and background with them,
+def _inputs_scaled(base: str, scale_of: Callable[[torch.Tensor], float | torch.Tensor]) -> Method:
+    """Built-in ``base`` on the inputs divided by ``scale_of(inputs)`` (a number, or a
+    positive tensor of one sample's shape), its zero baseline and background with them,
     through the model multiplying them back, a gradient map divided by the scale (a
-    library's per-feature normalisation folded into the model): the same maps up to
-    rounding.  Not SmoothGrad, whose noise would then differ per feature."""
+    library's input normalisation folded into the model): the same maps up to rounding."""
     method = builtin(base)
 
     def call(model: torch.nn.Module, inputs: torch.Tensor, target: object, context: AttributionContext) -> torch.Tensor:
-        drawn = np.random.default_rng(seed).uniform(0.5, 2.0, size=tuple(inputs.shape[1:]))
-        scale = torch.from_numpy(drawn).to(device=inputs.device, dtype=inputs.dtype)
+        scale = scale_of(inputs)
         background = context.background
         ctx = dataclasses.replace(
             context,
@@ -355,6 +333,23 @@ def _normalised_features(base: str, seed: int) -> Method:
         return out / scale if base in GRADIENT_MAPS else out
 
     return call
+
+
+def _rescaled_input(base: str, factor: float) -> Method:
+    """Built-in ``base`` on the inputs divided by ``factor``, the model scaling them back."""
+    return _inputs_scaled(base, lambda inputs: factor)
+
+
+def _normalised_features(base: str, seed: int) -> Method:
+    """Built-in ``base`` on the inputs divided per input element by a fixed positive scale
+    (0.5 to 2, drawn from ``seed``), the model multiplying them back.  Not SmoothGrad,
+    whose noise would then differ per feature."""
+
+    def scale_of(inputs: torch.Tensor) -> torch.Tensor:
+        drawn = np.random.default_rng(seed).uniform(0.5, 2.0, size=tuple(inputs.shape[1:]))
+        return torch.from_numpy(drawn).to(device=inputs.device, dtype=inputs.dtype)
+
+    return _inputs_scaled(base, scale_of)
 
 
 def _occlusion_per_pass(n: int) -> Method:
