@@ -211,7 +211,7 @@ def test_run_baseline_and_annotate_steps(tmp_path, shared_cache):
     summary_file = tmp_path / "summary.md"
     clean = _step(tmp_path, "annotate", env={"GITHUB_STEP_SUMMARY": str(summary_file)})
     assert clean.returncode == 0 and "::error" not in clean.stdout
-    assert "no conformance test failed" in summary_file.read_text()
+    assert "chaosmining: all 3 judged tests passed" in summary_file.read_text()
 
     (folder / "conftest.py").write_text(CONSTANT_CONFTEST)
     (folder / "baseline.json").unlink()
@@ -233,7 +233,7 @@ def test_run_baseline_and_annotate_steps(tmp_path, shared_cache):
     errors = [line for line in annotated.stdout.splitlines() if line.startswith("::error")]
     assert errors and all(line.startswith("::error title=chaosmining: constant failed symbolic::") for line in errors)
     assert "test_fprec[" in errors[0] and "threshold" in errors[0]
-    assert "| symbolic | constant |" in summary_file.read_text()
+    assert "| constant | symbolic |" in summary_file.read_text()
 
 
 def test_the_recipes_run_judges_the_librarys_own_explainers_and_says_so(tmp_path, shared_cache):
@@ -262,6 +262,7 @@ def test_run_without_the_recipes_folder_says_what_to_copy(tmp_path):
 def test_annotate_without_a_report_says_so(tmp_path):
     result = _step(tmp_path, "annotate")
     assert result.returncode == 0 and "::error title=chaosmining::no chaosmining-report/results.json" in result.stdout
+    assert "the run stopped before its report" in result.stdout
 
 
 def test_annotations_escape_workflow_command_characters():
@@ -272,7 +273,7 @@ def test_annotations_escape_workflow_command_characters():
     }
     (line,) = error_lines(payload)
     assert line == "::error title=chaosmining: mine failed vision::t.py::x[a%25b]: line one%0Aline two | 50%25"
-    assert "| vision | mine | `t.py::x[a%b]` | line one\nline two / 50% |" in summary(payload)
+    assert "| mine | vision | `x[a%b]` | line one line two \\| 50% |" in summary(payload)
     assert json.loads(json.dumps(payload))  # plain JSON in, nothing else needed
 
 

@@ -121,8 +121,9 @@ def pytest_chaosmining_explainers(config):
     broken.assert_outcomes(passed=1, skipped=1, failed=2)
     broken.stdout.fnmatch_lines(
         [
-            "*judged in the baseline *(fprec *, training_gain *) but not in this run: it skipped: not applicable*",
-            "*judged in the baseline *(uscore *) but not in this run: it did not run*",
+            "*judged in the baseline, not in this run: it skipped: not applicable*(the baseline's fprec *, "
+            "training_gain *)*",
+            "*judged in the baseline, not in this run: it did not run*(the baseline's uscore *)*",
             "*compared 2, new 0, missing 3 judged results*",  # the maps' agreement is never new
             "FAILED *chaosmining-baseline::*test_fprec*-mine-*",
             "FAILED *chaosmining-baseline::*test_prediction_quality*",

@@ -25,6 +25,8 @@ CHANGED_PROPERTY = "chaosmining_changed"
 KNOWN_DEFECT_PROPERTY = "chaosmining_known_defect"
 #: the user property of a baseline result this run did not judge again: its records, as JSON
 MISSING_PROPERTY = "chaosmining_missing"
+#: a shipped test's suite and explainer, set at collection (names a test that failed before it tagged itself)
+SHIPPED_TEST_PROPERTY = "chaosmining_shipped_test"
 #: the metric of a record that keeps a fingerprint of an explainer's maps (its value: the samples kept)
 FINGERPRINT = "fingerprint"
 #: the metric of a record that keeps an outline of every explained sample's map (its value: the samples)

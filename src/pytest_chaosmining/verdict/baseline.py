@@ -286,7 +286,7 @@ class Baseline:
         if paired is None or t is None:
             return True, (
                 f"{record.metric} regressed: {record.value:.4f} < baseline {old.value:.4f} - max drop {max_drop:g} "
-                f"(drop {drop:.4f}; no per-sample values to pair, so the allowed drop decided; baseline {self.source})"
+                f"(drop {drop:.4f}; no per-sample values to pair, so the allowed drop decided)"
             )
         n = len(old.samples or [])
         fell = _fell_most(old.samples or [], record.samples or [])
@@ -302,7 +302,7 @@ class Baseline:
         return True, (
             f"{record.metric} regressed: {record.value:.4f} < baseline {old.value:.4f} - max drop {max_drop:g} "
             f"(drop {drop:.4f}; decided by {' and '.join(decided)}: beyond what harmless changes do; samples that "
-            f"fell most: {fell}; baseline {self.source})"
+            f"fell most: {fell})"
         )
 
     @staticmethod
@@ -398,7 +398,7 @@ class Baseline:
         return (
             f"{record.metric} regressed: {record.value:.1f} {unit} > {max_factor:g} × {of} + "
             f"{metric.slack:g} {unit} ({record.value / old if old else float('inf'):.2f}× the "
-            f"baseline; baseline {self.source})"
+            "baseline)"
         )
 
 

@@ -161,7 +161,6 @@ def drift_verdict(
             f"bar {bar:g}; explained sample {moved.worst} moved most, {moved.least:.4f}{allowance}): changed; if "
             "the change is intended, make this run the baseline"
         )
-    source = f"baseline {baseline.source}{allowance}"
     checks: list[tuple[str, float, float | None, str]] = [
         (
             "map_agreement",
@@ -169,7 +168,7 @@ def drift_verdict(
             bar,
             f"{what}: its maps moved from the baseline's (mean cosine of the feature masses over "
             f"{len(moved.cosines)} explained samples {moved.mean:.4f}; sample {moved.worst} moved most, "
-            f"{moved.least:.4f}; {source})",
+            f"{moved.least:.4f}{allowance})",
         )
     ]
     if sized:
@@ -180,7 +179,7 @@ def drift_verdict(
                 size_bar,
                 f"{what}: the size of its maps moved from the baseline's (exp(-mean |ln ratio|) of each explained "
                 f"sample's total |attribution| against the baseline's, {moved.size:.4f}: {_ratios(moved)}; it "
-                f"promises its maps' size (completeness, or LRP relevance); {source})",
+                f"promises its maps' size (completeness, or LRP relevance){allowance})",
             )
         )
     outline = baseline.outline_moved(outlined) if outlined is not None else None
@@ -198,7 +197,7 @@ def drift_verdict(
                 f"baseline's (at most {allowed} may): {len(outline.resized)} emptied, appeared or resized beyond "
                 f"{SIZE_FACTOR:g} x the typical ratio (samples {_listed(list(outline.resized))}), "
                 f"{len(outline.flipped)} clearly signed now clearly of the other sign (samples "
-                f"{_listed(list(outline.flipped))}); {source}",
+                f"{_listed(list(outline.flipped))}){allowance}",
             )
         )
     if rule is not None and verdict is not None:
@@ -210,7 +209,7 @@ def drift_verdict(
                 floor,
                 f"{what}: the maps of {len(lost)} of {len(moved.cosines)} explained samples moved from the "
                 f"baseline's beyond the per-sample floor {rule.floor:g} (at most {rule.allowed} may: a change confined "
-                f"to some inputs; samples {_listed(lost)}; {source})",
+                f"to some inputs; samples {_listed(lost)}{allowance})",
             )
         )
     return DriftVerdict(checks, change)

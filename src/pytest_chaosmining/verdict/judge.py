@@ -187,7 +187,7 @@ class Judge:
         """Fail ``node`` with the cost regressions :meth:`record_cost` found, if any."""
         failures = self._cost_failures.pop(node.nodeid, [])
         if failures:
-            raise ConformanceFailure("; ".join(failures))
+            raise ConformanceFailure(one_reason(failures))
 
     def require(self, node: pytest.Item, record: Record, threshold: float, what: str) -> None:
         """Record ``record`` with its threshold, then fail if it is below the threshold
@@ -304,7 +304,7 @@ class Judge:
         ]
         if not judged:
             if unbarred:
-                raise ConformanceFailure("; ".join(self._cost_failures.pop(node.nodeid, []) + unbarred))
+                raise ConformanceFailure(one_reason(self._cost_failures.pop(node.nodeid, []) + unbarred))
             self.raise_cost_regressions(node)
             suite = checks[0][0].suite
             why = (
@@ -336,7 +336,22 @@ class Judge:
                 for name in explainers
                 if self.map_notes.notes(name)
             ]
-            raise ConformanceFailure("; ".join(failures) + (" -- " + "; ".join(found) if found else ""))
+            raise ConformanceFailure(one_reason(failures, found))
+
+
+def one_reason(failures: Sequence[str], notes: Sequence[str] = ()) -> str:
+    """A failed test's reason: first, on one line, what broke (each failed check's
+    finding, its evidence in parentheses left out, the common ``what:`` said once), then
+    each check's finding with its evidence, one per line, and the notes on its maps."""
+    shorts = [failure.split(" (", 1)[0] for failure in failures]
+    whats = {short.split(": ", 1)[0] for short in shorts if ": " in short}
+    if len(whats) == 1 and all(": " in short for short in shorts):
+        (what,) = whats
+        first = f"{what}: " + "; ".join(short.split(": ", 1)[1] for short in shorts)
+    else:
+        first = "; ".join(shorts)
+    evidence = [] if list(failures) == [first] else list(failures)
+    return "\n".join([first, *evidence, *([f"-- {'; '.join(notes)}"] if notes else [])])
 
 
 def report_only_reason(what: str, uncalibrated: str) -> str:
