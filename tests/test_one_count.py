@@ -157,3 +157,44 @@ def test_annotate_states_the_run_s_errors_and_its_one_count():
     (line,) = error_lines(payload)
     assert line == "::error title=chaosmining: the run failed::the baseline b.json matches none"
     assert summary(payload).startswith("**chaosmining: all 3 judged tests passed; 1 run error**")
+
+
+CLASS_FIVE = """
+import os
+
+import torch
+
+
+def gxi(model, inputs, target):
+    x = inputs.detach().clone().requires_grad_(True)
+    out = model(x)
+    picked = out.gather(1, target.view(-1, 1)).sum() if isinstance(target, torch.Tensor) else out[:, target].sum()
+    (grad,) = torch.autograd.grad(picked, x)
+    attr = grad * inputs.detach()
+    if os.environ.get("CLASS_FIVE") and isinstance(target, torch.Tensor):
+        attr[target == 5] = 0.0  # the bug: maps of class 5 emptied
+    return attr
+
+
+def pytest_chaosmining_explainers(config):
+    return {"gxi": gxi}
+"""
+
+
+def test_a_failure_names_the_class_its_damage_sits_in(pytester, run_suite, monkeypatch):
+    """Gradient × input whose maps of class 5 are emptied, against its baseline: its
+    failure names class 5 and says the other classes are untouched (before: sample
+    positions only); results.json keeps each explained sample's class."""
+    pytester.makeconftest(CLASS_FIVE)
+    args = ("--chaosmining-explainers", "gxi", "--chaosmining-suites", "vision", "-rf")
+    run_suite(*args, k="RBFP", fresh=False, report="base").assert_outcomes(passed=2)
+    monkeypatch.setenv("CLASS_FIVE", "1")
+    broken = run_suite(*args, "--chaosmining-baseline", "base/results.json", k="RBFP", fresh=False)
+    broken.assert_outcomes(passed=1, failed=1)
+    (failure,) = load_results(pytester)["failures"]
+    first = failure["message"].splitlines()[0]
+    assert "all in class 5: " in first and "classes untouched" in first, failure["message"]
+    outline = next(r for r in load_results(pytester)["records"] if r["metric"] == "outline")
+    assert outline["labels"] and 5 in outline["labels"] and len(outline["labels"]) == len(outline["maps"])
+    pictures = [(pytester.path / folder / "vision_examples.png").read_bytes() for folder in ("base", "report")]
+    assert pictures[0] != pictures[1]  # the failing sample drawn, the baseline's patch masses beside this run's

@@ -51,7 +51,9 @@ def render(
     out_dir, shown = Path(out_dir), results.human_facing
     out_dir.mkdir(parents=True, exist_ok=True)
     board = build_leaderboard(shown.records, results.outcomes, suites).with_reference(shipped_reference(results.meta))
-    drawn = run_figures(shown.records, board, out_dir) + figures(shown.records, out_dir, run, suites)
+    drawn = run_figures(shown.records, board, out_dir) + figures(
+        results.records, out_dir, run, suites
+    )  # maps: failing samples
     markdown = embed_figures(build_markdown(shown, suites, board), [Path(f).name for f in drawn])
     written = write_reports(out_dir, results, markdown)
     html = out_dir / "report.html"

@@ -1,0 +1,66 @@
+"""Which explained samples a report's pictures show beside the fixed examples: for each
+explainer whose test failed, the sample its maps moved most from the baseline's (with
+both fingerprints, to draw side by side), else the sample it scored worst."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from pytest_chaosmining.core.metrics.drift import map_agreement
+from pytest_chaosmining.core.records import FINGERPRINT, Record
+
+#: a sample whose maps agree with the baseline's at least this well did not move
+STILL = 0.999
+
+
+@dataclass(frozen=True)
+class FailingSample:
+    """An explained sample to draw: its explainer, its index among the explained
+    samples, its class (None: no classes), why it was chosen, and its fingerprint row in
+    the baseline (``then``; None without one) and in this run (``now``)."""
+
+    explainer: str
+    index: int
+    label: int | None
+    why: str
+    then: list[float] | None
+    now: list[float] | None
+
+
+def failing_samples(
+    records: Sequence[Record],
+    baseline_maps: Callable[[Record], list[list[float]] | None],
+    most: int = 2,
+) -> list[FailingSample]:
+    """Of one case's ``records``: a sample for each of the first ``most`` explainers with
+    a failed check (a known defect's expected failure left out); ``baseline_maps`` gives
+    the baseline's fingerprint of a fingerprint record (None: none)."""
+    failed = sorted({r.explainer for r in records if r.passed is False and not r.expected})
+    found = []
+    for explainer in failed[:most]:
+        mine = [r for r in records if r.explainer == explainer]
+        kept = next((r for r in mine if r.metric == FINGERPRINT and r.maps), None)
+        now = kept.maps if kept is not None else None
+        then = baseline_maps(kept) if kept is not None else None
+        labels = kept.labels if kept is not None else None
+        if now and then:
+            cosines = map_agreement(now, then).cosines
+            if cosines and min(cosines) < STILL:
+                i = min(range(len(cosines)), key=cosines.__getitem__)
+                why = f"moved most from the baseline's\n(cosine {cosines[i]:.2f})"
+                found.append(FailingSample(explainer, i, _label(labels, i), why, then[i], now[i]))
+                continue
+        scored = [r for r in mine if r.passed is False and r.samples]
+        if scored:
+            worst = scored[0]
+            values = worst.samples or []
+            i = min(range(len(values)), key=values.__getitem__)
+            why = f"{worst.metric} {values[i]:.2f}, its lowest"
+            row = now[i] if now is not None and i < len(now) else None
+            found.append(FailingSample(explainer, i, _label(worst.labels or labels, i), why, None, row))
+    return found
+
+
+def _label(labels: Sequence[int] | None, i: int) -> int | None:
+    return int(labels[i]) if labels is not None and i < len(labels) else None
