@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -343,15 +344,24 @@ def one_reason(failures: Sequence[str], notes: Sequence[str] = ()) -> str:
     """A failed test's reason: first, on one line, what broke (each failed check's
     finding, its evidence in parentheses left out, the common ``what:`` said once), then
     each check's finding with its evidence, one per line, and the notes on its maps."""
-    shorts = [failure.split(" (", 1)[0] for failure in failures]
-    whats = {short.split(": ", 1)[0] for short in shorts if ": " in short}
-    if len(whats) == 1 and all(": " in short for short in shorts):
-        (what,) = whats
-        first = f"{what}: " + "; ".join(short.split(": ", 1)[1] for short in shorts)
+    shorts = [_finding(failure) for failure in failures]
+    whats = Counter(short.split(": ", 1)[0] for short in shorts if ": " in short)
+    what = whats.most_common(1)[0][0] if whats else ""
+    if what and all(short.startswith(what) for short in shorts):
+        first = f"{what}: " + "; ".join(short.removeprefix(what).removeprefix(": ").strip() for short in shorts)
     else:
         first = "; ".join(shorts)
     evidence = [] if list(failures) == [first] else list(failures)
     return "\n".join([first, *evidence, *([f"-- {'; '.join(notes)}"] if notes else [])])
+
+
+def _finding(failure: str, most: int = 160) -> str:
+    """A check's finding without its evidence: its text before the first parenthesis
+    where that says what broke (``what: finding``), else its first ``most`` characters."""
+    short = failure.split(" (", 1)[0]
+    if ": " in short:
+        return short
+    return failure if len(failure) <= most else failure[: most - 1].rstrip() + "…"
 
 
 def report_only_reason(what: str, uncalibrated: str) -> str:
