@@ -225,7 +225,7 @@ def test_shards_merge_into_the_report_of_the_unsharded_run(pytester, run_suite):
             for r in payload["records"]
             if r["metric"] not in ("time_ms", "cpu_ms", "peak_mem_mb")
         )
-        return records, payload["outcomes"], payload["failures"]
+        return records, payload["outcomes"], payload["failures"], payload["counts"]
 
     assert comparable("merged") == comparable("report")
     assert (pytester.path / "merged" / "report.html").exists()

@@ -258,9 +258,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         item.add_marker(f"{MARKER_PREFIX}{suite}")
         callspec = getattr(item, "callspec", None)
         if callspec is not None and "explainer_name" in callspec.params:
-            name = str(callspec.params["explainer_name"])
-            item.add_marker(getattr(pytest.mark, EXPLAINER_MARKER)(name=name))
-            item.user_properties.append((SHIPPED_TEST_PROPERTY, json.dumps({"suite": suite, "explainer": name})))
+            name = callspec.params["explainer_name"]
+            item.add_marker(getattr(pytest.mark, EXPLAINER_MARKER)(name=str(name)))
+            if isinstance(name, str):  # not the placeholder of an empty parameter set (a shard without cases)
+                item.user_properties.append((SHIPPED_TEST_PROPERTY, json.dumps({"suite": suite, "explainer": name})))
         item.add_marker(pytest.mark.filterwarnings(UNUSED_BENCHMARK_FILTER))
     result = yield
     for item in items:

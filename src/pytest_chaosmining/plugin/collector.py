@@ -58,6 +58,8 @@ if TYPE_CHECKING:
     from pytest_chaosmining.run.session import ChaosminingSession
     from pytest_chaosmining.verdict.baseline_check import BaselineCheck
 
+#: how pytest's skip of a parametrization without cases begins (no test to count)
+EMPTY_PARAMETER_SET = "got empty parameter set"
 #: the key of an xdist worker's output that holds its models' training devices
 TRAINED_ON_KEY = "chaosmining_models_trained_on"
 
@@ -131,6 +133,8 @@ class ResultCollector:
         where = _property(report, OUTCOME_PROPERTY) or _property(report, SHIPPED_TEST_PROPERTY)
         if where is None and (suite := self._suite_of(report)) is not None:
             where = {"suite": suite, "explainer": MODEL_LEVEL}
+        if report.skipped and skip_message(report).startswith(EMPTY_PARAMETER_SET):
+            where = None  # pytest's stand-in for a parametrization without cases (a shard's): no test
         if report.skipped and (condition := uncalibrated_condition(skip_message(report))) is not None:
             self.uncalibrated[condition] += 1
             self.uncalibrated_tests.append(report.nodeid)
