@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 
 from conftest import load_results
+from plugin_runs import breaking_conftest
 
 from pytest_chaosmining.core.records import Record
 from pytest_chaosmining.reports.failure_table import cell, failure_table
@@ -26,21 +27,8 @@ from pytest_chaosmining.verdict.baseline import Baseline
 from pytest_chaosmining.verdict.baseline_check import BaselineCheck
 from pytest_chaosmining.verdict.baseline_scope import BaselineScope
 
-RAISING = """
-import os
-import pytest
-
-def saliency(model, inputs, target):
-    if os.environ.get("BROKEN"):
-        raise RuntimeError("index out of range in the new release")
-    inputs = inputs.clone().requires_grad_(True)
-    model(inputs).sum().backward()
-    return inputs.grad.abs()
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_chaosmining_explainers(config):
-    return {"mine": saliency}
-"""
+#: an explainer that starts raising (BROKEN set): a crash
+RAISING = breaking_conftest('RuntimeError("index out of range in the new release")')
 
 
 def test_a_crash_is_one_failure_and_every_output_states_one_count(pytester, run_suite, monkeypatch):

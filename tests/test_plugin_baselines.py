@@ -5,7 +5,7 @@ import json
 
 import pytest
 from conftest import load_results
-from plugin_runs import drift_checks_of
+from plugin_runs import breaking_conftest, drift_checks_of
 
 
 def test_baseline_regression_fails_the_dropped_results(pytester, run_suite):
@@ -87,21 +87,7 @@ def test_a_judged_result_that_disappears_fails_the_run_by_name(pytester, run_sui
     of its own that JUnit shows: an explainer that starts raising
     NotImplementedError (now 'not applicable'), and a test that no longer runs."""
     args = ("--chaosmining-explainers", "SA,mine", "--chaosmining-suites", "symbolic")
-    pytester.makeconftest("""
-import os
-import pytest
-
-def saliency(model, inputs, target):
-    if os.environ.get("BROKEN"):
-        raise NotImplementedError("this release dropped tabular support")
-    inputs = inputs.clone().requires_grad_(True)
-    model(inputs).sum().backward()
-    return inputs.grad.abs()
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_chaosmining_explainers(config):
-    return {"mine": saliency}
-""")
+    pytester.makeconftest(breaking_conftest('NotImplementedError("this release dropped tabular support")'))
     run_suite(*args, k="f08", fresh=False, report="base").assert_outcomes(passed=3)
     same = run_suite(*args, "--chaosmining-baseline", "base/results.json", k="f08", fresh=False, report="same")
     same.assert_outcomes(passed=3)
