@@ -100,6 +100,8 @@ def test_counts_state_failures_missing_tests_errors_and_why_tests_were_not_judge
     )
     assert RunCounts.from_dict(counts.to_dict()) == counts
     assert RunCounts.of({"s|e|passed": 2}, []).headline() == "all 2 judged tests passed"
+    control = RunCounts.of({"s|e|passed": 2, "s|random|xfailed": 1}, [])
+    assert control.headline() == "all 3 judged tests passed (1 of them failing as expected)"
 
 
 def test_the_failure_table_is_markdown_safe_capped_and_says_where_the_rest_are():

@@ -23,14 +23,16 @@ FAILED, MISSING = "failed", "missing"
 @dataclass(frozen=True)
 class RunCounts:
     """How many tests the run judged, how many of them failed (``missing``: judged in
-    the baseline, not run), how many changed against the baseline within what harmless
-    changes do (they passed), how many ended without a verdict (by why), and the run's
-    own errors."""
+    the baseline, not run) and how many failed as expected (the control's), how many
+    changed against the baseline within what harmless changes do (they passed), how many
+    ended without a verdict (by why), and the run's own errors."""
 
     judged: int = 0
     failed: int = 0
     missing: int = 0
     changed: int = 0
+    #: judged tests that failed as expected (strict: the random control's, a known library defect's)
+    expected: int = 0
     not_judged: dict[str, int] = field(default_factory=dict)
     errors: tuple[str, ...] = ()
 
@@ -53,6 +55,7 @@ class RunCounts:
             judged=sum(kinds[k] for k in JUDGED_OUTCOMES) + missing,
             failed=len(failures),
             missing=missing,
+            expected=kinds["xfailed"],
             changed=changed,
             not_judged={k: n for k, n in sorted(kinds.items()) if k not in JUDGED_OUTCOMES and n},
             errors=tuple(errors),
@@ -70,6 +73,8 @@ class RunCounts:
             verdict = f"{self.failed} failed of {self.judged} judged tests{gone}"
         elif self.judged:
             verdict = f"all {self.judged} judged tests passed"
+            if self.expected:
+                verdict += f" ({self.expected} of them failing as expected)"
         else:
             verdict = "no test was judged"
         parts = [verdict]
@@ -89,6 +94,7 @@ class RunCounts:
             "failed": self.failed,
             "missing": self.missing,
             "changed": self.changed,
+            "expected": self.expected,
             "not_judged": dict(self.not_judged),
             "errors": list(self.errors),
             "headline": self.headline(),
@@ -104,6 +110,7 @@ class RunCounts:
             failed=_int(found.get("failed")),
             missing=_int(found.get("missing")),
             changed=_int(found.get("changed")),
+            expected=_int(found.get("expected")),
             not_judged={str(k): _int(v) for k, v in not_judged.items()} if isinstance(not_judged, dict) else {},
             errors=tuple(str(e) for e in errors) if isinstance(errors, list) else (),
         )

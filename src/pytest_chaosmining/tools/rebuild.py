@@ -53,6 +53,7 @@ def merge(
         failed=sum(c.failed for c in counts),
         missing=sum(c.missing for c in counts),
         changed=sum(c.changed for c in counts),
+        expected=sum(c.expected for c in counts),
         not_judged=dict(sorted(not_judged.items())),
         errors=tuple(dict.fromkeys(e for c in counts for e in c.errors)),
     )
