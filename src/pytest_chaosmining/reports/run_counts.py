@@ -23,7 +23,7 @@ FAILED, MISSING = "failed", "missing"
 @dataclass(frozen=True)
 class RunCounts:
     """How many tests the run judged, how many of them failed (``missing``: judged in
-    the baseline, not run) and how many failed as expected (the control's), how many
+    the baseline, not run) and how many failed as expected (strict expected failures), how many
     changed against the baseline within what harmless changes do (they passed), how many
     ended without a verdict (by why), and the run's own errors."""
 
