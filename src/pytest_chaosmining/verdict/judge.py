@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
@@ -355,13 +356,23 @@ def one_reason(failures: Sequence[str], notes: Sequence[str] = ()) -> str:
     return "\n".join([first, *evidence, *([f"-- {'; '.join(notes)}"] if notes else [])])
 
 
+#: a missed bar as :meth:`Judge.require` words it
+_MISSED_BAR = re.compile(r"(\w+) (-?[0-9.]+(?:e-?[0-9]+)?) < threshold (-?[0-9.]+(?:e-?[0-9]+)?)")
+
+
 def _finding(failure: str, most: int = 160) -> str:
     """A check's finding without its evidence: its text before the first parenthesis
-    where that says what broke (``what: finding``), else its first ``most`` characters."""
+    where that says what broke (``what: finding``), else its first ``most`` characters;
+    and the bar it missed where that came after the evidence (``: truth_sign 0.1000 <
+    threshold 0.9000``)."""
     short = failure.split(" (", 1)[0]
-    if ": " in short:
-        return short
-    return failure if len(failure) <= most else failure[: most - 1].rstrip() + "…"
+    if ": " not in short:
+        short = failure if len(failure) <= most else failure[: most - 1].rstrip() + "…"
+    missed = _MISSED_BAR.findall(failure)
+    if missed and " < " not in short:
+        metric, value, bar = missed[-1]
+        short += f": {metric} {value} < threshold {bar}"
+    return short
 
 
 def report_only_reason(what: str, uncalibrated: str) -> str:
