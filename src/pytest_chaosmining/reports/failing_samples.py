@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from pytest_chaosmining.core.metrics.drift import map_agreement, outline_change
 from pytest_chaosmining.core.records import FINGERPRINT, OUTLINE, Record
+from pytest_chaosmining.explainers import CONTROL_NAME
 
 #: a sample whose maps agree with the baseline's at least this well did not move
 STILL = 0.999
@@ -37,9 +38,9 @@ def failing_samples(
     most: int = 2,
 ) -> list[FailingSample]:
     """Of one case's ``records``: a sample for each of the first ``most`` explainers with
-    a failed check (a known defect's expected failure left out); ``baseline_maps`` gives
+    a failed check (a known defect's expected failure and the random control left out); ``baseline_maps`` gives
     the baseline's fingerprint of a fingerprint record (None: none)."""
-    failed = sorted({r.explainer for r in records if r.passed is False and not r.expected})
+    failed = sorted({r.explainer for r in records if r.passed is False and not r.expected} - {CONTROL_NAME})
     found = []
     for explainer in failed[:most]:
         mine = [r for r in records if r.explainer == explainer]
@@ -51,7 +52,7 @@ def failing_samples(
             cosines = map_agreement(now, then).cosines
             if cosines and min(cosines) < STILL:
                 i = min(range(len(cosines)), key=cosines.__getitem__)
-                why = f"moved most from the baseline's\n(cosine {cosines[i]:.2f})"
+                why = f"moved most from the baseline's (cosine {cosines[i]:.2f})"
                 found.append(FailingSample(explainer, i, _label(labels, i), why, then[i], now[i]))
                 continue
         shape = next((r for r in mine if r.metric == OUTLINE and r.maps), None)

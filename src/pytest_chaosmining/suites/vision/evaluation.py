@@ -3,6 +3,7 @@ the digits testbed's)."""
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -71,7 +72,11 @@ def example_figure(
             ax_row[0].add_patch(Rectangle((x - 0.5, y - 0.5), w, h, fill=False, ec="lime", lw=1.2))
             title = f"{case.condition} y={trained.val.labels[j]} ŷ={trained.predictions[j]}"
             if failing is not None:
-                title = f"{failing.explainer} failed: sample {j}, ŷ={trained.predictions[j]}\n{failing.why}"
+                title = "\n".join(
+                    textwrap.wrap(
+                        f"{failing.explainer} failed: sample {j}, ŷ={trained.predictions[j]}: {failing.why}", 34
+                    )
+                )
             ax_row[0].set_title(title, fontsize=6 if failing is not None else 7, color="red" if failing else "black")
             for k, name in enumerate(names, start=1):
                 ax = ax_row[k]
