@@ -308,7 +308,7 @@ def test_maps_that_drift_from_the_baseline_fail_and_unchanged_maps_pass(pytester
     monkeypatch.setenv("CHAOSMINING_TEST_DRIFT", "rows")
     rows = run_suite(*args, "--chaosmining-baseline", baseline, report="rows", k="f15")
     rows.assert_outcomes(passed=1, failed=1)
-    rows.stdout.fnmatch_lines(["*the maps of 2 of 32 explained samples moved from the baseline's*samples 3, 7;*"])
+    rows.stdout.fnmatch_lines(["*the maps of 2 of 32 explained samples moved from the baseline's*samples 3, 7)*"])
 
 
 #: ``lrp`` promises its maps' size, ``plain`` does not; both double their maps when CHAOSMINING_TEST_SIZE is set
