@@ -21,6 +21,27 @@ def pytest_chaosmining_explainers(config):
     return {**CHEATS, **MISBEHAVING}
 """
 
+
+def breaking_conftest(error: str) -> str:
+    """A conftest registering ``mine``, a saliency that raises ``error`` (an exception's
+    construction, ``NotImplementedError('…')``) once the environment sets ``BROKEN``."""
+    return f"""
+import os
+import pytest
+
+def saliency(model, inputs, target):
+    if os.environ.get("BROKEN"):
+        raise {error}
+    inputs = inputs.clone().requires_grad_(True)
+    model(inputs).sum().backward()
+    return inputs.grad.abs()
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_chaosmining_explainers(config):
+    return {{"mine": saliency}}
+"""
+
+
 #: conftest lines that run the collected tests in reversed order
 REVERSED_ORDER = """
 

@@ -416,7 +416,9 @@ def test_a_shipped_test_that_fails_before_naming_its_explainer_is_a_failure_of_t
     def report(nodeid: str) -> TestReport:
         return TestReport(nodeid, ("x", 0, "x"), {}, "failed", "InvalidParameterError: subsample", "setup")
 
-    collector = types.SimpleNamespace(failures=[], outcomes=Counter(), records=[], _suite_of=ResultCollector._suite_of)
+    collector = types.SimpleNamespace(failures={}, tests={}, records=[], _suite_of=ResultCollector._suite_of)
+    collector._fail = lambda *args: ResultCollector._fail(collector, *args)
+    collector.uncalibrated, collector.uncalibrated_tests, collector.known_defects = Counter(), [], {}
     for nodeid in (
         "rfe/test_chaosmining_rfe.py::test_rfewna[generated-SA-s0]",
         "../../src/pytest_chaosmining/suites/symbolic/test_chaosmining_symbolic.py::test_prediction_quality[f01]",
@@ -424,8 +426,10 @@ def test_a_shipped_test_that_fails_before_naming_its_explainer_is_a_failure_of_t
         "tests/test_chaosmining_rfe.py::test_copy",  # a user's file of the same name elsewhere
     ):
         ResultCollector.pytest_runtest_logreport(collector, report(nodeid))
-    assert [(f["suite"], f["explainer"]) for f in collector.failures] == [("rfe", "-"), ("symbolic", "-")]
-    assert "subsample" in collector.failures[0]["message"]
+    failures = list(collector.failures.values())
+    assert [(f["suite"], f["explainer"]) for f in failures] == [("rfe", "-"), ("symbolic", "-")]
+    assert "subsample" in failures[0]["message"]
+    assert sorted(collector.tests.values()) == [("rfe", "-", "failed"), ("symbolic", "-", "failed")]  # counted once
 
 
 def test_a_report_only_tier_s_sweep_still_finds_its_default_condition():

@@ -141,7 +141,7 @@ def test_rebuild_merges_shards_into_one_report(tmp_path):
         path = tmp_path / f"shard{i}.json"
         path.write_text(json.dumps(_payload(records, outcomes, failures, ["symbolic"])))
         paths.append(path)
-    records, meta, outcomes, failures = merge([json.loads(p.read_text()) for p in paths], [str(p) for p in paths])
+    records, meta, outcomes, failures, _ = merge([json.loads(p.read_text()) for p in paths], [str(p) for p in paths])
     assert len(records) == 2  # the record both shards carry is kept once
     assert outcomes == {"symbolic|SA|passed": 2, "symbolic|mine|failed": 1} and failures == [fail]
     assert meta["merged_from"] == [str(p) for p in paths]

@@ -13,7 +13,7 @@
 #   chaosmining.sh run [ARGS] the suites (default tier smoke) from .github/chaosmining/, never your
 #                             own tests; your explainers and the control (CHAOSMINING_EXPLAINERS,
 #                             default own); against the committed baseline when there is one
-#   chaosmining.sh annotate   ::error lines and a step-summary table for every failed conformance test
+#   chaosmining.sh annotate   ::error lines for every failed conformance test (and why a run stopped)
 #   chaosmining.sh baseline   this run's results become the baseline (.github/chaosmining/baseline.json):
 #                             commit it; a committed file never expires, a CI cache does.  Take it from CI's
 #                             own artifact (a run on main): a laptop's CPU times gate CI's badly
@@ -91,6 +91,8 @@ case "$step" in
       exit 2
     fi
     args=(--chaosmining "--chaosmining-report=$(absolute "$report")" "--chaosmining-cache=$(absolute "$cache")")
+    # no earlier run's findings survive into this run's annotations, whenever this run stops
+    rm -f "$report/results.json" "$report/stopped.json"
     # judge what is yours: the explainers your conftest registers and the control (the built-ins are
     # captum's; CHAOSMINING_EXPLAINERS= empty runs every registered explainer, a list names some)
     explainers=${CHAOSMINING_EXPLAINERS-own}
@@ -119,11 +121,8 @@ PY
     (cd "$dir" && python -m pytest -c pytest.ini --rootdir . "${args[@]}" "$@")
     ;;
   annotate)
-    if [ -f "$report/results.json" ]; then
-      python -m pytest_chaosmining.tools.annotate "$report/results.json"
-    else
-      echo "::error title=chaosmining::no $report/results.json: the run did not get as far as its report"
-    fi
+    # this run's findings only: the run step removed the last run's; a run that stopped early says why
+    python -m pytest_chaosmining.tools.annotate "$report/results.json"
     ;;
   baseline)
     cp "$report/results.json" "$baseline"

@@ -25,6 +25,10 @@ CHANGED_PROPERTY = "chaosmining_changed"
 KNOWN_DEFECT_PROPERTY = "chaosmining_known_defect"
 #: the user property of a baseline result this run did not judge again: its records, as JSON
 MISSING_PROPERTY = "chaosmining_missing"
+#: a shipped test's suite and explainer, set at collection (names a test that failed before it tagged itself)
+SHIPPED_TEST_PROPERTY = "chaosmining_shipped_test"
+#: a suite's result entry of each explained sample's class (the target it was explained for)
+TARGETS = "targets"
 #: the metric of a record that keeps a fingerprint of an explainer's maps (its value: the samples kept)
 FINGERPRINT = "fingerprint"
 #: the metric of a record that keeps an outline of every explained sample's map (its value: the samples)
@@ -60,6 +64,9 @@ class Record:
     #: result reused from the pack or the derived-results cache (None: not recorded, as before
     #: version 0.9's results); a replayed cost is never gated against a measured one
     measured: bool | None = None
+    #: the class each explained sample was explained for (its target), aligned with
+    #: ``samples`` and an outline's or fingerprint's rows, where the suite's models classify
+    labels: list[int] | None = None
 
     def key(self) -> tuple[str | int, ...]:
         """Identity of a result across runs (for baselines and sorting)."""
@@ -74,7 +81,8 @@ class Record:
 
     def flat(self) -> dict[str, object]:
         """A table row: the scalar fields with the case fields beside them (no map fingerprint, no samples)."""
-        return {**{k: v for k, v in self.to_dict().items() if k not in ("case", "maps", "samples")}, **self.case}
+        dropped = ("case", "maps", "samples", "labels")
+        return {**{k: v for k, v in self.to_dict().items() if k not in dropped}, **self.case}
 
     def to_dict(self) -> dict[str, object]:
         """The record as JSON-serialisable fields."""

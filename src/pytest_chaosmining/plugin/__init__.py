@@ -8,17 +8,20 @@ options and does nothing else.  The public fixtures live in
 from __future__ import annotations
 
 import fnmatch
+import json
 from collections.abc import Generator
 from pathlib import Path
 
 import pytest
 
 import pytest_chaosmining.plugin.hookspecs as hookspecs
+from pytest_chaosmining.core.records import SHIPPED_TEST_PROPERTY
 from pytest_chaosmining.plugin import fixtures
 from pytest_chaosmining.plugin.benchmark import BenchmarkFolder, compact_table
 from pytest_chaosmining.plugin.collector import ResultCollector, send_trained_on
 from pytest_chaosmining.plugin.fixtures import SESSION_KEY
 from pytest_chaosmining.plugin.scheduling import CaseGroupScheduling, case_groups
+from pytest_chaosmining.reports.report_folder import clear_previous, write_stopped
 from pytest_chaosmining.run.quick_exit import freeze_heap_at_exit
 from pytest_chaosmining.run.session import ChaosminingSession
 from pytest_chaosmining.run.threads import one_intra_op_thread
@@ -48,6 +51,28 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
+    try:
+        _configure(config)
+    except pytest.UsageError as exc:
+        _stopped(config, str(exc))
+        raise
+
+
+def _stopped(config: pytest.Config, reason: str) -> None:
+    """A chaosmining run that stops with a usage error: its report folder keeps none of
+    the previous run's findings, and says why in ``stopped.json``."""
+    settings = config.stash.get(SETTINGS_KEY, None)
+    if hasattr(config, "workerinput") or not (settings.enabled if settings else config.getoption("chaosmining")):
+        return
+    folder = settings.report_dir if settings is not None else None
+    if folder is None and (raw := config.getoption("chaosmining_report", None)):
+        folder = Path(config.invocation_params.dir, str(raw))
+    if folder is not None and not folder.is_file():
+        clear_previous(folder, settings.baseline_file if settings is not None else None)
+        write_stopped(folder, reason)
+
+
+def _configure(config: pytest.Config) -> None:
     settings = resolve(config, tuple(registered_suites()), thresholds_files())
     config.stash[SETTINGS_KEY] = settings
     folder = BenchmarkFolder.before_run(config)
@@ -79,11 +104,21 @@ def pytest_configure(config: pytest.Config) -> None:
             assert baseline is not None
             collector.baseline_check = BaselineCheck(baseline, session.baseline_scope(), collector)
             config.pluginmanager.register(collector.baseline_check, "chaosmining-baseline")
+        if settings.report_dir is not None and not settings.report_dir.is_file():
+            clear_previous(settings.report_dir, settings.baseline_file)  # the baseline is read by now
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     """On the controller, before anything runs: the explainers and sweeps a chaosmining
     run names must exist (the conftests are loaded by now), else a usage error."""
+    try:
+        _check_named(session)
+    except pytest.UsageError as exc:
+        _stopped(session.config, str(exc))
+        raise
+
+
+def _check_named(session: pytest.Session) -> None:
     config = session.config
     chaosmining = config.stash.get(SESSION_KEY, None)
     if chaosmining is None or hasattr(config, "workerinput"):
@@ -223,7 +258,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         item.add_marker(f"{MARKER_PREFIX}{suite}")
         callspec = getattr(item, "callspec", None)
         if callspec is not None and "explainer_name" in callspec.params:
-            item.add_marker(getattr(pytest.mark, EXPLAINER_MARKER)(name=str(callspec.params["explainer_name"])))
+            name = callspec.params["explainer_name"]
+            item.add_marker(getattr(pytest.mark, EXPLAINER_MARKER)(name=str(name)))
+            if isinstance(name, str):  # not the placeholder of an empty parameter set (a shard without cases)
+                item.user_properties.append((SHIPPED_TEST_PROPERTY, json.dumps({"suite": suite, "explainer": name})))
         item.add_marker(pytest.mark.filterwarnings(UNUSED_BENCHMARK_FILTER))
     result = yield
     for item in items:

@@ -26,6 +26,7 @@ from pytest_chaosmining.core.records import (
     MISSING_PROPERTY,
     MODEL_LEVEL,
     OUTCOME_PROPERTY,
+    SHIPPED_TEST_PROPERTY,
     USER_PROPERTY,
     Record,
     human_facing,
@@ -33,6 +34,7 @@ from pytest_chaosmining.core.records import (
     sort_records,
 )
 from pytest_chaosmining.core.storage.derived import package_digest, source_fingerprint
+from pytest_chaosmining.reports.failure_table import run_page
 from pytest_chaosmining.reports.html import LEADERBOARD_STYLE, leaderboard_table
 from pytest_chaosmining.reports.leaderboard import build_leaderboard
 from pytest_chaosmining.reports.markdown import (
@@ -43,8 +45,9 @@ from pytest_chaosmining.reports.markdown import (
 )
 from pytest_chaosmining.reports.reference import shipped_reference
 from pytest_chaosmining.reports.render import render
+from pytest_chaosmining.reports.run_counts import FAILED, JUDGED_OUTCOMES, MISSING, RunCounts
 from pytest_chaosmining.reports.run_results import RunResults
-from pytest_chaosmining.reports.tables import JUDGED_OUTCOMES, outcome_counts
+from pytest_chaosmining.reports.tables import outcome_counts
 from pytest_chaosmining.settings import Settings
 from pytest_chaosmining.suites import suite_of
 from pytest_chaosmining.verdict.judge import ConformanceFailure
@@ -55,6 +58,8 @@ if TYPE_CHECKING:
     from pytest_chaosmining.run.session import ChaosminingSession
     from pytest_chaosmining.verdict.baseline_check import BaselineCheck
 
+#: how pytest's skip of a parametrization without cases begins (no test to count)
+EMPTY_PARAMETER_SET = "got empty parameter set"
 #: the key of an xdist worker's output that holds its models' training devices
 TRAINED_ON_KEY = "chaosmining_models_trained_on"
 
@@ -99,11 +104,13 @@ class ResultCollector:
         #: the registered suites (called when the report is written: the suites import late)
         self.suites = suites
         self.records: list[Record] = []
-        self.outcomes: Counter[tuple[str, str, str]] = Counter()
+        #: node id → suite, explainer and outcome of each conformance test (a skip by its kind)
+        self.tests: dict[str, tuple[str, str, str]] = {}
         self.started = time.time()
         self.summary_lines: list[str] = []
         self.written: list[str] = []
-        self.failures: list[dict[str, str]] = []
+        #: node id → the test's failure (suite, explainer, message, kind: failed or missing), once per test
+        self.failures: dict[str, dict[str, str]] = {}
         #: what the report-only cases' bars were not calibrated for → how many tests
         self.uncalibrated: Counter[str] = Counter()
         #: the node ids of those tests (an offline comparison leaves their records out too)
@@ -119,38 +126,23 @@ class ResultCollector:
         missing = next((str(v) for k, v in report.user_properties if k == MISSING_PROPERTY), None)
         if missing is not None:
             records = json.loads(missing)
-            self.failures.append(
-                {
-                    "nodeid": report.nodeid,
-                    "suite": records[0]["suite"],
-                    "explainer": records[0]["explainer"],
-                    "message": str(report.longrepr),
-                }
-            )
+            self._fail(report, records[0]["suite"], records[0]["explainer"], str(report.longrepr), MISSING)
             return
-        tag: dict[str, str] | None = next(
-            (json.loads(str(value)) for key, value in report.user_properties if key == OUTCOME_PROPERTY), None
-        )
-        if tag is None and report.failed and (suite := self._suite_of(report)) is not None:
-            # a shipped test that failed before it named its explainer (an error in a fixture,
-            # in a suite's own scoring): a failure of the run all the same
-            self.failures.append(
-                {"nodeid": report.nodeid, "suite": suite, "explainer": MODEL_LEVEL, "message": _message(report)}
-            )
+        # a conformance test is named by its tag, or where it ended before tagging itself (an error in
+        # a fixture, a skip at setup) by what collection knew of it; a model-level test by its suite
+        where = _property(report, OUTCOME_PROPERTY) or _property(report, SHIPPED_TEST_PROPERTY)
+        if where is None and (suite := self._suite_of(report)) is not None:
+            where = {"suite": suite, "explainer": MODEL_LEVEL}
+        if report.skipped and skip_message(report).startswith(EMPTY_PARAMETER_SET):
+            where = None  # pytest's stand-in for a parametrization without cases (a shard's): no test
         if report.skipped and (condition := uncalibrated_condition(skip_message(report))) is not None:
             self.uncalibrated[condition] += 1
             self.uncalibrated_tests.append(report.nodeid)
-        if tag and (report.when == "call" or (report.when == "setup" and not report.passed)):
-            self.outcomes[(tag["suite"], tag["explainer"], _outcome(report))] += 1
-            if report.failed and not hasattr(report, "wasxfail"):
-                self.failures.append(
-                    {
-                        "nodeid": report.nodeid,
-                        "suite": tag["suite"],
-                        "explainer": tag["explainer"],
-                        "message": _message(report),
-                    }
-                )
+        if where is not None and (report.when == "call" or (report.when == "setup" and not report.passed)):
+            self.tests[report.nodeid] = (where["suite"], where["explainer"], _outcome(report))
+        if where is not None and report.failed and not hasattr(report, "wasxfail"):
+            self.tests[report.nodeid] = (where["suite"], where["explainer"], "failed")  # a teardown's error too
+            self._fail(report, where["suite"], where["explainer"], _message(report), FAILED)
         if report.when == "call" and (
             notes := [str(v) for k, v in report.user_properties if k == KNOWN_DEFECT_PROPERTY]
         ):
@@ -159,6 +151,27 @@ class ResultCollector:
             self.records += [
                 Record.from_dict(json.loads(str(v))) for k, v in report.user_properties if k == USER_PROPERTY
             ]
+
+    def _fail(self, report: pytest.TestReport, suite: str, explainer: str, message: str, kind: str) -> None:
+        """Count ``report``'s test as failed, once: a later phase's failure of the same
+        test (its teardown) is added to the first's reason."""
+        found = self.failures.get(report.nodeid)
+        if found is None:
+            self.failures[report.nodeid] = {
+                "nodeid": report.nodeid,
+                "suite": suite,
+                "explainer": explainer,
+                "message": message,
+                "kind": kind,
+            }
+        else:
+            found["message"] += f" (and at {report.when}: {message})"
+
+    @property
+    def outcomes(self) -> Counter[tuple[str, str, str]]:
+        """Explainer tests by suite, explainer and outcome (each test once; the
+        model-level tests left out: the explainers' tables count these)."""
+        return Counter(test for test in self.tests.values() if test[1] != MODEL_LEVEL)
 
     @staticmethod
     def _suite_of(report: pytest.TestReport) -> str | None:
@@ -179,7 +192,7 @@ class ResultCollector:
             "seeds": {
                 suite.name: _seed_text(seeds_run)
                 for suite in self.suites()
-                if (seeds_run := suite.seeds(tier, seeds)) is not None
+                if suite.name in self.settings.suites and (seeds_run := suite.seeds(tier, seeds)) is not None
             },
             "suites": list(self.settings.suites),
             "explainers": list(self.session.explainers),
@@ -218,55 +231,65 @@ class ResultCollector:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if not self.records and not self.outcomes and self.baseline_check is None:
+        if not self.records and not self.tests and not self.failures and self.baseline_check is None:
             return
-
-        run = RunResults(
-            sort_records(self.records),
-            self.metadata(),
-            outcome_counts(self.outcomes),
-            sorted(self.failures, key=lambda f: f["nodeid"]),
-        )
+        check = self.baseline_check
+        for nodeid, note in check.unproduced.items() if check is not None else ():
+            if nodeid in self.failures:  # a test that failed: what it left unproduced is part of its reason
+                first, *evidence = self.failures[nodeid]["message"].split("\n", 1)
+                self.failures[nodeid]["message"] = "\n".join([f"{first} {note}", *evidence])
+        notes, errors = self._judged_nothing(session)
+        errors = [*(check.errors if check is not None else []), *errors]
+        failures = sorted(self.failures.values(), key=lambda f: f["nodeid"])
+        outcomes = outcome_counts(self.outcomes)
+        every_test = outcome_counts(Counter(self.tests.values()))
+        counts = RunCounts.of(every_test, failures, len(check.changed) if check is not None else 0, errors)
+        run = RunResults(sort_records(self.records), self.metadata(), outcomes, failures, counts)
         meta, shown = run.meta, run.human_facing  # the fingerprints of maps go to results.json only
+        summary = os.environ.get("GITHUB_STEP_SUMMARY")
+        meta["step_summary"] = bool(summary)  # the annotate step adds none of its own
         if self.settings.report_dir is not None:
             _, self.written = render(Path(self.settings.report_dir), run, self.session, self.suites())
-        summary = os.environ.get("GITHUB_STEP_SUMMARY")
         if summary:
             with open(summary, "a", encoding="utf-8") as fh:
-                fh.write(step_summary(shown, self.suites()))
-        self.summary_lines = terminal_table(shown.records, self.outcomes, self.suites())
+                fh.write(step_summary(shown, self.suites(), run_page()))
+        self.summary_lines = [f"chaosmining: {counts.headline()}"]
+        self.summary_lines += terminal_table(shown.records, self.outcomes, self.suites())
         self.summary_lines += [note for note, _ in run_notes(meta)]
         shared = shared_keys(run.records)
         if shared:
             note = shared_keys_note(shared)
             self.summary_lines.append(note)
             warnings.warn(note, category=ChaosminingWarning, stacklevel=1)
-        self.summary_lines += self._judged_nothing(session)
-        if self.baseline_check is not None:
-            self.summary_lines += self.baseline_check.lines
+        self.summary_lines += notes
+        if check is not None:
+            self.summary_lines += check.lines
+        self.summary_lines += [f"ERROR: {error}" for error in errors]
         self.summary_lines += [  # the reasons in full, whatever the width pytest trims its short summary to
             f"FAILED {f['suite']} {f['explainer']}: {f['message']} ({f['nodeid']})" for f in run.failures
         ]
 
-    def _judged_nothing(self, session: pytest.Session) -> list[str]:
+    def _judged_nothing(self, session: pytest.Session) -> tuple[list[str], list[str]]:
         """A run whose tests all ended without judging (report-only, no calibrated bar, not
-        applicable, below the quality gate) is no verdict: it fails, saying why, unless
-        ``--chaosmining-verdict report-only`` asked for a run that records only."""
-        total = sum(self.outcomes.values())
-        judged = sum(n for (_, _, outcome), n in self.outcomes.items() if outcome in JUDGED_OUTCOMES)
-        if not total or judged or session.config.option.collectonly:
-            return []
+        applicable, below the quality gate) is no verdict: it fails, saying why (an error
+        of the run), unless ``--chaosmining-verdict report-only`` asked for a run that
+        records only (a note)."""
+        outcomes = Counter(self.tests.values())
+        total = sum(outcomes.values())
+        judged = sum(n for (_, _, outcome), n in outcomes.items() if outcome in JUDGED_OUTCOMES)
+        if not total or judged or self.failures or session.config.option.collectonly:
+            return [], []
         kinds = Counter[str]()
-        for (_, _, outcome), n in self.outcomes.items():
+        for (_, _, outcome), n in outcomes.items():
             kinds[outcome] += n
         how = ", ".join(f"{n} {kind}" for kind, n in kinds.most_common())
         if self.settings.report_only:
             return [f"chaosmining: report-only run (--chaosmining-verdict report-only): {total} tests recorded "
-                    f"({how}), none judged"]  # fmt: skip
+                    f"({how}), none judged"], []  # fmt: skip
         if session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        return [
-            f"ERROR: this run judged none of its {total} tests ({how}): a run that judges nothing is no verdict. "
+        return [], [
+            f"this run judged none of its {total} tests ({how}): a run that judges nothing is no verdict. "
             "Choose suites, tiers or training modes with calibrated bars, or pass --chaosmining-verdict "
             "report-only to record results without judging them"
         ]
@@ -295,9 +318,15 @@ class ResultCollector:
             terminalreporter.write_line(f"chaosmining report: {path}")
 
 
+def _property(report: pytest.TestReport, name: str) -> dict[str, str] | None:
+    """The first user property ``name`` of ``report``, decoded (None where it has none)."""
+    return next((json.loads(str(value)) for key, value in report.user_properties if key == name), None)
+
+
 def _message(report: pytest.TestReport) -> str:
     """A failed test's one-line reason (a conformance failure's message without its class)."""
     crash = getattr(report.longrepr, "reprcrash", None)
     lines = str(report.longrepr).strip().splitlines() or [""]
     message = crash.message if crash is not None else lines[-1]
-    return str(message).removeprefix(f"{ConformanceFailure.__module__}.{ConformanceFailure.__name__}: ")
+    message = str(message).removeprefix(f"{ConformanceFailure.__module__}.{ConformanceFailure.__name__}: ")
+    return message.removeprefix("Failed: ")  # pytest.fail's

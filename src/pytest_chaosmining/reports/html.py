@@ -8,7 +8,7 @@ from __future__ import annotations
 import base64
 import html
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -192,23 +192,27 @@ def leaderboard_table(board: Leaderboard | None, sortable: bool = True) -> str:
     )
 
 
-def _scorecards(records: list[Record], baseline: object) -> str:
+def _scorecards(records: list[Record], baseline: object, failures: Sequence[Mapping[str, str]]) -> str:
     """A folded scorecard per explainer (reports.scorecard): per suite its checks, failures,
-    smallest margin, time relative to SA's and change against the baseline."""
+    smallest margin, time relative to SA's and change against the baseline; its summary
+    counts the explainer's failed tests as the run's failures do."""
     cards = scorecards(records, baseline)
     if not cards:
         return ""
     head = "".join(f"<th>{_e(h)}</th>" for h in HEADS)
     parts = []
     for explainer, lines in cards.items():
-        failed = sum(line.failed for line in lines)
+        failed = sum(1 for f in failures if f["explainer"] == explainer)
         body = "".join(
             f'<tr class="{"fail" if line.failed else "pass"}">'
             + "".join(f"<td>{_e(c)}</td>" for c in line.cells())
             + "</tr>"
             for line in lines
         )
-        summary = f"{explainer}: {'all judged checks passed' if not failed else f'{failed} failed'}"
+        checks = sum(line.failed for line in lines)
+        summary = f"{explainer}: " + (
+            f"{failed} failed test{'s' if failed > 1 else ''} ({checks} failed checks)" if failed else "no test failed"
+        )
         parts.append(f"<details><summary>{_e(summary)}</summary><table><tr>{head}</tr>{body}</table></details>")
     return "<h2>Scorecards</h2>" + "".join(parts)
 
@@ -254,6 +258,8 @@ def build_html(run: RunResults, figures: list[Path], board: Leaderboard | None =
         "<title>ChaosMining conformance report</title>",
         f"<style>{_STYLE}</style><script>{_SCRIPT}</script></head><body>",
         "<h1>ChaosMining conformance report</h1>",
+        f'<p id=verdict class="{"fail" if run.counts.red else "pass"}"><b>{_e(run.counts.headline())}</b></p>',
+        *(f"<p class=fail><b>ERROR:</b> {_e(error)}</p>" for error in run.counts.errors),
         f"<table id=meta>{meta_table}</table>",
         leaderboard_table(board),
         '<div class=filters>suite <select id=suite onchange="applyFilters()"><option value="">all</option>'
@@ -273,7 +279,7 @@ def build_html(run: RunResults, figures: list[Path], board: Leaderboard | None =
             )
             + "</table>"
         )
-    parts.append(_scorecards(scored, meta.get("baseline")))
+    parts.append(_scorecards(scored, meta.get("baseline"), failures))
     if outcomes:
         parts.append(_outcome_table(outcomes))
     header = (

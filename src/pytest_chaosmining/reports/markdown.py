@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any
 from pytest_chaosmining import ChaosminingWarning
 from pytest_chaosmining.core.records import MODEL_LEVEL, RESULTS_FORMAT, Record, strict_json
 from pytest_chaosmining.core.storage.atomic import atomic_write_text
+from pytest_chaosmining.reports.failure_table import SUMMARY_REASON, SUMMARY_ROWS, cell, failure_table
 from pytest_chaosmining.reports.leaderboard import Leaderboard, build_leaderboard, leaderboard_markdown
 from pytest_chaosmining.reports.reference import shipped_reference
 from pytest_chaosmining.reports.scorecard import scorecard_markdown
 from pytest_chaosmining.reports.tables import (
-    JUDGED_OUTCOMES,
     SKIP_LEGEND,
     TERMINAL_HEADS,
     baseline_change,
@@ -63,43 +63,17 @@ def _cost_sections(df: Any) -> list[str]:
     return lines
 
 
-def _failure_section(failures: list[dict[str, str]]) -> list[str]:
-    """The failed conformance tests, each with its suite, explainer and message (first line)."""
-    if not failures:
-        return []
-    rows = [
-        [
-            f["explainer"],
-            f["suite"],
-            f"`{f['nodeid'].rsplit('::', 1)[-1]}`",
-            f["message"].splitlines()[0].replace("|", "\\|") if f["message"] else "",
-        ]
-        for f in failures
-    ]
-    return [f"## Failures ({len(failures)})", ""] + markdown_table(["explainer", "suite", "test", "why"], rows) + [""]
-
-
-def step_summary(run: RunResults, suites: Sequence[ReportedSuite]) -> str:
-    """The GitHub step summary: a headline, the failures (which explainer failed where
-    and why) on the first screen, then the leaderboard and the run's notes; the full
-    report is report.md."""
-    records, meta, outcomes, failures = run.records, run.meta, run.outcomes, run.failures
-    counts: Counter[str] = Counter()
-    for key, n in outcomes.items():
-        counts[key.rsplit("|", 1)[-1]] += n
-    judged = sum(counts[kind] for kind in JUDGED_OUTCOMES)
-    if failures:
-        headline = f"**{len(failures)} failed** of {judged} judged tests"
-    elif judged:
-        headline = f"all {judged} judged tests passed"
-    else:
-        headline = f"**no test was judged** ({sum(counts.values())} recorded)"
-    changed = _changed(meta)
-    if changed:
-        headline += f"; **{len(changed)} changed** against the baseline"
-    lines = [f"# ChaosMining ({meta.get('tier')} tier): {headline}", ""]
-    lines += _failure_section(failures)
-    lines += _changed_section(changed)
+def step_summary(run: RunResults, suites: Sequence[ReportedSuite], page: str | None = None) -> str:
+    """The GitHub step summary: the run's one count (:class:`RunCounts`), its errors, the
+    failures (which explainer failed where and why, capped; the rest in report.md, on the
+    run's ``page``), what changed, then the leaderboard and the run's notes."""
+    records, meta, outcomes, counts = run.records, run.meta, run.outcomes, run.counts
+    headline = counts.headline()
+    lines = [f"# ChaosMining ({meta.get('tier')} tier): {'**' + headline + '**' if counts.red else headline}", ""]
+    lines += [f"**ERROR:** {cell(error)}" for error in counts.errors] + ([""] if counts.errors else [])
+    where = f"report.md in the run's artifacts ({page})" if page else "report.md"
+    lines += failure_table(run.failures, SUMMARY_ROWS, SUMMARY_REASON, where)
+    lines += _changed_section(_changed(meta), SUMMARY_ROWS)
     lines += leaderboard_markdown(build_leaderboard(records, outcomes, suites).with_reference(shipped_reference(meta)))
     lines += [note for note in _run_notes(meta) if note]
     return "\n".join(lines) + "\n"
@@ -112,15 +86,17 @@ def _changed(meta: dict[str, Any]) -> list[dict[str, Any]]:
     return [c for c in found if isinstance(c, dict)] if isinstance(found, list) else []
 
 
-def _changed_section(changed: list[dict[str, Any]]) -> list[str]:
+def _changed_section(changed: list[dict[str, Any]], most: int | None = None) -> list[str]:
     """The tests whose results changed against the baseline (they passed): what moved,
-    and what to do whether the change was intended or not."""
+    and what to do whether the change was intended or not (the first ``most``)."""
     if not changed:
         return []
     rows = [
-        [f"`{c['nodeid'].rsplit('::', 1)[-1]}`", "<br>".join(str(n).replace("|", "\\|") for n in c.get("notes", []))]
-        for c in changed
+        [f"`{cell(c['nodeid'].rsplit('::', 1)[-1])}`", "<br>".join(cell(n, SUMMARY_REASON) for n in c.get("notes", []))]
+        for c in changed[:most]
     ]
+    if most is not None and len(changed) > most:
+        rows.append(["…", f"{len(changed) - most} more in report.md"])
     return (
         [
             f"## Changed against the baseline ({len(changed)})",
@@ -287,13 +263,14 @@ def build_markdown(run: RunResults, suites: Sequence[ReportedSuite], board: Lead
     explainer's headline scores (``board``, the run's leaderboard where the caller
     built it already), the sections of ``suites``, cost."""
     records, meta, outcomes, failures = run.records, run.meta, run.outcomes, run.failures
-    lines = ["# ChaosMining conformance report", ""]
+    lines = ["# ChaosMining conformance report", "", f"**{run.counts.headline()}**", ""]
+    lines += [f"**ERROR:** {cell(error)}" for error in run.counts.errors] + ([""] if run.counts.errors else [])
     lines += markdown_table(["run", ""], [list(row) for row in meta_rows(meta)]) + [""]
     lines += _run_notes(meta)
     if board is None:
         board = build_leaderboard(records, outcomes, suites).with_reference(shipped_reference(meta))
     lines += leaderboard_markdown(board, "leaderboard.png")
-    lines += _failure_section(failures)
+    lines += failure_table(failures)
     lines += _changed_section(_changed(meta))
     lines += scorecard_markdown(records, meta.get("baseline"))
     lines += _outcome_section(outcomes)
@@ -337,6 +314,7 @@ def write_reports(out_dir: Path, run: RunResults, markdown: str) -> list[str]:
         "meta": run.meta,
         "outcomes": run.outcomes,
         "failures": run.failures,
+        "counts": run.counts.to_dict(),
         "records": [r.to_dict() for r in records],
     }
     strict = _numbers_inline(json.dumps(strict_json(payload), indent=1, sort_keys=True, allow_nan=False))

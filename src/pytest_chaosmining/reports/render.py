@@ -18,6 +18,7 @@ from pytest_chaosmining.reports.html import build_html
 from pytest_chaosmining.reports.leaderboard import build_leaderboard
 from pytest_chaosmining.reports.markdown import build_markdown, embed_figures, write_reports
 from pytest_chaosmining.reports.reference import shipped_reference
+from pytest_chaosmining.reports.report_folder import record_written
 from pytest_chaosmining.reports.run_figures import run_figures
 
 if TYPE_CHECKING:
@@ -50,9 +51,13 @@ def render(
     out_dir, shown = Path(out_dir), results.human_facing
     out_dir.mkdir(parents=True, exist_ok=True)
     board = build_leaderboard(shown.records, results.outcomes, suites).with_reference(shipped_reference(results.meta))
-    drawn = run_figures(shown.records, board, out_dir) + figures(shown.records, out_dir, run, suites)
+    drawn = run_figures(shown.records, board, out_dir) + figures(
+        results.records, out_dir, run, suites
+    )  # maps: failing samples
     markdown = embed_figures(build_markdown(shown, suites, board), [Path(f).name for f in drawn])
     written = write_reports(out_dir, results, markdown)
     html = out_dir / "report.html"
     atomic_write_text(html, build_html(shown, [Path(f) for f in drawn], board))
-    return markdown, written + drawn + [str(html)]
+    everything = written + drawn + [str(html)]
+    record_written(out_dir, everything)
+    return markdown, everything

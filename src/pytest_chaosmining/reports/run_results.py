@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_chaosmining.core.records import Record, human_facing
+from pytest_chaosmining.reports.run_counts import RunCounts
 
 
 @dataclass(frozen=True)
@@ -17,12 +18,14 @@ class RunResults:
     """One run's results as the reports show them.
 
     ``outcomes`` counts tests by ``"suite|explainer|outcome"``; ``failures`` holds
-    one dict per failed test (``nodeid``, ``suite``, ``explainer``, ...)."""
+    one dict per failed test (``nodeid``, ``suite``, ``explainer``, ``message``,
+    ``kind``); ``counts``: the run's one count, which every report states."""
 
     records: list[Record]
     meta: dict[str, Any]
     outcomes: dict[str, int] = field(default_factory=dict)
     failures: list[dict[str, str]] = field(default_factory=list)
+    counts: RunCounts = field(default_factory=RunCounts)
 
     @functools.cached_property
     def human_facing(self) -> RunResults:

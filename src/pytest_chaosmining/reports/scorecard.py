@@ -36,7 +36,7 @@ class SuiteLine:
         return [self.suite, str(self.judged), str(self.failed), closest, ratio, change]
 
 
-HEADS = ["suite", "judged checks", "failed", "smallest margin (check)", "time vs SA", "change vs baseline"]
+HEADS = ["suite", "judged checks", "failed checks", "smallest margin (check)", "time vs SA", "change vs baseline"]
 
 
 def _mean_time(records: Sequence[Record], suite: str, explainer: str) -> float | None:

@@ -104,8 +104,6 @@ def values_of(group: Any, metric: str, explainer: str, **where: Any) -> Any:
 
 #: the test outcomes the reports count, in column order (a skip by its kind)
 OUTCOME_KINDS = ("passed", "failed", *SKIP_KINDS, "xfailed", "xpassed")
-#: the outcomes of a test that judged its results (a strict expected failure judged a bar too)
-JUDGED_OUTCOMES = ("passed", "failed", "xfailed", "xpassed")
 
 
 #: what each kind of skip means, for the reports' legends

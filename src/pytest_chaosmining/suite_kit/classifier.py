@@ -194,8 +194,9 @@ class ClassifierScoring(Protocol):
 class ExampleFigure(Protocol):
     """A classifier suite's heavy half: a module that draws its example figure."""
 
-    def example_figure(self, run: RunView, path: Path, planned: Sequence[Any]) -> bool:
-        """Draw the example figure of the ``planned`` cases' cached models (False: nothing drawn)."""
+    def example_figure(self, run: RunView, path: Path, planned: Sequence[Any], records: Sequence[Record]) -> bool:
+        """Draw the example figure of the ``planned`` cases' cached models, the samples the
+        run's ``records`` failed on among them (False: nothing drawn)."""
         ...
 
 
@@ -330,4 +331,4 @@ class ClassifierSuite(ClassifierTestbed, SuiteDefaults):
         path = out_dir / self.example_png
         if run is None or not any(r.suite == self.name for r in records):
             return []  # the examples are drawn from the trained models
-        return [path] if self.example.example_figure(run, path, self.plan(run)) else []
+        return [path] if self.example.example_figure(run, path, self.plan(run), records) else []

@@ -20,7 +20,7 @@ import pytest
 
 from pytest_chaosmining.core.lazy import lazy_module
 from pytest_chaosmining.core.metrics.cost import Cost
-from pytest_chaosmining.core.records import MODEL_LEVEL
+from pytest_chaosmining.core.records import MODEL_LEVEL, TARGETS
 from pytest_chaosmining.suite_kit.seam import (
     COST,
     Case,
@@ -85,6 +85,9 @@ def judge_explainer(
         samples = values.get(samples_of(check.source))
         if isinstance(samples, list):  # the per-sample values its mean is made of (a baseline pairs them)
             record.samples = [float(v) for v in samples]
+            labels = values.get(TARGETS)
+            if isinstance(labels, list) and len(labels) >= len(samples):  # each sample's class (a failure names them)
+                record.labels = [int(c) for c in labels[: len(samples)]]
         if check.bar == "quality_gate":
             bar: float | None = bars.quality_gate(suite.name, tier)
         else:

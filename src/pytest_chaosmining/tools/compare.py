@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 
 from pytest_chaosmining.core.records import FINGERPRINT, Record
 from pytest_chaosmining.explainers import CONTROL_NAME, builtin_explainers
+from pytest_chaosmining.reports.failure_table import SUMMARY_REASON, cell
 from pytest_chaosmining.suites import metric_catalog, shipped_thresholds
 from pytest_chaosmining.verdict.baseline import DEFAULT_MAX_SLOWDOWN, Baseline
 from pytest_chaosmining.verdict.baseline_check import MISSING_PREFIX
@@ -58,6 +59,8 @@ class Finding:
     kind: str
     nodeid: str
     message: str
+    #: the explainer of the test (empty where the finding does not say)
+    explainer: str = ""
 
 
 def _load(path: Path) -> tuple[list[Record], dict[str, object], list[Finding]]:
@@ -65,7 +68,7 @@ def _load(path: Path) -> tuple[list[Record], dict[str, object], list[Finding]]:
     result left out: the comparison finds them itself, as ``missing``)."""
     payload = json.loads(Path(path).read_text())
     failed = [
-        Finding("failed", str(f["nodeid"]), f"failed in this run: {f['message']}")
+        Finding("failed", str(f["nodeid"]), f"failed in this run: {f['message']}", str(f.get("explainer", "")))
         for f in payload.get("failures", [])
         if not str(f["nodeid"]).startswith(MISSING_PREFIX)
     ]
@@ -114,19 +117,19 @@ def compare_runs(
         paired = thresholds.paired_drop(record.suite, tier, record.metric)
         message = baseline.regression(record, metric, drop, paired)
         if message:
-            findings.append(Finding("regressed", record.nodeid, message))
+            findings.append(Finding("regressed", record.nodeid, message, record.explainer))
         elif changed := baseline.change(record, metric, drop, paired):
-            findings.append(Finding("changed", record.nodeid, changed))
+            findings.append(Finding("changed", record.nodeid, changed, record.explainer))
     for record in records:
         cost = baseline.cost_regression(record, max_slowdown)
         if cost:
-            findings.append(Finding("cost", record.nodeid, cost))
+            findings.append(Finding("cost", record.nodeid, cost, record.explainer))
         if record.metric == FINGERPRINT and record.explainer != CONTROL_NAME:
             findings += _drift(baseline, new_side, record, thresholds, tier, catalog)
     for r in comparison.missing:
-        findings.append(Finding("missing", r.nodeid, f"{r.metric} judged in the baseline, not here"))
+        findings.append(Finding("missing", r.nodeid, f"{r.metric} judged in the baseline, not here", r.explainer))
     for r in comparison.new:
-        findings.append(Finding("new", r.nodeid, f"{r.metric} = {r.value:.4f}, not in the baseline"))
+        findings.append(Finding("new", r.nodeid, f"{r.metric} = {r.value:.4f}, not in the baseline", r.explainer))
     return findings
 
 
@@ -148,12 +151,12 @@ def _drift(
         baseline, thresholds, tier, record, outlined, bar_key, record.explainer, (lambda: now) if now else None, sized
     )
     found = [
-        Finding("drift", record.nodeid, message)
+        Finding("drift", record.nodeid, message, record.explainer)
         for _, value, bar, message in verdict.checks
         if bar is not None and value < bar
     ]
     if verdict.change is not None and not found:
-        found.append(Finding("changed", record.nodeid, verdict.change))
+        found.append(Finding("changed", record.nodeid, verdict.change, record.explainer))
     return found
 
 
@@ -166,7 +169,7 @@ def table(findings: list[Finding], old: str, new: str) -> str:
         return head + "\n"
     order = {kind: i for i, kind in enumerate((*FAILING, "new", "changed"))}
     rows = [
-        f"| {f.kind} | `{f.nodeid}` | {f.message.replace('|', '/')} |"
+        f"| {f.kind} | `{cell(f.nodeid)}` | {cell(f.message, SUMMARY_REASON)} |"
         for f in sorted(findings, key=lambda f: (order[f.kind], f.nodeid))
     ]
     return "\n".join([head, "", "| verdict | test | why |", "|---|---|---|", *rows]) + "\n"

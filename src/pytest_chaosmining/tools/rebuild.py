@@ -17,15 +17,16 @@ from typing import Any
 
 from pytest_chaosmining.core.records import Record, sort_records
 from pytest_chaosmining.reports.render import render
+from pytest_chaosmining.reports.run_counts import RunCounts
 from pytest_chaosmining.reports.run_results import RunResults
 from pytest_chaosmining.suites import all_suites
 
 
 def merge(
     payloads: list[dict[str, Any]], sources: list[str]
-) -> tuple[list[Record], dict[str, Any], dict[str, int], list[dict[str, str]]]:
-    """Records (exact duplicates once), metadata, outcome counts and failures of
-    ``payloads`` (each a results.json) as one run's."""
+) -> tuple[list[Record], dict[str, Any], dict[str, int], list[dict[str, str]], RunCounts]:
+    """Records (exact duplicates once), metadata, outcome counts, failures and the one
+    count of ``payloads`` (each a results.json) as one run's."""
     tiers = {p["meta"].get("tier") for p in payloads}
     if len(tiers) > 1:
         raise ValueError(f"cannot merge results of different tiers: {sorted(map(str, tiers))}")
@@ -43,7 +44,20 @@ def merge(
         meta["suites"] = list(dict.fromkeys(suites))
         meta["merged_from"] = sources
         meta["baseline"] = merged_baseline([p["meta"].get("baseline") for p in payloads])
-    return sort_records(list(seen.values())), meta, dict(sorted(outcomes.items())), failures
+    counts = [RunCounts.from_dict(p["counts"]) for p in payloads if isinstance(p.get("counts"), dict)]
+    not_judged: Counter[str] = Counter()
+    for c in counts:
+        not_judged.update(c.not_judged)
+    merged = RunCounts(
+        judged=sum(c.judged for c in counts),
+        failed=sum(c.failed for c in counts),
+        missing=sum(c.missing for c in counts),
+        changed=sum(c.changed for c in counts),
+        expected=sum(c.expected for c in counts),
+        not_judged=dict(sorted(not_judged.items())),
+        errors=tuple(dict.fromkeys(e for c in counts for e in c.errors)),
+    )
+    return sort_records(list(seen.values())), meta, dict(sorted(outcomes.items())), failures, merged
 
 
 def merged_baseline(tables: list[object]) -> dict[str, object] | None:
@@ -58,6 +72,7 @@ def merged_baseline(tables: list[object]) -> dict[str, object] | None:
         "compared": sum(int(t.get("compared", 0)) for t in found),
         "new": sum(int(t.get("new", 0)) for t in found),
         "missing": sorted({m for t in found for m in t.get("missing", [])}),
+        "changed": sorted((c for t in found for c in t.get("changed", [])), key=lambda c: str(c.get("nodeid"))),
         "rows": sorted(rows.values(), key=str),
     }
 

@@ -21,6 +21,7 @@ from pytest_chaosmining.core.lazy import lazy_module
 from pytest_chaosmining.core.machine import Machine, cost_differences, describe, stack_label
 from pytest_chaosmining.core.metrics.catalog import Metric, MetricCatalog
 from pytest_chaosmining.core.records import NOISE_METRICS, OUTLINE, Record
+from pytest_chaosmining.verdict.where import in_classes
 
 if TYPE_CHECKING:
     from pytest_chaosmining.core.metrics import drift
@@ -96,10 +97,14 @@ def paired_t(old: list[float], new: list[float]) -> float:
     return mean / (spread / math.sqrt(n))
 
 
-def _fell_most(old: list[float], new: list[float], most: int = 5) -> str:
-    """The samples whose values fell most, as ``index (old → new)``."""
-    drops = sorted(((b - a, i) for i, (a, b) in enumerate(zip(old, new)) if a > b))[:most]
-    return ", ".join(f"{i} ({old[i]:.2f} → {new[i]:.2f})" for _, i in drops) or "none"
+def _fell_most(old: list[float], new: list[float], labels: list[int] | None = None, most: int = 5) -> str:
+    """The samples whose values fell most, as ``index (old → new)``, and where the
+    samples have classes, the classes of those that fell at least half as far as the most."""
+    drops = sorted(((b - a, i) for i, (a, b) in enumerate(zip(old, new)) if a > b))
+    shown = ", ".join(f"{i} ({old[i]:.2f} → {new[i]:.2f})" for _, i in drops[:most]) or "none"
+    far = [i for d, i in drops if drops and d <= 0.5 * drops[0][0]]
+    where = in_classes(far, labels if labels is not None and len(labels) == len(new) else None)
+    return f"{shown}; those that fell far: {where}" if where else shown
 
 
 @dataclass
@@ -286,10 +291,10 @@ class Baseline:
         if paired is None or t is None:
             return True, (
                 f"{record.metric} regressed: {record.value:.4f} < baseline {old.value:.4f} - max drop {max_drop:g} "
-                f"(drop {drop:.4f}; no per-sample values to pair, so the allowed drop decided; baseline {self.source})"
+                f"(drop {drop:.4f}; no per-sample values to pair, so the allowed drop decided)"
             )
         n = len(old.samples or [])
-        fell = _fell_most(old.samples or [], record.samples or [])
+        fell = _fell_most(old.samples or [], record.samples or [], record.labels)
         if t <= paired.t and drop < paired.cap:
             return False, (
                 f"{record.metric} changed: {record.value:.4f} against baseline {old.value:.4f} (drop {drop:.4f} beyond "
@@ -302,7 +307,7 @@ class Baseline:
         return True, (
             f"{record.metric} regressed: {record.value:.4f} < baseline {old.value:.4f} - max drop {max_drop:g} "
             f"(drop {drop:.4f}; decided by {' and '.join(decided)}: beyond what harmless changes do; samples that "
-            f"fell most: {fell}; baseline {self.source})"
+            f"fell most: {fell})"
         )
 
     @staticmethod
@@ -398,7 +403,7 @@ class Baseline:
         return (
             f"{record.metric} regressed: {record.value:.1f} {unit} > {max_factor:g} × {of} + "
             f"{metric.slack:g} {unit} ({record.value / old if old else float('inf'):.2f}× the "
-            f"baseline; baseline {self.source})"
+            "baseline)"
         )
 
 

@@ -48,20 +48,31 @@ class BaselineCheck:
         self.comparison: Comparison | None = None
         self.lines: list[str] = [f"chaosmining: {baseline.costs_not_gated}"] if baseline.costs_not_gated else []
         #: results that changed within what harmless changes do (not failures): node id → notes
-        self.changed: dict[str, list[str]] = {}
+        self.noted: dict[str, list[str]] = {}
+        #: what fails the run beside its tests (a baseline of other models, one that matches nothing)
+        self.errors: list[str] = []
+        #: node id of a test that failed in this run → the baseline's results it did not produce
+        #: (part of its own failure, not a failure again)
+        self.unproduced: dict[str, str] = {}
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.nodeid.startswith(MISSING_PREFIX):
             return
         notes = [str(value) for key, value in report.user_properties if key == CHANGED_PROPERTY]
         if notes and report.when == "teardown":
-            self.changed[report.nodeid] = notes
+            self.noted[report.nodeid] = notes
         tagged = any(key == OUTCOME_PROPERTY for key, _ in report.user_properties)
         if report.when == "call" or (report.when == "setup" and not report.passed) or tagged:
             if report.skipped and not hasattr(report, "wasxfail"):
                 self.outcome[report.nodeid] = f"skipped: {skip_message(report)}"
             elif report.when != "teardown" or report.nodeid not in self.outcome:
                 self.outcome[report.nodeid] = report.outcome
+
+    @property
+    def changed(self) -> dict[str, list[str]]:
+        """The tests that passed with results that changed within what harmless changes
+        do: node id → what moved (a test that failed is a failure, not a change)."""
+        return {nodeid: notes for nodeid, notes in sorted(self.noted.items()) if self.outcome.get(nodeid) == "passed"}
 
     def in_scope(self, record: Record) -> bool:
         """Whether this run should have judged ``record`` again (the session's scope:
@@ -78,44 +89,47 @@ class BaselineCheck:
             return  # nothing was meant to run, or the run broke off: no verdict on what is missing
         other = self.baseline.other_models(self.run.models_trained_on())
         if other:
-            self.lines.append(f"ERROR: {other}")
+            self.errors.append(other)
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         comparison = self.baseline.compare(self.run.records, self.in_scope)
         self.comparison = comparison
         judged = len(comparison.compared) + len(comparison.new)
         self.lines.append(comparison.summary(self.baseline.source))
         self.lines.append(self.baseline.costs_compared(self.run.records))
-        if self.changed:
-            notes = [note for _, found in sorted(self.changed.items()) for note in found]
+        changed = self.changed
+        if changed:
+            notes = [note for found in changed.values() for note in found]
             self.lines.append(
-                f"changed, not regressed: {len(notes)} result(s) moved against the baseline within what harmless "
-                "changes do (passed; if the change is intended, make this run the baseline):"
+                f"changed, not regressed: {len(changed)} test(s) passed with results that moved against the "
+                "baseline within what harmless changes do (if the change is intended, make this run the baseline):"
             )
             self.lines += [f"  {note}" for note in notes[:10]] + (
                 [f"  … and {len(notes) - 10} more"] if len(notes) > 10 else []
             )
         if not comparison.compared:  # judging nothing against it is no comparison either
-            self.lines.append(
-                f"ERROR: the baseline {self.baseline.source} matches none of this run's {judged} judged results "
+            self.errors.append(
+                f"the baseline {self.baseline.source} matches none of this run's {judged} judged results "
                 "(another tier, other seeds or explainers, renamed models?): nothing was compared against it"
             )
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         by_test: dict[str, list[Record]] = {}
         for record in comparison.missing:
             by_test.setdefault(record.nodeid, []).append(record)
+        gone = 0
         for nodeid, records in sorted(by_test.items()):
-            self._fail_missing(session, nodeid, records)
-        if by_test:
+            if self.outcome.get(nodeid) == "failed":  # its own failure already counts: the results go in its reason
+                self.unproduced[nodeid] = _unproduced(records)
+            else:
+                self._fail_missing(session, nodeid, records)
+                gone += 1
+        if gone:
             self.lines.append(
-                f"FAILED: {len(by_test)} test(s) judged in the baseline were not judged in this run "
-                f"({MISSING_PREFIX}<node id>)"
+                f"FAILED: {gone} test(s) judged in the baseline were not judged in this run ({MISSING_PREFIX}<node id>)"
             )
+        if by_test:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def _fail_missing(self, session: pytest.Session, nodeid: str, records: list[Record]) -> None:
-        values = ", ".join(
-            f"{r.metric} {r.value:.4f}" + ("" if r.threshold is not None else " unbarred") for r in records
-        )
         now = self.outcome.get(nodeid)
         if now is None:
             state = (
@@ -125,8 +139,8 @@ class BaselineCheck:
         else:
             state = f"it {now}" if now.startswith("skipped") else f"it {now} without judging them"
         message = (
-            f"judged in the baseline {self.baseline.source} ({values}) but not in this run: {state}. "
-            "A result that disappears is a regression."
+            f"judged in the baseline, not in this run: {state}. A result that disappears is a regression "
+            f"(the baseline's {_values(records)})"
         )
         report = pytest.TestReport(
             nodeid=MISSING_PREFIX + nodeid,
@@ -169,6 +183,16 @@ class BaselineCheck:
             "compared": len(comparison.compared),
             "new": len(comparison.new),
             "missing": sorted({r.nodeid for r in comparison.missing}),
-            "changed": [{"nodeid": nodeid, "notes": notes} for nodeid, notes in sorted(self.changed.items())],
+            "changed": [{"nodeid": nodeid, "notes": notes} for nodeid, notes in self.changed.items()],
             "rows": sorted(rows, key=str),
         }
+
+
+def _values(records: list[Record]) -> str:
+    """The baseline's judged values of a test, for a message."""
+    return ", ".join(f"{r.metric} {r.value:.4f}" + ("" if r.threshold is not None else " unbarred") for r in records)
+
+
+def _unproduced(records: list[Record]) -> str:
+    """What a test that failed in this run left out of the baseline's judged results."""
+    return f"It left {len(records)} of the baseline's judged results unproduced ({_values(records)})."

@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pytest_chaosmining.core.metrics.drift import SIZE_FACTOR, UNSEEN_OUTLINE_SHARE, DrawNoise
 from pytest_chaosmining.core.metrics.properties import NOISE_FACTOR
-from pytest_chaosmining.core.records import FINGERPRINT, NOISE_METRICS, OUTLINE, Record, Recorder
+from pytest_chaosmining.core.records import FINGERPRINT, NOISE_METRICS, OUTLINE, TARGETS, Record, Recorder
 from pytest_chaosmining.verdict.baseline import MOVED, Baseline
 from pytest_chaosmining.verdict.judge import Check, Judge
+from pytest_chaosmining.verdict.where import in_classes
 
 if TYPE_CHECKING:
     import pytest
@@ -68,14 +69,18 @@ def drift_checks(
     maps = result.get(FINGERPRINT)
     if not isinstance(maps, list):
         return []
+    labels = result.get(TARGETS)
+    labels = [int(c) for c in labels] if isinstance(labels, list) else None
     kept = record(FINGERPRINT, len(maps))
     kept.maps = maps
+    kept.labels = labels[: len(maps)] if labels is not None else None
     judge.record(node, kept)
     shape = result.get(OUTLINE)
     outlined = None
     if isinstance(shape, list):
         outlined = record(OUTLINE, len(shape))
         outlined.maps = shape
+        outlined.labels = labels if labels is not None and len(labels) == len(shape) else None
         judge.record(node, outlined)
     measured = functools.cache(noise) if noise is not None else None  # measured once, where needed
     if stochastic and measured is not None:  # a declared sampler's noise: a later run's allowance reads it
@@ -161,7 +166,6 @@ def drift_verdict(
             f"bar {bar:g}; explained sample {moved.worst} moved most, {moved.least:.4f}{allowance}): changed; if "
             "the change is intended, make this run the baseline"
         )
-    source = f"baseline {baseline.source}{allowance}"
     checks: list[tuple[str, float, float | None, str]] = [
         (
             "map_agreement",
@@ -169,7 +173,7 @@ def drift_verdict(
             bar,
             f"{what}: its maps moved from the baseline's (mean cosine of the feature masses over "
             f"{len(moved.cosines)} explained samples {moved.mean:.4f}; sample {moved.worst} moved most, "
-            f"{moved.least:.4f}; {source})",
+            f"{moved.least:.4f}{allowance})",
         )
     ]
     if sized:
@@ -180,7 +184,7 @@ def drift_verdict(
                 size_bar,
                 f"{what}: the size of its maps moved from the baseline's (exp(-mean |ln ratio|) of each explained "
                 f"sample's total |attribution| against the baseline's, {moved.size:.4f}: {_ratios(moved)}; it "
-                f"promises its maps' size (completeness, or LRP relevance); {source})",
+                f"promises its maps' size (completeness, or LRP relevance){allowance})",
             )
         )
     outline = baseline.outline_moved(outlined) if outlined is not None else None
@@ -195,10 +199,11 @@ def drift_verdict(
                 outline.kept,
                 1.0 - allowed / outline.n,
                 f"{what}: the maps of {len(outline.lost)} of {outline.n} explained samples changed entirely from the "
-                f"baseline's (at most {allowed} may): {len(outline.resized)} emptied, appeared or resized beyond "
+                f"baseline's{_where(outline.lost, outlined.labels if outlined else None)} (at most {allowed} may): "
+                f"{len(outline.resized)} emptied, appeared or resized beyond "
                 f"{SIZE_FACTOR:g} x the typical ratio (samples {_listed(list(outline.resized))}), "
                 f"{len(outline.flipped)} clearly signed now clearly of the other sign (samples "
-                f"{_listed(list(outline.flipped))}); {source}",
+                f"{_listed(list(outline.flipped))}){allowance}",
             )
         )
     if rule is not None and verdict is not None:
@@ -209,11 +214,18 @@ def drift_verdict(
                 value,
                 floor,
                 f"{what}: the maps of {len(lost)} of {len(moved.cosines)} explained samples moved from the "
-                f"baseline's beyond the per-sample floor {rule.floor:g} (at most {rule.allowed} may: a change confined "
-                f"to some inputs; samples {_listed(lost)}; {source})",
+                f"baseline's beyond the per-sample floor {rule.floor:g}{_where(lost, kept.labels)} (at most "
+                f"{rule.allowed} may: a change confined "
+                f"to some inputs; samples {_listed(lost)}{allowance})",
             )
         )
     return DriftVerdict(checks, change)
+
+
+def _where(changed: Sequence[int], labels: Sequence[int] | None) -> str:
+    """``, all in class 5: …`` where the samples have classes, else nothing."""
+    found = in_classes(changed, labels)
+    return f", {found}" if found else ""
 
 
 def _ratios(moved: Agreement) -> str:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -187,7 +189,7 @@ class Judge:
         """Fail ``node`` with the cost regressions :meth:`record_cost` found, if any."""
         failures = self._cost_failures.pop(node.nodeid, [])
         if failures:
-            raise ConformanceFailure("; ".join(failures))
+            raise ConformanceFailure(one_reason(failures))
 
     def require(self, node: pytest.Item, record: Record, threshold: float, what: str) -> None:
         """Record ``record`` with its threshold, then fail if it is below the threshold
@@ -304,7 +306,7 @@ class Judge:
         ]
         if not judged:
             if unbarred:
-                raise ConformanceFailure("; ".join(self._cost_failures.pop(node.nodeid, []) + unbarred))
+                raise ConformanceFailure(one_reason(self._cost_failures.pop(node.nodeid, []) + unbarred))
             self.raise_cost_regressions(node)
             suite = checks[0][0].suite
             why = (
@@ -336,7 +338,41 @@ class Judge:
                 for name in explainers
                 if self.map_notes.notes(name)
             ]
-            raise ConformanceFailure("; ".join(failures) + (" -- " + "; ".join(found) if found else ""))
+            raise ConformanceFailure(one_reason(failures, found))
+
+
+def one_reason(failures: Sequence[str], notes: Sequence[str] = ()) -> str:
+    """A failed test's reason: first, on one line, what broke (each failed check's
+    finding, its evidence in parentheses left out, the common ``what:`` said once), then
+    each check's finding with its evidence, one per line, and the notes on its maps."""
+    shorts = [_finding(failure) for failure in failures]
+    whats = Counter(short.split(": ", 1)[0] for short in shorts if ": " in short)
+    what = whats.most_common(1)[0][0] if whats else ""
+    if what and all(short.startswith(what) for short in shorts):
+        first = f"{what}: " + "; ".join(short.removeprefix(what).removeprefix(": ").strip() for short in shorts)
+    else:
+        first = "; ".join(shorts)
+    evidence = [] if list(failures) == [first] else list(failures)
+    return "\n".join([first, *evidence, *([f"-- {'; '.join(notes)}"] if notes else [])])
+
+
+#: a missed bar as :meth:`Judge.require` words it
+_MISSED_BAR = re.compile(r"(\w+) (-?[0-9.]+(?:e-?[0-9]+)?) < threshold (-?[0-9.]+(?:e-?[0-9]+)?)")
+
+
+def _finding(failure: str, most: int = 160) -> str:
+    """A check's finding without its evidence: its text before the first parenthesis
+    where that says what broke (``what: finding``), else its first ``most`` characters;
+    and the bar it missed where that came after the evidence (``: truth_sign 0.1000 <
+    threshold 0.9000``)."""
+    short = failure.split(" (", 1)[0]
+    if ": " not in short:
+        short = failure if len(failure) <= most else failure[: most - 1].rstrip() + "…"
+    missed = _MISSED_BAR.findall(failure)
+    if missed and " < " not in short:
+        metric, value, bar = missed[-1]
+        short += f": {metric} {value} < threshold {bar}"
+    return short
 
 
 def report_only_reason(what: str, uncalibrated: str) -> str:

@@ -9,7 +9,7 @@ import torch
 
 from pytest_chaosmining.core.metrics.attribution import channel_scores
 from pytest_chaosmining.core.metrics.drift import fingerprint, outline
-from pytest_chaosmining.core.records import FINGERPRINT, OUTLINE
+from pytest_chaosmining.core.records import FINGERPRINT, OUTLINE, TARGETS
 from pytest_chaosmining.core.training.classification import pcm_to_float
 from pytest_chaosmining.suite_kit.classifier import ExplainedSizes
 from pytest_chaosmining.suite_kit.probe import classifier_probe
@@ -82,4 +82,5 @@ def evaluate(
         "n": n,
         FINGERPRINT: fingerprint(attr_np, segment_mask(trained.case)[0].numpy()),
         OUTLINE: outline(attr_np),
+        TARGETS: [int(c) for c in trained.predictions[:n]],
     }

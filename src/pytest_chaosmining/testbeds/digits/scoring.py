@@ -10,7 +10,7 @@ import torch
 
 from pytest_chaosmining.core.metrics.attribution import localisation
 from pytest_chaosmining.core.metrics.drift import fingerprint, outline
-from pytest_chaosmining.core.records import FINGERPRINT, OUTLINE
+from pytest_chaosmining.core.records import FINGERPRINT, OUTLINE, TARGETS
 from pytest_chaosmining.core.training.classification import to_float
 from pytest_chaosmining.suite_kit.classifier import ExplainedSizes
 from pytest_chaosmining.suite_kit.probe import classifier_probe
@@ -76,4 +76,5 @@ def evaluate(
         samples_of("training_gain"): [float(v) for v in ious[:m] - before_ious],
         FINGERPRINT: fingerprint(attr_np, patch_mask(case)[0].numpy()),
         OUTLINE: outline(attr_np),
+        TARGETS: [int(c) for c in trained.predictions[:n]],
     }
