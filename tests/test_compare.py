@@ -64,10 +64,23 @@ def test_moved_maps_grown_costs_missing_and_new_results(tmp_path, payload):
     found = {(f.kind, f.nodeid) for f in compare_runs(SMOKE, _write(tmp_path, changed))}
     assert found == {
         ("drift", maps["nodeid"]),
-        ("cost", cost["nodeid"]),
+        ("cost", cost["nodeid"]),  # one case beyond twice the allowed slowdown: a gross regression
+        ("cost", f"chaosmining-baseline::cost::audio::DL::{cost['model']}::cpu_ms"),  # the median of its 2 cases
         ("missing", gone["nodeid"]),
         ("new", new["nodeid"]),
     }
+    grown = copy.deepcopy(payload)
+    model = cost["model"]
+    for record in grown["records"]:  # every case of DL's work on this network at 2.5x: no case gross
+        if (record["suite"], record["model"], record["explainer"], record["metric"]) == (
+            "audio",
+            model,
+            "DL",
+            "cpu_ms",
+        ):
+            record["value"] = 2.5 * record["value"] + 30
+    found = {(f.kind, f.nodeid) for f in compare_runs(SMOKE, _write(tmp_path, grown))}
+    assert found == {("cost", f"chaosmining-baseline::cost::audio::DL::{model}::cpu_ms")}
     random_maps = copy.deepcopy(payload)
     control = _first(random_maps, suite="symbolic", metric="fingerprint", explainer="random")
     control["maps"] = [row[::-1] for row in control["maps"]]  # the control's maps are noise: never compared
@@ -133,8 +146,12 @@ def test_costs_are_compared_only_on_the_same_machine_and_stack(tmp_path, payload
     old = _write(tmp_path, laptop, "old.json")
     assert not [f for f in compare_runs(old, _write(tmp_path, slower)) if f.kind == "cost"]
     slower["meta"]["machine"]["stack"] = laptop["meta"]["machine"]["stack"]
-    (finding,) = [f for f in compare_runs(old, _write(tmp_path, slower)) if f.kind == "cost"]
-    assert "cpu_ms regressed" in finding.message
+    found = [f for f in compare_runs(old, _write(tmp_path, slower)) if f.kind == "cost"]
+    assert [f.nodeid for f in found] == [
+        cost["nodeid"],
+        f"chaosmining-baseline::cost::audio::DL::{cost['model']}::cpu_ms",
+    ]
+    assert all("cpu_ms regressed" in f.message for f in found)
 
 
 def test_results_json_is_strict_json(tmp_path):

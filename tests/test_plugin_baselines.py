@@ -162,8 +162,10 @@ def test_a_baseline_of_another_tier_is_a_usage_error_and_collect_only_judges_not
 
 
 def test_time_and_memory_are_gated_against_the_baseline(pytester, run_suite):
-    """With --chaosmining-baseline, an explainer slower than --chaosmining-max-slowdown
-    × the baseline's CPU time (plus slack) fails its own test, naming the regression."""
+    """With --chaosmining-baseline, an explainer whose CPU time on a model, the median of
+    its cases, grew beyond --chaosmining-max-slowdown × the baseline's (plus slack) fails
+    the run (``chaosmining-baseline::cost::…``); a case beyond twice that fails its own
+    test too, each naming the regression."""
     args = ("--chaosmining-suites", "cost", "--chaosmining-explainers", "SA,IG")
     run_suite(*args, k="test_attribution_cost", fresh=False).assert_outcomes(passed=2)
     path = pytester.path / "report" / "results.json"
@@ -182,8 +184,15 @@ def test_time_and_memory_are_gated_against_the_baseline(pytester, run_suite):
         fresh=False,
         report="again",
     )
-    result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["*IG on *: cpu_ms regressed: * ms > 1.5 × baseline -1000.0 ms + 20 ms*"])
+    result.assert_outcomes(passed=1, failed=2)  # its own test (a gross regression) and its work on the model
+    result.stdout.fnmatch_lines(
+        [
+            "*IG on *: cpu_ms regressed: * ms > 3 × baseline -1000.0 ms + 20 ms*",
+            "*chaosmining-baseline::cost::cost::IG::*::cpu_ms*",
+        ]
+    )
+    counts = json.loads((pytester.path / "again" / "results.json").read_text())["counts"]
+    assert counts["failed"] == 2 and counts["judged"] == 3, counts
 
 
 def test_shards_merge_into_the_report_of_the_unsharded_run(pytester, run_suite):
@@ -380,7 +389,7 @@ def test_costs_replayed_from_the_pack_are_not_gated_and_the_run_says_which_were(
     baseline = f"--chaosmining-baseline={path}"
     run_suite(*args, k="f01", report="warm", fresh=False)  # the derived cache holds SA's result now
     replayed = run_suite(*args, baseline, k="f01", report="replayed", fresh=False)
-    replayed.assert_outcomes(passed=2, failed=1)
+    replayed.assert_outcomes(passed=2, failed=2)  # plain's test and its work on the model
     measured = {
         r["explainer"]: r["measured"] for r in load_results(pytester, "replayed")["records"] if r["metric"] == "cpu_ms"
     }
@@ -392,8 +401,8 @@ def test_costs_replayed_from_the_pack_are_not_gated_and_the_run_says_which_were(
         ]
     )
     again = run_suite(*args, baseline, k="f01", report="measured")
-    again.assert_outcomes(passed=1, failed=2)
-    again.stdout.fnmatch_lines(["*costs: 4 of 4 compared*"])
+    again.assert_outcomes(passed=1, failed=4)
+    again.stdout.fnmatch_lines(["*costs: 4 of 4 compared*", "*chaosmining-baseline::cost::symbolic::SA::*"])
 
 
 ROWS_CONFTEST = """

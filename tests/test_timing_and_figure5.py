@@ -85,12 +85,21 @@ def test_the_baseline_gates_cpu_time_and_memory_by_factor_plus_slack():
 
     records = [_cost("SA", "cpu_ms", 100.0), _cost("SA", "peak_mem_mb", 50.0), _cost("SA", "time_ms", 100.0)]
     baseline = Baseline(records, "base.json", metric_catalog())
-    assert baseline.cost_regression(_cost("SA", "cpu_ms", 219.0), 2.0) is None  # within 2 × 100 + 20 ms
-    message = baseline.cost_regression(_cost("SA", "cpu_ms", 221.0), 2.0)
-    assert message and "cpu_ms regressed: 221.0 ms > 2 × baseline 100.0 ms + 20 ms" in message
-    assert baseline.cost_regression(_cost("SA", "peak_mem_mb", 115.0), 2.0) is None
-    assert "peak_mem_mb regressed" in (baseline.cost_regression(_cost("SA", "peak_mem_mb", 117.0), 2.0) or "")
+    # one case's own test: a gross regression, beyond CASE_GROSS (2) × the allowed slowdown
+    assert baseline.cost_regression(_cost("SA", "cpu_ms", 419.0), 2.0) is None  # within 4 × 100 + 20 ms
+    message = baseline.cost_regression(_cost("SA", "cpu_ms", 421.0), 2.0)
+    assert message and "cpu_ms regressed: 421.0 ms > 4 × baseline 100.0 ms + 20 ms" in message
+    assert baseline.cost_regression(_cost("SA", "peak_mem_mb", 215.0), 2.0) is None
+    assert "peak_mem_mb regressed" in (baseline.cost_regression(_cost("SA", "peak_mem_mb", 217.0), 2.0) or "")
+    # the explainer's work on the model (the median of its cases): the allowed slowdown itself
+    assert baseline.cost_group_regressions([_cost("SA", "cpu_ms", 219.0)], 2.0) == []
+    (grown,) = baseline.cost_group_regressions([_cost("SA", "cpu_ms", 221.0), _cost("SA", "peak_mem_mb", 115.0)], 2.0)
+    assert grown.explainer == "SA" and grown.metric == "cpu_ms" and grown.nodeids == [""]
+    assert "cpu_ms regressed: SA on mlp, the median of its 1 case(s) 221.0 ms > 2 × the baseline's median" in (
+        grown.message
+    )
     assert baseline.cost_regression(_cost("SA", "time_ms", 1e6), 2.0) is None  # wall time: reported only
+    assert baseline.cost_group_regressions([_cost("SA", "time_ms", 1e6), _cost("IG", "cpu_ms", 1e6)], 2.0) == []
     assert baseline.cost_regression(_cost("IG", "cpu_ms", 1e6), 2.0) is None  # no baseline value: not gated
     assert baseline.cost_regression(_cost("SA", "fprec", 0.0), 2.0) is None  # scores go through max-drop
 

@@ -25,6 +25,8 @@ CHANGED_PROPERTY = "chaosmining_changed"
 KNOWN_DEFECT_PROPERTY = "chaosmining_known_defect"
 #: the user property of a baseline result this run did not judge again: its records, as JSON
 MISSING_PROPERTY = "chaosmining_missing"
+#: the user property of an explainer's work on a model that grew against the baseline: its suite and explainer
+COST_PROPERTY = "chaosmining_cost"
 #: a shipped test's suite and explainer, set at collection (names a test that failed before it tagged itself)
 SHIPPED_TEST_PROPERTY = "chaosmining_shipped_test"
 #: a suite's result entry of each explained sample's class (the target it was explained for)

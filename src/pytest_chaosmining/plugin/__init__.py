@@ -102,7 +102,9 @@ def _configure(config: pytest.Config) -> None:
             except ValueError as exc:
                 raise pytest.UsageError(f"{option_label(config, 'baseline')}: {exc}") from None
             assert baseline is not None
-            collector.baseline_check = BaselineCheck(baseline, session.baseline_scope(), collector)
+            collector.baseline_check = BaselineCheck(
+                baseline, session.baseline_scope(), collector, settings.max_slowdown
+            )
             config.pluginmanager.register(collector.baseline_check, "chaosmining-baseline")
         if settings.report_dir is not None and not settings.report_dir.is_file():
             clear_previous(settings.report_dir, settings.baseline_file)  # the baseline is read by now

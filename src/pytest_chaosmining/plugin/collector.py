@@ -22,6 +22,7 @@ import pytest
 from pytest_chaosmining import ChaosminingWarning
 from pytest_chaosmining.core.machine import this_machine
 from pytest_chaosmining.core.records import (
+    COST_PROPERTY,
     KNOWN_DEFECT_PROPERTY,
     MISSING_PROPERTY,
     MODEL_LEVEL,
@@ -45,7 +46,7 @@ from pytest_chaosmining.reports.markdown import (
 )
 from pytest_chaosmining.reports.reference import shipped_reference
 from pytest_chaosmining.reports.render import render
-from pytest_chaosmining.reports.run_counts import FAILED, JUDGED_OUTCOMES, MISSING, RunCounts
+from pytest_chaosmining.reports.run_counts import COST, FAILED, JUDGED_OUTCOMES, MISSING, RunCounts
 from pytest_chaosmining.reports.run_results import RunResults
 from pytest_chaosmining.reports.tables import outcome_counts
 from pytest_chaosmining.settings import Settings
@@ -127,6 +128,9 @@ class ResultCollector:
         if missing is not None:
             records = json.loads(missing)
             self._fail(report, records[0]["suite"], records[0]["explainer"], str(report.longrepr), MISSING)
+            return
+        if (grown := _property(report, COST_PROPERTY)) is not None:
+            self._fail(report, grown["suite"], grown["explainer"], str(report.longrepr), COST)
             return
         # a conformance test is named by its tag, or where it ended before tagging itself (an error in
         # a fixture, a skip at setup) by what collection knew of it; a model-level test by its suite

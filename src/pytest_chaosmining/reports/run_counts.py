@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 
 #: the outcomes of a test that judged its results (a strict expected failure judged a bar too)
 JUDGED_OUTCOMES = ("passed", "failed", "xfailed", "xpassed")
-#: the kinds of failure: a test that failed, a judged test of the baseline this run did not run
-FAILED, MISSING = "failed", "missing"
+#: the kinds of failure: a test that failed, a judged test of the baseline this run did not run,
+#: an explainer's work on a model that grew (the median of its cases' costs, judged at the run's end)
+FAILED, MISSING, COST = "failed", "missing", "cost"
 
 
 @dataclass(frozen=True)
@@ -46,13 +47,15 @@ class RunCounts:
     ) -> RunCounts:
         """The counts of a run's ``"suite|explainer|outcome"`` test counts (every test of
         the run, the model-level ones among them) and its failures (one per test; a test
-        of the baseline this run did not run is a judged test that failed)."""
+        of the baseline this run did not run is a judged test that failed, and so is an
+        explainer's work on a model that grew)."""
         kinds: Counter[str] = Counter()
         for key, n in outcomes.items():
             kinds[key.rsplit("|", 1)[-1]] += n
         missing = sum(1 for f in failures if f.get("kind") == MISSING)
+        grown = sum(1 for f in failures if f.get("kind") == COST)
         return cls(
-            judged=sum(kinds[k] for k in JUDGED_OUTCOMES) + missing,
+            judged=sum(kinds[k] for k in JUDGED_OUTCOMES) + missing + grown,
             failed=len(failures),
             missing=missing,
             expected=kinds["xfailed"],

@@ -13,9 +13,11 @@ NEW's own failed tests, so that its exit status and NEW's run agree:
   same rule: :func:`~pytest_chaosmining.verdict.drift.drift_verdict`; a declared
   sampler's allowance is the stricter of the noise the two runs recorded, every
   explained sample's outline is compared; the random control is never compared);
-- **cost**: CPU time or peak memory grew beyond ``--max-slowdown`` × OLD's plus
-  the metric's slack (not compared where the two ran on different device types;
-  on different CPUs each message says so);
+- **cost**: an explainer's CPU time or peak memory on a model, the median of its
+  cases, grew beyond ``--max-slowdown`` × OLD's median of the same cases plus the
+  metric's slack, or one case's beyond twice that (the live gate's rule:
+  :meth:`~pytest_chaosmining.verdict.baseline.Baseline.cost_group_regressions`; not
+  compared where the two ran on different device types or machines);
 - **missing**: judged in OLD, not in NEW (of the suites NEW ran, unless
   ``--all-suites``);
 - **new**: judged in NEW, not in OLD (listed, not a failure);
@@ -40,7 +42,7 @@ from pytest_chaosmining.explainers import CONTROL_NAME, builtin_explainers
 from pytest_chaosmining.reports.failure_table import SUMMARY_REASON, cell
 from pytest_chaosmining.suites import metric_catalog, shipped_thresholds
 from pytest_chaosmining.verdict.baseline import DEFAULT_MAX_SLOWDOWN, Baseline
-from pytest_chaosmining.verdict.baseline_check import MISSING_PREFIX
+from pytest_chaosmining.verdict.baseline_check import COST_PREFIX, MISSING_PREFIX
 from pytest_chaosmining.verdict.drift import drift_verdict
 
 if TYPE_CHECKING:
@@ -126,6 +128,8 @@ def compare_runs(
             findings.append(Finding("cost", record.nodeid, cost, record.explainer))
         if record.metric == FINGERPRINT and record.explainer != CONTROL_NAME:
             findings += _drift(baseline, new_side, record, thresholds, tier, catalog)
+    for grown in baseline.cost_group_regressions(records, max_slowdown):
+        findings.append(Finding("cost", COST_PREFIX + grown.name, grown.message, grown.explainer))
     for r in comparison.missing:
         findings.append(Finding("missing", r.nodeid, f"{r.metric} judged in the baseline, not here", r.explainer))
     for r in comparison.new:

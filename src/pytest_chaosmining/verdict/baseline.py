@@ -36,6 +36,11 @@ Key = tuple[str | int, ...]
 MIN_PAIRED = 8
 #: the largest growth of a gated cost over the baseline's, as a factor (``--chaosmining-max-slowdown``)
 DEFAULT_MAX_SLOWDOWN = 2.0
+#: one case's cost fails its own test beyond this many times the allowed slowdown (a gross
+#: regression); the explainer's work on a model is judged by the median of its cases, at the
+#: run's end (:meth:`Baseline.cost_group_regressions`): one call's time or peak memory varies
+#: up to 1.5x between calls of the same code, a median over a model's cases far less
+CASE_GROSS = 2.0
 #: maps whose agreement with the baseline's is below this moved (float rounding across machines: ~1e-12)
 MOVED = 1.0 - 1e-6
 
@@ -380,7 +385,8 @@ class Baseline:
 
     def cost_regression(self, record: Record, max_factor: float) -> str | None:
         """A message if ``record`` (a gated cost: CPU time or peak memory) grew beyond
-        ``max_factor`` × the baseline's value plus the metric's declared slack, else None.
+        :data:`CASE_GROSS` × ``max_factor`` × the baseline's value plus the metric's
+        declared slack (a gross regression, which fails the case's own test), else None.
         The baseline's value is the larger of its own and the explainer's median over the
         suite's cases of the same model and seed (the same network, the same work): one
         call's time varies up to 4× between same-code cases, so a case whose baseline
@@ -388,12 +394,13 @@ class Baseline:
         Only measurements are compared: a cost replayed from a result of an earlier run
         (the pack's, the derived cache's), here or in the baseline, is not gated."""
         metric = self.catalog.gated_cost(record.suite, record.metric)
-        own = self.costs.get(record.key())
-        if own is None or metric is None or metric.slack is None or self.costs_not_gated or record.measured is False:
+        own = self._gated_cost(record)
+        if own is None or metric is None or metric.slack is None:
             return None
         typical = self.typical_costs.get(_cost_group(record), own)
         old = max(own, typical)
-        allowed = max_factor * old + metric.slack
+        factor = CASE_GROSS * max_factor
+        allowed = factor * old + metric.slack
         if record.value <= allowed:
             return None
         unit = metric.unit
@@ -401,10 +408,74 @@ class Baseline:
             f" (the explainer's median over this model's cases; this case's own {own:.1f})" if typical > own else ""
         )
         return (
-            f"{record.metric} regressed: {record.value:.1f} {unit} > {max_factor:g} × {of} + "
+            f"{record.metric} regressed: {record.value:.1f} {unit} > {factor:g} × {of} + "
             f"{metric.slack:g} {unit} ({record.value / old if old else float('inf'):.2f}× the "
-            "baseline)"
+            f"baseline; one case's gross gate, {CASE_GROSS:g} × the allowed slowdown)"
         )
+
+    def cost_group_regressions(self, records: Sequence[Record], max_factor: float) -> list[CostRegression]:
+        """The explainers whose work on a model grew: for each group of ``records`` of one
+        suite, model, explainer, seed and gated cost (:func:`_cost_group`), the median of
+        its measured cases against the median of the baseline's measurements of the same
+        cases, beyond ``max_factor`` × it plus the metric's slack.  A median over a model's
+        cases judges the work, not one call's luck (one call varies up to 1.5×); the
+        cases are paired, so a shard judges its own cases alike."""
+        now: dict[tuple[str, str, str, int, str], list[tuple[float, float, str]]] = {}
+        for record in records:
+            then = self._gated_cost(record)
+            if then is not None:
+                now.setdefault(_cost_group(record), []).append((record.value, then, record.nodeid))
+        found = []
+        for group, cases in sorted(now.items()):
+            suite, model, explainer, _, name = group
+            metric = self.catalog.gated_cost(suite, name)
+            assert metric is not None and metric.slack is not None  # _gated_cost checked it
+            value = statistics.median(v for v, _, _ in cases)
+            old = statistics.median(t for _, t, _ in cases)
+            allowed = max_factor * old + metric.slack
+            if value <= allowed:
+                continue
+            unit = metric.unit
+            found.append(
+                CostRegression(
+                    suite,
+                    model,
+                    explainer,
+                    name,
+                    sorted({nodeid for _, _, nodeid in cases}),
+                    f"{name} regressed: {explainer} on {model}, the median of its {len(cases)} case(s) "
+                    f"{value:.1f} {unit} > {max_factor:g} × the baseline's median of the same cases {old:.1f} {unit} "
+                    f"+ {metric.slack:g} {unit} ({value / old if old else float('inf'):.2f}× the baseline)",
+                )
+            )
+        return found
+
+    def _gated_cost(self, record: Record) -> float | None:
+        """The baseline's measured value of ``record``'s gated cost, where the two are
+        compared: both measured, the metric gated with a slack, the same machine; else None."""
+        metric = self.catalog.gated_cost(record.suite, record.metric)
+        if metric is None or metric.slack is None or self.costs_not_gated or record.measured is False:
+            return None
+        return self.costs.get(record.key())
+
+
+@dataclass(frozen=True)
+class CostRegression:
+    """An explainer's work on one model that grew beyond the gate, as a median over its
+    cases (:meth:`Baseline.cost_group_regressions`): what, the tests it was measured in,
+    and the message."""
+
+    suite: str
+    model: str
+    explainer: str
+    metric: str
+    nodeids: list[str]
+    message: str
+
+    @property
+    def name(self) -> str:
+        """The group's name: suite, explainer, model and metric."""
+        return f"{self.suite}::{self.explainer}::{self.model}::{self.metric}"
 
 
 def _without_metric(record: Record) -> Key:

@@ -1,11 +1,15 @@
 """The run against its baseline, at the end of the session: compared, new and
-missing judged results.
+missing judged results, and the explainers' work per model.
 
 A judged result of the baseline that this run did not judge (its test is gone,
 deselected, newly skipped or newly not applicable, its explainer unregistered)
 fails the run as a failing test of its own, ``chaosmining-baseline::<node id>``,
-which the terminal, JUnit XML and the report show with the reason.  A baseline
-that matches none of the run's judged results fails it too.
+which the terminal, JUnit XML and the report show with the reason.  An
+explainer's CPU time or peak memory on a model, the median of its cases, that grew
+beyond the allowed slowdown over the baseline's median of the same cases fails as
+``chaosmining-baseline::cost::<suite>::<explainer>::<model>::<metric>`` (one case's
+own test fails only on a gross regression: one call varies, a model's median far
+less).  A baseline that matches none of the run's judged results fails it too.
 """
 
 from __future__ import annotations
@@ -15,13 +19,21 @@ from typing import Protocol
 
 import pytest
 
-from pytest_chaosmining.core.records import CHANGED_PROPERTY, MISSING_PROPERTY, OUTCOME_PROPERTY, Record
-from pytest_chaosmining.verdict.baseline import Baseline, Comparison
+from pytest_chaosmining.core.records import (
+    CHANGED_PROPERTY,
+    COST_PROPERTY,
+    MISSING_PROPERTY,
+    OUTCOME_PROPERTY,
+    Record,
+)
+from pytest_chaosmining.verdict.baseline import DEFAULT_MAX_SLOWDOWN, Baseline, Comparison, CostRegression
 from pytest_chaosmining.verdict.baseline_scope import BaselineScope
 from pytest_chaosmining.verdict.skips import skip_message
 
-#: node id prefix of the failing tests that stand for missing judged results
+#: node id prefix of the failing tests that stand for missing judged results (and grown work)
 MISSING_PREFIX = "chaosmining-baseline::"
+#: node id prefix of the failing tests that stand for an explainer's work on a model that grew
+COST_PREFIX = MISSING_PREFIX + "cost::"
 
 
 class RunRecords(Protocol):
@@ -39,8 +51,12 @@ class BaselineCheck:
     then compares the run's judged records with the baseline before the session's
     reports (JUnit XML among them) are written."""
 
-    def __init__(self, baseline: Baseline, scope: BaselineScope, run: RunRecords):
+    def __init__(
+        self, baseline: Baseline, scope: BaselineScope, run: RunRecords, max_slowdown: float = DEFAULT_MAX_SLOWDOWN
+    ):
         self.baseline = baseline
+        #: the allowed growth of a gated cost's median over a model's cases (``--chaosmining-max-slowdown``)
+        self.max_slowdown = max_slowdown
         self.scope = scope
         self.run = run
         #: node id → what became of it in this run (``passed``, ``skipped: <reason>``, …)
@@ -128,6 +144,32 @@ class BaselineCheck:
             )
         if by_test:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        grown = self.baseline.cost_group_regressions(self.run.records, self.max_slowdown)
+        for regression in grown:
+            self._fail_cost(session, regression)
+        if grown:
+            self.lines.append(
+                f"FAILED: {len(grown)} explainer(s) whose CPU time or memory on a model grew beyond "
+                f"{self.max_slowdown:g} × the baseline's, as a median over the model's cases ({COST_PREFIX}<what>)"
+            )
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _fail_cost(self, session: pytest.Session, regression: CostRegression) -> None:
+        tests = regression.nodeids
+        shown = ", ".join(tests[:3]) + (f" and {len(tests) - 3} more" if len(tests) > 3 else "")
+        report = pytest.TestReport(
+            nodeid=COST_PREFIX + regression.name,
+            location=(MISSING_PREFIX.rstrip(":"), None, regression.name),
+            keywords={},
+            outcome="failed",
+            longrepr=f"{regression.message}; measured in {shown}",
+            when="call",
+            duration=0.0,
+            user_properties=[
+                (COST_PROPERTY, json.dumps({"suite": regression.suite, "explainer": regression.explainer}))
+            ],
+        )
+        session.config.hook.pytest_runtest_logreport(report=report)  # pytest counts it in testsfailed
 
     def _fail_missing(self, session: pytest.Session, nodeid: str, records: list[Record]) -> None:
         now = self.outcome.get(nodeid)
