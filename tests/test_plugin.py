@@ -282,11 +282,22 @@ def _files(root: Path) -> set[str]:
     return {str(p.relative_to(root)) for p in root.rglob("*") if p.relative_to(root).parts[0] not in HOME_CACHES}
 
 
+def _only_stopped_written(root: Path, before: set[str], said: str) -> None:
+    """Nothing was written but the report folder ``r``'s ``stopped.json``, saying why (so
+    that a CI step reading the folder reports the usage error, not an earlier run's
+    findings); argparse's own errors (a bad choice) stop pytest before the plugin, which
+    writes nothing then."""
+    assert _files(root) - {"r", "r/stopped.json"} == before - {"r", "r/stopped.json"}
+    stopped = root / "r" / "stopped.json"
+    assert not stopped.exists() or said in json.loads(stopped.read_text())["reason"]
+
+
 @pytest.mark.parametrize("name", sorted(BAD_VALUES))
 def test_a_bad_value_is_a_usage_error_before_anything_is_written(pytester, name):
-    """Every option's bad value stops the run before anything runs or is written: a
-    usage error (exit 4) on one line naming the flag as typed, the value and what is
-    allowed; the same value in the ini file names the ini key."""
+    """Every option's bad value stops the run before anything runs or is written (but the
+    report folder's ``stopped.json``, saying why): a usage error (exit 4) on one line
+    naming the flag as typed, the value and what is allowed; the same value in the ini
+    file names the ini key."""
     value, allowed = BAD_VALUES[name]
     pytester.makefile(".toml", high='[symbolic.smoke.fprec]\nf03 = "high"\n')
     (pytester.path / "a-file").write_text("")
@@ -299,7 +310,11 @@ def test_a_bad_value_is_a_usage_error_before_anything_is_written(pytester, name)
     assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str() + result.stderr.str()
     said = [line for line in result.stderr.lines if f"--chaosmining-{name}" in line]
     assert said and allowed in said[0], result.stderr.str()
-    assert _files(pytester.path) == before
+    if name in ("cache", "report"):
+        assert _files(pytester.path) == before
+    else:
+        _only_stopped_written(pytester.path, before, f"--chaosmining-{name}")
+        assert "invalid choice" in allowed or (pytester.path / "r" / "stopped.json").exists()
     if "invalid choice" in allowed:
         return  # argparse checks the command line's choices; the ini's are checked below
     key = f"chaosmining_{name.replace('-', '_')}"
@@ -309,12 +324,15 @@ def test_a_bad_value_is_a_usage_error_before_anything_is_written(pytester, name)
     assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str() + result.stderr.str()
     said = [line for line in result.stderr.lines if f"{key} in pytest.ini" in line]
     assert said and allowed in said[0], result.stderr.str()
-    assert _files(pytester.path) == before
+    if name in ("cache", "report"):
+        assert _files(pytester.path) == before
+    else:
+        _only_stopped_written(pytester.path, before, key)
 
 
 def test_a_registration_hook_that_raises_is_one_usage_error_naming_it(pytester):
     """A conftest whose ``pytest_chaosmining_explainers`` imports a library that is not
-    installed stops the run before anything runs or is written: one usage error naming
+    installed stops the run before anything runs or is written (but ``stopped.json``): one usage error naming
     the hook's file and line and the error, not an internal error or a collection error
     per test file; without ``--chaosmining`` the hook is never called."""
     pytester.makeconftest("def pytest_chaosmining_explainers(config):\n    import not_a_library_here\n    return {}\n")
@@ -326,7 +344,7 @@ def test_a_registration_hook_that_raises_is_one_usage_error_naming_it(pytester):
         ["ERROR: pytest_chaosmining_explainers (*conftest.py:2) raised ModuleNotFoundError: No module named*"]
     )
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
-    assert _files(pytester.path) == before
+    _only_stopped_written(pytester.path, before, "not_a_library_here")
     assert pytester.runpytest_inprocess("-p", "no:cacheprovider").ret == pytest.ExitCode.NO_TESTS_COLLECTED
 
 

@@ -111,7 +111,8 @@ def build_leaderboard(
             scores.setdefault((r.suite, r.explainer), {}).setdefault(r.seed, []).append(r.value)
     names = [s.name for s in suites]
     used = {suite for suite, _ in counts} | {suite for suite, _ in scores}
-    columns = [(name, metric_of.get(name, "")) for name in names if name in used]
+    # a suite without a headline score (cost) ranks nothing: its verdicts are in the scorecards
+    columns = [(name, metric_of[name]) for name in names if name in used and name in metric_of]
     rows = []
     for explainer in explainer_order([e for _, e in counts] + [e for _, e in scores]):
         cells = []
