@@ -51,7 +51,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from benign import CALIBRATION, CHANGES  # noqa: E402
-from benign_judge import load  # noqa: E402
+from benign_judge import load, machine_of, on_machine  # noqa: E402
 from scipy.stats import t as student  # noqa: E402
 
 from pytest_chaosmining.core.metrics.drift import map_agreement  # noqa: E402
@@ -87,7 +87,7 @@ def calibrate() -> dict[str, dict[str, object]]:
     for name, change in CHANGES.items():
         if change.half != CALIBRATION or name not in records:
             continue
-        base = {_key(r): r for r in records[f"base-{change.base}"]}
+        base = {_key(r): r for r in on_machine(records, machine_of(name, records))[f"base-{change.base}"]}
         stochastic = builtin_explainers()[change.base].stochastic
         sized = builtin_explainers()[change.base].size_promised
         with_samples = 0

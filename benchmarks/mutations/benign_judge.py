@@ -43,7 +43,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from benign_run import maps_digest  # noqa: E402
+from benign_run import BASE_CHUNKS, maps_digest  # noqa: E402
 from scipy.stats import beta  # noqa: E402
 
 from pytest_chaosmining.explainers import builtin_explainers  # noqa: E402
@@ -57,20 +57,48 @@ DECLARED_ONLY = ("sign_agreement", "completeness")
 
 def load(only: set[str] | None = None) -> tuple[dict[str, list[dict]], dict[str, list[dict]], dict[str, object]]:
     """Every explainer's records and failed tests over the chunks (``only``: those chunks),
-    and the chunks' keys."""
+    and the chunks' keys (by file name: a base chunk's ``<chunk>@<machine>``).  A base's
+    rows are kept per machine (``base-<built-in>@<machine>``; :func:`on_machine` picks a
+    machine's); a chunk run before the bases were kept per machine (the calibration
+    half's: ``bases.json.xz`` beside it) is on :data:`LEGACY`."""
     records: dict[str, list[dict]] = defaultdict(list)
     failures: dict[str, list[dict]] = defaultdict(list)
     keys: dict[str, object] = {}
     for path in sorted(OUT.glob("*.json.xz")):
         chunk = json.loads(lzma.decompress(path.read_bytes()))
-        if only is not None and chunk["chunk"] not in only:
+        name = path.name.removesuffix(".json.xz")
+        if only is not None and name not in only:
             continue
-        keys[chunk["chunk"]] = chunk["key"]
+        keys[name] = chunk["key"]
+        machine = chunk.get("machine", LEGACY)
+        at = f"@{machine}" if chunk["chunk"] in BASE_CHUNKS else ""
         for r in chunk["records"]:
-            records[r["explainer"]].append(r)
+            records[r["explainer"] + at].append({**r, "machine": machine})
         for f in chunk["failures"]:
-            failures[f["explainer"]].append(f)
+            failures[f["explainer"] + at].append(f)
     return records, failures, keys
+
+
+#: the machine of the chunks run before the bases were kept per machine, with the bases beside them
+LEGACY = "legacy"
+
+
+def on_machine(rows: dict[str, list[dict]], machine: str | None) -> dict[str, list[dict]]:
+    """``rows`` with the bases run on ``machine`` under their plain names (``base-<built-in>``)."""
+    view: dict[str, list[dict]] = defaultdict(list, {k: v for k, v in rows.items() if "@" not in k})
+    view.update({k.split("@")[0]: v for k, v in rows.items() if machine is not None and k.endswith(f"@{machine}")})
+    return view
+
+
+def machine_of(name: str, records: dict[str, list[dict]]) -> str | None:
+    """The machine ``name``'s chunk ran on."""
+    return next((r.get("machine") for r in records.get(name, [])), None)
+
+
+def most_used_machine(records: dict[str, list[dict]]) -> str | None:
+    """The machine most of the changes' records ran on (whose bases a table of one run uses)."""
+    counts = Counter(r.get("machine") for k, rows in records.items() if "@" not in k for r in rows)
+    return counts.most_common(1)[0][0] if counts else None
 
 
 def renamed(rows: list[dict], name: str) -> list[dict]:
@@ -263,9 +291,12 @@ def main(argv: list[str] | None = None) -> int:
         records, failures, keys = load({c for c in keys if c not in stale_chunks(keys)})
     meta = {"tier": "smoke"}
     verdicts = []
+    loaded, loaded_failures = records, failures
     for name, change in CHANGES.items():
-        if name not in records:
+        if name not in loaded:
             continue
+        records = on_machine(loaded, machine_of(name, loaded))
+        failures = on_machine(loaded_failures, machine_of(name, loaded))
         if change.half == CALIBRATION:  # ran without a baseline: judged offline
             verdict = judge(name, change.base, records, failures, meta, args.thresholds)
         else:
@@ -280,8 +311,9 @@ def main(argv: list[str] | None = None) -> int:
         verdicts.append({**verdict, "kind": change.kind, "half": change.half, "what": change.what})
     harmful = []
     for name, mutant in MUTANTS.items():
-        if mutant.kind not in (HARMFUL, PARTIAL) or f"mut-{name}" not in records:
+        if mutant.kind not in (HARMFUL, PARTIAL) or f"mut-{name}" not in loaded:
             continue
+        failures = on_machine(loaded_failures, machine_of(f"mut-{name}", loaded))
         verdict = live_verdict(f"mut-{name}", mutant.base, failures)
         harmful.append({**verdict, "what": mutant.what, "kind": mutant.kind, "conditions": conditions(verdict)})
     print(table({"keys": keys, "verdicts": verdicts, "harmful": harmful}))
@@ -310,11 +342,15 @@ def conditions(verdict: dict[str, object]) -> dict[str, list[str]]:
 
 
 def stale_chunks(keys: dict[str, object]) -> list[str]:
-    """The chunks whose code key is not today's (a table must not mix code states)."""
+    """The chunks a table of today's code uses whose code key is not today's (a table must
+    not mix code states): every run judged against a baseline and the bases it ran
+    against; the calibration half is the record the shipped bars were set on (its
+    offline row says so), rerun only to recalibrate them (``benign_run.py --calibration``)."""
     from benign_run import code_key, is_live
 
     today = {True: code_key(True), False: code_key(False)}
-    return sorted(chunk for chunk, key in keys.items() if key != today[is_live(chunk)])
+    used = [chunk for chunk in keys if "@" in chunk or is_live(chunk)]  # new-style bases, live runs
+    return sorted(chunk for chunk in used if keys[chunk] != today[is_live(chunk.split("@")[0])])
 
 
 def run_row(label: str, chosen: list[dict]) -> str:
@@ -371,7 +407,10 @@ def table(payload: dict[str, object]) -> str:
         "",
         "| benign changes (offline) | n | fails against the baseline | 95 % bound | by | true cost | bars |",
         "|---|---|---|---|---|---|---|",
-        _row("calibration half (offline)", [v for v in verdicts if v["half"] == "calibration" and v["moved"]]),
+        _row(
+            "calibration half (offline; the runs the shipped bars were set on)",
+            [v for v in verdicts if v["half"] == "calibration" and v["moved"]],
+        ),
         "",
         "**The false-alarm rate of a run.**  Each held-out change ran as a whole run against its base's "
         "baseline, registered as a library registers the method it changes (its base's declarations); the run "

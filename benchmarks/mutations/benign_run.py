@@ -15,7 +15,14 @@ copied under the name of every change of it in the chunk (without the records th
 only a declaration adds, for a mutant registered as a plain callable).  So each of them
 is judged as a whole run against its baseline would judge it, with every finding kind:
 a score's drop, drift (with a sampler's own noise measured on the case), CPU time and
-memory (the bases ran on this machine), a result gone.
+memory, a result gone.
+
+The bases are kept per machine (``bases@<machine>.json.xz``: the CPU's model, its cores
+and the stack): a chunk is judged against the bases run on its own machine, which run
+first where this machine has none of today's code.  So a rerun split over sessions on
+different machines gates cost throughout (a baseline of another CPU gates none) and
+compares maps with maps computed on the same CPU (floats differ at about 1e-8 between
+CPUs); each chunk keeps the machine it ran on.
 
 A chunk's file under ``benign/`` (xz-compressed JSON) keeps the code key it ran under
 (the plugin's fingerprint and this folder's sources; for a chunk run against a baseline,
@@ -45,6 +52,7 @@ sys.path.insert(0, str(HERE))
 from benign import BASES, CALIBRATION, CHANGES  # noqa: E402
 from mutants import HARMFUL, MUTANTS, PARTIAL  # noqa: E402
 
+from pytest_chaosmining.core.machine import this_machine  # noqa: E402
 from pytest_chaosmining.core.storage.derived import package_fingerprint  # noqa: E402
 from pytest_chaosmining.suites import SUITES_DIR  # noqa: E402
 
@@ -65,6 +73,17 @@ def code_key(live: bool) -> str:
     for name in ("benign.py", "mutants.py", "conftest.py", "pytest.ini", "benign_run.py"):
         h.update((HERE / name).read_bytes())
     return h.hexdigest()[:16]
+
+
+def machine_id() -> str:
+    """This machine, as the bases are kept per: a digest of its CPU model, cores and stack."""
+    machine = this_machine("cpu")
+    return hashlib.sha256(json.dumps(machine, sort_keys=True).encode()).hexdigest()[:8]
+
+
+def chunk_file(chunk: str, machine: str) -> Path:
+    """Where ``chunk``'s results are kept: a base chunk's per machine."""
+    return OUT / (f"{chunk}@{machine}.json.xz" if chunk in BASE_CHUNKS else f"{chunk}.json.xz")
 
 
 def is_live(chunk: str) -> bool:
@@ -120,13 +139,13 @@ def compact(payload: dict[str, object], names: list[str], live: bool = False) ->
     return {"records": records, "failures": failures, "meta": payload["meta"]}
 
 
-def baseline_for(names: list[str]) -> dict[str, object]:
-    """A results.json of the bases' results, each base's copied under every name of
-    ``names`` that changes it."""
+def baseline_for(names: list[str], machine: str) -> dict[str, object]:
+    """A results.json of the bases' results on ``machine``, each base's copied under every
+    name of ``names`` that changes it."""
     bases: dict[str, list[dict]] = {}
     meta: dict[str, object] = {}
     for chunk in BASE_CHUNKS:
-        body = json.loads(lzma.decompress((OUT / f"{chunk}.json.xz").read_bytes()))
+        body = json.loads(lzma.decompress(chunk_file(chunk, machine).read_bytes()))
         meta = meta or body["meta"]
         for r in body["records"]:
             bases.setdefault(r["explainer"], []).append(r)
@@ -141,19 +160,30 @@ def baseline_for(names: list[str]) -> dict[str, object]:
     return {"meta": {k: v for k, v in meta.items() if k != "baseline"}, "records": records}
 
 
-def run_chunk(name: str, names: list[str], workers: int) -> None:
+def current(chunk: str, machine: str) -> bool:
+    """Whether ``chunk``'s file holds a run of today's code (a base chunk's: on ``machine``)."""
+    target = chunk_file(chunk, machine)
+    return target.exists() and json.loads(lzma.decompress(target.read_bytes())).get("key") == code_key(is_live(chunk))
+
+
+def run_chunk(name: str, names: list[str], workers: int, every: dict[str, list[str]]) -> None:
     live = is_live(name)
     key = code_key(live)
-    target = OUT / f"{name}.json.xz"
-    if target.exists() and json.loads(lzma.decompress(target.read_bytes())).get("key") == key:
+    machine = machine_id()
+    target = chunk_file(name, machine)
+    if current(name, machine):
         return
+    if name not in BASE_CHUNKS:  # judged against (or, offline, beside) the bases of this machine
+        for chunk in BASE_CHUNKS:
+            if not current(chunk, machine):
+                run_chunk(chunk, every[chunk], workers, every)
     with tempfile.TemporaryDirectory() as tmp:
         argv = [sys.executable, "-m", "pytest", "--chaosmining", f"--chaosmining-explainers={','.join(names)}",
                 f"--chaosmining-suites={SUITES}", f"--chaosmining-report={tmp}/report", "-q", "-rN", "--no-header",
                 "-p", "no:randomly"]  # fmt: skip
         if live:
             baseline = Path(tmp) / "baseline.json"
-            baseline.write_text(json.dumps(baseline_for(names)))
+            baseline.write_text(json.dumps(baseline_for(names, machine)))
             argv.append(f"--chaosmining-baseline={baseline}")
         if workers > 1:
             argv += ["-n", str(workers), "--dist", "loadgroup"]
@@ -166,7 +196,7 @@ def run_chunk(name: str, names: list[str], workers: int) -> None:
                 f"{name}: no results (exit {proc.returncode}): {proc.stdout[-3000:]}{proc.stderr[-2000:]}"
             )
         body = compact(json.loads(results.read_text()), names, live)
-    body = {"key": key, "chunk": name, "explainers": names, "against_baseline": live,
+    body = {"key": key, "chunk": name, "machine": machine, "explainers": names, "against_baseline": live,
             "seconds": round(time.perf_counter() - start, 1), **body}  # fmt: skip
     OUT.mkdir(exist_ok=True)
     tmp_target = target.with_suffix(".tmp")
@@ -180,12 +210,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chunk-size", type=int, default=8)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--only", default="", help="a comma list of chunk names or prefixes (cal, held, harmful)")
+    parser.add_argument(
+        "--calibration",
+        action="store_true",
+        help="rerun the calibration half too (it set the shipped bars: rerun it only to recalibrate them)",
+    )
     args = parser.parse_args(argv)
     wanted = [w for w in args.only.split(",") if w]
-    for name, names in chunks(args.chunk_size).items():
+    every = chunks(args.chunk_size)
+    for name, names in every.items():
         if wanted and not any(name == w or name.startswith(f"{w}-") for w in wanted):
             continue
-        run_chunk(name, names, args.workers)
+        if name.startswith("cal-") and not args.calibration:  # the runs the shipped bars were set on
+            continue
+        run_chunk(name, names, args.workers, every)
     return 0
 
 

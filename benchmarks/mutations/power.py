@@ -40,7 +40,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from benign_judge import load  # noqa: E402
+from benign_judge import load, most_used_machine, on_machine  # noqa: E402
 
 from pytest_chaosmining.core.metrics.catalog import Metric  # noqa: E402
 from pytest_chaosmining.core.records import NOISE_METRICS, OUTLINE, Record  # noqa: E402
@@ -161,7 +161,8 @@ def _smallest(fails: Callable[[float], bool]) -> float | None:
 def measure() -> dict[tuple[str, str, str, str], dict[str, list[float | None]]]:
     """(suite, metric, shape, explainers) → the smallest failing f by the score and by the
     gate, and the drops there (explainers: the deterministic built-ins, or the samplers)."""
-    records, _, _ = load()
+    loaded, _, _ = load()
+    records = on_machine(loaded, most_used_machine(loaded))
     catalog, bars = metric_catalog(), shipped_thresholds(None)
     found: dict[tuple[str, str, str, str], dict[str, list[float | None]]] = defaultdict(lambda: defaultdict(list))
     for name, rows in sorted(records.items()):

@@ -413,6 +413,19 @@ class Baseline:
             f"baseline; one case's gross gate, {CASE_GROSS:g} × the allowed slowdown)"
         )
 
+    def cost_worth_rechecking(self, record: Record, max_factor: float) -> bool:
+        """Whether ``record`` (a gated cost) is beyond ``max_factor`` × the baseline's
+        measurement of its case plus the metric's slack: a case that could move its
+        group's median over the gate (:meth:`cost_group_regressions`), which is
+        measured again before it is recorded.  One call on a loaded machine costs up to
+        2.3× a quiet one's CPU time (measured on CI: 485 ms against 209 ms), so the
+        median of a model's one or two cases would otherwise judge one unconfirmed call."""
+        metric = self.catalog.gated_cost(record.suite, record.metric)
+        own = self._gated_cost(record)
+        if own is None or metric is None or metric.slack is None:
+            return False
+        return record.value > max_factor * own + metric.slack
+
     def cost_group_regressions(self, records: Sequence[Record], max_factor: float) -> list[CostRegression]:
         """The explainers whose work on a model grew: for each group of ``records`` of one
         suite, model, explainer, seed and gated cost (:func:`_cost_group`), the median of

@@ -171,7 +171,9 @@ class Judge:
         return self.record(node, record)
 
     def cost_recheck(self, make: Recorder) -> Callable[[Cost], bool] | None:
-        """Whether a cost would fail the baseline's gate (``make(metric, value)`` makes
+        """Whether a first cost is worth measuring again: beyond the allowed slowdown
+        over its case's baseline (:meth:`~pytest_chaosmining.verdict.baseline.Baseline.cost_worth_rechecking`:
+        it could fail its model's median or its own test; ``make(metric, value)`` makes
         the records it is looked up by); None without a baseline."""
         baseline = self.baseline
         if baseline is None:
@@ -179,7 +181,7 @@ class Judge:
 
         def exceeds(cost: Cost) -> bool:
             return any(
-                baseline.cost_regression(make(metric, getattr(cost, metric)), self.max_slowdown)
+                baseline.cost_worth_rechecking(make(metric, getattr(cost, metric)), self.max_slowdown)
                 for metric in COST_FIELDS
             )
 
