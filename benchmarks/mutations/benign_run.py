@@ -145,6 +145,8 @@ def baseline_for(names: list[str], machine: str) -> dict[str, object]:
     bases: dict[str, list[dict]] = {}
     meta: dict[str, object] = {}
     for chunk in BASE_CHUNKS:
+        if not chunk_file(chunk, machine).exists():  # no explainers of its own
+            continue
         body = json.loads(lzma.decompress(chunk_file(chunk, machine).read_bytes()))
         meta = meta or body["meta"]
         for r in body["records"]:
@@ -171,7 +173,7 @@ def run_chunk(name: str, names: list[str], workers: int, every: dict[str, list[s
     key = code_key(live)
     machine = machine_id()
     target = chunk_file(name, machine)
-    if current(name, machine):
+    if current(name, machine) or not names:  # a chunk without explainers (every mutant's base a base's)
         return
     if name not in BASE_CHUNKS:  # judged against (or, offline, beside) the bases of this machine
         for chunk in BASE_CHUNKS:
