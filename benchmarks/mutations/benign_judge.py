@@ -96,8 +96,12 @@ def machine_of(name: str, records: dict[str, list[dict]]) -> str | None:
 
 
 def most_used_machine(records: dict[str, list[dict]]) -> str | None:
-    """The machine most of the changes' records ran on (whose bases a table of one run uses)."""
+    """The machine most of the changes' records ran on since the bases were kept per machine
+    (whose bases a table of one run uses), else :data:`LEGACY`."""
     counts = Counter(r.get("machine") for k, rows in records.items() if "@" not in k for r in rows)
+    counts.pop(LEGACY, None)
+    if not counts:
+        return LEGACY
     return counts.most_common(1)[0][0] if counts else None
 
 
