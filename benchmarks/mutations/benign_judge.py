@@ -95,14 +95,12 @@ def machine_of(name: str, records: dict[str, list[dict]]) -> str | None:
     return next((r.get("machine") for r in records.get(name, [])), None)
 
 
-def most_used_machine(records: dict[str, list[dict]]) -> str | None:
+def most_used_machine(records: dict[str, list[dict]]) -> str:
     """The machine most of the changes' records ran on since the bases were kept per machine
     (whose bases a table of one run uses), else :data:`LEGACY`."""
-    counts = Counter(r.get("machine") for k, rows in records.items() if "@" not in k for r in rows)
+    counts = Counter(r["machine"] for k, rows in records.items() if "@" not in k for r in rows)
     counts.pop(LEGACY, None)
-    if not counts:
-        return LEGACY
-    return counts.most_common(1)[0][0] if counts else None
+    return counts.most_common(1)[0][0] if counts else LEGACY
 
 
 def renamed(rows: list[dict], name: str) -> list[dict]:
@@ -299,8 +297,8 @@ def main(argv: list[str] | None = None) -> int:
     for name, change in CHANGES.items():
         if name not in loaded:
             continue
-        records = on_machine(loaded, machine_of(name, loaded))
-        failures = on_machine(loaded_failures, machine_of(name, loaded))
+        machine = machine_of(name, loaded)
+        records, failures = on_machine(loaded, machine), on_machine(loaded_failures, machine)
         if change.half == CALIBRATION:  # ran without a baseline: judged offline
             verdict = judge(name, change.base, records, failures, meta, args.thresholds)
         else:
