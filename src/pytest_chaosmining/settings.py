@@ -17,8 +17,14 @@ from typing import Any, NoReturn, TypeVar
 import pytest
 
 from pytest_chaosmining.core.storage.pack_location import SHIPPED
-from pytest_chaosmining.core.tiers import TIERS
-from pytest_chaosmining.core.training.modes import PRECISIONS, TRAINING_MODES, SaliencyGuided
+from pytest_chaosmining.core.tiers import DEFAULT_TIER, TIERS
+from pytest_chaosmining.core.training.modes import (
+    PRECISIONS,
+    STANDARD_PRECISION,
+    STANDARD_TRAINING,
+    TRAINING_MODES,
+    SaliencyGuided,
+)
 from pytest_chaosmining.explainers.contract import DEFAULT_CALL_TIMEOUT_S
 from pytest_chaosmining.verdict.baseline import DEFAULT_MAX_SLOWDOWN
 from pytest_chaosmining.verdict.thresholds import Thresholds
@@ -26,115 +32,160 @@ from pytest_chaosmining.verdict.thresholds import Thresholds
 #: saliency guided training's defaults (the reference's)
 GUIDE = SaliencyGuided()
 
-_OPTIONS: list[tuple[str, dict[str, Any], str]] = [
-    ("tier", {"choices": TIERS}, "suite size: smoke (default: calibrated bars, minutes on a CI runner), ci or paper"),
-    ("report", {"metavar": "DIR"}, "write results.json, results.csv, report.md and plots to DIR"),
-    ("cache", {"metavar": "DIR"}, "model cache directory (default: the user cache dir)"),
-    ("device", {"metavar": "DEVICE"}, "torch device (default: cuda if available, else cpu)"),
-    (
-        "explainers",
-        {"metavar": "NAMES"},
-        "comma list of explainers to run (default: all registered; own: those you registered, and the control)",
+
+@dataclass(frozen=True)
+class Option:
+    """One ``--chaosmining-<name>`` option (and ini key ``chaosmining_<name>``): its help, the
+    value a run takes where it is not given (written here only; ``{default}`` in the help
+    names it) and argparse's ``choices``, ``metavar`` and ``type``."""
+
+    name: str
+    help: str
+    default: str | float | None = None
+    choices: tuple[str, ...] | None = None
+    metavar: str | None = None
+    type: type[float] | None = None
+
+    def help_text(self, suite_names: Sequence[str]) -> str:
+        """The help, its ``{default}`` and ``{suites}`` filled in."""
+        default = f"{self.default:g}" if isinstance(self.default, float) else str(self.default)
+        return self.help.replace("{default}", default).replace("{suites}", ", ".join(suite_names))
+
+    def argparse_keywords(self) -> dict[str, object]:
+        """What ``addoption`` takes beside the name (no default: an option not given is None)."""
+        keywords: dict[str, object] = {"choices": self.choices} if self.choices else {"metavar": self.metavar}
+        return keywords | ({"type": self.type} if self.type else {})
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option(
+        "tier",
+        "suite size: smoke (default: calibrated bars, minutes on a CI runner), ci or paper",
+        DEFAULT_TIER,
+        TIERS,
     ),
-    ("suites", {"metavar": "NAMES"}, "comma list of suites to run (default: all: {suites})"),
-    ("seeds", {"metavar": "N|A-B"}, "number of seeds N (seeds 0..N-1) or an inclusive range A-B (default: the tier's)"),
-    (
+    Option("report", "write results.json, results.csv, report.md and plots to DIR", metavar="DIR"),
+    Option("cache", "model cache directory (default: the user cache dir)", metavar="DIR"),
+    Option("device", "torch device (default: cuda if available, else cpu)", metavar="DEVICE"),
+    Option(
+        "explainers",
+        "comma list of explainers to run (default: all registered; own: those you registered, and the control)",
+        metavar="NAMES",
+    ),
+    Option("suites", "comma list of suites to run (default: all: {suites})", metavar="NAMES"),
+    Option(
+        "seeds", "number of seeds N (seeds 0..N-1) or an inclusive range A-B (default: the tier's)", metavar="N|A-B"
+    ),
+    Option(
         "data",
-        {"metavar": "DIR"},
         "real datasets on disk (CIFAR-10, Flowers102 as torchvision stores them; Speech Commands, "
         "Rainforest Connection, Santander); never downloaded",
+        metavar="DIR",
     ),
-    ("sweep", {"metavar": "FACTORS"}, "comma list of one-factor sweeps to add (ChaosMining Figure 4)"),
-    (
+    Option("sweep", "comma list of one-factor sweeps to add (ChaosMining Figure 4)", metavar="FACTORS"),
+    Option(
         "training",
-        {"metavar": "MODES"},
-        "comma list of training modes of the symbolic, vision and audio models: standard (default), saliency-guided",
+        "comma list of training modes of the symbolic, vision and audio models: {default} (default), saliency-guided",
+        STANDARD_TRAINING,
+        metavar="MODES",
     ),
-    (
+    Option(
         "sg-k",
-        {"metavar": "K", "type": float},
-        f"saliency guided training: fraction of inputs masked per sample (default {GUIDE.k:g})",
+        "saliency guided training: fraction of inputs masked per sample (default {default})",
+        GUIDE.k,
+        metavar="K",
+        type=float,
     ),
-    (
+    Option(
         "sg-lambda",
-        {"metavar": "X", "type": float},
-        f"saliency guided training: weight of the consistency term (default {GUIDE.lam:g})",
+        "saliency guided training: weight of the consistency term (default {default})",
+        GUIDE.lam,
+        metavar="X",
+        type=float,
     ),
-    (
+    Option(
         "sg-gradient",
-        {"choices": ("signed", "absolute")},
-        "saliency guided training: mask the lowest signed (default, as the reference) or absolute gradients",
+        "saliency guided training: mask the lowest signed ({default}, as the reference) or absolute gradients",
+        "absolute" if GUIDE.absolute else "signed",
+        ("signed", "absolute"),
     ),
-    (
+    Option(
         "ensemble",
-        {"choices": ("auto", "on", "off")},
-        "train same-shape networks as one batched ensemble (the "
-        "symbolic MLPs, standard and saliency guided, and the networks of RFEwNA rounds side by side): on, off, or "
-        "auto (default: on for CUDA, off on CPU, where it measured no faster)",
+        "train same-shape networks as one batched ensemble (the symbolic MLPs, standard and saliency guided, "
+        "and the networks of RFEwNA rounds side by side): on, off, or {default} (default: on for CUDA, off on "
+        "CPU, where it measured no faster)",
+        "auto",
+        ("auto", "on", "off"),
     ),
-    (
+    Option(
         "precision",
-        {"choices": PRECISIONS},
-        "arithmetic of the vision and audio classifiers' standard training: "
-        "fp32 (default) or bf16 (autocast, channels_last image batches; models keyed and named apart, "
-        "weights kept fp32)",
+        "arithmetic of the vision and audio classifiers' standard training: {default} (default) or bf16 "
+        "(autocast, channels_last image batches; models keyed and named apart, weights kept fp32)",
+        STANDARD_PRECISION,
+        PRECISIONS,
     ),
-    (
+    Option(
         "pack",
-        {"metavar": "DIR|none"},
         "models shipped ready-trained: a pack folder, or 'none' to train every model "
         "(default: the pack shipped with the plugin)",
+        metavar="DIR|none",
     ),
-    (
+    Option(
         "builtin-results",
-        {"choices": ("reuse", "recompute")},
-        "the built-in explainers' scores: reuse those an earlier run cached (default) or recompute them",
+        "the built-in explainers' scores: reuse those an earlier run cached ({default}) or recompute them",
+        "reuse",
+        ("reuse", "recompute"),
     ),
-    (
+    Option(
         "known-defects",
-        {"choices": ("hold", "none")},
         "a built-in's check that a reported defect of its library makes fail: held as a strict expected "
-        "failure (hold, default), or judged by the bar like any other (none: as before the defect was known)",
+        "failure ({default}), or judged by the bar like any other (none: as before the defect was known)",
+        "hold",
+        ("hold", "none"),
     ),
-    (
+    Option(
         "verdict",
-        {"choices": ("required", "report-only")},
-        "required (default): a run that judges no test fails, never passes green; report-only: record and "
+        "{default} (default): a run that judges no test fails, never passes green; report-only: record and "
         "report without judging (a paper-tier table run), a run that judges nothing passes and says so",
+        "required",
+        ("required", "report-only"),
     ),
-    (
+    Option(
         "call-timeout",
-        {"metavar": "SECONDS", "type": float},
-        "longest an explainer call may take before it is stopped and its test fails "
-        f"(default {DEFAULT_CALL_TIMEOUT_S:g})",
+        "longest an explainer call may take before it is stopped and its test fails (default {default})",
+        DEFAULT_CALL_TIMEOUT_S,
+        metavar="SECONDS",
+        type=float,
     ),
-    (
+    Option(
         "shard",
-        {"metavar": "I/N"},
         "run the I-th of N shards of the cases (a case's shard follows from its id, "
         "the same in every run); merge the shards' results.json with chaosmining-rebuild",
+        metavar="I/N",
     ),
-    ("thresholds", {"metavar": "FILE"}, "TOML file of thresholds overriding the shipped ones"),
-    ("baseline", {"metavar": "FILE"}, "results.json of an earlier run; fail results that dropped"),
-    (
+    Option("thresholds", "TOML file of thresholds overriding the shipped ones", metavar="FILE"),
+    Option("baseline", "results.json of an earlier run; fail results that dropped", metavar="FILE"),
+    Option(
         "max-drop",
-        {"metavar": "X", "type": float},
         "largest allowed drop below the baseline, for every metric "
         "(default: each metric's calibrated drop, docs/ci.md)",
+        metavar="X",
+        type=float,
     ),
-    (
+    Option(
         "max-slowdown",
-        {"metavar": "FACTOR", "type": float},
-        "largest allowed growth of an explainer's time and peak "
-        f"memory over the baseline's, as a factor (default {DEFAULT_MAX_SLOWDOWN:g}; plus 20 ms / 16 MiB of slack)",
+        "largest allowed growth of an explainer's time and peak memory over the baseline's, as a factor "
+        "(default {default}; plus 20 ms / 16 MiB of slack)",
+        DEFAULT_MAX_SLOWDOWN,
+        metavar="FACTOR",
+        type=float,
     ),
-]
+)
 
-
+#: the options by ini name (``builtin_results``)
+_BY_KEY = {option.name.replace("-", "_"): option for option in OPTIONS}
 #: every option's name (``--chaosmining-<name>``)
-OPTION_NAMES = tuple(name for name, _, _ in _OPTIONS)
-#: the allowed values of the options that have them, by ini name
-_CHOICES = {name.replace("-", "_"): kwargs["choices"] for name, kwargs, _ in _OPTIONS if "choices" in kwargs}
+OPTION_NAMES = tuple(option.name for option in OPTIONS)
 
 
 def add_options(parser: pytest.Parser, suite_names: Sequence[str]) -> None:
@@ -143,60 +194,66 @@ def add_options(parser: pytest.Parser, suite_names: Sequence[str]) -> None:
     group = parser.getgroup("chaosmining", "ChaosMining attribution conformance")
     group.addoption("--chaosmining", action="store_true", default=None, help="run the ChaosMining conformance suites")
     parser.addini("chaosmining", "run the ChaosMining suites (like --chaosmining)", type="bool", default=False)
-    for name, kwargs, template in _OPTIONS:
-        help_text = template.replace("{suites}", ", ".join(suite_names))
+    for option in OPTIONS:
+        key = option.name.replace("-", "_")
+        help_text = option.help_text(suite_names)
         group.addoption(
-            f"--chaosmining-{name}",
-            dest=f"chaosmining_{name.replace('-', '_')}",
+            f"--chaosmining-{option.name}",
+            dest=f"chaosmining_{key}",
             default=None,
             help=help_text,
-            **kwargs,
+            **option.argparse_keywords(),
         )
-        parser.addini(f"chaosmining_{name.replace('-', '_')}", help_text, default="")
+        parser.addini(f"chaosmining_{key}", help_text, default="")
 
 
 @dataclass(frozen=True)
 class Settings:
-    """Resolved options of one pytest session."""
+    """Resolved options of one pytest session, each field named as its option
+    (``--chaosmining-builtin-results`` is ``builtin_results``); the defaults are the
+    :data:`OPTIONS`' ."""
 
     enabled: bool
-    tier: str = "smoke"
-    report_dir: Path | None = None
-    cache_dir: Path | None = None
-    pack: Path | None = None  # None: no pack ('none'); the default is the shipped pack
-    reuse_builtin_results: bool = True
-    #: a built-in's check that a known library defect makes fail is a strict expected failure
-    hold_known_defects: bool = True
-    #: a run that judges nothing passes (``--chaosmining-verdict report-only``); by default it fails
-    report_only: bool = False
-    call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S
-    device: str | None = None
-    explainers: tuple[str, ...] = ()
+    tier: str
+    report: Path | None
+    cache: Path | None
+    pack: Path | None  # None: no pack ('none'); the default is the shipped pack
+    #: the built-ins' results: ``reuse`` those an earlier run cached, or ``recompute``
+    builtin_results: str
+    #: ``hold``: a built-in's check that a known library defect makes fail is a strict expected failure
+    known_defects: str
+    #: ``required``: a run that judges nothing fails; ``report-only``: it passes
+    verdict: str
+    call_timeout: float
+    device: str | None
+    explainers: tuple[str, ...]
     #: the suites to run (resolved: every registered suite unless ``--chaosmining-suites`` names some)
-    suites: tuple[str, ...] = ()
-    seeds: int | range | None = None
-    data_dir: Path | None = None
-    sweeps: tuple[str, ...] = ()
-    thresholds_file: Path | None = None
-    baseline_file: Path | None = None
+    suites: tuple[str, ...]
+    seeds: int | range | None
+    data: Path | None
+    sweep: tuple[str, ...]
+    thresholds: Path | None
+    baseline: Path | None
     #: one allowed drop for every metric (None: each metric's calibrated one)
-    max_drop: float | None = None
-    max_slowdown: float = DEFAULT_MAX_SLOWDOWN
-    shard: tuple[int, int] | None = None
-    ensemble: str = "auto"
-    precision: str = "fp32"
-    trainings: tuple[str, ...] = ("standard",)
-    sg_k: float = GUIDE.k
-    sg_lambda: float = GUIDE.lam
-    sg_absolute: bool = False
+    max_drop: float | None
+    max_slowdown: float
+    shard: tuple[int, int] | None
+    ensemble: str
+    precision: str
+    #: the training modes, each once
+    training: tuple[str, ...]
+    sg_k: float
+    sg_lambda: float
+    #: which gradients saliency guided training masks the lowest of: ``signed`` or ``absolute``
+    sg_gradient: str
 
     def guide(self) -> SaliencyGuided:
         """The saliency guided training settings of this session."""
-        return SaliencyGuided(self.sg_k, self.sg_lambda, self.sg_absolute)
+        return SaliencyGuided(self.sg_k, self.sg_lambda, self.sg_gradient == "absolute")
 
     def guides(self) -> list[SaliencyGuided | None]:
         """One entry per selected training mode: None for standard training."""
-        return [None if mode == "standard" else self.guide() for mode in self.trainings]
+        return [None if mode == STANDARD_TRAINING else self.guide() for mode in self.training]
 
 
 def _split(value: str | None) -> tuple[str, ...]:
@@ -241,15 +298,22 @@ class Given:
     value: Any
     base: Path
     label: str
+    #: the option's default (:data:`OPTIONS`), taken where it is not given
+    default: str | float | None = None
 
     def fail(self, allowed: str) -> NoReturn:
         """A usage error naming the option, its value and what is allowed."""
         raise pytest.UsageError(f"{self.label}: {self.value!r} is not allowed; {allowed}")
 
-    def number(self, allowed: str, valid: Callable[[float], bool], default: float) -> float:
-        """The value as a finite number for which ``valid`` holds (``default`` where not given)."""
+    def text(self) -> str:
+        """The value as given, else the option's default (an option with one)."""
+        return str(self.value if self.value is not None else self.default)
+
+    def number(self, allowed: str, valid: Callable[[float], bool]) -> float:
+        """The value as a finite number for which ``valid`` holds (the default where not given)."""
         if self.value is None:
-            return default
+            assert isinstance(self.default, float), self.label
+            return self.default
         try:
             number = float(self.value)
         except (TypeError, ValueError):
@@ -316,7 +380,7 @@ def _thresholds_file(given: Given, shipped: Sequence[Path]) -> Path | None:
 
 def _max_drop(given: Given) -> float | None:
     """``--chaosmining-max-drop``: a drop >= 0, or None (each metric's calibrated drop)."""
-    return None if given.value is None else given.number("a drop >= 0", lambda d: d >= 0, 0.0)
+    return None if given.value is None else given.number("a drop >= 0", lambda d: d >= 0)
 
 
 def option_label(config: pytest.Config, name: str) -> str:
@@ -335,46 +399,44 @@ def resolve(config: pytest.Config, suite_names: Sequence[str], thresholds: Seque
     cwd = Path(config.invocation_params.dir)
 
     def get(name: str) -> Given:
+        option = _BY_KEY[name]
         cli = config.getoption(f"chaosmining_{name}")
         if cli is not None:
-            return Given(cli, cwd, option_label(config, name))
+            return Given(cli, cwd, option_label(config, name), option.default)
         ini = config.getini(f"chaosmining_{name}")
-        given = Given(ini if ini != "" else None, ini_dir, option_label(config, name))
-        choices = _CHOICES.get(name)
-        if given.value is not None and choices is not None and ini not in choices:  # the command line checks its own
-            given.fail(f"choose from {', '.join(choices)}")
+        given = Given(ini if ini != "" else None, ini_dir, option_label(config, name), option.default)
+        if given.value is not None and option.choices is not None and ini not in option.choices:
+            given.fail(f"choose from {', '.join(option.choices)}")  # the command line checks its own
         return given
 
     flag = config.getoption("chaosmining")
     enabled = bool(flag) if flag is not None else bool(config.getini("chaosmining"))
-    trainings = get("training").names(TRAINING_MODES, "training mode(s)") or ("standard",)
-    sg_k = get("sg_k").number("a fraction in (0, 1)", lambda k: 0 < k < 1, GUIDE.k)
-    sg_lambda = get("sg_lambda").number("a weight >= 0", lambda x: x >= 0, GUIDE.lam)
+    training = get("training").names(TRAINING_MODES, "training mode(s)") or (get("training").text(),)
     return Settings(
         enabled=enabled,
-        tier=get("tier").value or "smoke",
-        report_dir=get("report").folder(must_exist=False),
-        cache_dir=get("cache").folder(must_exist=False),
+        tier=get("tier").text(),
+        report=get("report").folder(must_exist=False),
+        cache=get("cache").folder(must_exist=False),
         pack=_pack(get("pack")),
-        reuse_builtin_results=(get("builtin_results").value or "reuse") == "reuse",
-        hold_known_defects=(get("known_defects").value or "hold") == "hold",
-        report_only=get("verdict").value == "report-only",
-        call_timeout_s=get("call_timeout").number("a number of seconds > 0", lambda t: t > 0, DEFAULT_CALL_TIMEOUT_S),
+        builtin_results=get("builtin_results").text(),
+        known_defects=get("known_defects").text(),
+        verdict=get("verdict").text(),
+        call_timeout=get("call_timeout").number("a number of seconds > 0", lambda t: t > 0),
         device=get("device").value,
         explainers=_split(get("explainers").value),
         suites=get("suites").names(suite_names, "suite(s)") or tuple(suite_names),
         seeds=get("seeds").parsed(parse_seeds),
-        data_dir=get("data").folder(must_exist=True),
-        sweeps=_split(get("sweep").value),
-        thresholds_file=_thresholds_file(get("thresholds"), thresholds),
-        baseline_file=get("baseline").path(),
+        data=get("data").folder(must_exist=True),
+        sweep=_split(get("sweep").value),
+        thresholds=_thresholds_file(get("thresholds"), thresholds),
+        baseline=get("baseline").path(),
         max_drop=_max_drop(get("max_drop")),
-        max_slowdown=get("max_slowdown").number("a factor >= 1", lambda f: f >= 1, DEFAULT_MAX_SLOWDOWN),
-        ensemble=get("ensemble").value or "auto",
-        precision=get("precision").value or "fp32",
+        max_slowdown=get("max_slowdown").number("a factor >= 1", lambda f: f >= 1),
+        ensemble=get("ensemble").text(),
+        precision=get("precision").text(),
         shard=get("shard").parsed(parse_shard),
-        trainings=tuple(dict.fromkeys(trainings)),
-        sg_k=sg_k,
-        sg_lambda=sg_lambda,
-        sg_absolute=(get("sg_gradient").value or "signed") == "absolute",
+        training=tuple(dict.fromkeys(training)),
+        sg_k=get("sg_k").number("a fraction in (0, 1)", lambda k: 0 < k < 1),
+        sg_lambda=get("sg_lambda").number("a weight >= 0", lambda x: x >= 0),
+        sg_gradient=get("sg_gradient").text(),
     )

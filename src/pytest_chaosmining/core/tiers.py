@@ -9,6 +9,8 @@ raising the learning rate so that the fewer full-batch steps still converge.
 from __future__ import annotations
 
 TIERS = ("smoke", "ci", "paper")
+#: the tier a run takes where none is named (``--chaosmining-tier``), and a results file without one was run at
+DEFAULT_TIER = TIERS[0]
 
 #: ``--chaosmining-seeds``: a count N (seeds 0..N-1) or an explicit range of seeds
 Seeds = int | range

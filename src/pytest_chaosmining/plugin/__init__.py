@@ -64,11 +64,11 @@ def _stopped(config: pytest.Config, reason: str) -> None:
     settings = config.stash.get(SETTINGS_KEY, None)
     if hasattr(config, "workerinput") or not (settings.enabled if settings else config.getoption("chaosmining")):
         return
-    folder = settings.report_dir if settings is not None else None
+    folder = settings.report if settings is not None else None
     if folder is None and (raw := config.getoption("chaosmining_report", None)):
         folder = Path(config.invocation_params.dir, str(raw))
     if folder is not None and not folder.is_file():
-        clear_previous(folder, settings.baseline_file if settings is not None else None)
+        clear_previous(folder, settings.baseline if settings is not None else None)
         write_stopped(folder, reason)
 
 
@@ -96,7 +96,7 @@ def _configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):
         collector = ResultCollector(config, settings, session, all_suites)
         config.pluginmanager.register(collector, "chaosmining-results")
-        if settings.baseline_file is not None:
+        if settings.baseline is not None:
             try:
                 baseline = session.baseline
             except ValueError as exc:
@@ -106,8 +106,8 @@ def _configure(config: pytest.Config) -> None:
                 baseline, session.baseline_scope(), collector, settings.max_slowdown
             )
             config.pluginmanager.register(collector.baseline_check, "chaosmining-baseline")
-        if settings.report_dir is not None and not settings.report_dir.is_file():
-            clear_previous(settings.report_dir, settings.baseline_file)  # the baseline is read by now
+        if settings.report is not None and not settings.report.is_file():
+            clear_previous(settings.report, settings.baseline)  # the baseline is read by now
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -128,7 +128,7 @@ def _check_named(session: pytest.Session) -> None:
     settings = chaosmining.settings
     chaosmining.roster.check_named(option_label(config, "explainers"))
     swept = {factor for name in settings.suites for factor in get_suite(name).sweeps(settings.tier)}
-    if unknown := [factor for factor in settings.sweeps if factor not in swept]:
+    if unknown := [factor for factor in settings.sweep if factor not in swept]:
         allowed = f"choose from {', '.join(sorted(swept))}" if swept else "none of the selected suites sweeps"
         label = option_label(config, "sweep")
         raise pytest.UsageError(f"{label}: unknown factor(s) {', '.join(unknown)} at tier {settings.tier}; {allowed}")
@@ -175,8 +175,8 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     if session is None:
         return None
     settings = session.settings
-    cache = settings.cache_dir or "the user cache directory"
-    baseline = f", baseline {settings.baseline_file}" if settings.baseline_file else ""
+    cache = settings.cache or "the user cache directory"
+    baseline = f", baseline {settings.baseline}" if settings.baseline else ""
     return [
         f"chaosmining: tier {settings.tier}, suites {','.join(settings.suites)}, device {session.runtime.device}, "
         f"cache {cache}{baseline}"

@@ -200,7 +200,7 @@ class ResultCollector:
             },
             "suites": list(self.settings.suites),
             "explainers": list(self.session.explainers),
-            "sweeps": list(self.settings.sweeps),
+            "sweeps": list(self.settings.sweep),
             "device": str(self.session.runtime.device),
             "machine": this_machine(self.session.runtime.device.type),
             "code": {"package": package_digest(), "source": source_fingerprint()},
@@ -252,8 +252,8 @@ class ResultCollector:
         meta, shown = run.meta, run.human_facing  # the fingerprints of maps go to results.json only
         summary = os.environ.get("GITHUB_STEP_SUMMARY")
         meta["step_summary"] = bool(summary)  # the annotate step adds none of its own
-        if self.settings.report_dir is not None:
-            _, self.written = render(Path(self.settings.report_dir), run, self.session, self.suites())
+        if self.settings.report is not None:
+            _, self.written = render(Path(self.settings.report), run, self.session, self.suites())
         if summary:
             with open(summary, "a", encoding="utf-8") as fh:
                 fh.write(step_summary(shown, self.suites(), run_page()))
@@ -287,7 +287,7 @@ class ResultCollector:
         for (_, _, outcome), n in outcomes.items():
             kinds[outcome] += n
         how = ", ".join(f"{n} {kind}" for kind, n in kinds.most_common())
-        if self.settings.report_only:
+        if self.settings.verdict == "report-only":
             return [f"chaosmining: report-only run (--chaosmining-verdict report-only): {total} tests recorded "
                     f"({how}), none judged"], []  # fmt: skip
         if session.exitstatus == pytest.ExitCode.OK:

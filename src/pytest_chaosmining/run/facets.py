@@ -60,7 +60,7 @@ class RunPlan:
     @property
     def data_dir(self) -> str | None:
         """``--chaosmining-data`` as a string (None: the embedded data)."""
-        return str(self.settings.data_dir) if self.settings.data_dir else None
+        return str(self.settings.data) if self.settings.data else None
 
     def cases(self, suite: str, cases: Sequence[C]) -> list[C]:
         """Those of ``cases`` with a selected test (all of them before collection ends)."""

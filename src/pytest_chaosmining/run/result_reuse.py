@@ -68,7 +68,7 @@ class ResultReuse:
         """``compute()`` of the plugin's own (a built-in's, a reference's) through the
         derived-results cache under ``key`` and the device type, unless
         ``--chaosmining-builtin-results recompute``."""
-        if not self.settings.reuse_builtin_results:
+        if self.settings.builtin_results != "reuse":
             return compute()
         return self.derived.get_or_compute(suite, {**key, "device": self._placement.device.type}, compute, types)
 
@@ -77,7 +77,7 @@ class ResultReuse:
         """Whether a built-in explainer's cached results stand in for computing them: not
         with ``--chaosmining-builtin-results recompute``, nor when benchmark results are
         asked for (:attr:`fresh_timings`)."""
-        return self.settings.reuse_builtin_results and not self.fresh_timings
+        return self.settings.builtin_results == "reuse" and not self.fresh_timings
 
     @functools.cached_property
     def fresh_timings(self) -> bool:

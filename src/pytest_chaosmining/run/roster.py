@@ -60,7 +60,7 @@ class ExplainerRoster:
     def thresholds(self) -> Thresholds:
         """The run's bars: the shipped ones, ``--chaosmining-thresholds`` merged over them (the
         built-ins of :attr:`own_bars_only` held only to bars written for them)."""
-        return shipped_thresholds(self.settings.thresholds_file, self.own_bars_only)
+        return shipped_thresholds(self.settings.thresholds, self.own_bars_only)
 
     @functools.cached_property
     def map_notes(self) -> MapNotes:
@@ -77,7 +77,7 @@ class ExplainerRoster:
         except ValueError as exc:
             raise pytest.UsageError(f"--chaosmining-explainers: {exc}") from None
         return {
-            name: dataclasses.replace(e, call_timeout_s=self.settings.call_timeout_s, map_notes=self.map_notes)
+            name: dataclasses.replace(e, call_timeout_s=self.settings.call_timeout, map_notes=self.map_notes)
             for name, e in chosen.items()
         }
 

@@ -46,7 +46,7 @@ class ChaosminingSession:
         self.roster = ExplainerRoster(config, settings)
         self.selection = CaseSelection(self.roster.explainers_in)
         #: the model cache's folder (``--chaosmining-cache``, else the user cache dir)
-        self.cache_root = settings.cache_dir or Path(platformdirs.user_cache_dir("pytest-chaosmining"))
+        self.cache_root = settings.cache or Path(platformdirs.user_cache_dir("pytest-chaosmining"))
         #: where built-in and reference results are reused
         self.results = ResultReuse(config, settings, self.cache_root, self.placement)
         #: ``memo(key, load)``: the models of the last few keys used, kept in memory
@@ -83,9 +83,9 @@ class ChaosminingSession:
     def baseline(self) -> Baseline | None:
         """The ``--chaosmining-baseline`` results, if given, set to gate costs as this
         machine allows (:meth:`Baseline.against_machine`)."""
-        if not self.settings.baseline_file:
+        if not self.settings.baseline:
             return None
-        baseline = Baseline.load(self.settings.baseline_file, self.metric_catalog)
+        baseline = Baseline.load(self.settings.baseline, self.metric_catalog)
         baseline.require_tier(self.settings.tier)
         baseline.against_machine(this_machine(self.placement.device.type))
         return baseline
@@ -142,5 +142,5 @@ class ChaosminingSession:
             report_only=frozenset(thresholds.report_only(list(self.settings.suites), tier)),
             thresholds=thresholds,
             paired_drop=paired_drop,
-            hold_known_defects=self.settings.hold_known_defects,
+            hold_known_defects=self.settings.known_defects == "hold",
         )

@@ -16,7 +16,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, Self, TypeVa
 from pytest_chaosmining.core.metrics.cost import Cost
 from pytest_chaosmining.core.storage.derived import weights_digest
 from pytest_chaosmining.core.tiers import Seeds, seed_range
-from pytest_chaosmining.core.training.modes import guided_model_id, training_key, uncalibrated_training
+from pytest_chaosmining.core.training.modes import (
+    STANDARD_PRECISION,
+    guided_model_id,
+    training_key,
+    uncalibrated_training,
+)
 from pytest_chaosmining.suite_kit.case_names import formatted
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
 from pytest_chaosmining.suite_kit.judging import model_scored
@@ -109,7 +114,7 @@ class ClassifierCase(NamedCase):
     source: str = "embedded"
     data_dir: str | None = None
     guide: SaliencyGuided | None = None  # saliency guided training; None: standard
-    precision: str = "fp32"  # training arithmetic (core.training.modes.PRECISIONS)
+    precision: str = STANDARD_PRECISION  # training arithmetic (core.training.modes.PRECISIONS)
 
     @classmethod
     def planned(
@@ -319,7 +324,7 @@ class ClassifierSuite(ClassifierTestbed, SuiteDefaults):
         )
         precision = run.plan.settings.precision  # standard training only: saliency guided models stay fp32
         return [
-            c if precision == "fp32" or c.guide is not None else dataclasses.replace(c, precision=precision)
+            c if precision == STANDARD_PRECISION or c.guide is not None else dataclasses.replace(c, precision=precision)
             for c in cases
         ]
 

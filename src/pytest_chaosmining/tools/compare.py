@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_chaosmining.core.records import FINGERPRINT, Record
+from pytest_chaosmining.core.tiers import DEFAULT_TIER
 from pytest_chaosmining.explainers import CONTROL_NAME, builtin_explainers
 from pytest_chaosmining.reports.failure_table import SUMMARY_REASON, cell
 from pytest_chaosmining.suites import metric_catalog, shipped_thresholds
@@ -100,7 +101,7 @@ def compare_runs(
     machine = meta.get("machine")
     if isinstance(machine, dict):
         baseline.against_machine(machine)  # another CPU, device, GPU or stack: no cost compared
-    tier = str(meta.get("tier") or baseline.tier or "smoke")
+    tier = str(meta.get("tier") or baseline.tier or DEFAULT_TIER)
     thresholds = shipped_thresholds(thresholds_file)
     ran = {r.suite for r in records}
     comparison = baseline.compare(records, lambda r: all_suites or r.suite in ran)

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pytest_chaosmining.core.records import MODEL_LEVEL, Record
+from pytest_chaosmining.core.tiers import DEFAULT_TIER
 from pytest_chaosmining.reports.failure_table import cell
 from pytest_chaosmining.reports.leaderboard import Leaderboard, build_leaderboard
 from pytest_chaosmining.reports.run_counts import RunCounts
@@ -97,7 +98,7 @@ def pr_summary(main: Path, this: Path) -> str:
     failures = failures if isinstance(failures, list) else []
     explainer_of = _explainer_of(findings, new_records + old_records, failures)
     meta = new.get("meta", {})
-    tier = str(meta.get("tier", "smoke")) if isinstance(meta, dict) else "smoke"
+    tier = str(meta.get("tier", DEFAULT_TIER)) if isinstance(meta, dict) else DEFAULT_TIER
     tests: dict[str, dict[str, set[str]]] = {}  # explainer → kind → the tests
     for finding in findings:
         kind = "regressed" if finding.kind in FAILING and finding.kind != "missing" else finding.kind

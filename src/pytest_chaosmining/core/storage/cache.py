@@ -30,6 +30,7 @@ from pytest_chaosmining.core.storage.atomic import atomic_write
 from pytest_chaosmining.core.storage.keys import LOCK_TIMEOUT_S, Code, cache_key, shipped_key
 from pytest_chaosmining.core.storage.pack import ModelPack
 from pytest_chaosmining.core.training.determinism import reproducible
+from pytest_chaosmining.core.training.modes import STANDARD_PRECISION
 
 
 class CorruptEntry(Exception):
@@ -85,7 +86,9 @@ class ModelCache:
             if found is not None:
                 return found[0], found[1], False
             device = torch.device(str(config.get("device", "cpu")))
-            with reproducible(device, str(config.get("precision", "fp32"))):  # on CUDA: the same weights every run
+            with reproducible(
+                device, str(config.get("precision", STANDARD_PRECISION))
+            ):  # on CUDA: the same weights every run
                 state, meta = train()
             meta = {**meta, "key": key, "config": json.dumps(config, sort_keys=True)}
             if shippable:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import torch
 from torch import nn
 
-from pytest_chaosmining.core.training.modes import PRECISIONS
+from pytest_chaosmining.core.training.modes import PRECISIONS, STANDARD_PRECISION
 from pytest_chaosmining.core.training.saliency import SaliencyGuided, guided_loss
 
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ def resident(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
 def _precision_context(precision: str, device: torch.device) -> contextlib.AbstractContextManager[None]:
     """The arithmetic of one forward and loss: fp32 as written, or bf16 autocast (the
     weights and the optimiser stay fp32)."""
-    if precision == "fp32":
+    if precision == STANDARD_PRECISION:
         return contextlib.nullcontext()
     return torch.autocast(device_type=device.type, dtype=torch.bfloat16)
 
@@ -78,7 +78,7 @@ def train_classifier(
     progress: ProgressFn | None = None,
     prepare: PrepareFn = to_float,
     guide: SaliencyGuided | None = None,
-    precision: str = "fp32",
+    precision: str = STANDARD_PRECISION,
 ) -> float:
     """Train ``model`` in place with cross-entropy on ``prepare(inputs[batch])``
     (plus the saliency guided term when ``guide`` is given); returns the last
@@ -87,7 +87,7 @@ def train_classifier(
     fp32 and the standard memory format either way."""
     if precision not in PRECISIONS:  # before the model is touched
         raise ValueError(f"unknown training precision {precision!r}: {' or '.join(PRECISIONS)}")
-    images = inputs.dim() == 4 and precision != "fp32"
+    images = inputs.dim() == 4 and precision != STANDARD_PRECISION
     if images:
         model.to(memory_format=torch.channels_last)
     try:

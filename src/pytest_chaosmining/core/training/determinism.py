@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import torch
 
+from pytest_chaosmining.core.training.modes import STANDARD_PRECISION
+
 #: cuBLAS's deterministic workspace; it must be set before the process's first cuBLAS call
 CUBLAS_WORKSPACE = ":4096:8"
 
@@ -61,10 +63,10 @@ def prepare_cuda_process() -> None:
 
 
 @contextlib.contextmanager
-def reproducible(device: torch.device, precision: str = "fp32") -> Iterator[None]:
+def reproducible(device: torch.device, precision: str = STANDARD_PRECISION) -> Iterator[None]:
     """Within: :data:`REPRODUCIBLE` on a CUDA ``device`` in fp32 (restored after, even on
     an error); elsewhere, or in bf16, nothing changes."""
-    if device.type != "cuda" or precision != "fp32":
+    if device.type != "cuda" or precision != STANDARD_PRECISION:
         yield
         return
     before = KernelSettings.now()

@@ -16,6 +16,10 @@ TRAINING_MODES = ("standard", "saliency-guided")
 #: Arithmetic of the classifiers' training (``--chaosmining-precision``): fp32, or bf16 autocast
 #: with channels_last image batches
 PRECISIONS = ("fp32", "bf16")
+#: the arithmetic the bars were calibrated on, which adds nothing to a model's name or key
+STANDARD_PRECISION = PRECISIONS[0]
+#: the training the bars were calibrated on (no training mode in a model's name or key)
+STANDARD_TRAINING = TRAINING_MODES[0]
 
 
 @dataclass(frozen=True)
@@ -41,25 +45,25 @@ class SaliencyGuided:
         return f"sg-k{self.k:g}-l{self.lam:g}" + ("-abs" if self.absolute else "")
 
 
-def uncalibrated_training(guide: SaliencyGuided | None, precision: str = "fp32") -> list[str]:
+def uncalibrated_training(guide: SaliencyGuided | None, precision: str = STANDARD_PRECISION) -> list[str]:
     """What of a model's training the suites' bars were not calibrated for (they were
     for standard fp32 training): saliency guided training, another precision."""
     found = [] if guide is None else [f"saliency guided training ({guide.id})"]
-    return found + ([] if precision == "fp32" else [f"{precision} training"])
+    return found + ([] if precision == STANDARD_PRECISION else [f"{precision} training"])
 
 
-def guided_model_id(model_id: str, guide: SaliencyGuided | None, precision: str = "fp32") -> str:
+def guided_model_id(model_id: str, guide: SaliencyGuided | None, precision: str = STANDARD_PRECISION) -> str:
     """``model_id`` with the training mode and a precision other than fp32 appended
     (nothing for standard fp32 training)."""
     model_id = model_id if guide is None else f"{model_id}-{guide.id}"
-    return model_id if precision == "fp32" else f"{model_id}-{precision}"
+    return model_id if precision == STANDARD_PRECISION else f"{model_id}-{precision}"
 
 
 def training_key(suite: str, case: Any, device_type: str) -> dict[str, Any]:
     """Everything that affects a case's trained weights (its cache key); standard
     training adds nothing, nor does fp32, so standard models keep their keys."""
     fields = dataclasses.asdict(case)
-    if fields.get("precision") == "fp32":
+    if fields.get("precision") == STANDARD_PRECISION:
         fields.pop("precision")
     if fields.get("guide") is None:
         fields.pop("guide", None)

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 def planned_cases(run: RunView) -> list[SymbolicCase]:
     """The symbolic cases of the run's tier, seeds and sweeps, one per training mode."""
     return run.plan.per_training(
-        plan_cases(SYMBOLIC[run.plan.tier], run.plan.settings.seeds, list(run.plan.settings.sweeps))
+        plan_cases(SYMBOLIC[run.plan.tier], run.plan.settings.seeds, list(run.plan.settings.sweep))
     )
 
 
