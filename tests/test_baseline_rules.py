@@ -24,6 +24,8 @@ from pytest_chaosmining.core.training.determinism import REPRODUCIBLE, KernelSet
 from pytest_chaosmining.suites import metric_catalog, shipped_thresholds
 from pytest_chaosmining.verdict.baseline import Baseline, PairedDrop, paired_t
 from pytest_chaosmining.verdict.judge import ConformanceFailure, Judge
+from pytest_chaosmining.verdict.rule import BaselineRule
+from pytest_chaosmining.verdict.thresholds import Thresholds
 
 CASE = {"condition": "RBRP"}
 RULE = PairedDrop(t=3.6, cap=0.14)
@@ -48,9 +50,9 @@ def test_a_drop_within_its_own_noise_is_a_change_not_a_regression():
     old, new = _iou(BEFORE), _iou(after)
     baseline, metric = _baseline(old), metric_catalog().judged("vision", "iou")
     assert old.value - new.value > 0.04 and paired_t(BEFORE, after) < RULE.t
-    assert baseline.regression(new, metric, 0.04) is not None  # the allowed drop alone: a false alarm
-    assert baseline.regression(new, metric, 0.04, RULE) is None
-    change = baseline.change(new, metric, 0.04, RULE)
+    assert baseline.drop(new, metric, 0.04).regression is not None  # the allowed drop alone: a false alarm
+    assert baseline.drop(new, metric, 0.04, RULE).regression is None
+    change = baseline.drop(new, metric, 0.04, RULE).change
     assert change and "iou changed" in change and "make this run the baseline" in change
 
 
@@ -58,22 +60,22 @@ def test_a_drop_out_of_its_noise_or_beyond_the_cap_regresses():
     metric = metric_catalog().judged("vision", "iou")
     wrong = [v - 0.06 for v in BEFORE]  # every image a little worse: t is infinite
     baseline = _baseline(_iou(BEFORE))
-    message = baseline.regression(_iou(wrong), metric, 0.04, RULE)
+    message = baseline.drop(_iou(wrong), metric, 0.04, RULE).regression
     assert message and "decided by paired t inf > 3.6 over 32 samples" in message
     lost = list(BEFORE)
     for i in range(0, 32, 4):  # eight images lose their box entirely: noisy (t 3.1), but far beyond harmless
         lost[i] = 0.0
-    message = baseline.regression(_iou(lost), metric, 0.04, RULE) or ""
+    message = baseline.drop(_iou(lost), metric, 0.04, RULE).regression or ""
     assert "decided by the drop reached the cap 0.14" in message and "paired t" not in message  # the cap decided
     assert "samples that fell most: 0 (0.90 → 0.00)" in message
-    assert baseline.change(_iou(lost), metric, 0.04, RULE) is None
+    assert baseline.drop(_iou(lost), metric, 0.04, RULE).change is None
 
 
 def test_without_samples_the_allowed_drop_alone_decides():
     metric = metric_catalog().judged("vision", "iou")
     old, new = _iou(BEFORE), _iou([v - 0.05 for v in BEFORE])
     new.samples = None
-    assert "regressed" in (_baseline(old).regression(new, metric, 0.04, RULE) or "")
+    assert "regressed" in (_baseline(old).drop(new, metric, 0.04, RULE).regression or "")
 
 
 def test_the_paired_rules_are_calibrated_in_the_suites_thresholds():
@@ -87,14 +89,8 @@ def test_the_paired_rules_are_calibrated_in_the_suites_thresholds():
 
 def test_the_judge_notes_a_change_and_fails_a_regression():
     old = _iou(BEFORE)
-    judge = Judge(
-        {},
-        _baseline(old),
-        max_drop=lambda suite, metric: 0.04,
-        tier="ci",
-        catalog=metric_catalog(),
-        paired_drop=lambda suite, metric: RULE,
-    )
+    paired = Thresholds({"vision": {"ci": {"paired_drop": {"t": RULE.t, "iou": RULE.cap}}}})
+    judge = Judge({}, BaselineRule(_baseline(old), paired, "ci", max_drop=0.04), tier="ci", catalog=metric_catalog())
 
     class Node:
         nodeid = "t"
@@ -192,11 +188,9 @@ def test_a_condition_without_a_bar_is_still_compared_against_its_baseline():
     baseline = Baseline([old], "base.json", metric_catalog())  # recorded without a bar
     judge = Judge(
         {},
-        baseline,
-        max_drop=lambda suite, metric: 0.04,
+        BaselineRule(baseline, shipped_thresholds(None), "smoke", max_drop=0.04),
         catalog=metric_catalog(),
         thresholds=shipped_thresholds(None),
-        paired_drop=lambda suite, metric: RULE,
         tier="smoke",
     )
 
@@ -244,7 +238,7 @@ def test_a_first_cost_that_could_fail_its_model_s_median_is_measured_again():
     assert baseline.cost_worth_rechecking(cpu(485.0), 2.0) and baseline.cost_regression(cpu(485.0), 2.0) is None
     assert not baseline.cost_worth_rechecking(cpu(430.0), 2.0)  # within 2 x 209 + 20 ms
     assert not baseline.cost_worth_rechecking(cpu(1e6, "time_ms"), 2.0)  # wall time is never gated
-    judge = Judge({}, baseline, max_drop=lambda suite, metric: 0.04, catalog=metric_catalog(), tier="smoke")
+    judge = Judge({}, BaselineRule(baseline, Thresholds({}), "smoke", 0.04), catalog=metric_catalog(), tier="smoke")
     exceeds = judge.cost_recheck(lambda metric, value: cpu(value, metric))
     assert exceeds is not None
     assert exceeds(Cost(time_ms=500.0, peak_mem_mb=40.0, cpu_ms=485.0))
@@ -352,9 +346,8 @@ def test_a_sampler_whose_draws_changed_no_outline_may_still_change_a_few_of_400_
         now[changed] *= -1.0
         baseline = Baseline(records(base, noise), "base.json", metric_catalog())
         kept, shape, *_ = records(now, noise)
-        verdict = drift_verdict(
-            baseline, shipped_thresholds(None), "smoke", kept, shape, "default", "GS", lambda: noise, False
-        )
+        rule = BaselineRule(baseline, shipped_thresholds(None), "smoke")
+        verdict = drift_verdict(rule, kept, shape, "default", "GS", lambda: noise, False)
         return next((value, bar) for metric, value, bar, _ in verdict.checks if metric == "outline_kept")
 
     sampler = DrawNoise(0.99, 0.9, 0.0)  # no outline changed between its draws
@@ -382,7 +375,7 @@ def test_a_sampler_s_draw_may_fall_one_explained_sample_below_an_absolute_bar():
         record.samples = samples
         return record
 
-    judge = Judge(explainers, None, max_drop=lambda suite, metric: 0.1, catalog=metric_catalog(), tier="smoke")
+    judge = Judge(explainers, None, catalog=metric_catalog(), tier="smoke")
 
     class Node:
         nodeid = "t"

@@ -27,7 +27,7 @@ class Node:
 
 def _judge(source: str) -> Judge:
     explainers = {"DL": Explainer("DL", lambda m, x, t: x, source=source, completeness=True)}
-    return Judge(explainers, None, max_drop=lambda suite, metric: 0.05, tier="smoke", catalog=metric_catalog())
+    return Judge(explainers, None, tier="smoke", catalog=metric_catalog())
 
 
 def _completeness(value: float) -> Record:

@@ -9,6 +9,8 @@ from pytest_chaosmining.suites import all_suites
 from pytest_chaosmining.testbeds.formulas.cases import cost_case, plan_cases
 from pytest_chaosmining.testbeds.formulas.tiers import SYMBOLIC
 from pytest_chaosmining.verdict.baseline import Baseline
+from pytest_chaosmining.verdict.rule import BaselineRule
+from pytest_chaosmining.verdict.thresholds import Thresholds
 
 
 def test_tiers_cover_all_formulas_and_the_paper_defaults():
@@ -87,11 +89,11 @@ def test_baseline_flags_only_drops_beyond_the_allowance(tmp_path):
     base = Baseline.load(path, catalog)
     r = recs[1]
     fprec = catalog.judged(r.suite, r.metric)
-    assert base.regression(r, fprec, 0.02) is None
+    assert base.drop(r, fprec, 0.02).regression is None
     worse = Record(**{**r.to_dict(), "value": r.value - 0.05})
-    assert "regressed" in base.regression(worse, fprec, 0.02)
+    assert "regressed" in base.drop(worse, fprec, 0.02).regression
     slower = Record(**{**recs[2].to_dict(), "value": 1e9})
-    assert base.regression(slower, fprec, 0.02) is None  # not judged in the baseline: no value to compare
+    assert base.drop(slower, fprec, 0.02).regression is None  # not judged in the baseline: no value to compare
     path.write_text("{")
     with pytest.raises(ValueError, match="cannot read chaosmining baseline"):
         Baseline.load(path, catalog)
@@ -108,9 +110,8 @@ def test_every_judged_metric_is_compared_with_the_baseline_training_gain_too():
     catalog = metric_catalog()
     fields = {"formula": 2, "noise_features": 20, "label_noise": 0.01, "n_samples": 2000}
     old = Record("symbolic", "mlp", "IG", 0, "training_gain", 0.60, fields, threshold=0.1, passed=True)
-    judge = Judge(
-        {}, Baseline([old], "base.json", catalog), max_drop=lambda suite, metric: 0.02, tier="ci", catalog=catalog
-    )
+    rule = BaselineRule(Baseline([old], "base.json", catalog), Thresholds({}), "ci", max_drop=0.02)
+    judge = Judge({}, rule, tier="ci", catalog=catalog)
 
     class Node:
         nodeid = "t"

@@ -7,6 +7,8 @@ import pytest
 from conftest import load_results
 from plugin_runs import breaking_conftest, drift_checks_of
 
+from pytest_chaosmining.tools.compare import compare_runs
+
 
 def test_baseline_regression_fails_the_dropped_results(pytester, run_suite):
     run_suite("--chaosmining-explainers", "SA,FA", "--chaosmining-suites", "symbolic", k="f08").assert_outcomes(
@@ -318,6 +320,33 @@ def test_maps_that_drift_from_the_baseline_fail_and_unchanged_maps_pass(pytester
     rows = run_suite(*args, "--chaosmining-baseline", baseline, report="rows", k="f15")
     rows.assert_outcomes(passed=1, failed=1)
     rows.stdout.fnmatch_lines(["*the maps of 2 of 32 explained samples moved from the baseline's*samples 3, 7)*"])
+
+
+def test_the_run_and_compare_give_the_same_verdicts_on_the_same_files(pytester, run_suite, monkeypatch):
+    """A run against a baseline and ``chaosmining-compare`` of the same two results.json ask the
+    same rule (:class:`~pytest_chaosmining.verdict.rule.BaselineRule`): the tests the run failed on
+    the baseline's account are those compare finds regressed or drifted, each for the same reason,
+    and a test neither failed passes both."""
+    pytester.makeconftest(DRIFT_CONFTEST)
+    args = ("--chaosmining-explainers", "mine,FA,SA", "--chaosmining-suites", "symbolic", "-rf")
+    run_suite(*args, report="base", k="f15").assert_outcomes(passed=4)
+    payload = load_results(pytester, "base")
+    for record in payload["records"]:
+        if record["explainer"] == "FA" and record["metric"] == "fprec":
+            record["value"] += 0.2  # FA's score falls 0.2 below the baseline's
+    baseline = pytester.path / "baseline.json"
+    baseline.write_text(json.dumps(payload))
+    monkeypatch.setenv("CHAOSMINING_TEST_DRIFT", "1")  # mine's maps move, its bars still pass
+    run_suite(*args, "--chaosmining-baseline", str(baseline), report="new", k="f15").assert_outcomes(passed=2, failed=2)
+    new = pytester.path / "new" / "results.json"
+    failed = {f["nodeid"]: f["message"] for f in json.loads(new.read_text())["failures"]}
+    findings = compare_runs(baseline, new)
+    judged = {f.nodeid: f.message for f in findings if f.kind in ("regressed", "drift")}
+    assert sorted(judged) == sorted(failed) and len(failed) == 2
+    for nodeid, message in judged.items():  # compare names the explainer where the run names its case
+        reason = message.split(" (")[0].removeprefix("mine: ")
+        assert reason in failed[nodeid] and reason.startswith(("fprec regressed: 0.", "its maps moved")), reason
+    assert {f.kind for f in findings} == {"failed", "regressed", "drift"}  # the run's own failures, no other
 
 
 #: ``lrp`` promises its maps' size, ``plain`` does not; both double their maps when CHAOSMINING_TEST_SIZE is set

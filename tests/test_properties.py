@@ -226,11 +226,14 @@ def test_own_merit_metrics_are_judged_by_their_bars_not_against_a_baseline():
         assert declared.against_baseline is False
         old = Record(suite, "m", "IG", 0, metric, 1.0, fields, threshold=0.5, passed=True)
         baseline = Baseline([old], "base.json", catalog)
-        assert baseline.regression(Record(**{**old.to_dict(), "value": 0.6}), declared, 0.02) is None
+        assert baseline.drop(Record(**{**old.to_dict(), "value": 0.6}), declared, 0.02).regression is None
         assert baseline.compare([], lambda r: True).missing == []
     score = Record("vision", "m", "IG", 0, "iou", 0.8, fields, threshold=0.3, passed=True)
     dropped = Record(**{**score.to_dict(), "value": 0.5})
-    assert "iou regressed" in Baseline([score], "b", catalog).regression(dropped, catalog.judged("vision", "iou"), 0.04)
+    assert (
+        "iou regressed"
+        in Baseline([score], "b", catalog).drop(dropped, catalog.judged("vision", "iou"), 0.04).regression
+    )
     assert Baseline([score], "b", catalog).compare([], lambda r: True).missing == [score]
 
 

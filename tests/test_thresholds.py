@@ -435,7 +435,7 @@ def test_a_report_only_suite_records_its_results_and_skips_with_the_reason():
         nodeid = "t"
         user_properties: list = []
 
-    judge = Judge({}, None, max_drop=lambda suite, metric: 0.02, tier="ci", report_only=frozenset({"vision"}))
+    judge = Judge({}, None, tier="ci", report_only=frozenset({"vision"}))
     low = Record("vision", "cnn", "IG", 0, "iou", 0.01, {"condition": "RBFP"})
     with pytest.raises(pytest.skip.Exception, match="suite vision is report-only at this tier"):
         judge.require_all(Node(), [(low, 0.5, "IG on RBFP")])

@@ -48,6 +48,7 @@ from pytest_chaosmining.explainers import builtin_explainers  # noqa: E402
 from pytest_chaosmining.suites import metric_catalog, shipped_thresholds  # noqa: E402
 from pytest_chaosmining.verdict.baseline import Baseline, PairedDrop  # noqa: E402
 from pytest_chaosmining.verdict.drift import drift_verdict  # noqa: E402
+from pytest_chaosmining.verdict.rule import BaselineRule  # noqa: E402
 
 TIER = "smoke"
 SHAPES = ("uniform", "one class in ten", "a quarter", "one condition")
@@ -107,7 +108,7 @@ class ScoreRule:
         else:
             lost = f * len(self.affected) / self.n * self.record["value"]
             hurt = Record.from_dict({**self.record, "value": self.record["value"] - lost})
-        return self.baseline.regression(hurt, self.metric, self.drop, self.paired) is not None
+        return self.baseline.drop(hurt, self.metric, self.drop, self.paired).regression is not None
 
 
 @dataclass(frozen=True)
@@ -136,9 +137,8 @@ class DriftRule:
                     rows[i][1] *= 1 - f
             outlined = Record.from_dict({**self.outline, "maps": rows})
         noise = self.baseline.noise_of(kept)  # the base's recorded noise: the regression adds none
-        verdict = drift_verdict(
-            self.baseline, BARS, TIER, kept, outlined, self.bar_key, "", (lambda: noise) if noise else None, False
-        )
+        rule = BaselineRule(self.baseline, BARS, TIER)
+        verdict = drift_verdict(rule, kept, outlined, self.bar_key, "", (lambda: noise) if noise else None, False)
         return any(bar is not None and value < bar for _, value, bar, _ in verdict.checks)
 
 

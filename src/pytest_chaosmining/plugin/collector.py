@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from pytest_chaosmining.reports.reported_suite import ReportedSuite
     from pytest_chaosmining.run.session import ChaosminingSession
     from pytest_chaosmining.verdict.baseline_check import BaselineCheck
+    from pytest_chaosmining.verdict.rule import BaselineRule
 
 #: how pytest's skip of a parametrization without cases begins (no test to count)
 EMPTY_PARAMETER_SET = "got empty parameter set"
@@ -232,6 +233,12 @@ class ResultCollector:
     def models_trained_on(self) -> list[str]:
         """The device types the run's models were trained on, over this process and its workers."""
         return sorted(self.worker_trained_on | set(self.session.models_trained_on()))
+
+    def baseline_rule(self) -> BaselineRule:
+        """How the run's results are judged against the baseline (a run with one)."""
+        rule = self.session.baseline_rule
+        assert rule is not None, "a baseline check without a baseline"
+        return rule
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

@@ -27,9 +27,10 @@ from pytest_chaosmining.run.result_reuse import ResultReuse
 from pytest_chaosmining.run.roster import ExplainerRoster
 from pytest_chaosmining.settings import Settings
 from pytest_chaosmining.suites import get_suite, metric_catalog, planned, registered_suites
-from pytest_chaosmining.verdict.baseline import Baseline, PairedDrop
+from pytest_chaosmining.verdict.baseline import Baseline
 from pytest_chaosmining.verdict.baseline_scope import BaselineScope
 from pytest_chaosmining.verdict.judge import Judge
+from pytest_chaosmining.verdict.rule import BaselineRule
 
 if TYPE_CHECKING:
     from pytest_chaosmining.core.metrics.catalog import MetricCatalog
@@ -90,6 +91,15 @@ class ChaosminingSession:
         baseline.against_machine(this_machine(self.placement.device.type))
         return baseline
 
+    @functools.cached_property
+    def baseline_rule(self) -> BaselineRule | None:
+        """How this run's results are judged against the baseline (None: no baseline)."""
+        baseline = self.baseline
+        if baseline is None:
+            return None
+        settings = self.settings
+        return BaselineRule(baseline, self.thresholds, settings.tier, settings.max_drop, settings.max_slowdown)
+
     def baseline_scope(self) -> BaselineScope:
         """Which of the baseline's judged results this run judges again: the named
         explainers, the selected suites and their seeds, this shard's tests."""
@@ -123,24 +133,14 @@ class ChaosminingSession:
     @functools.cached_property
     def judge(self) -> Judge:
         """Records results and asserts bars (see :class:`~pytest_chaosmining.verdict.judge.Judge`)."""
-        fixed, tier, thresholds = self.settings.max_drop, self.settings.tier, self.thresholds
-
-        def max_drop(suite: str, metric: str) -> float:
-            return fixed if fixed is not None else thresholds.max_drop(suite, tier, metric)
-
-        def paired_drop(suite: str, metric: str) -> PairedDrop | None:
-            return thresholds.paired_drop(suite, tier, metric)
-
+        tier, thresholds = self.settings.tier, self.thresholds
         return Judge(
             self.explainers,
-            self.baseline,
-            max_drop,
+            self.baseline_rule,
             tier=tier,
-            max_slowdown=self.settings.max_slowdown,
             catalog=self.metric_catalog,
             map_notes=self.roster.map_notes,
             report_only=frozenset(thresholds.report_only(list(self.settings.suites), tier)),
             thresholds=thresholds,
-            paired_drop=paired_drop,
             hold_known_defects=self.settings.known_defects == "hold",
         )

@@ -45,10 +45,10 @@ from pytest_chaosmining.suites import metric_catalog, shipped_thresholds
 from pytest_chaosmining.verdict.baseline import DEFAULT_MAX_SLOWDOWN, Baseline
 from pytest_chaosmining.verdict.baseline_check import COST_PREFIX, MISSING_PREFIX
 from pytest_chaosmining.verdict.drift import drift_verdict
+from pytest_chaosmining.verdict.rule import BaselineRule
 
 if TYPE_CHECKING:
     from pytest_chaosmining.core.metrics.catalog import MetricCatalog
-    from pytest_chaosmining.verdict.thresholds import Thresholds
 
 #: the kinds of finding that fail a comparison (``new`` does not)
 FAILING = ("failed", "regressed", "drift", "cost", "missing")
@@ -102,34 +102,32 @@ def compare_runs(
     if isinstance(machine, dict):
         baseline.against_machine(machine)  # another CPU, device, GPU or stack: no cost compared
     tier = str(meta.get("tier") or baseline.tier or DEFAULT_TIER)
-    thresholds = shipped_thresholds(thresholds_file)
+    rule = BaselineRule(baseline, shipped_thresholds(thresholds_file), tier, max_drop, max_slowdown)
     ran = {r.suite for r in records}
     comparison = baseline.compare(records, lambda r: all_suites or r.suite in ran)
     new_side = Baseline(records, str(new), catalog)  # NEW's own noise, outlines and size checks, looked up alike
     unbarred = [
         r
         for r in records
-        if r.threshold is None and catalog.is_judged(r.suite, r.metric) and r.explainer != CONTROL_NAME
-        if thresholds.compares_unbarred(r.suite, tier, r.metric)
+        if r.threshold is None
+        and rule.compares_unbarred(r, catalog.get(r.suite, r.metric), r.explainer == CONTROL_NAME)
     ]
     for record in [r for r, _ in comparison.compared] + unbarred:
         metric = catalog.get(record.suite, record.metric)
         if metric is None:
             continue
-        drop = max_drop if max_drop is not None else thresholds.max_drop(record.suite, tier, record.metric)
-        paired = thresholds.paired_drop(record.suite, tier, record.metric)
-        message = baseline.regression(record, metric, drop, paired)
-        if message:
-            findings.append(Finding("regressed", record.nodeid, message, record.explainer))
-        elif changed := baseline.change(record, metric, drop, paired):
-            findings.append(Finding("changed", record.nodeid, changed, record.explainer))
+        drop = rule.score(record, metric)
+        if drop.regression:
+            findings.append(Finding("regressed", record.nodeid, drop.regression, record.explainer))
+        elif drop.change:
+            findings.append(Finding("changed", record.nodeid, drop.change, record.explainer))
     for record in records:
-        cost = baseline.cost_regression(record, max_slowdown)
+        cost = rule.cost(record)
         if cost:
             findings.append(Finding("cost", record.nodeid, cost, record.explainer))
         if record.metric == FINGERPRINT and record.explainer != CONTROL_NAME:
-            findings += _drift(baseline, new_side, record, thresholds, tier, catalog)
-    for grown in baseline.cost_group_regressions(records, max_slowdown):
+            findings += _drift(rule, new_side, record, catalog)
+    for grown in rule.costs(records):
         findings.append(Finding("cost", COST_PREFIX + grown.name, grown.message, grown.explainer))
     for r in comparison.missing:
         findings.append(Finding("missing", r.nodeid, f"{r.metric} judged in the baseline, not here", r.explainer))
@@ -138,9 +136,7 @@ def compare_runs(
     return findings
 
 
-def _drift(
-    baseline: Baseline, new: Baseline, record: Record, thresholds: Thresholds, tier: str, catalog: MetricCatalog
-) -> list[Finding]:
+def _drift(rule: BaselineRule, new: Baseline, record: Record, catalog: MetricCatalog) -> list[Finding]:
     """The drift findings of one fingerprint record, by the live gate's rule
     (:func:`~pytest_chaosmining.verdict.drift.drift_verdict`): NEW's own noise is the one
     its run recorded (``new``: NEW's records read as a baseline is), its outline the one
@@ -152,9 +148,7 @@ def _drift(
     now = new.noise_of(record)
     builtin = builtin_explainers().get(record.explainer)
     sized = new.compared_size(record) or (builtin is not None and builtin.size_promised)
-    verdict = drift_verdict(
-        baseline, thresholds, tier, record, outlined, bar_key, record.explainer, (lambda: now) if now else None, sized
-    )
+    verdict = drift_verdict(rule, record, outlined, bar_key, record.explainer, (lambda: now) if now else None, sized)
     found = [
         Finding("drift", record.nodeid, message, record.explainer)
         for _, value, bar, message in verdict.checks

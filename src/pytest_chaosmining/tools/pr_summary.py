@@ -24,8 +24,10 @@ from pytest_chaosmining.core.tiers import DEFAULT_TIER
 from pytest_chaosmining.reports.failure_table import cell
 from pytest_chaosmining.reports.leaderboard import Leaderboard, build_leaderboard
 from pytest_chaosmining.reports.run_counts import RunCounts
-from pytest_chaosmining.suites import all_suites, shipped_thresholds
+from pytest_chaosmining.suites import all_suites, metric_catalog, shipped_thresholds
 from pytest_chaosmining.tools.compare import FAILING, Finding, compare_runs, table
+from pytest_chaosmining.verdict.baseline import Baseline
+from pytest_chaosmining.verdict.rule import BaselineRule
 
 #: the columns of the per-explainer table, in order: tests, each under the first of its findings' kinds
 KINDS = ("regressed", "changed", "improved", "new", "missing")
@@ -46,16 +48,10 @@ def _board(payload: dict[str, object]) -> Leaderboard:
 
 
 def improved(old: Sequence[Record], new: Sequence[Record], tier: str) -> list[Record]:
-    """NEW's judged results that rose beyond their metric's allowed drop above OLD's."""
-    thresholds = shipped_thresholds(None)
-    before = {r.key(): r.value for r in old if r.threshold is not None}
-    return [
-        r
-        for r in new
-        if r.threshold is not None
-        and r.key() in before
-        and r.value > before[r.key()] + thresholds.max_drop(r.suite, tier, r.metric)
-    ]
+    """NEW's judged results that rose beyond their metric's allowed drop above OLD's
+    (:meth:`~pytest_chaosmining.verdict.rule.BaselineRule.improved`)."""
+    rule = BaselineRule(Baseline(list(old), "main", metric_catalog()), shipped_thresholds(None), tier)
+    return [r for r in new if r.threshold is not None and rule.improved(r)]
 
 
 def movement(old: Leaderboard, new: Leaderboard, explainer: str) -> str:

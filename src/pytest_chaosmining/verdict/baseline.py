@@ -59,6 +59,20 @@ class PairedDrop:
 
 
 @dataclass(frozen=True)
+class Drop:
+    """A result's fall below the baseline's value: ``regression`` (its message) where it
+    fails, ``change`` where it fell beyond the allowed drop within what harmless changes
+    do (noted, not failed); neither where it did not fall beyond the allowed drop."""
+
+    regression: str | None = None
+    change: str | None = None
+
+
+#: no fall beyond the allowed drop, or nothing to compare with
+NO_DROP = Drop()
+
+
+@dataclass(frozen=True)
 class SampleDrift:
     """How far the maps of single explained samples may move from the baseline's: at
     most ``allowed`` samples may agree less than ``floor`` (cosine of their feature
@@ -266,53 +280,37 @@ class Baseline:
         metric = self.catalog.get(record.suite, record.metric)
         return metric is None or metric.against_baseline
 
-    def regression(
-        self, record: Record, metric: Metric, max_drop: float, paired: PairedDrop | None = None
-    ) -> str | None:
-        """A message if ``record`` (of the judged ``metric``: higher is better) fell more
-        than ``max_drop`` below the baseline, else None.  With a ``paired`` rule and the
-        per-sample values of both runs, a drop beyond ``max_drop`` regresses only where it
-        stands out of its own noise (paired t above ``paired.t``) or reaches ``paired.cap``;
-        any other is a change (:meth:`change`)."""
-        verdict = self._drop(record, metric, max_drop, paired)
-        return verdict[1] if verdict is not None and verdict[0] else None
-
-    def change(self, record: Record, metric: Metric, max_drop: float, paired: PairedDrop | None = None) -> str | None:
-        """A message if ``record`` fell more than ``max_drop`` below the baseline within
-        what harmless changes do (the ``paired`` rule let it pass): changed, not regressed."""
-        verdict = self._drop(record, metric, max_drop, paired)
-        return verdict[1] if verdict is not None and not verdict[0] else None
-
-    def _drop(
-        self, record: Record, metric: Metric, max_drop: float, paired: PairedDrop | None
-    ) -> tuple[bool, str] | None:
-        """``(regressed, message)`` for a drop of ``record`` beyond ``max_drop`` below the
-        baseline (None where there is none, or nothing to compare it with)."""
+    def drop(self, record: Record, metric: Metric, max_drop: float, paired: PairedDrop | None = None) -> Drop:
+        """Whether ``record`` (of the judged ``metric``: higher is better) fell more than
+        ``max_drop`` below the baseline: a regression, or, with a ``paired`` rule and the
+        per-sample values of both runs, a change where the drop stays within its own noise
+        (paired t at most ``paired.t``) and below ``paired.cap``; :data:`NO_DROP` where it
+        did not fall so far, or there is nothing to compare it with."""
         old = self.scores.get(record.key())
         if old is None or not metric.judged or not metric.against_baseline or record.value >= old.value - max_drop:
-            return None
+            return NO_DROP
         drop = old.value - record.value
         t = self._paired(old, record)
+        below = f"{record.metric} regressed: {record.value:.4f} < baseline {old.value:.4f} - max drop {max_drop:g}"
         if paired is None or t is None:
-            return True, (
-                f"{record.metric} regressed: {record.value:.4f} < baseline {old.value:.4f} - max drop {max_drop:g} "
-                f"(drop {drop:.4f}; no per-sample values to pair, so the allowed drop decided)"
+            return Drop(
+                regression=f"{below} (drop {drop:.4f}; no per-sample values to pair, so the allowed drop decided)"
             )
         n = len(old.samples or [])
         fell = _fell_most(old.samples or [], record.samples or [], record.labels)
         if t <= paired.t and drop < paired.cap:
-            return False, (
+            change = (
                 f"{record.metric} changed: {record.value:.4f} against baseline {old.value:.4f} (drop {drop:.4f} beyond "
                 f"the allowed {max_drop:g}, but paired t {t:.2f} <= {paired.t:g} over {n} samples and the drop below "
                 f"the cap {paired.cap:g}: within what harmless changes do; samples that fell most: {fell}); if the "
                 "change is intended, make this run the baseline, if not, look at those samples"
             )
+            return Drop(change=change)
         decided = [f"paired t {t:.2f} > {paired.t:g} over {n} samples"] if t > paired.t else []
         decided += [f"the drop reached the cap {paired.cap:g}"] if drop >= paired.cap else []
-        return True, (
-            f"{record.metric} regressed: {record.value:.4f} < baseline {old.value:.4f} - max drop {max_drop:g} "
-            f"(drop {drop:.4f}; decided by {' and '.join(decided)}: beyond what harmless changes do; samples that "
-            f"fell most: {fell})"
+        return Drop(
+            regression=f"{below} (drop {drop:.4f}; decided by {' and '.join(decided)}: beyond what harmless changes "
+            f"do; samples that fell most: {fell})"
         )
 
     @staticmethod

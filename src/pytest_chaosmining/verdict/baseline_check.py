@@ -26,8 +26,9 @@ from pytest_chaosmining.core.records import (
     OUTCOME_PROPERTY,
     Record,
 )
-from pytest_chaosmining.verdict.baseline import DEFAULT_MAX_SLOWDOWN, Baseline, Comparison, CostRegression
+from pytest_chaosmining.verdict.baseline import Baseline, Comparison, CostRegression
 from pytest_chaosmining.verdict.baseline_scope import BaselineScope
+from pytest_chaosmining.verdict.rule import BaselineRule
 from pytest_chaosmining.verdict.skips import skip_message
 
 #: node id prefix of the failing tests that stand for missing judged results (and grown work)
@@ -45,18 +46,18 @@ class RunRecords(Protocol):
         """The device types this run's models were trained on."""
         ...
 
+    def baseline_rule(self) -> BaselineRule:
+        """How the run's results are judged against the baseline (its bars read by now)."""
+        ...
+
 
 class BaselineCheck:
     """A plugin object on the controller: notes every conformance test's outcome,
     then compares the run's judged records with the baseline before the session's
     reports (JUnit XML among them) are written."""
 
-    def __init__(
-        self, baseline: Baseline, scope: BaselineScope, run: RunRecords, max_slowdown: float = DEFAULT_MAX_SLOWDOWN
-    ):
+    def __init__(self, baseline: Baseline, scope: BaselineScope, run: RunRecords):
         self.baseline = baseline
-        #: the allowed growth of a gated cost's median over a model's cases (``--chaosmining-max-slowdown``)
-        self.max_slowdown = max_slowdown
         self.scope = scope
         self.run = run
         #: node id → what became of it in this run (``passed``, ``skipped: <reason>``, …)
@@ -144,13 +145,14 @@ class BaselineCheck:
             )
         if by_test:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        grown = self.baseline.cost_group_regressions(self.run.records, self.max_slowdown)
+        rule = self.run.baseline_rule()
+        grown = rule.costs(self.run.records)
         for regression in grown:
             self._fail_cost(session, regression)
         if grown:
             self.lines.append(
                 f"FAILED: {len(grown)} explainer(s) whose CPU time or memory on a model grew beyond "
-                f"{self.max_slowdown:g} × the baseline's, as a median over the model's cases ({COST_PREFIX}<what>)"
+                f"{rule.max_slowdown:g} × the baseline's, as a median over the model's cases ({COST_PREFIX}<what>)"
             )
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 

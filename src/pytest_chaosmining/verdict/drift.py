@@ -12,15 +12,15 @@ from typing import TYPE_CHECKING
 from pytest_chaosmining.core.metrics.drift import SIZE_FACTOR, UNSEEN_OUTLINE_SHARE, DrawNoise
 from pytest_chaosmining.core.metrics.properties import NOISE_FACTOR
 from pytest_chaosmining.core.records import FINGERPRINT, NOISE_METRICS, OUTLINE, TARGETS, Record, Recorder
-from pytest_chaosmining.verdict.baseline import MOVED, Baseline
+from pytest_chaosmining.verdict.baseline import MOVED
 from pytest_chaosmining.verdict.judge import Check, Judge
+from pytest_chaosmining.verdict.rule import BaselineRule
 from pytest_chaosmining.verdict.where import in_classes
 
 if TYPE_CHECKING:
     import pytest
 
     from pytest_chaosmining.core.metrics.drift import Agreement
-    from pytest_chaosmining.verdict.thresholds import Thresholds
 
 #: one sample's map that agrees less than this with the baseline's has nothing of it left (an empty
 #: map agrees 0): a sampler's floor for one sample, whatever its draws do
@@ -86,10 +86,9 @@ def drift_checks(
     if stochastic and measured is not None:  # a declared sampler's noise: a later run's allowance reads it
         for field, metric in NOISE_METRICS.items():
             judge.record(node, record(metric, getattr(measured(), field)))
-    baseline = judge.baseline
-    if baseline is None or judge.is_control(explainer):
+    if judge.rule is None or judge.is_control(explainer):
         return []
-    verdict = drift_verdict(baseline, judge.thresholds, judge.tier, kept, outlined, bar_key, what, measured, sized)
+    verdict = drift_verdict(judge.rule, kept, outlined, bar_key, what, measured, sized)
     if verdict.change is not None:
         judge.note_change(node, verdict.change)
     return [(record(metric, value), bar, message) for metric, value, bar, message in verdict.checks]
@@ -106,9 +105,7 @@ class DriftVerdict:
 
 
 def drift_verdict(
-    baseline: Baseline,
-    thresholds: Thresholds,
-    tier: str,
+    judged_by: BaselineRule,
     kept: Record,
     outlined: Record | None,
     bar_key: str,
@@ -119,7 +116,8 @@ def drift_verdict(
     """The drift checks of the fingerprint ``kept`` (and the outline ``outlined``) against
     the baseline's, with this run's own noise ``noise()`` (None: none measured, as
     deterministic): the rule the run judges by and ``chaosmining-compare`` repeats
-    (:func:`drift_checks`)."""
+    (:func:`drift_checks`), its bars those of ``judged_by``'s thresholds and tier."""
+    baseline, thresholds, tier = judged_by.baseline, judged_by.thresholds, judged_by.tier
     suite, explainer = kept.suite, kept.explainer
     moved = baseline.moved(kept)
     if moved is None:

@@ -28,8 +28,9 @@ from pytest_chaosmining.core.records import (
 )
 from pytest_chaosmining.explainers import Explainer, ExplainerError, ExplainerNotApplicable
 from pytest_chaosmining.explainers.diagnosis import MapNotes
-from pytest_chaosmining.verdict.baseline import DEFAULT_MAX_SLOWDOWN, Baseline, PairedDrop
+from pytest_chaosmining.verdict.baseline import NO_DROP, Baseline
 from pytest_chaosmining.verdict.known_defects import KnownDefect, known_defect
+from pytest_chaosmining.verdict.rule import BaselineRule
 from pytest_chaosmining.verdict.skips import (
     CONDITION_PHRASE,
     NOT_APPLICABLE_PREFIX,
@@ -70,8 +71,8 @@ class ControlPassedBar(Exception):
 
 
 class Judge:
-    """Records and asserts the results of one session; ``max_drop(suite, metric)``
-    is how far a judged result may fall below the baseline's; ``map_notes``: what
+    """Records and asserts the results of one session; ``rule``: how a result is judged
+    against the baseline (None: no baseline); ``map_notes``: what
     the session's explainers noted about their maps; ``report_only``: the suites
     whose bars at this tier were not calibrated on held-out seeds (their results
     are recorded, never judged: no bar, no baseline drop)."""
@@ -79,16 +80,13 @@ class Judge:
     def __init__(
         self,
         explainers: Mapping[str, Explainer],
-        baseline: Baseline | None,
-        max_drop: Callable[[str, str], float],
+        rule: BaselineRule | None,
         *,
         tier: str,
-        max_slowdown: float = DEFAULT_MAX_SLOWDOWN,
         catalog: MetricCatalog | None = None,
         map_notes: MapNotes | None = None,
         report_only: frozenset[str] = frozenset(),
         thresholds: Thresholds | None = None,
-        paired_drop: Callable[[str, str], PairedDrop | None] | None = None,
         hold_known_defects: bool = True,
     ):
         #: the bars (and a suite's own margins and gates) the run judges with
@@ -96,11 +94,7 @@ class Judge:
         self.explainers = explainers
         self.report_only = report_only
         self.catalog = catalog if catalog is not None else MetricCatalog({})
-        self.baseline = baseline
-        self.max_drop = max_drop
-        #: the paired rule of a metric's drops, where calibrated (``paired_drop(suite, metric)``)
-        self.paired_drop = paired_drop if paired_drop is not None else (lambda suite, metric: None)
-        self.max_slowdown = max_slowdown
+        self.rule = rule
         #: the run's tier (which calibrated drops apply to a result without a bar)
         self.tier = tier
         self.map_notes = map_notes if map_notes is not None else MapNotes()
@@ -120,6 +114,11 @@ class Judge:
                 )
             ]
         return []
+
+    @property
+    def baseline(self) -> Baseline | None:
+        """The baseline the run is judged against, if any."""
+        return self.rule.baseline if self.rule is not None else None
 
     def is_control(self, explainer: str) -> bool:
         """Whether ``explainer`` is the random control."""
@@ -162,7 +161,7 @@ class Judge:
         with a slack) that grew beyond the allowed slowdown over the baseline
         (``--chaosmining-max-slowdown``) fails the test at its verdict
         (:meth:`require_all`, :meth:`raise_cost_regressions`)."""
-        regression = self.baseline.cost_regression(record, self.max_slowdown) if self.baseline else None
+        regression = self.rule.cost(record) if self.rule else None
         if regression:
             record.passed = False
             self._cost_failures.setdefault(node.nodeid, []).append(
@@ -175,15 +174,12 @@ class Judge:
         over its case's baseline (:meth:`~pytest_chaosmining.verdict.baseline.Baseline.cost_worth_rechecking`:
         it could fail its model's median or its own test; ``make(metric, value)`` makes
         the records it is looked up by); None without a baseline."""
-        baseline = self.baseline
-        if baseline is None:
+        rule = self.rule
+        if rule is None:
             return None
 
         def exceeds(cost: Cost) -> bool:
-            return any(
-                baseline.cost_worth_rechecking(make(metric, getattr(cost, metric)), self.max_slowdown)
-                for metric in COST_FIELDS
-            )
+            return any(rule.cost_worth_rechecking(make(metric, getattr(cost, metric))) for metric in COST_FIELDS)
 
         return exceeds
 
@@ -206,12 +202,12 @@ class Judge:
         record.threshold = threshold
         allowed = self.draw_allowance(record)
         record.passed = record.value + allowed >= threshold
-        drop, paired = self.max_drop(record.suite, record.metric), self.paired_drop(record.suite, record.metric)
-        regression = self.baseline.regression(record, metric, drop, paired) if self.baseline else None
+        drop = self.rule.score(record, metric) if self.rule else NO_DROP
+        regression = drop.regression
         if regression:
             record.passed = False
-        elif self.baseline and (change := self.baseline.change(record, metric, drop, paired)):
-            self.note_change(node, f"{what}: {change}")
+        elif drop.change:
+            self.note_change(node, f"{what}: {drop.change}")
         defect = self.known_defect_of(record)
         if defect is not None and threshold >= defect.promise:  # a bar loosened below the promise judges as usual
             failures = [f"{what}: {regression}"] if regression else []
@@ -250,22 +246,15 @@ class Judge:
         still must not fall below its own earlier value.  The failure's message, if it
         regressed."""
         metric = self.catalog.get(record.suite, record.metric)
-        compared = (
-            self.baseline is not None
-            and metric is not None
-            and metric.judged
-            and self.thresholds.compares_unbarred(record.suite, self.tier, record.metric)
-            and not self.is_control(record.explainer)
-        )
         regression = None
-        if compared:
-            assert self.baseline is not None and metric is not None
-            drop, paired = self.max_drop(record.suite, record.metric), self.paired_drop(record.suite, record.metric)
-            regression = self.baseline.regression(record, metric, drop, paired)
+        if self.rule is not None and self.rule.compares_unbarred(record, metric, self.is_control(record.explainer)):
+            assert metric is not None
+            drop = self.rule.score(record, metric)
+            regression = drop.regression
             if regression:
                 record.passed = False
-            elif change := self.baseline.change(record, metric, drop, paired):
-                self.note_change(node, f"{what}: {change}")
+            elif drop.change:
+                self.note_change(node, f"{what}: {drop.change}")
         self.record(node, record)
         return f"{what}: {regression} (no absolute bar here; compared against the baseline)" if regression else None
 
