@@ -50,20 +50,35 @@ def _imports(path: Path) -> list[ast.ImportFrom | ast.Import]:
     return found
 
 
+#: calls that import the module their first argument names (a lazy stand-in, importlib's)
+IMPORTING_CALLS = ("lazy_module", "import_module")
+
+
+def _import_targets(path: Path, modules: dict[str, Path]) -> set[str]:
+    """Every module of the package that ``path`` imports, read from every import: at the top,
+    inside functions, under ``if TYPE_CHECKING:``, and the module names given to
+    :data:`IMPORTING_CALLS`; ``from package import submodule`` imports the submodule (the
+    package's ``__init__`` runs first either way, as for any of its modules)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            named = {f"{node.module}.{a.name}" for a in node.names}
+            found |= named if named <= modules.keys() else named | {node.module or ""}
+        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+            called = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
+            if called in IMPORTING_CALLS:
+                found.add(str(node.args[0].value))
+    return found
+
+
 def _graph() -> dict[str, set[str]]:
     modules = _modules()
-    graph: dict[str, set[str]] = {}
-    for name, path in modules.items():
-        deps = set()
-        for node in _imports(path):
-            targets = (
-                [a.name for a in node.names]
-                if isinstance(node, ast.Import)
-                else ([f"{node.module}.{a.name}" for a in node.names] + [node.module or ""])
-            )
-            deps |= {t for t in targets if t in modules and t != name}
-        graph[name] = deps
-    return graph
+    return {
+        name: {t for t in _import_targets(path, modules) if t in modules and t != name}
+        for name, path in modules.items()
+    }
 
 
 def test_no_import_cycles_even_through_lazy_imports():
@@ -95,12 +110,23 @@ def test_no_module_imports_another_modules_private_names():
     assert not offenders
 
 
-def test_the_checker_finds_a_cycle(tmp_path, monkeypatch):
-    """The cycle test above can fail: two modules importing each other lazily are found."""
+@pytest.mark.parametrize(
+    "first",
+    [
+        "def f():\n    from pytest_chaosmining import b\n",
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pytest_chaosmining import b\n",
+        "from pytest_chaosmining.core.lazy import lazy_module\nb = lazy_module('pytest_chaosmining.b')\n",
+        "import importlib\nb = importlib.import_module('pytest_chaosmining.b')\n",
+    ],
+    ids=["in-function", "type-checking", "lazy-module", "import-module"],
+)
+def test_the_checker_finds_a_cycle(tmp_path, monkeypatch, first):
+    """The cycle test above can fail: two modules importing each other, one of them lazily,
+    for type checking only or by name, are found."""
     package = tmp_path / "pytest_chaosmining"
     package.mkdir()
     (package / "__init__.py").write_text("")
-    (package / "a.py").write_text("def f():\n    from pytest_chaosmining import b\n")
+    (package / "a.py").write_text(first)
     (package / "b.py").write_text("from pytest_chaosmining.a import f\n")
     monkeypatch.setattr(pytest_chaosmining, "__file__", str(package / "__init__.py"))
     monkeypatch.setitem(globals(), "PACKAGE", package)

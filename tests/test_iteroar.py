@@ -87,7 +87,7 @@ def test_chain_is_deterministic_and_cached(tmp_path):
     from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.explainers import builtin_explainers
     from pytest_chaosmining.suites.iteroar.evaluation import run_chain
-    from pytest_chaosmining.suites.iteroar.suite import IteroarCase
+    from pytest_chaosmining.suites.iteroar.spec import IteroarCase
     from pytest_chaosmining.testbeds.digits.cases import VisionCase
     from pytest_chaosmining.testbeds.digits.training import data_split, trained_model
 

@@ -194,7 +194,7 @@ def _default_run_models(pytester: pytest.Pytester) -> dict[str, dict[str, object
     models are keyed by the masked data, which the explainers' maps decide.)"""
     from pytest_chaosmining.run.session import ChaosminingSession
     from pytest_chaosmining.settings import resolve
-    from pytest_chaosmining.suites.bam.suite import model_config
+    from pytest_chaosmining.suites.bam.spec import model_config
     from pytest_chaosmining.suites.registry import get_suite, registered_suites
 
     config = pytester.parseconfig("--chaosmining")

@@ -165,9 +165,9 @@ def test_audio_report_is_shaped_like_table_4():
 
 
 def test_protocol_cases_and_the_paper_settings():
-    from pytest_chaosmining.suites.bam.suite import plan_cases as bam_cases
+    from pytest_chaosmining.suites.bam.spec import plan_cases as bam_cases
     from pytest_chaosmining.suites.bam.tiers import BAM
-    from pytest_chaosmining.suites.iteroar.suite import plan_cases as iteroar_cases
+    from pytest_chaosmining.suites.iteroar.spec import plan_cases as iteroar_cases
     from pytest_chaosmining.suites.iteroar.tiers import ITEROAR
     from pytest_chaosmining.testbeds.digits.tiers import VISION
 

@@ -14,7 +14,7 @@ from pytest_chaosmining.core.metrics.measuring import PeakMemory, measure
 from pytest_chaosmining.core.records import Record
 from pytest_chaosmining.reports.run_results import RunResults
 from pytest_chaosmining.suites import all_suites
-from pytest_chaosmining.suites.cost.suite import Convergence, snapshot_epochs
+from pytest_chaosmining.suites.cost.spec import Convergence, snapshot_epochs
 from pytest_chaosmining.tools.rebuild import merge, rebuild
 from pytest_chaosmining.verdict.baseline import Baseline
 
@@ -249,7 +249,8 @@ def test_rfe_selections_are_keyed_by_the_code_they_ran():
     import torch
 
     from pytest_chaosmining.core.storage.derived import source_fingerprint
-    from pytest_chaosmining.suites.rfe.suite import RFE_TIERS, plan_cases, rfewna_config
+    from pytest_chaosmining.suites.rfe.spec import rfewna_config
+    from pytest_chaosmining.suites.rfe.suite import RFE_TIERS, plan_cases
 
     case = plan_cases(RFE_TIERS["smoke"])[0]
     config = rfewna_config(case, "IG", torch.device("cpu"), False)

@@ -1,7 +1,11 @@
 """The suites: one folder each, behind one :class:`Suite` seam, and their registry.
 
-A suite folder holds its suite (``suite.py``: cases, checks, evaluation), tier
-settings, report section and figures, thresholds (``thresholds.toml``) and its
+A suite folder holds its suite (``suite.py``: the :class:`Suite` object, binding the
+light declarations to the heavy half), its heavy half (``evaluation.py``: training,
+explaining, scoring; torch at its top), for the suites that share them with it the
+light declarations both import (``spec.py``: name, cases, code keys; one direction:
+evaluation imports spec, never suite), tier settings, report section and figures,
+thresholds (``thresholds.toml``) and its
 shipped tests (``test_chaosmining_<name>.py``: the prefix keeps their node ids
 apart from a user's own test files); its data and models are its own
 (``data.py``, ``models.py``) or a shared testbed's

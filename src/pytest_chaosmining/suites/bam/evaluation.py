@@ -33,7 +33,7 @@ from pytest_chaosmining.suites.bam.metrics import (
     random_regions,
     region_attribution,
 )
-from pytest_chaosmining.suites.bam.suite import CHECK_IMAGES, SUITE, BamCase, BamModels, bam_code, model_config
+from pytest_chaosmining.suites.bam.spec import CHECK_IMAGES, SUITE, BamCase, BamModels, bam_code, model_config
 from pytest_chaosmining.testbeds.digits.training import grid_mask, image_context, untrained_model
 from pytest_chaosmining.timing import timed
 

@@ -13,7 +13,7 @@ from pytest_chaosmining.core.records import Record
 from pytest_chaosmining.core.training.regression import RegressionTraining, train_regressor
 from pytest_chaosmining.explainers import attribute
 from pytest_chaosmining.explainers.context import tabular_context
-from pytest_chaosmining.suites.cost.suite import SUITE, Convergence, snapshot_epochs
+from pytest_chaosmining.suites.cost.spec import SUITE, Convergence, snapshot_epochs
 from pytest_chaosmining.testbeds.formulas.cases import SymbolicCase, TrainedSymbolicModel, symbolic_code
 from pytest_chaosmining.testbeds.formulas.data import SymbolicDataSpec, generate
 from pytest_chaosmining.testbeds.formulas.training import untrained_model
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.run_view import RunView
-    from pytest_chaosmining.suites.cost.suite import CostSuite
 
 
 def convergence(
@@ -73,12 +72,18 @@ def snapshots(run: RunView, case: SymbolicCase) -> list[tuple[int, torch.nn.Modu
 
 
 def judge_cost(
-    run: RunView, suite: CostSuite, explainer: str, benchmark: BenchmarkFixture | None, node: pytest.Item, rounds: int
+    run: RunView,
+    case: SymbolicCase,
+    trained: TrainedSymbolicModel,
+    explainer: str,
+    benchmark: BenchmarkFixture | None,
+    node: pytest.Item,
+    rounds: int,
 ) -> None:
-    """Time and memory of one attribution of the whole test set (``rounds`` timed
+    """Time and memory of one attribution of ``trained``'s whole test set (``rounds`` timed
     rounds after a warm-up) and the consistency of its maps: recorded, gated only
     against a baseline."""
-    case, trained, call = suite.case(run), suite.model(run), run.explainers[explainer]
+    call = run.explainers[explainer]
     inputs = torch.from_numpy(trained.data.x_test).to(run.runtime.device)
     context = tabular_context(SUITE, trained.data.x_train, run.runtime.device)
     with (
@@ -96,11 +101,8 @@ def judge_cost(
     run.judge.raise_cost_regressions(node)
 
 
-def record_convergence(run: RunView, suite: CostSuite, explainer: str, node: pytest.Item) -> None:
+def record_convergence(run: RunView, case: SymbolicCase, curve: Convergence, explainer: str, node: pytest.Item) -> None:
     """FPrec of the explainer on the snapshots, and the area under that curve per epoch (recorded)."""
-    case = suite.case(run)
-    with explainer_failures(node.config):
-        curve = suite.convergence(run, run.explainers[explainer])
 
     def record(metric: str, value: float, **fields: int) -> Record:
         return Record(SUITE, case.model_id, explainer, case.seed, metric, value, {**case.case_fields(), **fields})

@@ -9,7 +9,6 @@ as the mean FPrec over the curve.  The report normalises both to SA."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pytest_chaosmining.core.lazy import lazy_module
@@ -20,15 +19,19 @@ from pytest_chaosmining.explainers.context import TABULAR_REGRESSION
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
 from pytest_chaosmining.suite_kit.seam import Calibration
 from pytest_chaosmining.suites.cost import report
+from pytest_chaosmining.suites.cost.spec import SUITE, Convergence
 from pytest_chaosmining.testbeds.formulas.cases import (
     SymbolicCase,
     TrainedSymbolicModel,
     cost_case,
 )
 from pytest_chaosmining.testbeds.formulas.tiers import SYMBOLIC
+from pytest_chaosmining.verdict.judge import explainer_failures
 
 if TYPE_CHECKING:
+    import pytest
     import torch
+    from pytest_benchmark.fixture import BenchmarkFixture
 
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.run_view import RunView
@@ -37,34 +40,6 @@ if TYPE_CHECKING:
 else:  # the heavy halves, loaded on first use
     evaluation = lazy_module("pytest_chaosmining.suites.cost.evaluation")
     run_models = lazy_module("pytest_chaosmining.testbeds.formulas.run_models")
-
-SUITE = "cost"
-#: the paper's convergence curve spans 300 training epochs; fewer where the tier trains fewer
-CONVERGENCE_EPOCHS = 300
-#: model snapshots on the convergence curve besides the untrained one
-SNAPSHOTS = 10
-
-
-@dataclass(frozen=True)
-class Convergence:
-    """FPrec of one explainer at each snapshot epoch, and the area under that curve
-    divided by the epochs it spans (the curve's mean FPrec)."""
-
-    epochs: tuple[int, ...]
-    fprec: tuple[float, ...]
-
-    @property
-    def auc(self) -> float:
-        """Trapezoidal area under FPrec over epochs, per epoch."""
-        pairs = list(zip(self.epochs, self.fprec))
-        area = sum((e1 - e0) * (f0 + f1) / 2 for (e0, f0), (e1, f1) in zip(pairs, pairs[1:]))
-        return area / (self.epochs[-1] - self.epochs[0])
-
-
-def snapshot_epochs(epochs: int) -> tuple[int, ...]:
-    """Epoch 0 and :data:`SNAPSHOTS` evenly spaced epochs up to ``min(epochs, 300)``."""
-    span = min(epochs, CONVERGENCE_EPOCHS)
-    return tuple(sorted({0, *(round(span * (i + 1) / SNAPSHOTS) for i in range(SNAPSHOTS))}))
 
 
 class CostSuite(SuiteDefaults):
@@ -111,3 +86,16 @@ class CostSuite(SuiteDefaults):
             "weights": weights_digest(*(m for _, m in snapshots)),
         }
         return run.results.evaluated(SUITE, parts, explainer, compute, (Convergence,))
+
+    def judge_cost(
+        self, run: RunView, explainer: str, benchmark: BenchmarkFixture | None, node: pytest.Item, rounds: int
+    ) -> None:
+        """Time and memory of one attribution of :meth:`model`'s test set and the consistency
+        of its maps (:func:`~pytest_chaosmining.suites.cost.evaluation.judge_cost`)."""
+        evaluation.judge_cost(run, self.case(run), self.model(run), explainer, benchmark, node, rounds)
+
+    def record_convergence(self, run: RunView, explainer: str, node: pytest.Item) -> None:
+        """FPrec of ``explainer`` on the snapshots and the area under that curve per epoch (recorded)."""
+        with explainer_failures(node.config):
+            curve = self.convergence(run, run.explainers[explainer])
+        evaluation.record_convergence(run, self.case(run), curve, explainer, node)

@@ -12,7 +12,6 @@ xdist with pytest-benchmark's own warning) the rounds are timed by hand.  Record
 
 from __future__ import annotations
 
-from pytest_chaosmining.suites.cost.evaluation import judge_cost, record_convergence
 from pytest_chaosmining.suites.cost.suite import CostSuite
 
 COST = CostSuite()
@@ -22,10 +21,10 @@ ROUNDS = 5
 def test_attribution_cost(chaosmining, explainer_name, chaosmining_benchmark, request):
     """Time and memory of one attribution of the whole test set, and the
     consistency of its maps (recorded in the report, gated only against a baseline)."""
-    judge_cost(chaosmining, COST, explainer_name, chaosmining_benchmark, request.node, ROUNDS)
+    COST.judge_cost(chaosmining, explainer_name, chaosmining_benchmark, request.node, ROUNDS)
 
 
 def test_convergence(chaosmining, explainer_name, request):
     """FPrec of the explainer on snapshots of the model over its training, and the
     area under that curve per epoch (recorded; the report normalises it to SA)."""
-    record_convergence(chaosmining, COST, explainer_name, request.node)
+    COST.record_convergence(chaosmining, explainer_name, request.node)

@@ -27,7 +27,7 @@ from pytest_chaosmining.suites.iteroar.masks import (
     mask_metrics,
     top_fraction_masks,
 )
-from pytest_chaosmining.suites.iteroar.suite import REFERENCE, SUITE, ChainResult, IteroarCase, iteroar_code
+from pytest_chaosmining.suites.iteroar.spec import REFERENCE, SUITE, ChainResult, IteroarCase, iteroar_code
 from pytest_chaosmining.testbeds.digits.training import attribution_context, untrained_model
 from pytest_chaosmining.timing import timed
 

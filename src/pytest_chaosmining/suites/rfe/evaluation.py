@@ -22,7 +22,7 @@ from pytest_chaosmining.core.metrics.attribution import uscore
 from pytest_chaosmining.core.storage.keys import LOCK_TIMEOUT_S, cache_key
 from pytest_chaosmining.suites.rfe import data as rfe_data
 from pytest_chaosmining.suites.rfe.rfewna import RFEwNA, fit_side_by_side, validation_split
-from pytest_chaosmining.suites.rfe.suite import SUITE, RFECase, SelectionResult, rfe_code, rfewna_config
+from pytest_chaosmining.suites.rfe.spec import SUITE, RFECase, SelectionResult, rfe_code, rfewna_config
 
 if TYPE_CHECKING:
     import torch

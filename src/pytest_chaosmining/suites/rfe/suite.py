@@ -21,32 +21,32 @@ case's runs share its round networks (:mod:`pytest_chaosmining.suites.rfe.rounds
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pytest
 
 from pytest_chaosmining.core.lazy import lazy_module
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
 from pytest_chaosmining.core.records import MODEL_LEVEL, Record
-from pytest_chaosmining.core.storage.derived import source_fingerprint
-from pytest_chaosmining.core.storage.keys import Code
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.explainers.context import TABULAR_CLASSIFICATION, TABULAR_REGRESSION
-from pytest_chaosmining.suite_kit.case_names import formatted
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
 from pytest_chaosmining.suite_kit.parametrize import parametrize_cases, sharded
-from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, NamedCase, Recorder, ScoreCheck, Scored
+from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, Recorder, ScoreCheck, Scored
 from pytest_chaosmining.suites.rfe import report
+from pytest_chaosmining.suites.rfe.spec import (
+    LINEAR,
+    STATISTICAL,
+    SUITE,
+    RFECase,
+    SelectionResult,
+)
 from pytest_chaosmining.suites.rfe.tiers import RFE_TIERS
 from pytest_chaosmining.verdict.judge import explainer_failures
 
 if TYPE_CHECKING:
-    import torch
     from pytest_benchmark.fixture import BenchmarkFixture
 
     from pytest_chaosmining.run_view import RunView
@@ -56,52 +56,6 @@ else:  # the heavy halves (torch, scikit-learn), loaded on first use
     evaluation = lazy_module("pytest_chaosmining.suites.rfe.evaluation")
     rounds = lazy_module("pytest_chaosmining.suites.rfe.rounds")
     rfe_data = lazy_module("pytest_chaosmining.suites.rfe.data")
-
-SUITE = "rfe"
-STATISTICAL = {
-    "regression": ("linear", "svr", "tree"),
-    "classification": ("logistic", "svc", "tree"),
-}
-#: the linear method every explainer-driven selection must match or beat
-LINEAR = {"regression": "linear", "classification": "logistic"}
-
-
-def rfe_code() -> Code:
-    """The modules whose source enters the cache key of an RFE selection."""
-    return (
-        "pytest_chaosmining.suites.rfe.rfewna",
-        "pytest_chaosmining.suites.rfe.rounds",
-        "pytest_chaosmining.core.training.ensemble",
-        "pytest_chaosmining.suites.rfe.data",
-        "pytest_chaosmining.testbeds.formulas.data",
-        "pytest_chaosmining.testbeds.formulas.formulas",
-    )
-
-
-@dataclass(frozen=True)
-class RFECase(NamedCase):
-    """One dataset (and seed) of the RFEwNA suite with its training settings."""
-
-    reported = ("dataset", "task", "n_samples", "n_features")
-
-    dataset: str  # f10 ... f14, "generated", "santander"
-    task: str
-    n_samples: int
-    n_features: int  # noise features (symbolic) or all features (generated)
-    n_informative: int
-    epochs: int
-    lr: float
-    batch_size: int | None
-    step: float
-    seed: int
-    data_dir: str | None = None
-    n_select: int = 0  # used where the truth is unknown (Santander)
-
-    stem = formatted("{dataset}-{size_id}")
-    size_id = formatted("n{n_samples}-nf{n_features}-e{epochs}")
-
-    def config(self) -> dict[str, Any]:
-        return {"suite": SUITE, **dataclasses.asdict(self)}
 
 
 def plan_cases(tier: Any, seeds: Seeds | None = None, data_dir: str | None = None) -> list[RFECase]:
@@ -161,28 +115,6 @@ def plan_cases(tier: Any, seeds: Seeds | None = None, data_dir: str | None = Non
                 )
             )
     return cases
-
-
-@dataclass
-class SelectionResult:
-    """What one method selected and how well the resulting models do."""
-
-    method: str
-    support: np.ndarray
-    fprec: float | None
-    scores: dict[str, float]  # test scores: uni-module (and bi-module for statistical methods)
-    curve: list[tuple[int, float]]  # (features remaining, validation score) per round
-    seconds: float
-
-
-def rfewna_config(case: RFECase, explainer: str, device: torch.device, ensemble: bool) -> dict[str, Any]:
-    """The cache config of a built-in ``explainer``'s RFEwNA selection on ``case``
-    (``ensemble``: its round networks were trained in batched ensembles), keyed by
-    the code it ran (the plugin's source and captum's installed files, as the
-    derived results are: a pull request that edits a captum method recomputes)."""
-
-    config = {**case.config(), "explainer": explainer, "device": device.type, "code": source_fingerprint()}
-    return {**config, "rounds": "ensemble"} if ensemble else config
 
 
 def selection_fields(case: RFECase) -> dict[str, Any]:
