@@ -522,31 +522,48 @@ def test_the_suites_declarations_and_the_tools_import_nothing_heavy():
     assert out.strip() == "[]"
 
 
-#: imports inside function bodies in the package, counted by the AST (193 before the suites'
-#: declarations and heavy halves parted; issue 56 takes it to 40): it may only fall
-MOST_IN_FUNCTION_IMPORTS = 29
+#: imports that are not at a module's top: inside function bodies, and the modules named to
+#: :data:`IMPORTING_CALLS` (a lazy stand-in counts as the imports it saves), counted by the AST
+#: (193 in-function before the suites' declarations and heavy halves parted; 73 with the 44 stand-ins
+#: counted when issue 68 began, which asks for 30; 58 with torch and numpy at the adapters' top): it may
+#: only fall
+MOST_IMPORTS_NOT_AT_THE_TOP = 58
 
 
-def _in_function_imports(path: Path) -> list[str]:
+def _imports_not_at_the_top(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text())
     found = []
-    for function in ast.walk(ast.parse(path.read_text())):
+    for function in ast.walk(tree):
         if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
             found += [
                 f"{path.name}:{node.lineno} {ast.unparse(node)}"
                 for node in ast.walk(function)
                 if isinstance(node, ast.Import | ast.ImportFrom)
             ]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+            called = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
+            if called in IMPORTING_CALLS and path.name != "lazy.py":  # the stand-in's own definition
+                found.append(f"{path.name}:{node.lineno} {ast.unparse(node)}")
     return sorted(set(found))
 
 
 def test_imports_sit_at_the_top_of_the_heavy_halves():
     """No shipped suite's module imports inside a function (its heavy half imports torch at its
-    top and is loaded on first use), and the package's in-function imports only fall."""
+    top and is loaded on first use), and the package's imports that are not at a module's top,
+    lazy stand-ins included, only fall."""
     for suite in BUILTIN_SUITE_NAMES:
-        inside = [i for path in sorted((SUITES_DIR / suite).glob("*.py")) for i in _in_function_imports(path)]
+        inside = [
+            i
+            for path in sorted((SUITES_DIR / suite).glob("*.py"))
+            for i in _imports_not_at_the_top(path)
+            if "lazy_module" not in i
+        ]
         assert not inside, (suite, inside)
-    total = sum(len(_in_function_imports(path)) for path in _modules().values())
-    assert total <= MOST_IN_FUNCTION_IMPORTS, f"{total} imports inside functions (at most {MOST_IN_FUNCTION_IMPORTS})"
+    total = sum(len(_imports_not_at_the_top(path)) for path in _modules().values())
+    assert total <= MOST_IMPORTS_NOT_AT_THE_TOP, (
+        f"{total} imports not at the top (at most {MOST_IMPORTS_NOT_AT_THE_TOP})"
+    )
 
 
 def test_suites_holds_the_suites_and_their_registry():

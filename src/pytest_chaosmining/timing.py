@@ -19,6 +19,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, TypeVar
 
 from pytest_chaosmining.active_timer import ACTIVE
+from pytest_chaosmining.benchmarking import call_through, label, timed_rounds, times_calls
 from pytest_chaosmining.core.metrics.cost import Cost, clocked_cpu
 from pytest_chaosmining.core.metrics.measuring import PeakMemory, measure, synchronised
 
@@ -68,9 +69,7 @@ class AttributionTimer:
         self.calls = 0
         self.total_ms = 0.0
         self._busy = False
-        self.extra_info: dict[str, object] = benchmark.extra_info if benchmark is not None else {}
-        if benchmark is not None:
-            benchmark.group = f"{GROUP_PREFIX} {suite}"
+        self.extra_info = label(benchmark, f"{GROUP_PREFIX} {suite}")
         self.extra_info.update(suite=suite, case=case, explainer=explainer, device=str(device))
 
     def __enter__(self) -> AttributionTimer:
@@ -111,14 +110,12 @@ class AttributionTimer:
         benchmark, rounds, call = self.benchmark, self.rounds, synchronised(fn, self.device)
         warmup = rounds > 1
         with PeakMemory(self.device) as memory:
-            if benchmark is None or benchmark.disabled:
-                # no pytest-benchmark (absent, --benchmark-skip), --benchmark-disable, or xdist
-                # (pytest-benchmark only calls it, once): timed by hand
+            if benchmark is None or not times_calls(benchmark):  # timed by hand
                 if warmup:
-                    result = benchmark(call) if benchmark is not None else call()
+                    result = call_through(benchmark, call)
                     timings = [clocked_cpu(call)[1:] for _ in range(rounds)]
                 else:
-                    result, wall, cpu = clocked_cpu(lambda: benchmark(call) if benchmark is not None else call())
+                    result, wall, cpu = clocked_cpu(lambda: call_through(benchmark, call))
                     timings = [(wall, cpu)]
                 times, cpus = [w for w, _ in timings], [c for _, c in timings]
             else:
@@ -129,8 +126,7 @@ class AttributionTimer:
                     cpus.append(cpu_ms)
                     return out
 
-                result = benchmark.pedantic(counted, rounds=rounds, iterations=1, warmup_rounds=1 if warmup else 0)
-                times = [t * 1000 for t in benchmark.stats.stats.data]
+                result, times = timed_rounds(benchmark, counted, rounds, warmup)
                 cpus = cpus[-rounds:]
         return result, Cost(statistics.median(times), memory.mb, statistics.median(cpus))
 

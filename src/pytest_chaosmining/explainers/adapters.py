@@ -18,7 +18,8 @@ it is given and returns a map of the inputs' shape::
 Every adapter returns a callable ``(model, inputs, target, context)``; a map the
 library returns as numpy is converted by the plugin (with its usual shape
 checks).  The libraries are imported by the caller (install them yourself, or
-the ``interop`` extra); this module imports none of them at import time.
+the ``interop`` extra); this module imports none of them at import time, only torch
+and numpy, which every one of those libraries imports itself.
 """
 
 from __future__ import annotations
@@ -26,19 +27,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+import torch
+
 from pytest_chaosmining.core.lazy import lazy_module
 from pytest_chaosmining.explainers import NotApplicable
 from pytest_chaosmining.explainers.context import AttributionContext
 
-# numpy and torch are imported where used: heavy, they wait for --chaosmining; pytorch_grad_cam, zennit are
-# optional.
-
+# pytorch_grad_cam and zennit are optional: imported where an adapter of theirs runs
 
 if TYPE_CHECKING:
-    import torch
-
     from pytest_chaosmining.explainers import binding
-else:  # torch and captum: loaded with the first adapted call
+else:  # captum: loaded with the first adapted call
     binding = lazy_module("pytest_chaosmining.explainers.binding")
 
 #: an explainer callable that takes the suite's context; its map a tensor, or a numpy array the plugin converts
@@ -49,7 +49,6 @@ ContextExplainer = Callable[
 
 def _one_hot(output: torch.Tensor, target: int | torch.Tensor | None) -> torch.Tensor:
     """The relevance seed: 1 at each sample's target output, 0 elsewhere."""
-    import torch
 
     seed = torch.zeros_like(output)
     if target is None:
@@ -75,7 +74,6 @@ def zennit_method(
     def explain(
         model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None, context: AttributionContext
     ) -> torch.Tensor:
-        import torch
         from zennit.attribution import Gradient
         from zennit.canonizers import SequentialMergeBatchNorm
 
@@ -104,7 +102,6 @@ def torchcam_method(method: Callable[..., object]) -> ContextExplainer:
     def explain(
         model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None, context: AttributionContext
     ) -> torch.Tensor:
-        import torch
 
         if context.layer_name is None or inputs.dim() != 4:
             raise NotApplicable(f"{getattr(method, '__name__', method)} needs an image model with a 2-D convolution")
@@ -124,7 +121,6 @@ def torchcam_method(method: Callable[..., object]) -> ContextExplainer:
 
 def _classes(target: int | torch.Tensor | None, n: int) -> list[int]:
     """One output index per sample (0 for a model with one output)."""
-    import torch
 
     if target is None:
         return [0] * n
@@ -140,7 +136,6 @@ def shap_method(explainer: Callable[..., object], **kwargs: object) -> ContextEx
     def explain(
         model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None, context: AttributionContext
     ) -> object:
-        import numpy as np
 
         background = context.background
         if background is None:
@@ -166,7 +161,6 @@ def grad_cam_method(cam: Callable[..., object], **kwargs: object) -> ContextExpl
     def explain(
         model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None, context: AttributionContext
     ) -> torch.Tensor:
-        import torch
         from pytorch_grad_cam.utils.model_targets import ClassifierOutputTarget
 
         if context.layer is None or inputs.dim() != 4:
@@ -194,7 +188,6 @@ def quantus_method(explain_func: Callable[..., object], **kwargs: object) -> Con
     def explain(
         model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None, context: AttributionContext
     ) -> object:
-        import numpy as np
 
         targets = np.asarray(_classes(target, inputs.shape[0]))
         out = np.asarray(

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 import pytest_chaosmining.plugin.hookspecs as hookspecs
+from pytest_chaosmining.benchmarking import UNUSED_FILTER, BenchmarkFolder, compact_table, unskip
 from pytest_chaosmining.core.records import SHIPPED_TEST_PROPERTY
 from pytest_chaosmining.plugin import fixtures
-from pytest_chaosmining.plugin.benchmark import BenchmarkFolder, compact_table
 from pytest_chaosmining.plugin.collector import ResultCollector, send_trained_on
 from pytest_chaosmining.plugin.fixtures import SESSION_KEY
 from pytest_chaosmining.plugin.scheduling import CaseGroupScheduling, case_groups
@@ -227,14 +227,6 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     get_suite(name).parametrize(metafunc, metafunc.config.stash.get(SESSION_KEY, None))
 
 
-#: pytest-benchmark's warning for a test that timed nothing (its built-in result was reused)
-UNUSED_BENCHMARK_FILTER = "ignore:Benchmark fixture was not used at all in this test"
-
-
-#: the reason pytest-benchmark gives the tests it skips (``--benchmark-skip``, ``--benchmark-only``)
-BENCHMARK_SKIPS = ("Skipping benchmark", "Skipping non-benchmark")
-
-
 @pytest.hookimpl(wrapper=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> Generator[None, None, None]:
     """Mark each shipped suite test with ``chaosmining``, ``chaosmining_<suite>``
@@ -262,25 +254,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(getattr(pytest.mark, EXPLAINER_MARKER)(name=str(name)))
             if isinstance(name, str):  # not the placeholder of an empty parameter set (a shard without cases)
                 item.user_properties.append((SHIPPED_TEST_PROPERTY, json.dumps({"suite": suite, "explainer": name})))
-        item.add_marker(pytest.mark.filterwarnings(UNUSED_BENCHMARK_FILTER))
+        item.add_marker(pytest.mark.filterwarnings(UNUSED_FILTER))
     result = yield
     for item in items:
         if suite_of(Path(str(item.path))) is not None:
-            _unskip_benchmark(item)
+            unskip(item)
     return result
-
-
-def _unskip_benchmark(item: pytest.Item) -> None:
-    """Take back the skip pytest-benchmark put on a shipped test (``--benchmark-only``
-    skips tests without ``benchmark``): a conformance test always judges, timed by
-    hand where pytest-benchmark does not time it."""
-
-    def benchmark_skip(mark: pytest.Mark) -> bool:
-        reason = str(mark.kwargs.get("reason", mark.args[0] if mark.args else ""))
-        return mark.name == "skip" and reason.startswith(BENCHMARK_SKIPS)
-
-    if any(benchmark_skip(m) for m in item.own_markers):
-        item.own_markers[:] = [m for m in item.own_markers if not benchmark_skip(m)]
 
 
 @pytest.hookimpl(optionalhook=True, tryfirst=True)

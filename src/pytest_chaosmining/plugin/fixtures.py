@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_chaosmining.plugin.benchmark import benchmark_or_none
+from pytest_chaosmining.benchmarking import benchmark_or_none
 from pytest_chaosmining.run.threads import one_intra_op_thread
 from pytest_chaosmining.suites import get_model_suite, get_suite
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, TypeVar
 import pytest
 
 from pytest_chaosmining.active_timer import note_replayed
+from pytest_chaosmining.benchmarking import results_asked
 from pytest_chaosmining.core.storage.derived import DerivedCache
 from pytest_chaosmining.run.placement import Placement
 from pytest_chaosmining.settings import Settings
@@ -84,8 +85,4 @@ class ResultReuse:
         """Whether pytest-benchmark's results are asked for (``--benchmark-only``,
         ``-json``, ``-save``, ``-autosave``, ``-compare``) and not disabled: then the
         built-ins' results are computed afresh, so that every explainer is timed."""
-        wanted = ("benchmark_only", "benchmark_json", "benchmark_save", "benchmark_autosave", "benchmark_compare")
-        options = self.config.option
-        if getattr(options, "benchmark_disable", False) or getattr(options, "benchmark_skip", False):
-            return False
-        return any(bool(getattr(options, name, None)) for name in wanted)
+        return results_asked(self.config)
