@@ -17,7 +17,6 @@ import json
 from conftest import load_results
 from plugin_runs import breaking_conftest
 
-from pytest_chaosmining.core.records import Record
 from pytest_chaosmining.reports.failure_table import cell, failure_table
 from pytest_chaosmining.reports.report_folder import MANIFEST, STOPPED
 from pytest_chaosmining.reports.run_counts import RunCounts
@@ -67,17 +66,10 @@ def test_a_crash_is_one_failure_and_every_output_states_one_count(pytester, run_
 def test_changed_lists_only_tests_that_passed():
     """The judge notes a change of a result within its allowed drop even where another
     check of the same test fails: that test is a failure, not a change."""
-    check = BaselineCheck(Baseline([], "b.json", metric_catalog()), BaselineScope((), frozenset(), {}), _NoRun())
+    check = BaselineCheck(Baseline([], "b.json", metric_catalog()), BaselineScope((), frozenset(), {}))
     check.noted = {"t::a": ["fprec moved"], "t::b": ["fprec moved"]}
     check.outcome = {"t::a": "passed", "t::b": "failed"}
     assert check.changed == {"t::a": ["fprec moved"]}
-
-
-class _NoRun:
-    records: list[Record] = []
-
-    def models_trained_on(self) -> list[str]:
-        return []
 
 
 def test_counts_state_failures_missing_tests_errors_and_why_tests_were_not_judged():

@@ -102,8 +102,7 @@ def _configure(config: pytest.Config) -> None:
             except ValueError as exc:
                 raise pytest.UsageError(f"{option_label(config, 'baseline')}: {exc}") from None
             assert baseline is not None
-            collector.baseline_check = BaselineCheck(baseline, session.baseline_scope(), collector)
-            config.pluginmanager.register(collector.baseline_check, "chaosmining-baseline")
+            collector.baseline_check = BaselineCheck(baseline, session.baseline_scope())
         if settings.report is not None and not settings.report.is_file():
             clear_previous(settings.report, settings.baseline)  # the baseline is read by now
 

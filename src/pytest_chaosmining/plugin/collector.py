@@ -12,7 +12,7 @@ import platform
 import time
 import warnings
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -58,7 +58,6 @@ if TYPE_CHECKING:
     from pytest_chaosmining.reports.reported_suite import ReportedSuite
     from pytest_chaosmining.run.session import ChaosminingSession
     from pytest_chaosmining.verdict.baseline_check import BaselineCheck
-    from pytest_chaosmining.verdict.rule import BaselineRule
 
 #: how pytest's skip of a parametrization without cases begins (no test to count)
 EMPTY_PARAMETER_SET = "got empty parameter set"
@@ -125,6 +124,8 @@ class ResultCollector:
         self.baseline_check: BaselineCheck | None = None
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if self.baseline_check is not None:
+            self.baseline_check.note(report)
         missing = next((str(v) for k, v in report.user_properties if k == MISSING_PROPERTY), None)
         if missing is not None:
             records = json.loads(missing)
@@ -234,14 +235,19 @@ class ResultCollector:
         """The device types the run's models were trained on, over this process and its workers."""
         return sorted(self.worker_trained_on | set(self.session.models_trained_on()))
 
-    def baseline_rule(self) -> BaselineRule:
-        """How the run's results are judged against the baseline (a run with one)."""
-        rule = self.session.baseline_rule
-        assert rule is not None, "a baseline check without a baseline"
-        return rule
+    @pytest.hookimpl(wrapper=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> Generator[None, object, object]:
+        """The end of the run: first the comparison with the baseline, whose failures are
+        reported before any other plugin ends its session (JUnit XML counts them); then,
+        after every other plugin's, the run's results and reports."""
+        check, rule = self.baseline_check, self.session.baseline_rule
+        if check is not None and rule is not None:
+            check.finish(session, exitstatus, self.records, self.models_trained_on(), rule)
+        result = yield
+        self._write(session)
+        return result
 
-    @pytest.hookimpl(trylast=True)
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+    def _write(self, session: pytest.Session) -> None:
         if not self.records and not self.tests and not self.failures and self.baseline_check is None:
             return
         check = self.baseline_check

@@ -15,7 +15,6 @@ less).  A baseline that matches none of the run's judged results fails it too.
 from __future__ import annotations
 
 import json
-from typing import Protocol
 
 import pytest
 
@@ -37,29 +36,15 @@ MISSING_PREFIX = "chaosmining-baseline::"
 COST_PREFIX = MISSING_PREFIX + "cost::"
 
 
-class RunRecords(Protocol):
-    """What the run kept by the session's end (the result collector)."""
-
-    records: list[Record]
-
-    def models_trained_on(self) -> list[str]:
-        """The device types this run's models were trained on."""
-        ...
-
-    def baseline_rule(self) -> BaselineRule:
-        """How the run's results are judged against the baseline (its bars read by now)."""
-        ...
-
-
 class BaselineCheck:
-    """A plugin object on the controller: notes every conformance test's outcome,
-    then compares the run's judged records with the baseline before the session's
-    reports (JUnit XML among them) are written."""
+    """The run against its baseline, part of the end of the run (the result collector
+    owns it): notes every conformance test's outcome (:meth:`note`), then compares the
+    run's judged records with the baseline (:meth:`finish`) before the session's reports
+    (JUnit XML among them) are written."""
 
-    def __init__(self, baseline: Baseline, scope: BaselineScope, run: RunRecords):
+    def __init__(self, baseline: Baseline, scope: BaselineScope):
         self.baseline = baseline
         self.scope = scope
-        self.run = run
         #: node id → what became of it in this run (``passed``, ``skipped: <reason>``, …)
         self.outcome: dict[str, str] = {}
         self.comparison: Comparison | None = None
@@ -72,7 +57,8 @@ class BaselineCheck:
         #: (part of its own failure, not a failure again)
         self.unproduced: dict[str, str] = {}
 
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+    def note(self, report: pytest.TestReport) -> None:
+        """What became of ``report``'s test in this run (its changes noted at teardown)."""
         if report.nodeid.startswith(MISSING_PREFIX):
             return
         notes = [str(value) for key, value in report.user_properties if key == CHANGED_PROPERTY]
@@ -96,23 +82,32 @@ class BaselineCheck:
         selected suites, seeds, named explainers, this shard), or it ran here."""
         return record.nodeid in self.outcome or self.scope.covers(record)
 
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+    def finish(
+        self,
+        session: pytest.Session,
+        exitstatus: int,
+        records: list[Record],
+        trained_on: list[str],
+        rule: BaselineRule,
+    ) -> None:
+        """Compare the run's ``records`` (of models trained on ``trained_on``) with the
+        baseline by ``rule``: each missing result and each model whose cost grew is
+        reported as a failing test of its own (before the session's reports are written)."""
         if session.config.option.collectonly or exitstatus not in (
             pytest.ExitCode.OK,
             pytest.ExitCode.TESTS_FAILED,
             pytest.ExitCode.NO_TESTS_COLLECTED,
         ):
             return  # nothing was meant to run, or the run broke off: no verdict on what is missing
-        other = self.baseline.other_models(self.run.models_trained_on())
+        other = self.baseline.other_models(trained_on)
         if other:
             self.errors.append(other)
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        comparison = self.baseline.compare(self.run.records, self.in_scope)
+        comparison = self.baseline.compare(records, self.in_scope)
         self.comparison = comparison
         judged = len(comparison.compared) + len(comparison.new)
         self.lines.append(comparison.summary(self.baseline.source))
-        self.lines.append(self.baseline.costs_compared(self.run.records))
+        self.lines.append(self.baseline.costs_compared(records))
         changed = self.changed
         if changed:
             notes = [note for found in changed.values() for note in found]
@@ -145,8 +140,7 @@ class BaselineCheck:
             )
         if by_test:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        rule = self.run.baseline_rule()
-        grown = rule.costs(self.run.records)
+        grown = rule.costs(records)
         for regression in grown:
             self._fail_cost(session, regression)
         if grown:
