@@ -265,12 +265,12 @@ def test_a_process_pays_its_device_start_up_once_before_its_first_timed_call(mon
     import torch
 
     from pytest_chaosmining.core.metrics import measuring
-    from pytest_chaosmining.run import facets
+    from pytest_chaosmining.run import runtime as run_runtime
 
     warmed = []
     monkeypatch.setattr(measuring, "warm_up", warmed.append)
     placement = types.SimpleNamespace(device=torch.device("cpu"))
-    runtime = facets.Runtime(placement, Path("unused"), None, None, None)  # type: ignore[arg-type]
+    runtime = run_runtime.Runtime(placement, Path("unused"), None, None, None)  # type: ignore[arg-type]
     for _ in range(3):
         runtime.timer(None, "symbolic", "c", "SA")
     assert warmed == [torch.device("cpu")]

@@ -10,15 +10,8 @@ from __future__ import annotations
 import os
 import platform
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from pytest_chaosmining.core.lazy import lazy_module
 from pytest_chaosmining.core.storage.stack_probe import stack_versions
-
-if TYPE_CHECKING:
-    import torch
-else:  # heavy: loaded only to name a GPU
-    torch = lazy_module("torch")
 
 #: what describes a machine: ``cpu`` (the model's name), ``cores``, ``device`` (``cpu``, ``cuda``, …),
 #: ``gpu`` (the CUDA device's name, on CUDA) and ``stack`` (``torch 2.14.1, numpy 2.4.6``)
@@ -38,12 +31,13 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine() or "unknown"
 
 
-def this_machine(device_type: str) -> Machine:
-    """The machine this process runs on, with the run's ``device_type``."""
+def this_machine(device_type: str, gpu: str | None = None) -> Machine:
+    """The machine this process runs on, with the run's ``device_type`` and, on CUDA,
+    its ``gpu``'s name."""
     versions = stack_versions()
     machine: Machine = {"cpu": cpu_model(), "cores": os.cpu_count() or 0, "device": device_type}
-    if device_type == "cuda":
-        machine["gpu"] = torch.cuda.get_device_name()
+    if device_type == "cuda" and gpu is not None:
+        machine["gpu"] = gpu
     machine["stack"] = stack_label(versions)
     return machine
 

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_chaosmining import ChaosminingWarning
-from pytest_chaosmining.core.machine import this_machine
 from pytest_chaosmining.core.records import (
     COST_PROPERTY,
     KNOWN_DEFECT_PROPERTY,
@@ -204,7 +203,7 @@ class ResultCollector:
             "explainers": list(self.session.explainers),
             "sweeps": list(self.settings.sweep),
             "device": str(self.session.runtime.device),
-            "machine": this_machine(self.session.runtime.device.type),
+            "machine": self.session.runtime.machine(),
             "code": {"package": package_digest(), "source": source_fingerprint()},
             "models_trained_on": self.models_trained_on(),
             "xdist_workers": workers,

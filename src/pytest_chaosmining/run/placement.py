@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_chaosmining.core.lazy import lazy_module
+from pytest_chaosmining.core.machine import Machine, this_machine
 from pytest_chaosmining.settings import Settings
 
 if TYPE_CHECKING:
@@ -57,6 +58,12 @@ class Placement:
             if device.index is None:
                 return torch.device("cuda", worker_gpu(worker_id(self.config), torch.cuda.device_count()))
         return device
+
+    def machine(self) -> Machine:
+        """The machine the run measures its costs on: this process's, with the device's
+        type and, on CUDA, the GPU's name."""
+        device = self.device
+        return this_machine(device.type, torch.cuda.get_device_name(device) if device.type == "cuda" else None)
 
     @property
     def ensemble(self) -> bool:

@@ -17,9 +17,8 @@ from typing import TYPE_CHECKING
 import platformdirs
 import pytest
 
-from pytest_chaosmining.core.machine import this_machine
 from pytest_chaosmining.run.case_selection import CaseSelection
-from pytest_chaosmining.run.facets import JudgedExplainers, RunPlan, Runtime
+from pytest_chaosmining.run.facets import JudgedExplainers, RunPlan
 from pytest_chaosmining.run.model_memo import ModelMemo
 from pytest_chaosmining.run.placement import Placement
 from pytest_chaosmining.run.progress import ProgressLines
@@ -34,6 +33,7 @@ from pytest_chaosmining.verdict.rule import BaselineRule
 
 if TYPE_CHECKING:
     from pytest_chaosmining.core.metrics.catalog import MetricCatalog
+    from pytest_chaosmining.run.runtime import Runtime
     from pytest_chaosmining.verdict.thresholds import Thresholds
 
 
@@ -67,7 +67,10 @@ class ChaosminingSession:
 
     @functools.cached_property
     def runtime(self) -> Runtime:
-        """Where the work runs and is kept: device, model cache, models in memory, timers."""
+        """Where the work runs and is kept: device, model cache, models in memory, timers
+        (the heavy face: loaded here, where the run's device is first asked for)."""
+        from pytest_chaosmining.run.runtime import Runtime
+
         return Runtime(self.placement, self.cache_root, self.settings.pack, self.memo, self.progress)
 
     @property
@@ -88,7 +91,7 @@ class ChaosminingSession:
             return None
         baseline = Baseline.load(self.settings.baseline, self.metric_catalog)
         baseline.require_tier(self.settings.tier)
-        baseline.against_machine(this_machine(self.placement.device.type))
+        baseline.against_machine(self.placement.machine())
         return baseline
 
     @functools.cached_property
