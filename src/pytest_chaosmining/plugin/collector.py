@@ -250,10 +250,10 @@ class ResultCollector:
         if not self.records and not self.tests and not self.failures and self.baseline_check is None:
             return
         check = self.baseline_check
-        for nodeid, note in check.unproduced.items() if check is not None else ():
-            if nodeid in self.failures:  # a test that failed: what it left unproduced is part of its reason
+        for nodeid, notes in check.folded.items() if check is not None else ():
+            if nodeid in self.failures:  # a test that failed: what else the comparison found is part of its reason
                 first, *evidence = self.failures[nodeid]["message"].split("\n", 1)
-                self.failures[nodeid]["message"] = "\n".join([f"{first} {note}", *evidence])
+                self.failures[nodeid]["message"] = "\n".join([" ".join([first, *notes]), *evidence])
         notes, errors = self._judged_nothing(session)
         errors = [*(check.errors if check is not None else []), *errors]
         failures = sorted(self.failures.values(), key=lambda f: f["nodeid"])

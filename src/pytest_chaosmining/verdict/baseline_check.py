@@ -53,9 +53,10 @@ class BaselineCheck:
         self.noted: dict[str, list[str]] = {}
         #: what fails the run beside its tests (a baseline of other models, one that matches nothing)
         self.errors: list[str] = []
-        #: node id of a test that failed in this run → the baseline's results it did not produce
-        #: (part of its own failure, not a failure again)
-        self.unproduced: dict[str, str] = {}
+        #: node id of a test that failed in this run → what else the comparison found of it (the
+        #: baseline's results it did not produce, its model's cost that grew): part of its own
+        #: failure, not a failure again
+        self.folded: dict[str, list[str]] = {}
 
     def note(self, report: pytest.TestReport) -> None:
         """What became of ``report``'s test in this run (its changes noted at teardown)."""
@@ -130,7 +131,7 @@ class BaselineCheck:
         gone = 0
         for nodeid, records in sorted(by_test.items()):
             if self.outcome.get(nodeid) == "failed":  # its own failure already counts: the results go in its reason
-                self.unproduced[nodeid] = _unproduced(records)
+                self.folded.setdefault(nodeid, []).append(_unproduced(records))
             else:
                 self._fail_missing(session, nodeid, records)
                 gone += 1
@@ -140,9 +141,14 @@ class BaselineCheck:
             )
         if by_test:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        grown = rule.costs(records)
-        for regression in grown:
-            self._fail_cost(session, regression)
+        grown = []
+        for regression in rule.costs(records):
+            if all(self.outcome.get(nodeid) == "failed" for nodeid in regression.nodeids):
+                for nodeid in regression.nodeids:  # each of its tests failed already: one failure each
+                    self.folded.setdefault(nodeid, []).append(f"Its work on the model grew too: {regression.message}.")
+            else:
+                grown.append(regression)
+                self._fail_cost(session, regression)
         if grown:
             self.lines.append(
                 f"FAILED: {len(grown)} explainer(s) whose CPU time or memory on a model grew beyond "
