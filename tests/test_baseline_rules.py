@@ -24,7 +24,7 @@ from pytest_chaosmining.core.training.determinism import REPRODUCIBLE, KernelSet
 from pytest_chaosmining.suites import metric_catalog, shipped_thresholds
 from pytest_chaosmining.verdict.baseline import Baseline, PairedDrop, paired_t
 from pytest_chaosmining.verdict.judge import ConformanceFailure, Judge
-from pytest_chaosmining.verdict.rule import BaselineRule
+from pytest_chaosmining.verdict.rule import BaselineRule, CalibratedDrops
 from pytest_chaosmining.verdict.thresholds import Thresholds
 
 CASE = {"condition": "RBRP"}
@@ -79,12 +79,12 @@ def test_without_samples_the_allowed_drop_alone_decides():
 
 
 def test_the_paired_rules_are_calibrated_in_the_suites_thresholds():
-    bars = shipped_thresholds(None)
+    smoke, ci = CalibratedDrops(shipped_thresholds(None), "smoke"), CalibratedDrops(shipped_thresholds(None), "ci")
     for suite, metric in (("vision", "iou"), ("vision", "training_gain"), ("audio", "training_gain")):
-        rule = bars.paired_drop(suite, "smoke", metric)
-        assert rule is not None and rule.t >= 3.5 and rule.cap >= 2 * bars.max_drop(suite, "smoke", metric)
-    assert bars.paired_drop("symbolic", "smoke", "fprec") is None  # no per-sample values: the drop alone
-    assert bars.paired_drop("vision", "ci", "iou") is None  # not calibrated at ci
+        rule = smoke.paired(suite, metric)
+        assert rule is not None and rule.t >= 3.5 and rule.cap >= 2 * smoke.allowed(suite, metric)
+    assert smoke.paired("symbolic", "fprec") is None  # no per-sample values: the drop alone
+    assert ci.paired("vision", "iou") is None  # not calibrated at ci
 
 
 def test_the_judge_notes_a_change_and_fails_a_regression():

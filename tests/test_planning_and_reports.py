@@ -417,7 +417,9 @@ def test_a_shipped_test_that_fails_before_naming_its_explainer_is_a_failure_of_t
     def report(nodeid: str) -> TestReport:
         return TestReport(nodeid, ("x", 0, "x"), {}, "failed", "InvalidParameterError: subsample", "setup")
 
-    collector = types.SimpleNamespace(failures={}, tests={}, records=[], _suite_of=ResultCollector._suite_of)
+    collector = types.SimpleNamespace(
+        failures={}, tests={}, records=[], _suite_of=ResultCollector._suite_of, baseline_check=None
+    )
     collector._fail = lambda *args: ResultCollector._fail(collector, *args)
     collector.uncalibrated, collector.uncalibrated_tests, collector.known_defects = Counter(), [], {}
     for nodeid in (

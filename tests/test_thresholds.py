@@ -374,7 +374,7 @@ def test_shipped_drop_allowances_are_the_calibrated_ones_and_name_judged_metrics
     import sys
 
     from pytest_chaosmining.suites import metric_catalog
-    from pytest_chaosmining.verdict.thresholds import DEFAULT_MAX_DROP
+    from pytest_chaosmining.verdict.rule import DEFAULT_MAX_DROP, CalibratedDrops
 
     mutations = Path(__file__).parents[1] / "benchmarks" / "mutations"
     sys.path.insert(0, str(mutations))
@@ -399,15 +399,16 @@ def test_shipped_drop_allowances_are_the_calibrated_ones_and_name_judged_metrics
         if "map_agreement" in table:  # the suites that keep fingerprints of maps
             assert smoke["map_agreement"]["default"] == table["map_agreement"], suite
             assert smoke["sample_drift"] == table["sample_drift"], suite
-            assert THRESHOLDS.sample_drift(suite, "smoke") is not None
+            assert CalibratedDrops(THRESHOLDS, "smoke").sample_drift(suite) is not None
     assert all(catalog.is_judged(suite, metric) for suite, metric in shipped)
     # a discrete score moves by whole images, clips or features: at least the floor; vision's box
     # share is continuous and paired per image: at least 0.01
     assert all(v >= DEFAULT_MAX_DROP for (suite, metric), v in shipped.items() if metric != "box_share")
     assert shipped[("vision", "box_share")] >= 0.01
-    assert THRESHOLDS.max_drop("vision", "smoke", "iou") == shipped[("vision", "iou")]
-    assert THRESHOLDS.max_drop("vision", "ci", "iou") == DEFAULT_MAX_DROP
-    assert THRESHOLDS.max_drop("symbolic", "smoke", "uscore") == DEFAULT_MAX_DROP
+    smoke, ci = CalibratedDrops(THRESHOLDS, "smoke"), CalibratedDrops(THRESHOLDS, "ci")
+    assert smoke.allowed("vision", "iou") == shipped[("vision", "iou")]
+    assert ci.allowed("vision", "iou") == DEFAULT_MAX_DROP
+    assert smoke.allowed("symbolic", "uscore") == DEFAULT_MAX_DROP
 
 
 def test_a_tier_judges_only_with_bars_calibrated_on_held_out_seeds():

@@ -59,6 +59,7 @@ from pytest_chaosmining.explainers import builtin_explainers  # noqa: E402
 from pytest_chaosmining.suites import SUITES_DIR, metric_catalog, shipped_thresholds  # noqa: E402
 from pytest_chaosmining.tools.calibrate import tolerance_factor  # noqa: E402
 from pytest_chaosmining.verdict.baseline import MIN_PAIRED, paired_t  # noqa: E402
+from pytest_chaosmining.verdict.rule import CalibratedDrops  # noqa: E402
 
 TIER = "smoke"
 #: the per-run false-alarm rate the paired rule is set for
@@ -127,8 +128,10 @@ def calibrate() -> dict[str, dict[str, object]]:
         )
     for (suite, metric), found in sorted(paired.items()):
         n = min(size for _, _, size in found)
-        allowed = shipped.max_drop(suite, TIER, metric)
-        if not shipped.drop_calibrated(suite, TIER, metric):  # a new score: twice its largest drop, at least 0.01
+        allowed = CalibratedDrops(shipped, TIER).allowed(suite, metric)
+        if not CalibratedDrops(shipped, TIER).calibrated(
+            suite, metric
+        ):  # a new score: twice its largest drop, at least 0.01
             largest_drop = max(drop for drop, _, _ in found)
             allowed = math.ceil(max(CONTINUOUS_FLOOR, 2 * largest_drop) * 200) / 200
         beyond = [t for drop, t, _ in found if drop > allowed]

@@ -48,7 +48,7 @@ from pytest_chaosmining.explainers import builtin_explainers  # noqa: E402
 from pytest_chaosmining.suites import metric_catalog, shipped_thresholds  # noqa: E402
 from pytest_chaosmining.verdict.baseline import Baseline, PairedDrop  # noqa: E402
 from pytest_chaosmining.verdict.drift import drift_verdict  # noqa: E402
-from pytest_chaosmining.verdict.rule import BaselineRule  # noqa: E402
+from pytest_chaosmining.verdict.rule import BaselineRule, CalibratedDrops  # noqa: E402
 
 TIER = "smoke"
 SHAPES = ("uniform", "one class in ten", "a quarter", "one condition")
@@ -187,7 +187,8 @@ def measure() -> dict[tuple[str, str, str, str], dict[str, list[float | None]]]:
         for r in scored:
             suite, metric_name = r["suite"], r["metric"]
             metric = catalog.judged(suite, metric_name)
-            drop, paired = bars.max_drop(suite, TIER, metric_name), bars.paired_drop(suite, TIER, metric_name)
+            drops = CalibratedDrops(bars, TIER)
+            drop, paired = drops.allowed(suite, metric_name), drops.paired(suite, metric_name)
             fp = prints.get(_where(r))
             agreement = catalog.get(suite, "map_agreement")
             bar_key = agreement.bar_key(r["case"]) if agreement is not None and agreement.bar_key else "default"

@@ -123,7 +123,7 @@ def drift_verdict(
     if moved is None:
         return DriftVerdict([], None)
     bar = thresholds.drift_bar(suite, tier, "map_agreement", bar_key, explainer)
-    rule = thresholds.sample_drift(suite, tier)
+    rule = judged_by.drops.sample_drift(suite)
     verdict = rule.verdict(moved) if rule is not None else None
     size_bar = thresholds.drift_bar(suite, tier, "size_agreement", bar_key, explainer) if sized else None
     allowance = ""

@@ -12,8 +12,62 @@ from dataclasses import dataclass
 
 from pytest_chaosmining.core.metrics.catalog import Metric
 from pytest_chaosmining.core.records import Record
-from pytest_chaosmining.verdict.baseline import DEFAULT_MAX_SLOWDOWN, Baseline, CostRegression, Drop, PairedDrop
+from pytest_chaosmining.verdict.baseline import (
+    DEFAULT_MAX_SLOWDOWN,
+    Baseline,
+    CostRegression,
+    Drop,
+    PairedDrop,
+    SampleDrift,
+)
 from pytest_chaosmining.verdict.thresholds import Thresholds
+
+#: the allowed drop below a baseline of a metric without a calibrated one (``[<suite>.<tier>.max_drop]``)
+DEFAULT_MAX_DROP = 0.02
+
+
+@dataclass(frozen=True)
+class CalibratedDrops:
+    """The baseline rule's calibrated parameters at ``tier``, as the suites' thresholds files
+    hold them: ``[<suite>.<tier>.max_drop]`` (per metric, how far a score may fall),
+    ``[<suite>.<tier>.paired_drop]`` (``t`` and each metric's ``cap``) and
+    ``[<suite>.<tier>.sample_drift]`` (``floor`` and ``allowed``).  A new calibrated parameter
+    is read here and written in the TOML (by its calibration), nowhere else."""
+
+    thresholds: Thresholds
+    tier: str
+
+    def allowed(self, suite: str, metric: str) -> float:
+        """How far ``metric`` may fall below a baseline's value (calibrated on benign changes:
+        benchmarks/mutations/benign_calibrate.py), else :data:`DEFAULT_MAX_DROP`."""
+        table = self.thresholds.baseline_table(suite, self.tier, "max_drop")
+        return float(table.get(metric, table.get("default", DEFAULT_MAX_DROP)))
+
+    def calibrated(self, suite: str, metric: str) -> bool:
+        """Whether the table sets ``metric``'s allowed drop (calibrated on benign changes), so
+        that a result without a bar is compared against a baseline too."""
+        return metric in self.thresholds.baseline_table(suite, self.tier, "max_drop")
+
+    def compares_unbarred(self, suite: str, metric: str) -> bool:
+        """Whether a result of ``metric`` without a bar is compared against a baseline: its drop
+        is calibrated and ``suite`` is not report-only at this tier."""
+        return self.calibrated(suite, metric) and not self.thresholds.report_only([suite], self.tier)
+
+    def paired(self, suite: str, metric: str) -> PairedDrop | None:
+        """The paired rule of ``metric``'s drops (``t`` and the metric's cap), None where the
+        table sets none (the allowed drop alone decides)."""
+        table = self.thresholds.baseline_table(suite, self.tier, "paired_drop")
+        if "t" not in table or metric not in table:
+            return None
+        return PairedDrop(float(table["t"]), float(table[metric]))
+
+    def sample_drift(self, suite: str) -> SampleDrift | None:
+        """How far single samples' maps may move against a baseline (``floor`` and ``allowed``),
+        None where the table sets none (the mean agreement alone decides)."""
+        table = self.thresholds.baseline_table(suite, self.tier, "sample_drift")
+        if "floor" not in table:
+            return None
+        return SampleDrift(float(table["floor"]), int(table.get("allowed", 0)))
 
 
 @dataclass(frozen=True)
@@ -30,13 +84,18 @@ class BaselineRule:
     max_drop: float | None = None
     max_slowdown: float = DEFAULT_MAX_SLOWDOWN
 
+    @property
+    def drops(self) -> CalibratedDrops:
+        """The rule's calibrated parameters at this tier."""
+        return CalibratedDrops(self.thresholds, self.tier)
+
     def allowed_drop(self, suite: str, metric: str) -> float:
         """How far ``metric`` of ``suite`` may fall below the baseline's value."""
-        return self.max_drop if self.max_drop is not None else self.thresholds.max_drop(suite, self.tier, metric)
+        return self.max_drop if self.max_drop is not None else self.drops.allowed(suite, metric)
 
     def paired(self, suite: str, metric: str) -> PairedDrop | None:
         """The paired rule of ``metric``'s drops, where calibrated at this tier."""
-        return self.thresholds.paired_drop(suite, self.tier, metric)
+        return self.drops.paired(suite, metric)
 
     def score(self, record: Record, metric: Metric) -> Drop:
         """Whether ``record`` (of the judged ``metric``) regressed or changed against the
@@ -54,7 +113,7 @@ class BaselineRule:
             metric is not None
             and metric.judged
             and not control
-            and self.thresholds.compares_unbarred(record.suite, self.tier, record.metric)
+            and self.drops.compares_unbarred(record.suite, record.metric)
         )
 
     def improved(self, record: Record) -> bool:

@@ -11,7 +11,8 @@ Layout::
                                             ``default``: the bar of an explainer without its own;
                                             ``sampler_default``: where set, that bar of a stochastic one
     [<suite>.<tier>.<metric>.explainer.NAME]  the bars of one built-in explainer
-    [<suite>.<tier>.max_drop]               per metric: how far it may fall below a baseline
+    [<suite>.<tier>.max_drop]               the baseline rule's (verdict/rule.py CalibratedDrops):
+                                            per metric, how far it may fall below a baseline
     [<suite>.<tier>.paired_drop]            ``t`` and, per metric, ``cap``: a drop beyond max_drop of a
                                             score with per-sample values regresses only with a paired
                                             t above ``t`` or a drop of at least the cap (else: changed)
@@ -30,11 +31,6 @@ import tomllib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
-
-from pytest_chaosmining.verdict.baseline import PairedDrop, SampleDrift
-
-#: the allowed drop below a baseline of a metric without a calibrated one (``[<suite>.<tier>.max_drop]``)
-DEFAULT_MAX_DROP = 0.02
 
 #: a bar written as ``-inf``: calibration refused a bar there (too noisy, or the control reaches it)
 NOT_JUDGED = float("-inf")
@@ -154,38 +150,11 @@ class Thresholds:
         never judged (a user's thresholds file can set it to false, taking the bars on)."""
         return [s for s in suites if self.table.get(s, {}).get(tier, {}).get("report_only", False)]
 
-    def max_drop(self, suite: str, tier: str, metric: str) -> float:
-        """How far ``metric`` may fall below a baseline's value: ``[suite.tier.max_drop]``
-        (calibrated on benign changes: benchmarks/mutations/calibrate_drops.py), else
-        :data:`DEFAULT_MAX_DROP`."""
-        table = self.table.get(suite, {}).get(tier, {}).get("max_drop", {})
-        return float(table.get(metric, table.get("default", DEFAULT_MAX_DROP)))
-
-    def drop_calibrated(self, suite: str, tier: str, metric: str) -> bool:
-        """Whether ``[suite.tier.max_drop]`` sets ``metric``'s allowed drop (calibrated on
-        benign changes), so that a result without a bar is compared against a baseline too."""
-        return metric in self.table.get(suite, {}).get(tier, {}).get("max_drop", {})
-
-    def compares_unbarred(self, suite: str, tier: str, metric: str) -> bool:
-        """Whether a result of ``metric`` without a bar is compared against a baseline: its
-        drop is calibrated (:meth:`drop_calibrated`) and ``suite`` is not report-only at ``tier``."""
-        return self.drop_calibrated(suite, tier, metric) and not self.report_only([suite], tier)
-
-    def paired_drop(self, suite: str, tier: str, metric: str) -> PairedDrop | None:
-        """The paired rule of ``metric``'s drops against a baseline (``[suite.tier.paired_drop]``:
-        ``t`` and the metric's cap), None where the table sets none (the allowed drop alone decides)."""
-        table = self.table.get(suite, {}).get(tier, {}).get("paired_drop", {})
-        if "t" not in table or metric not in table:
-            return None
-        return PairedDrop(float(table["t"]), float(table[metric]))
-
-    def sample_drift(self, suite: str, tier: str) -> SampleDrift | None:
-        """How far single samples' maps may move against a baseline (``[suite.tier.sample_drift]``:
-        ``floor`` and ``allowed``), None where the table sets none (the mean agreement alone decides)."""
-        table = self.table.get(suite, {}).get(tier, {}).get("sample_drift", {})
-        if "floor" not in table:
-            return None
-        return SampleDrift(float(table["floor"]), int(table.get("allowed", 0)))
+    def baseline_table(self, suite: str, tier: str, name: str) -> dict[str, Any]:
+        """The table ``[suite.tier.<name>]`` of the baseline rule's calibrated parameters
+        (``max_drop``, ``paired_drop``, ``sample_drift``; empty where it has none): read by
+        :class:`~pytest_chaosmining.verdict.rule.CalibratedDrops`."""
+        return dict(self.table.get(suite, {}).get(tier, {}).get(name, {}))
 
     def default(self, suite: str, tier: str, metric: str) -> float:
         """The ``default`` bar of ``metric`` (for any case and explainer without its own)."""
