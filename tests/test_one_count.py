@@ -17,6 +17,7 @@ import json
 from conftest import load_results
 from plugin_runs import breaking_conftest
 
+from pytest_chaosmining.core.records import Record
 from pytest_chaosmining.reports.failure_table import cell, failure_table
 from pytest_chaosmining.reports.report_folder import MANIFEST, STOPPED
 from pytest_chaosmining.reports.run_counts import RunCounts
@@ -180,3 +181,40 @@ def test_a_failure_names_the_class_its_damage_sits_in(pytester, run_suite, monke
     assert outline["labels"] and 5 in outline["labels"] and len(outline["labels"]) == len(outline["maps"])
     pictures = [(pytester.path / folder / "vision_examples.png").read_bytes() for folder in ("base", "report")]
     assert pictures[0] != pictures[1]  # the failing sample drawn, the baseline's patch masses beside this run's
+
+
+def test_a_model_s_cost_growth_fails_once_as_its_own_test_or_in_the_failures_of_all_its_cases():
+    """An explainer's work on a model that grew beyond the allowed slowdown fails as a test of
+    its own (``chaosmining-baseline::cost::…``) where its cases passed; where each of them
+    failed already (a gross regression of each case), it goes in their reasons instead."""
+    import types
+
+    from pytest_chaosmining.verdict.baseline_check import COST_PREFIX
+    from pytest_chaosmining.verdict.rule import BaselineRule
+    from pytest_chaosmining.verdict.thresholds import Thresholds
+
+    def cpu(formula: int, value: float) -> Record:
+        record = Record("symbolic", "mlp", "SA", 0, "cpu_ms", value, {"formula": formula})
+        record.nodeid = f"t::case{formula}"
+        return record
+
+    baseline = Baseline([cpu(1, 100.0), cpu(2, 100.0)], "b.json", metric_catalog())
+    rule = BaselineRule(baseline, Thresholds({}), "smoke", max_slowdown=2.0)
+    grown = [cpu(1, 300.0), cpu(2, 300.0)]  # 3x the baseline's median: beyond 2 x 100 + 20 ms
+
+    def finish(failed: set[str]) -> tuple[BaselineCheck, list[object]]:
+        emitted: list[object] = []
+        hook = types.SimpleNamespace(pytest_runtest_logreport=lambda report: emitted.append(report))
+        config = types.SimpleNamespace(option=types.SimpleNamespace(collectonly=False), hook=hook)
+        session = types.SimpleNamespace(config=config, exitstatus=0)
+        check = BaselineCheck(baseline, BaselineScope((), frozenset(), {}))
+        check.finish(session, 0, grown, [], rule, failed)  # type: ignore[arg-type]
+        return check, emitted
+
+    check, emitted = finish(set())
+    assert [r.nodeid for r in emitted] == [COST_PREFIX + "symbolic::SA::mlp::cpu_ms"] and not check.folded
+    check, emitted = finish({"t::case1", "t::case2"})
+    assert not emitted and all("Its work on the model grew too" in n[0] for n in check.folded.values())
+    assert sorted(check.folded) == ["t::case1", "t::case2"]
+    check, emitted = finish({"t::case1"})  # one case passed: the model's growth is a failure of its own
+    assert len(emitted) == 1 and not check.folded

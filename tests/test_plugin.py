@@ -569,3 +569,18 @@ def test_a_sweep_judges_its_default_condition_and_reports_the_others(pytester, r
     assert (pytester.path / "report" / "figure4.png").stat().st_size > 10_000
     report = (pytester.path / "report" / "report.md").read_text()
     assert "report-only: 6 tests in conditions whose bars were not calibrated (recorded, not judged)" in report
+
+
+def test_each_option_s_default_is_its_row_s_and_an_empty_list_takes_it(pytester):
+    """A run that names no value of an option takes the option's one default (its row in
+    ``OPTIONS``): an empty training list trains as the standard mode, never as another."""
+    from pytest_chaosmining.settings import OPTIONS, resolve
+
+    config = pytester.parseconfig("--chaosmining", "--chaosmining-training=,")
+    settings = resolve(config, ("symbolic",))
+    assert settings.training == ("standard",) and settings.guides() == [None]
+    defaults = {option.name.replace("-", "_"): option.default for option in OPTIONS if option.default is not None}
+    plain = resolve(pytester.parseconfig("--chaosmining"), ("symbolic",))
+    for name, default in defaults.items():
+        value = getattr(plain, name)
+        assert value == default or value == (default,), (name, value, default)

@@ -168,7 +168,8 @@ def test_time_and_memory_are_gated_against_the_baseline(pytester, run_suite):
     its cases, grew beyond --chaosmining-max-slowdown × the baseline's (plus slack) fails
     the run (``chaosmining-baseline::cost::…``); a case beyond twice that fails its own
     test, and where every case of the model failed so, the model's growth is part of their
-    failures, not a failure again (one regression, one failure)."""
+    failures, not a failure again (one regression, one failure; a growth whose cases passed
+    fails as its own test: test_one_count.py)."""
     args = ("--chaosmining-suites", "cost", "--chaosmining-explainers", "SA,IG")
     run_suite(*args, k="test_attribution_cost", fresh=False).assert_outcomes(passed=2)
     path = pytester.path / "report" / "results.json"

@@ -105,7 +105,7 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "sg-gradient",
-        "saliency guided training: mask the lowest signed ({default}, as the reference) or absolute gradients",
+        "saliency guided training: mask the lowest {default} (default, as the reference) or absolute gradients",
         "absolute" if GUIDE.absolute else "signed",
         ("signed", "absolute"),
     ),
@@ -132,14 +132,14 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "builtin-results",
-        "the built-in explainers' scores: reuse those an earlier run cached ({default}) or recompute them",
+        "the built-in explainers' scores: {default} those an earlier run cached (default) or recompute them",
         "reuse",
         ("reuse", "recompute"),
     ),
     Option(
         "known-defects",
         "a built-in's check that a reported defect of its library makes fail: held as a strict expected "
-        "failure ({default}), or judged by the bar like any other (none: as before the defect was known)",
+        "failure ({default}, default), or judged by the bar like any other (none: as before the defect was known)",
         "hold",
         ("hold", "none"),
     ),
@@ -411,7 +411,8 @@ def resolve(config: pytest.Config, suite_names: Sequence[str], thresholds: Seque
 
     flag = config.getoption("chaosmining")
     enabled = bool(flag) if flag is not None else bool(config.getini("chaosmining"))
-    training = get("training").names(TRAINING_MODES, "training mode(s)") or (get("training").text(),)
+    given_training = get("training")
+    training = given_training.names(TRAINING_MODES, "training mode(s)") or (str(given_training.default),)
     return Settings(
         enabled=enabled,
         tier=get("tier").text(),

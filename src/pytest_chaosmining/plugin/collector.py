@@ -119,7 +119,7 @@ class ResultCollector:
         self.known_defects: dict[str, list[str]] = {}
         #: the device types the xdist workers' models were trained on
         self.worker_trained_on: set[str] = set()
-        #: the comparison with ``--chaosmining-baseline`` (registered beside this collector)
+        #: the comparison with ``--chaosmining-baseline`` (driven by this collector: :meth:`pytest_sessionfinish`)
         self.baseline_check: BaselineCheck | None = None
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -234,14 +234,15 @@ class ResultCollector:
         """The device types the run's models were trained on, over this process and its workers."""
         return sorted(self.worker_trained_on | set(self.session.models_trained_on()))
 
-    @pytest.hookimpl(wrapper=True)
+    @pytest.hookimpl(wrapper=True, trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> Generator[None, object, object]:
         """The end of the run: first the comparison with the baseline, whose failures are
-        reported before any other plugin ends its session (JUnit XML counts them); then,
-        after every other plugin's, the run's results and reports."""
+        reported before the plugins' own ends (JUnit XML counts them); then, once those
+        have run, the run's results and reports.  The innermost wrapper (``trylast``): its
+        second half runs before the other wrappers' (the terminal's summary shows it)."""
         check, rule = self.baseline_check, self.session.baseline_rule
         if check is not None and rule is not None:
-            check.finish(session, exitstatus, self.records, self.models_trained_on(), rule)
+            check.finish(session, exitstatus, self.records, self.models_trained_on(), rule, set(self.failures))
         result = yield
         self._write(session)
         return result

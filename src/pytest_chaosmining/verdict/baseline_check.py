@@ -9,12 +9,15 @@ explainer's CPU time or peak memory on a model, the median of its cases, that gr
 beyond the allowed slowdown over the baseline's median of the same cases fails as
 ``chaosmining-baseline::cost::<suite>::<explainer>::<model>::<metric>`` (one case's
 own test fails only on a gross regression: one call varies, a model's median far
-less).  A baseline that matches none of the run's judged results fails it too.
+less; where every case of the model failed so, the growth is part of their failures,
+not a failure again).  A baseline that matches none of the run's judged results fails
+it too.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 
 import pytest
 
@@ -90,10 +93,13 @@ class BaselineCheck:
         records: list[Record],
         trained_on: list[str],
         rule: BaselineRule,
+        failed: Collection[str] = (),
     ) -> None:
         """Compare the run's ``records`` (of models trained on ``trained_on``) with the
         baseline by ``rule``: each missing result and each model whose cost grew is
-        reported as a failing test of its own (before the session's reports are written)."""
+        reported as a failing test of its own (before the session's reports are written),
+        unless each of its tests is among the run's ``failed`` ones (their node ids): then
+        it goes in their reasons (:attr:`folded`)."""
         if session.config.option.collectonly or exitstatus not in (
             pytest.ExitCode.OK,
             pytest.ExitCode.TESTS_FAILED,
@@ -143,7 +149,7 @@ class BaselineCheck:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         grown = []
         for regression in rule.costs(records):
-            if all(self.outcome.get(nodeid) == "failed" for nodeid in regression.nodeids):
+            if all(nodeid in failed for nodeid in regression.nodeids):
                 for nodeid in regression.nodeids:  # each of its tests failed already: one failure each
                     self.folded.setdefault(nodeid, []).append(f"Its work on the model grew too: {regression.message}.")
             else:

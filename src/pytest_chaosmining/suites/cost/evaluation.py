@@ -45,7 +45,7 @@ def convergence(
 
 
 def snapshots(run: RunView, case: SymbolicCase) -> list[tuple[int, torch.nn.Module]]:
-    """``case``'s model at each :func:`~.suite.snapshot_epochs` epoch of one training run
+    """``case``'s model at each :func:`~.spec.snapshot_epochs` epoch of one training run
     (cached on disk as one entry), each in eval mode."""
     device = run.runtime.device
     data = generate(SymbolicDataSpec(case.formula, case.noise_features, case.label_noise, case.n_samples, case.seed))

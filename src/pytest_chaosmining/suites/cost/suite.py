@@ -68,7 +68,7 @@ class CostSuite(SuiteDefaults):
         return run_models.run_model(run, self.case(run))  # trained once for the symbolic suite and this one
 
     def snapshots(self, run: RunView) -> list[tuple[int, torch.nn.Module]]:
-        """:meth:`case`'s model at each :func:`snapshot_epochs` epoch of its training
+        """:meth:`case`'s model at each :func:`~.spec.snapshot_epochs` epoch of its training
         (one training run, cached on disk as one entry), each in eval mode."""
         return run.runtime.memo(("cost-snapshots", self.case(run)), lambda: evaluation.snapshots(run, self.case(run)))
 
