@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, TypeGuard, TypeVar
 
 import pytest
 
@@ -117,7 +117,7 @@ def results_asked(config: pytest.Config) -> bool:
     return any(bool(getattr(options, name, None)) for name in RESULT_OPTIONS)
 
 
-def times_calls(benchmark: BenchmarkFixture | None) -> bool:
+def times_calls(benchmark: BenchmarkFixture | None) -> TypeGuard[BenchmarkFixture]:
     """Whether ``benchmark`` times the calls it is given (not absent, skipped, disabled
     with ``--benchmark-disable``, nor under xdist, where it only calls them once)."""
     return benchmark is not None and not benchmark.disabled

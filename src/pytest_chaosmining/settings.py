@@ -60,7 +60,7 @@ class Option:
 OPTIONS: tuple[Option, ...] = (
     Option(
         "tier",
-        "suite size: smoke (default: calibrated bars, minutes on a CI runner), ci or paper",
+        "suite size: {default} (default: calibrated bars, minutes on a CI runner), ci or paper",
         DEFAULT_TIER,
         TIERS,
     ),

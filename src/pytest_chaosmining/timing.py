@@ -110,7 +110,7 @@ class AttributionTimer:
         benchmark, rounds, call = self.benchmark, self.rounds, synchronised(fn, self.device)
         warmup = rounds > 1
         with PeakMemory(self.device) as memory:
-            if benchmark is None or not times_calls(benchmark):  # timed by hand
+            if not times_calls(benchmark):  # timed by hand
                 if warmup:
                     result = call_through(benchmark, call)
                     timings = [clocked_cpu(call)[1:] for _ in range(rounds)]

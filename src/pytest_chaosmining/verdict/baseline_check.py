@@ -98,8 +98,8 @@ class BaselineCheck:
         """Compare the run's ``records`` (of models trained on ``trained_on``) with the
         baseline by ``rule``: each missing result and each model whose cost grew is
         reported as a failing test of its own (before the session's reports are written),
-        unless each of its tests is among the run's ``failed`` ones (their node ids): then
-        it goes in their reasons (:attr:`folded`)."""
+        unless its test (each of its tests) is among the run's ``failed`` ones, the failures
+        the run counts (their node ids): then it goes in their reasons (:attr:`folded`)."""
         if session.config.option.collectonly or exitstatus not in (
             pytest.ExitCode.OK,
             pytest.ExitCode.TESTS_FAILED,
@@ -136,7 +136,7 @@ class BaselineCheck:
             by_test.setdefault(record.nodeid, []).append(record)
         gone = 0
         for nodeid, records in sorted(by_test.items()):
-            if self.outcome.get(nodeid) == "failed":  # its own failure already counts: the results go in its reason
+            if nodeid in failed:  # its own failure already counts: the results go in its reason
                 self.folded.setdefault(nodeid, []).append(_unproduced(records))
             else:
                 self._fail_missing(session, nodeid, records)
