@@ -3,7 +3,7 @@ import pickle
 import numpy as np
 import pytest
 
-from pytest_chaosmining.suites.bam.data import CF_CLASS, GRAY, BamSpec, generate
+from pytest_chaosmining.suites.bam.data import CF_CLASS, GRAY, BamDataSpec, generate
 from pytest_chaosmining.suites.bam.metrics import (
     input_dependence,
     input_independence,
@@ -16,7 +16,7 @@ from pytest_chaosmining.suites.bam.metrics import (
 
 
 def test_object_scene_images_and_their_versions():
-    d = generate(BamSpec("objects", 36, 20, "train", 0))
+    d = generate(BamDataSpec("objects", 36, 20, "train", 0))
     assert d.images.shape == d.no_object.shape == d.gray.shape == (20, 3, 36, 36)
     assert set(d.objects) <= set(range(10)) and set(d.scenes) <= set(range(10))
     region = d.regions[:, None].repeat(3, axis=1)
@@ -31,14 +31,14 @@ def test_object_scene_images_and_their_versions():
 
 
 def test_deterministic_and_seeded():
-    a, b = generate(BamSpec("objects", 24, 5, "val", 0)), generate(BamSpec("objects", 24, 5, "val", 0))
-    c = generate(BamSpec("objects", 24, 5, "val", 1))
+    a, b = generate(BamDataSpec("objects", 24, 5, "val", 0)), generate(BamDataSpec("objects", 24, 5, "val", 0))
+    c = generate(BamDataSpec("objects", 24, 5, "val", 1))
     assert np.array_equal(a.images, b.images) and not np.array_equal(a.images, c.images)
 
 
 @pytest.mark.parametrize("k, expected", [(0.1, 1), (0.5, 5), (1.0, 10), (0.0, 0)])
 def test_commonality_sets(k, expected):
-    d = generate(BamSpec("common", 24, 200, "train", 0, k=k))
+    d = generate(BamDataSpec("common", 24, 200, "train", 0, k=k))
     assert (d.objects == CF_CLASS).all()
     assert np.array_equal(d.has_object, d.scenes < expected)
     assert (d.images[~d.has_object] == d.no_object[~d.has_object]).all()
@@ -46,9 +46,9 @@ def test_commonality_sets(k, expected):
 
 def test_bad_specs():
     with pytest.raises(ValueError):
-        BamSpec("dogs", 32, 1, "train", 0)
+        BamDataSpec("dogs", 32, 1, "train", 0)
     with pytest.raises(ValueError):
-        BamSpec("common", 32, 1, "train", 0, k=1.5)
+        BamDataSpec("common", 32, 1, "train", 0, k=1.5)
 
 
 def test_normalised_maps():
@@ -130,7 +130,7 @@ def test_torchvision_source_reads_cifar10_and_flowers102(tmp_path, monkeypatch):
         pickle.dump({"label_names": [str(i) for i in range(10)]}, fh)
     monkeypatch.setattr("torchvision.datasets.flowers102.check_integrity", lambda *a, **k: True)
     monkeypatch.setattr("torchvision.datasets.cifar.check_integrity", lambda *a, **k: True)
-    d = generate(BamSpec("objects", 24, 30, "val", 0, source="torchvision", data_dir=str(tmp_path)))
+    d = generate(BamDataSpec("objects", 24, 30, "val", 0, source="torchvision", data_dir=str(tmp_path)))
     region = d.regions[:, None].repeat(3, axis=1)
     assert (d.images[region] == 250).all()  # the CIFAR-10 square is the object
     for scene, img in zip(d.scenes, d.no_object):

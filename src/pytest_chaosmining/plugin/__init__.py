@@ -29,6 +29,7 @@ from pytest_chaosmining.settings import Settings, add_options, option_label, res
 from pytest_chaosmining.suites import (
     all_suites,
     folder_of_suite,
+    get_spec,
     get_suite,
     registered_suites,
     suite_of,
@@ -124,7 +125,7 @@ def _check_named(session: pytest.Session) -> None:
         return
     settings = chaosmining.settings
     chaosmining.roster.check_named(option_label(config, "explainers"))
-    swept = {factor for name in settings.suites for factor in get_suite(name).sweeps(settings.tier)}
+    swept = {factor for name in settings.suites for factor in get_spec(name).sweeps(settings.tier)}
     if unknown := [factor for factor in settings.sweep if factor not in swept]:
         allowed = f"choose from {', '.join(sorted(swept))}" if swept else "none of the selected suites sweeps"
         label = option_label(config, "sweep")

@@ -13,7 +13,7 @@ import pytest
 from pytest_chaosmining.explainers import CONTROL_NAME, PAPER_NAMES, collect_explainers, select
 from pytest_chaosmining.explainers.diagnosis import MapNotes
 from pytest_chaosmining.settings import Settings
-from pytest_chaosmining.suites import get_suite, shapes_of, shipped_thresholds
+from pytest_chaosmining.suites import get_spec, shapes_of, shipped_thresholds
 
 if TYPE_CHECKING:
     from pytest_chaosmining.explainers import Explainer
@@ -101,7 +101,7 @@ class ExplainerRoster:
         ``--chaosmining-explainers``.  One that does not apply there stays, to be
         skipped with its reason."""
         named, tier, thresholds = set(self.settings.explainers), self.settings.tier, self.thresholds
-        shapes = get_suite(suite).shapes if suite in self.settings.suites else ()
+        shapes = get_spec(suite).shapes if suite in self.settings.suites else ()
 
         def runs(name: str) -> bool:
             declared = self.selected[name].applies_to

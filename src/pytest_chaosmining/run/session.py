@@ -25,7 +25,7 @@ from pytest_chaosmining.run.progress import ProgressLines
 from pytest_chaosmining.run.result_reuse import ResultReuse
 from pytest_chaosmining.run.roster import ExplainerRoster
 from pytest_chaosmining.settings import Settings
-from pytest_chaosmining.suites import get_suite, metric_catalog, planned, registered_suites
+from pytest_chaosmining.suites import get_spec, get_suite, metric_catalog, planned, registered_suites
 from pytest_chaosmining.verdict.baseline import Baseline
 from pytest_chaosmining.verdict.baseline_scope import BaselineScope
 from pytest_chaosmining.verdict.judge import Judge
@@ -110,7 +110,7 @@ class ChaosminingSession:
         return BaselineScope(
             named=settings.explainers,
             registered=frozenset(registered_suites()),
-            seeds={name: get_suite(name).seeds(settings.tier, settings.seeds) for name in settings.suites},
+            seeds={name: get_spec(name).seeds(settings.tier, settings.seeds) for name in settings.suites},
             shard_tests=None if settings.shard is None else self.shard_tests,
         )
 

@@ -1,8 +1,9 @@
 """What the digits and audio testbeds and the vision and audio suites share: classifiers
 trained per condition × model × seed, scored by validation accuracy, explained on their
 first validation samples.  A testbed subclasses :class:`ClassifierTestbed` and
-names its tiers, data source, case planning and heavy half (:class:`ClassifierScoring`);
-a suite subclasses its testbed and :class:`ClassifierSuite`, and draws an example figure;
+names its tiers, data source and case planning, and a heavy subclass binds its scoring
+(:class:`ClassifierScoring`); a suite's spec subclasses the light testbed and
+:class:`ClassifierSuite`, and its suite binds the scoring and the example figure;
 :mod:`.classifier_training` trains through the cache."""
 
 from __future__ import annotations
@@ -178,8 +179,8 @@ def plan_classifier_cases(
 
 
 class ClassifierScoring(Protocol):
-    """A classifier testbed's heavy half: a module that imports torch at its top, named by
-    the testbed and loaded on first use (:func:`~pytest_chaosmining.core.lazy.lazy_module`)."""
+    """A classifier testbed's heavy half: a module that imports torch at its top, bound
+    to the testbed by the heavy module that subclasses it (``testbeds/<name>/bound.py``)."""
 
     #: load a case's classifier from the cache or train it, scored on its validation data
     #: (its recipe's :meth:`~.classifier_training.ClassifierRecipe.trained_model`)
@@ -203,15 +204,6 @@ class ExampleFigure(Protocol):
         """Draw the example figure of the ``planned`` cases' cached models, the samples the
         run's ``records`` failed on among them (False: nothing drawn)."""
         ...
-
-
-@dataclass(frozen=True)
-class ClassifierFunctions:
-    """What a classifier testbed does its own way: plan the cases of a tier (light), and its
-    heavy half (train or load a case's model, evaluate an explainer on it, probe)."""
-
-    plan_cases: Callable[..., list[Any]]
-    scoring: ClassifierScoring
 
 
 def data_source(disk_source: str, data_dir: str | None) -> tuple[str, str | None]:
@@ -238,7 +230,8 @@ def classifier_model(run: RunView, suite: str, trained_model: Callable[..., Mode
 class ClassifierTestbed:
     """The shared half of the digits and audio testbeds (classifiers trained per condition
     × model × seed, scored on their validation samples): a testbed subclasses it
-    and names its tiers, data source, case planning and scoring."""
+    and names its tiers, data source and case planning (light); a heavy subclass
+    binds its scoring."""
 
     quality_metric = "accuracy"
     model_records = ("train_seconds", "params_m")
@@ -248,8 +241,10 @@ class ClassifierTestbed:
     tiers: Mapping[str, ClassifierTier]
     #: the source name of data read from ``--chaosmining-data`` (``torchvision``, ``files``)
     disk_source: str
-    #: plan cases of a tier, train or load a case's model, evaluate an explainer, probe
-    functions: ClassifierFunctions
+    #: plan the cases of a tier (light): ``(tier, seeds, source, data_dir)`` → cases
+    plan_cases: Callable[..., list[Any]]
+    #: train or load a case's model, evaluate an explainer, probe (the heavy half, bound by a subclass)
+    scoring: ClassifierScoring
 
     def source(self, data_dir: str | None) -> tuple[str, str | None]:
         """Where data comes from: the testbed's disk source under ``--chaosmining-data``, else the embedded set."""
@@ -257,7 +252,7 @@ class ClassifierTestbed:
 
     def model(self, run: RunView, case: Any) -> Any:
         """The trained classifier of ``case``, trained at most once (and cached on disk)."""
-        return classifier_model(run, self.name, self.functions.scoring.trained_model, case)
+        return classifier_model(run, self.name, self.scoring.trained_model, case)
 
     def quality(self, model: Any) -> float:
         """Prediction quality: validation accuracy."""
@@ -279,7 +274,7 @@ class ClassifierTestbed:
                 **dataclasses.asdict(sizes),
             },
             explainer,
-            lambda: self.functions.scoring.evaluate(model, explainer, run.runtime.device, sizes),
+            lambda: self.scoring.evaluate(model, explainer, run.runtime.device, sizes),
             (Cost,),
         )
 
@@ -290,13 +285,13 @@ class ClassifierTestbed:
     def probe(self, trained: Any, samples: int) -> Probe:
         """The first ``samples`` validation samples of ``trained``, their predicted
         classes and the runner-up classes, for the own-merit checks."""
-        return self.functions.scoring.probe(trained, samples)
+        return self.scoring.probe(trained, samples)
 
     def guided_cases(self, tier: str, pick: DomainPick, data_dir: str | None) -> list[Any]:
         """Seed-0 standard cases of the picked model and conditions, at the tier's sizes changed by the pick's."""
         models = (pick.model,) if pick.model else self.tiers[tier].models
         sized = self.tiers[tier].resized(models, pick.keys, pick.sizes)
-        return self.functions.plan_cases(sized, 1, *self.source(data_dir))
+        return self.plan_cases(sized, 1, *self.source(data_dir))
 
     def train_together(self, run: RunView, cases: Sequence[Any]) -> None:
         """Nothing: the classifiers train one at a time (their batch norm keeps running
@@ -318,9 +313,7 @@ class ClassifierSuite(ClassifierTestbed, SuiteDefaults):
 
     def plan(self, run: RunView) -> list[Any]:
         cases = run.plan.per_training(
-            self.functions.plan_cases(
-                self.tiers[run.plan.tier], run.plan.settings.seeds, *self.source(run.plan.data_dir)
-            )
+            self.plan_cases(self.tiers[run.plan.tier], run.plan.settings.seeds, *self.source(run.plan.data_dir))
         )
         precision = run.plan.settings.precision  # standard training only: saliency guided models stay fp32
         return [

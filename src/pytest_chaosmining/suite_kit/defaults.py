@@ -27,6 +27,8 @@ class SuiteDefaults:
     section and figures of the folder's ``report`` module."""
 
     report: ModuleType  # the suite's report module (``sections``, ``FIGURES``)
+    #: ``module:Class`` of the suite binding this spec to its heavy half (None: the spec is its own)
+    binding: str | None = None
 
     name: str
     case_arg: str | None

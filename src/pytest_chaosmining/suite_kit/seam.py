@@ -1,4 +1,5 @@
-"""The seam every suite implements (:class:`Suite`; :class:`CheckedSuite` for a suite
+"""The seam every suite implements (:class:`SuiteSpec` what it declares, light;
+:class:`Suite` the spec bound to its heavy half; :class:`CheckedSuite` for a suite
 whose explainer test runs on the verdict path; :class:`ModelSuite` for the suites that
 train models per case, :class:`ModelTestbed` their models as another suite composes
 them) and what crosses it (cases, declared checks, scores)."""
@@ -141,10 +142,10 @@ class RecordedCase(Case, Protocol):
     def case_fields(self) -> Mapping[str, CaseValue]: ...
 
 
-class Suite(ReportedSuite, Protocol):
-    """The seam every suite implements; the session, the calibration tool and
-    (through :class:`ReportedSuite`: name, headline metric, seeds, sections,
-    figures) the report writers use suites only through it."""
+class SuiteSpec(ReportedSuite, Protocol):
+    """What a suite must declare, read without loading anything heavy: the registry, the
+    tools and (through :class:`ReportedSuite`: name, headline metric, seeds, sections,
+    figures) the report writers use it."""
 
     @property
     def shapes(self) -> tuple[AttributedShape, ...]:
@@ -168,12 +169,23 @@ class Suite(ReportedSuite, Protocol):
         """What the calibration tool judges."""
         ...
 
-    def plan(self, run: RunView) -> Sequence[Case]:
-        """The cases of this run (tier, seeds, data source and training modes from the session)."""
+    @property
+    def binding(self) -> str | None:
+        """``module:Class`` of the :class:`Suite` that binds this spec to its heavy half
+        (a subclass of the spec, loaded only by a run); None: the spec is its own suite."""
         ...
 
     def sweeps(self, tier: str) -> tuple[str, ...]:
         """The factors ``--chaosmining-sweep`` may vary at ``tier`` (empty: none)."""
+        ...
+
+
+class Suite(SuiteSpec, Protocol):
+    """The seam every suite implements, its spec bound to its heavy half: the session
+    plans and parametrises its tests through it."""
+
+    def plan(self, run: RunView) -> Sequence[Case]:
+        """The cases of this run (tier, seeds, data source and training modes from the session)."""
         ...
 
     def parametrize(self, metafunc: pytest.Metafunc, run: RunView | None) -> None:

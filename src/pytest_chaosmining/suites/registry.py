@@ -1,11 +1,16 @@
 """The registered suites (the shipped ones and those of entry points): name →
-``module:Class``, each suite's folder (its module's package, wherever it is), and
-what is looked up through them."""
+``module:Class`` of the suite's spec, each suite's folder (its module's package,
+wherever it is), and what is looked up through them.
+
+A spec (:class:`SuiteSpec`) declares a suite and imports nothing heavy: the tools,
+the report writers and the registry's own lookups read it.  Its ``binding`` names
+the class that binds it to its heavy half (``module:Class``, a subclass of the
+spec, torch at its module's top), which only a run loads (:func:`get_suite`); a
+spec without one is its own suite."""
 
 from __future__ import annotations
 
 import functools
-import importlib
 import importlib.util
 import warnings
 from collections.abc import Iterable, Mapping
@@ -16,21 +21,21 @@ from types import MappingProxyType
 from pytest_chaosmining import ChaosminingWarning
 from pytest_chaosmining.core.metrics.catalog import MetricCatalog
 from pytest_chaosmining.explainers.context import AttributedShape
-from pytest_chaosmining.suite_kit.seam import ModelSuite, Suite
+from pytest_chaosmining.suite_kit.seam import ModelSuite, Suite, SuiteSpec
 from pytest_chaosmining.verdict.thresholds import Thresholds
 
 #: the shipped suites: name (the value of ``--chaosmining-suites``) → ``module:class`` of its
-#: :class:`Suite`, in report order
+#: :class:`SuiteSpec`, in report order
 BUILTIN_SUITES: Mapping[str, str] = MappingProxyType(
     {
-        "symbolic": "pytest_chaosmining.suites.symbolic.suite:SymbolicSuite",
-        "cost": "pytest_chaosmining.suites.cost.suite:CostSuite",
-        "vision": "pytest_chaosmining.suites.vision.suite:VisionSuite",
-        "audio": "pytest_chaosmining.suites.audio.suite:AudioSuite",
-        "rfe": "pytest_chaosmining.suites.rfe.suite:RfeSuite",
-        "saliency": "pytest_chaosmining.suites.saliency.suite:SaliencySuite",
-        "iteroar": "pytest_chaosmining.suites.iteroar.suite:IteroarSuite",
-        "bam": "pytest_chaosmining.suites.bam.suite:BamSuite",
+        "symbolic": "pytest_chaosmining.suites.symbolic.spec:SymbolicSpec",
+        "cost": "pytest_chaosmining.suites.cost.spec:CostSpec",
+        "vision": "pytest_chaosmining.suites.vision.spec:VisionSpec",
+        "audio": "pytest_chaosmining.suites.audio.spec:AudioSpec",
+        "rfe": "pytest_chaosmining.suites.rfe.spec:RfeSpec",
+        "saliency": "pytest_chaosmining.suites.saliency.spec:SaliencySpec",
+        "iteroar": "pytest_chaosmining.suites.iteroar.spec:IteroarSpec",
+        "bam": "pytest_chaosmining.suites.bam.spec:BamSpec",
     }
 )
 #: the entry-point group a package registers its own suites in (``name = "module:Class"``)
@@ -73,20 +78,37 @@ def thresholds_files() -> list[Path]:
 
 def shapes_of(names: Iterable[str]) -> dict[str, tuple[AttributedShape, ...]]:
     """Suite name → the shapes it attributes, for the registered suites ``names``."""
-    return {name: get_suite(name).shapes for name in names}
+    return {name: get_spec(name).shapes for name in names}
 
 
 def metric_catalog() -> MetricCatalog:
     """The metrics every registered suite declares."""
-    return MetricCatalog({suite.name: suite.metrics for suite in all_suites()})
+    return MetricCatalog({spec.name: spec.metrics for spec in all_specs()})
+
+
+def _loaded(entry: str) -> object:
+    """An instance of the class ``entry`` (``module:Class``) names, as an entry point loads it."""
+    return metadata.EntryPoint(name=entry, value=entry, group=ENTRY_POINT_GROUP).load()()
+
+
+@functools.cache
+def get_spec(name: str) -> SuiteSpec:
+    """The spec of the registered suite called ``name``: its declarations, nothing heavy."""
+    spec: SuiteSpec = _loaded(registered_suites()[name])  # type: ignore[assignment]
+    return spec
 
 
 @functools.cache
 def get_suite(name: str) -> Suite:
-    """The registered suite called ``name`` (imported on first use)."""
-    module, _, cls = registered_suites()[name].partition(":")
-    suite: Suite = getattr(importlib.import_module(module), cls)()
-    return suite
+    """The registered suite called ``name``, bound to its heavy half (its spec's
+    ``binding``, a subclass of the spec; a spec without one is its own suite)."""
+    spec = get_spec(name)
+    if spec.binding is None:
+        return spec  # type: ignore[return-value]
+    suite = _loaded(spec.binding)
+    if not isinstance(suite, type(spec)):
+        raise TypeError(f"suite {name!r}: its binding {spec.binding} does not subclass its spec {type(spec).__name__}")
+    return suite  # type: ignore[return-value]
 
 
 def get_model_suite(name: str) -> ModelSuite:
@@ -97,8 +119,13 @@ def get_model_suite(name: str) -> ModelSuite:
     return suite  # type: ignore[return-value]
 
 
+def all_specs() -> list[SuiteSpec]:
+    """Every registered suite's spec, in report order."""
+    return [get_spec(name) for name in registered_suites()]
+
+
 def all_suites() -> list[Suite]:
-    """Every registered suite, in report order."""
+    """Every registered suite bound to its heavy half, in report order (a run's)."""
     return [get_suite(name) for name in registered_suites()]
 
 

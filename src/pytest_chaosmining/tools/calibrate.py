@@ -55,7 +55,7 @@ from pathlib import Path
 
 from pytest_chaosmining.core.records import MODEL_LEVEL, case_of
 from pytest_chaosmining.explainers import BUILTIN_NAMES, CONTROL_NAME, PAPER_NAMES
-from pytest_chaosmining.suites import Calibration, get_suite, registered_suites
+from pytest_chaosmining.suites import Calibration, get_spec, registered_suites
 
 # scipy is imported where used: heavy, it waits for --chaosmining.
 
@@ -80,7 +80,7 @@ BUILT_INS = tuple(n for n in BUILTIN_NAMES if n != CONTROL_NAME)
 
 def _calibration(suite: str) -> Calibration:
     """What suite ``suite`` judges (empty for a name no longer registered)."""
-    return get_suite(suite).calibration if suite in registered_suites() else Calibration()
+    return get_spec(suite).calibration if suite in registered_suites() else Calibration()
 
 
 def _is_optional(suite: str, metric: str) -> bool:

@@ -24,7 +24,7 @@ from pytest_chaosmining.core.tiers import DEFAULT_TIER
 from pytest_chaosmining.reports.failure_table import cell
 from pytest_chaosmining.reports.leaderboard import Leaderboard, build_leaderboard
 from pytest_chaosmining.reports.run_counts import RunCounts
-from pytest_chaosmining.suites import all_suites, metric_catalog, shipped_thresholds
+from pytest_chaosmining.suites import all_specs, metric_catalog, shipped_thresholds
 from pytest_chaosmining.tools.compare import FAILING, Finding, compare_runs, table
 from pytest_chaosmining.verdict.baseline import Baseline
 from pytest_chaosmining.verdict.rule import BaselineRule
@@ -44,7 +44,7 @@ def _records(payload: dict[str, object]) -> list[Record]:
 
 def _board(payload: dict[str, object]) -> Leaderboard:
     outcomes = payload.get("outcomes", {})
-    return build_leaderboard(_records(payload), outcomes if isinstance(outcomes, dict) else {}, all_suites())
+    return build_leaderboard(_records(payload), outcomes if isinstance(outcomes, dict) else {}, all_specs())
 
 
 def improved(old: Sequence[Record], new: Sequence[Record], tier: str) -> list[Record]:

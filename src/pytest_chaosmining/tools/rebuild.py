@@ -19,7 +19,7 @@ from pytest_chaosmining.core.records import Record, sort_records
 from pytest_chaosmining.reports.render import render
 from pytest_chaosmining.reports.run_counts import RunCounts
 from pytest_chaosmining.reports.run_results import RunResults
-from pytest_chaosmining.suites import all_suites
+from pytest_chaosmining.suites import all_specs
 
 
 def merge(
@@ -83,7 +83,7 @@ def rebuild(out_dir: Path, paths: list[Path]) -> list[str]:
         payloads = [json.loads(Path(p).read_text()) for p in paths]
     except (OSError, ValueError) as exc:
         raise ValueError(f"cannot read results: {exc}") from exc
-    return render(Path(out_dir), RunResults(*merge(payloads, [str(p) for p in paths])), None, all_suites())[1]
+    return render(Path(out_dir), RunResults(*merge(payloads, [str(p) for p in paths])), None, all_specs())[1]
 
 
 def main(argv: list[str] | None = None) -> int:

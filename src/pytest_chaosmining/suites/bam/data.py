@@ -45,7 +45,7 @@ GRAY = 128
 
 
 @dataclass(frozen=True)
-class BamSpec:
+class BamDataSpec:
     """Everything that determines one BAM split."""
 
     kind: str  # objects: X_{o,s} with both labels; common: X^k with CF
@@ -98,7 +98,7 @@ class BamData:
 
 
 # -- scenes --------------------------------------------------------------------
-def embedded_scenes(spec: BamSpec, classes: np.ndarray) -> np.ndarray:
+def embedded_scenes(spec: BamDataSpec, classes: np.ndarray) -> np.ndarray:
     """Procedural scenes ``(N, S, S, 3)`` uint8 of the given classes: a grating
     whose orientation (class mod 5) and frequency band (class // 5) name the
     class, in a random palette, with blobs and pixel noise."""
@@ -120,7 +120,7 @@ def embedded_scenes(spec: BamSpec, classes: np.ndarray) -> np.ndarray:
     return (np.clip(out, 0, 1) * 255).astype(np.uint8)
 
 
-def flowers_scenes(spec: BamSpec, classes: np.ndarray) -> np.ndarray:
+def flowers_scenes(spec: BamDataSpec, classes: np.ndarray) -> np.ndarray:
     """Flowers102 images of classes 0-9 from ``data_dir`` (train + test splits for
     training, val for validation), random square crops resized to the canvas."""
     root = require_dir(spec)
@@ -150,11 +150,11 @@ def flowers_scenes(spec: BamSpec, classes: np.ndarray) -> np.ndarray:
 
 
 # -- objects -------------------------------------------------------------------
-def _sides(spec: BamSpec, n: int) -> np.ndarray:
+def _sides(spec: BamDataSpec, n: int) -> np.ndarray:
     return spec.rng("side").integers(-(-spec.canvas // 3), spec.canvas // 2 + 1, n)
 
 
-def embedded_objects(spec: BamSpec, labels: np.ndarray, sides: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+def embedded_objects(spec: BamDataSpec, labels: np.ndarray, sides: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
     """Per image: a digit of the given label rendered at its side, as (RGB patch
     ``(s, s, 3)`` uint8, alpha ``(s, s)`` bool: the strokes)."""
     pool, targets = digit_pool(spec.split)
@@ -171,7 +171,7 @@ def embedded_objects(spec: BamSpec, labels: np.ndarray, sides: np.ndarray) -> li
     return out
 
 
-def cifar_objects(spec: BamSpec, labels: np.ndarray, sides: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+def cifar_objects(spec: BamDataSpec, labels: np.ndarray, sides: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
     """Per image: a CIFAR-10 image of the given label (train split for train, test
     for val) resized to its side; the whole square is the object."""
     ds = torchvision.datasets.CIFAR10(require_dir(spec), train=spec.split == "train", download=False)
@@ -188,7 +188,7 @@ def cifar_objects(spec: BamSpec, labels: np.ndarray, sides: np.ndarray) -> list[
 
 
 # -- composition -----------------------------------------------------------------
-def generate(spec: BamSpec) -> BamData:
+def generate(spec: BamDataSpec) -> BamData:
     """Build one split (see the module docstring)."""
     rng = spec.rng("labels")
     n, size = spec.n, spec.canvas

@@ -22,7 +22,7 @@ from pytest_chaosmining.explainers import attribute
 from pytest_chaosmining.explainers.context import BACKGROUND_SIZE
 from pytest_chaosmining.suite_kit.seam import COST
 from pytest_chaosmining.suites.bam import data as bam_data
-from pytest_chaosmining.suites.bam.data import BamSpec, generate
+from pytest_chaosmining.suites.bam.data import BamDataSpec, generate
 from pytest_chaosmining.suites.bam.metrics import (
     NEUTRAL_TOLERANCE,
     input_dependence,
@@ -76,7 +76,7 @@ def _train(
     return model, float(meta["train_seconds"])
 
 
-def _lazily(spec: BamSpec) -> Callable[[str], Callable[[], tuple[np.ndarray, np.ndarray]]]:
+def _lazily(spec: BamDataSpec) -> Callable[[str], Callable[[], tuple[np.ndarray, np.ndarray]]]:
     """``labels → data()``: the images of ``spec`` with those labels, generated on the
     first call of any of them (once)."""
     made = functools.cache(lambda: generate(spec))
@@ -87,7 +87,7 @@ def _lazily(spec: BamSpec) -> Callable[[str], Callable[[], tuple[np.ndarray, np.
     return data
 
 
-def _split(spec: BamSpec, cache: ModelCache) -> Any:
+def _split(spec: BamDataSpec, cache: ModelCache) -> Any:
     """The images of ``spec`` (embedded ones through ``cache``'s data)."""
     if spec.source != "embedded":
         return generate(spec)

@@ -1,5 +1,25 @@
-"""The BAM suite's declarations: its name, its cases and their plan, a model's cache key and what
-a case's models hold."""
+"""The BAM suite's spec (light): relative feature importance between models and inputs
+(Yang & Kim, ``papers/bam.txt``), on BAM-style data built from the vision
+sources (:mod:`pytest_chaosmining.suites.bam.data`); its cases, the models they train and
+their code key.
+
+A :class:`BamCase` (sizes, model, seed, source) trains, through the model
+cache: the object model f_o (object labels) and the scene model f_s (scene
+labels) on X_{o,s}, and a scene model f_k on each commonality set X^k.
+
+Before anything is scored, the premise is checked on validation data
+(:func:`relative_importance`): removing the object hurts f_o and not f_s,
+removing the scene hurts f_s and not f_o.  Then for each explainer:
+
+- MCS = G_obj(f_o) − G_obj(f_s) on X_{o,s}; baseline: the same with each object
+  region moved to a random place (the paper's random I_c);
+- IDR on f_s over pairs (X_{o,s}, X_{∅,s}); baseline: random regions (≈ 50%);
+- IIR on f_s with a functionally neutral patch δ (:func:`bam.neutral_patch`,
+  initialised from the object's pixels, t = 10%) — reported, never asserted:
+  an explainer that ignores its input is perfectly input-independent;
+- MCS_k = G_CF(f_k) − G_CF(f_1.0) on scene-0 images with the CF, beside the
+  accuracy each f_k loses when the CF is removed, and their Pearson correlation.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +27,16 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
 from pytest_chaosmining.core.storage.keys import Code
 from pytest_chaosmining.core.tiers import Seeds, seed_range
+from pytest_chaosmining.explainers.context import IMAGE_CLASSIFICATION
 from pytest_chaosmining.suite_kit.case_names import formatted
-from pytest_chaosmining.suite_kit.seam import NamedCase
-from pytest_chaosmining.suites.bam.data import BamSpec
-from pytest_chaosmining.suites.bam.tiers import BamTier, BamTraining
+from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
+from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, NamedCase, ScoreCheck
+from pytest_chaosmining.suites.bam import report
+from pytest_chaosmining.suites.bam.data import BamDataSpec
+from pytest_chaosmining.suites.bam.tiers import BAM, BamTier, BamTraining
 
 if TYPE_CHECKING:
     pass
@@ -48,7 +72,7 @@ class BamCase(BamTraining, NamedCase):
 
     def spec(self, kind: str, split: str, k: float = 1.0, scene_class: int | None = None) -> Any:
         n = self.n_train if split == "train" else self.n_val
-        return BamSpec(kind, self.canvas, n, split, self.seed, k, self.source, self.data_dir, scene_class)
+        return BamDataSpec(kind, self.canvas, n, split, self.seed, k, self.source, self.data_dir, scene_class)
 
 
 def plan_cases(
@@ -79,3 +103,51 @@ class BamModels:
     cf_drop: dict[float, float]  # accuracy f_k loses on scene-0 images when the CF is removed
     train_seconds: dict[str, float] = field(default_factory=dict)
     delta: Any = None  # ((n, steps), x + δ, neutral) of the first n no-object images (computed lazily)
+
+
+def _canvas_key(fields: CaseFields) -> str:
+    return f"{fields['canvas']}px"
+
+
+class BamSpec(SuiteDefaults):
+    """BAM (Benchmarking Attribution Methods): model contrast (MCS), input
+    dependence (IDR) and input independence (IIR) on images with a known common
+    feature, each against its random-region baseline."""
+
+    report = report
+    binding = "pytest_chaosmining.suites.bam.suite:BamSuite"
+    name = SUITE
+    shapes = (IMAGE_CLASSIFICATION,)
+    case_arg = "bam_case"
+    score_metric = "mcs"
+    metrics = (
+        *judged("mcs_gain", "idr_gain", bar_key=_canvas_key),
+        *reported(
+            "accuracy",
+            "cf_drop",
+            "idr",
+            "idr_baseline",
+            "iir",
+            "iir_pairs",
+            "mcs",
+            "mcs_baseline",
+            "mcs_k",
+            "mcs_k_corr",
+            "premise_holds",
+        ),
+    )
+    calibration = Calibration(judged=calibrated(metrics), optional=frozenset({"idr_gain"}))
+    checks = (
+        ScoreCheck("mcs_gain", "{what}: MCS {mcs:.3f} against the random-region baseline {mcs_baseline:.3f}"),
+        ScoreCheck(
+            "idr_gain",
+            "{what}: IDR {idr:.3f} against the random-region baseline {idr_baseline:.3f}",
+        ),
+    )
+    recorded = ("mcs", "mcs_baseline", "idr", "idr_baseline", "iir", "iir_pairs", "mcs_k_corr")
+
+    #: the canvas (``32px``): a case's bar key, from its record fields
+    bar_key = staticmethod(_canvas_key)
+
+    def seeds(self, tier: str, seeds: Seeds | None) -> range:
+        return seed_range(BAM[tier].seeds, seeds)

@@ -1,24 +1,5 @@
-"""The BAM suite: relative feature importance between models and inputs
-(Yang & Kim, ``papers/bam.txt``), on BAM-style data built from the vision
-sources (:mod:`pytest_chaosmining.suites.bam.data`).
-
-A :class:`BamCase` (sizes, model, seed, source) trains, through the model
-cache: the object model f_o (object labels) and the scene model f_s (scene
-labels) on X_{o,s}, and a scene model f_k on each commonality set X^k.
-
-Before anything is scored, the premise is checked on validation data
-(:func:`relative_importance`): removing the object hurts f_o and not f_s,
-removing the scene hurts f_s and not f_o.  Then for each explainer:
-
-- MCS = G_obj(f_o) − G_obj(f_s) on X_{o,s}; baseline: the same with each object
-  region moved to a random place (the paper's random I_c);
-- IDR on f_s over pairs (X_{o,s}, X_{∅,s}); baseline: random regions (≈ 50%);
-- IIR on f_s with a functionally neutral patch δ (:func:`bam.neutral_patch`,
-  initialised from the object's pixels, t = 10%) — reported, never asserted:
-  an explainer that ignores its input is perfectly input-independent;
-- MCS_k = G_CF(f_k) − G_CF(f_1.0) on scene-0 images with the CF, beside the
-  accuracy each f_k loses when the CF is removed, and their Pearson correlation.
-"""
+"""The BAM suite bound to its heavy half (:mod:`.evaluation`: torch): the models of a
+case, the premise, the scores and the relative-importance test."""
 
 from __future__ import annotations
 
@@ -28,22 +9,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pytest
 
-from pytest_chaosmining.core.lazy import lazy_module
-from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
 from pytest_chaosmining.core.metrics.cost import Cost
 from pytest_chaosmining.core.records import MODEL_LEVEL, Record
 from pytest_chaosmining.core.storage.derived import weights_digest
-from pytest_chaosmining.core.tiers import Seeds, seed_range
-from pytest_chaosmining.explainers.context import IMAGE_CLASSIFICATION
 from pytest_chaosmining.suite_kit.classifier import data_source
-from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
 from pytest_chaosmining.suite_kit.judging import timed_score
-from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, Recorder, ScoreCheck, Scored
-from pytest_chaosmining.suites.bam import report
+from pytest_chaosmining.suite_kit.seam import Recorder, Scored
+from pytest_chaosmining.suites.bam import evaluation
 from pytest_chaosmining.suites.bam.spec import (
     SUITE,
     BamCase,
     BamModels,
+    BamSpec,
     plan_cases,
 )
 from pytest_chaosmining.suites.bam.tiers import BAM
@@ -53,9 +30,6 @@ if TYPE_CHECKING:
 
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.run_view import RunView
-    from pytest_chaosmining.suites.bam import evaluation
-else:  # the heavy half (torch), loaded on first use
-    evaluation = lazy_module("pytest_chaosmining.suites.bam.evaluation")
 
 
 def relative_importance(models: BamModels, chance_margin: float, keep_margin: float) -> list[str]:
@@ -79,48 +53,8 @@ def _record(case: BamCase, explainer: str, metric: str, value: float, **extra: s
     return Record(SUITE, case.model_id, explainer, case.seed, metric, float(value), {**case.case_fields(), **extra})
 
 
-def _canvas_key(fields: CaseFields) -> str:
-    return f"{fields['canvas']}px"
-
-
-class BamSuite(SuiteDefaults):
-    """BAM (Benchmarking Attribution Methods): model contrast (MCS), input
-    dependence (IDR) and input independence (IIR) on images with a known common
-    feature, each against its random-region baseline."""
-
-    report = report
-    name = SUITE
-    shapes = (IMAGE_CLASSIFICATION,)
-    case_arg = "bam_case"
-    score_metric = "mcs"
-    metrics = (
-        *judged("mcs_gain", "idr_gain", bar_key=_canvas_key),
-        *reported(
-            "accuracy",
-            "cf_drop",
-            "idr",
-            "idr_baseline",
-            "iir",
-            "iir_pairs",
-            "mcs",
-            "mcs_baseline",
-            "mcs_k",
-            "mcs_k_corr",
-            "premise_holds",
-        ),
-    )
-    calibration = Calibration(judged=calibrated(metrics), optional=frozenset({"idr_gain"}))
-    checks = (
-        ScoreCheck("mcs_gain", "{what}: MCS {mcs:.3f} against the random-region baseline {mcs_baseline:.3f}"),
-        ScoreCheck(
-            "idr_gain",
-            "{what}: IDR {idr:.3f} against the random-region baseline {idr_baseline:.3f}",
-        ),
-    )
-    recorded = ("mcs", "mcs_baseline", "idr", "idr_baseline", "iir", "iir_pairs", "mcs_k_corr")
-
-    #: the canvas (``32px``): a case's bar key, from its record fields
-    bar_key = staticmethod(_canvas_key)
+class BamSuite(BamSpec):
+    """The BAM suite as a run uses it: its spec, the models of a case, the premise, the scores."""
 
     def premise(self, run: RunView, models: BamModels) -> list[str]:
         """Why the premise of MCS and IDR does not hold on ``models`` (empty: it holds)."""
@@ -152,9 +86,6 @@ class BamSuite(SuiteDefaults):
         out = timed_score(run, SUITE, case, explainer, benchmark, node, lambda e: self.score(run, models, e), record)
         values = {**out, "mcs_gain": out["mcs"] - out["mcs_baseline"], "idr_gain": out["idr"] - out["idr_baseline"]}
         return Scored(values, [_record(case, explainer, "mcs_k", v, k=k) for k, v in out["mcs_k"].items()])
-
-    def seeds(self, tier: str, seeds: Seeds | None) -> range:
-        return seed_range(BAM[tier].seeds, seeds)
 
     def plan(self, run: RunView) -> list[BamCase]:
         return plan_cases(BAM[run.plan.tier], run.plan.settings.seeds, *data_source("torchvision", run.plan.data_dir))

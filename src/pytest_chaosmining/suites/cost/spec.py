@@ -1,8 +1,23 @@
-"""The cost suite's declarations: its name, the convergence curve's snapshots and their score."""
+"""The cost suite's spec (light): what it records, its name, the convergence curve's
+snapshots and their score.
+
+For every explainer: time and peak memory of one attribution of the test set;
+*consistency* (each sample's top-k against the top-k of the dataset's mean
+importance, :func:`~pytest_chaosmining.core.metrics.attribution.consistency`); and
+*convergence*, the area under the FPrec-versus-epoch curve over snapshots of
+the model taken while it trains (the first 300 epochs at most, as the paper),
+as the mean FPrec over the curve.  The report normalises both to SA."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from pytest_chaosmining.core.metrics.catalog import reported
+from pytest_chaosmining.core.tiers import Seeds
+from pytest_chaosmining.explainers.context import TABULAR_REGRESSION
+from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
+from pytest_chaosmining.suite_kit.seam import Calibration
+from pytest_chaosmining.suites.cost import report
 
 SUITE = "cost"
 
@@ -33,3 +48,19 @@ def snapshot_epochs(epochs: int) -> tuple[int, ...]:
     """Epoch 0 and :data:`SNAPSHOTS` evenly spaced epochs up to ``min(epochs, 300)``."""
     span = min(epochs, CONVERGENCE_EPOCHS)
     return tuple(sorted({0, *(round(span * (i + 1) / SNAPSHOTS) for i in range(SNAPSHOTS))}))
+
+
+class CostSpec(SuiteDefaults):
+    """Times every explainer on the symbolic suite's formula-2 model; records, never judges."""
+
+    report = report
+    binding = "pytest_chaosmining.suites.cost.suite:CostSuite"
+    name = SUITE
+    shapes = (TABULAR_REGRESSION,)
+    case_arg = None
+    score_metric = None
+    metrics = reported("consistency", "convergence", "fprec_epoch")
+    calibration = Calibration()
+
+    def seeds(self, tier: str, seeds: Seeds | None) -> range | None:
+        return None

@@ -1,25 +1,14 @@
-"""The cost suite: ChaosMining Figure 5 on one symbolic model.
-
-For every explainer: time and peak memory of one attribution of the test set;
-*consistency* (each sample's top-k against the top-k of the dataset's mean
-importance, :func:`~pytest_chaosmining.core.metrics.attribution.consistency`); and
-*convergence*, the area under the FPrec-versus-epoch curve over snapshots of
-the model taken while it trains (the first 300 epochs at most, as the paper),
-as the mean FPrec over the curve.  The report normalises both to SA."""
+"""The cost suite bound to its heavy half (:mod:`.evaluation`): ChaosMining Figure 5 on one
+symbolic model, the formulas testbed's."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pytest_chaosmining.core.lazy import lazy_module
-from pytest_chaosmining.core.metrics.catalog import reported
 from pytest_chaosmining.core.storage.derived import weights_digest
-from pytest_chaosmining.core.tiers import Seeds
-from pytest_chaosmining.explainers.context import TABULAR_REGRESSION
-from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
-from pytest_chaosmining.suite_kit.seam import Calibration
-from pytest_chaosmining.suites.cost import report
-from pytest_chaosmining.suites.cost.spec import SUITE, Convergence
+from pytest_chaosmining.suites.cost import evaluation
+from pytest_chaosmining.suites.cost.spec import SUITE, Convergence, CostSpec
+from pytest_chaosmining.testbeds.formulas import run_models
 from pytest_chaosmining.testbeds.formulas.cases import (
     SymbolicCase,
     TrainedSymbolicModel,
@@ -35,26 +24,10 @@ if TYPE_CHECKING:
 
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.run_view import RunView
-    from pytest_chaosmining.suites.cost import evaluation
-    from pytest_chaosmining.testbeds.formulas import run_models
-else:  # the heavy halves, loaded on first use
-    evaluation = lazy_module("pytest_chaosmining.suites.cost.evaluation")
-    run_models = lazy_module("pytest_chaosmining.testbeds.formulas.run_models")
 
 
-class CostSuite(SuiteDefaults):
-    """Times every explainer on the symbolic suite's formula-2 model; records, never judges."""
-
-    report = report
-    name = SUITE
-    shapes = (TABULAR_REGRESSION,)
-    case_arg = None
-    score_metric = None
-    metrics = reported("consistency", "convergence", "fprec_epoch")
-    calibration = Calibration()
-
-    def seeds(self, tier: str, seeds: Seeds | None) -> range | None:
-        return None
+class CostSuite(CostSpec):
+    """The cost suite as a run uses it: its spec, the symbolic model it times, its evaluation."""
 
     def plan(self, run: RunView) -> list[SymbolicCase]:
         return [self.case(run)]

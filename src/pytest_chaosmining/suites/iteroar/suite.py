@@ -1,31 +1,5 @@
-"""The IteROAR suite: remove what the explainer calls important, retrain, repeat
-(Palacio et al., ``papers/iteroar.txt``), on the vision suite's data.
-
-An :class:`IteroarCase` is one chain setting (vision condition, model, τ,
-iterations, fill, retraining).  A chain for one explainer runs::
-
-    f_0 = the vision suite's model (shared through the cache)
-    for i in 0 .. I-1:
-        m_i = top (1 - τ) of the explainer's maps of f_i on the train and test images of D_i
-        D_{i+1} = D_i with m_i filled (zeros or the masked pixels' mean)
-        f_{i+1} = f_i retrained on D_{i+1}   (cached, keyed by the masked data itself)
-    m_I = the maps of f_I on the test images (a probe: nothing is removed with it)
-
-and reports the test accuracy of f_0 … f_I, MMO and MAMO over m_0 … m_I, the
-cumulative masked area of m_0 … m_{I-1}, the share of each removed mask that
-fell on the true foreground box, and the mask-leakage check on m_0.
-
-A reference chain removes uniformly random pixels (same sizes, same seeds).
-The judged property: salient areas are removed, so accuracy falls faster
-than under random removal.  Random-position conditions are used by default:
-where the foreground sits in a fixed place, a map that ignores the model
-(a centre prior) would remove it too.
-
-Retraining: ``retrain_epochs`` epochs warm-started from ``f_i`` on the first
-``n_retrain`` training images (smoke, ci), or from scratch on all of them
-(paper, as IteROAR).  The model cache key holds a digest of the masked
-training images, so it changes exactly when the explainer's masks change.
-"""
+"""The IteROAR suite bound to its heavy halves (:mod:`.evaluation`, the digits testbed's
+training: torch): its chains, their records and the reference chain's test."""
 
 from __future__ import annotations
 
@@ -35,17 +9,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pytest
 
-from pytest_chaosmining.core.lazy import lazy_module
-from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
 from pytest_chaosmining.core.records import MODEL_LEVEL, Record
 from pytest_chaosmining.core.storage.derived import weights_digest
-from pytest_chaosmining.core.tiers import Seeds, seed_range
-from pytest_chaosmining.explainers.context import IMAGE_CLASSIFICATION
-from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
-from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, Recorder, ScoreCheck, Scored
-from pytest_chaosmining.suites.iteroar import report
-from pytest_chaosmining.suites.iteroar.spec import REFERENCE, SUITE, ChainResult, IteroarCase, plan_cases
+from pytest_chaosmining.suite_kit.seam import Recorder, Scored
+from pytest_chaosmining.suites.iteroar import evaluation
+from pytest_chaosmining.suites.iteroar.spec import REFERENCE, SUITE, ChainResult, IteroarCase, IteroarSpec, plan_cases
 from pytest_chaosmining.suites.iteroar.tiers import ITEROAR
+from pytest_chaosmining.testbeds.digits import training as digit_models
 from pytest_chaosmining.testbeds.digits.cases import vision_source
 from pytest_chaosmining.testbeds.digits.tiers import VISION
 from pytest_chaosmining.verdict.judge import explainer_failures
@@ -54,20 +24,11 @@ if TYPE_CHECKING:
     from pytest_benchmark.fixture import BenchmarkFixture
 
     from pytest_chaosmining.run_view import RunView
-    from pytest_chaosmining.suites.iteroar import evaluation
-    from pytest_chaosmining.testbeds.digits import training as digit_models
-else:  # the heavy halves (torch), loaded on first use
-    evaluation = lazy_module("pytest_chaosmining.suites.iteroar.evaluation")
-    digit_models = lazy_module("pytest_chaosmining.testbeds.digits.training")
 
 
 def accuracy_drop(result: ChainResult) -> float:
     """Mean accuracy lost over the retrained models: ``acc_0 − mean(acc_1 … acc_I)``."""
     return float(result.accuracy[0] - np.mean(result.accuracy[1:]))
-
-
-def _chain_key(fields: CaseFields) -> str:
-    return f"{fields['condition']}-{fields['fill']}"
 
 
 def chain_records(case: IteroarCase, name: str, result: ChainResult) -> list[Record]:
@@ -91,35 +52,8 @@ def _curve(accuracy: list[float]) -> str:
     return " → ".join(f"{a:.3f}" for a in accuracy)
 
 
-class IteroarSuite(SuiteDefaults):
-    """IteROAR: remove what each explainer marks, retrain, and compare the accuracy
-    drop with random removal; the first mask must land on the true box more with
-    the trained model's maps than with the untrained model's."""
-
-    report = report
-    name = SUITE
-    shapes = (IMAGE_CLASSIFICATION,)
-    case_arg = "iteroar_case"
-    score_metric = "drop_gain"
-    metrics = (
-        *judged("drop_gain", "training_gain", bar_key=_chain_key),
-        *judged("accuracy", "fresh_share"),
-        *reported(
-            "accuracy_drop", "box_removed", "cma", "leak_accuracy", "leak_random_accuracy", "mamo", "mask_on_box", "mmo"
-        ),
-    )
-    calibration = Calibration(judged=calibrated(metrics))
-    checks = (
-        ScoreCheck("drop_gain", "{what}: accuracy {curve} against random removal {reference_curve}"),
-        ScoreCheck(
-            "training_gain",
-            "{what}: first mask on the true box {first_on_box:.3f} with f_0's maps against "
-            "{untrained_box_share:.3f} with the untrained model's",
-        ),
-    )
-
-    def seeds(self, tier: str, seeds: Seeds | None) -> range:
-        return seed_range(ITEROAR[tier].seeds, seeds)
+class IteroarSuite(IteroarSpec):
+    """The IteROAR suite as a run uses it: its spec, f_0 from the digits testbed, the chains."""
 
     def plan(self, run: RunView) -> list[IteroarCase]:
         return plan_cases(
@@ -169,9 +103,6 @@ class IteroarSuite(SuiteDefaults):
             return run.results.reused(SUITE, {**parts, "explainer": REFERENCE}, compute, (ChainResult,))
 
         return run.runtime.memo(("iteroar", case, explainer), chained)
-
-    #: the condition and fill (``SBFP-zero``): a case's bar key, from its record fields
-    bar_key = staticmethod(_chain_key)
 
     def gate(self, run: RunView, case: IteroarCase) -> float:
         """The IteROAR accuracy gate; the test skips where f_0 is below it."""

@@ -1,5 +1,24 @@
-"""The RFEwNA suite's declarations: its name and statistical methods, its cases, a run's cache key
-and what a selection holds."""
+"""The RFEwNA suite's spec (light): feature selection by recursive elimination, scored against
+the known informative features (ChaosMining §4, A.5); its name and statistical methods,
+its cases, a run's cache key and what a selection holds.
+
+Each :class:`RFECase` is one dataset × seed.  Every registered explainer
+drives :class:`~pytest_chaosmining.suites.rfe.rfewna.RFEwNA`; scikit-learn's ``RFE`` with
+statistical estimators runs beside it at the same step (50% of the remaining
+features per round).  Scores:
+
+- ``fprec``: |selected ∩ informative| / k with k = the number of informative
+  features (where they are known);
+- the test score of the final model: R², MAE and UScore (regression) or
+  accuracy (classification).  *Uni-module*: the selecting estimator predicts;
+  *bi-module*: a network trained on a statistical method's selection predicts.
+- ``val_score`` per round (``n_remaining``): the curve of ChaosMining Figure 6.
+
+RFEwNA runs of the built-in explainers and the statistical runs are cached like
+trained models; runs of user explainers always run (their code is not part of
+any key).  A case's built-in runs go side by side, round by round, and all of a
+case's runs share its round networks (:mod:`pytest_chaosmining.suites.rfe.rounds`).
+"""
 
 from __future__ import annotations
 
@@ -9,10 +28,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
 from pytest_chaosmining.core.storage.derived import source_fingerprint
 from pytest_chaosmining.core.storage.keys import Code
+from pytest_chaosmining.core.tiers import Seeds, seed_range
+from pytest_chaosmining.explainers.context import TABULAR_CLASSIFICATION, TABULAR_REGRESSION
 from pytest_chaosmining.suite_kit.case_names import formatted
-from pytest_chaosmining.suite_kit.seam import NamedCase
+from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
+from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, NamedCase, ScoreCheck
+from pytest_chaosmining.suites.rfe import report
+from pytest_chaosmining.suites.rfe.tiers import RFE_TIERS
 
 if TYPE_CHECKING:
     import torch
@@ -87,3 +112,43 @@ def rfewna_config(case: RFECase, explainer: str, device: torch.device, ensemble:
 
     config = {**case.config(), "explainer": explainer, "device": device.type, "code": source_fingerprint()}
     return {**config, "rounds": "ensemble"} if ensemble else config
+
+
+def _dataset_key(fields: CaseFields) -> str:
+    return str(fields["dataset"])
+
+
+def _fprec_step(fields: CaseFields) -> float:
+    return 1 / int(str(fields["k"]))
+
+
+class RfeSpec(SuiteDefaults):
+    """RFEwNA (recursive feature elimination with neural attribution): FPrec of the
+    features each explainer keeps, beside scikit-learn's RFE with statistical estimators."""
+
+    report = report
+    binding = "pytest_chaosmining.suites.rfe.suite:RfeSuite"
+    name = SUITE
+    shapes = (TABULAR_REGRESSION, TABULAR_CLASSIFICATION)
+    case_arg = "rfe_case"
+    score_metric = "fprec"
+    #: FPrec of k selected features moves in steps of 1/k and is skewed against a floor: judged by order statistics
+    metrics = (
+        *judged("fprec", bar_key=_dataset_key),
+        *judged("fprec_over_linear", "accuracy"),
+        *reported("uscore", "r2", "bi_accuracy", "bi_uscore", "bi_r2", "val_score"),
+        *reported("mae", "bi_mae", higher_is_better=False),
+    )
+    calibration = Calibration(judged=calibrated(metrics), steps={"fprec": _fprec_step})
+    checks = (
+        ScoreCheck("fprec", "RFEwNA-{what}", when_present=True),
+        ScoreCheck("fprec_over_linear", "RFEwNA-{what} (linear RFE: FPrec {linear_fprec:.3f})", when_present=True),
+        # where the truth is unknown (Santander): the selection's test accuracy against the quality gate
+        ScoreCheck("accuracy", "RFEwNA-{what}", when_present=True, value="accuracy_without_truth", bar="quality_gate"),
+    )
+
+    #: the dataset (``f10``, ``generated``): a case's bar key, from its record fields
+    bar_key = staticmethod(_dataset_key)
+
+    def seeds(self, tier: str, seeds: Seeds | None) -> range:
+        return seed_range(RFE_TIERS[tier].seeds, seeds)

@@ -1,23 +1,5 @@
-"""The RFEwNA suite: feature selection by recursive elimination, scored against
-the known informative features (ChaosMining §4, A.5).
-
-Each :class:`RFECase` is one dataset × seed.  Every registered explainer
-drives :class:`~pytest_chaosmining.suites.rfe.rfewna.RFEwNA`; scikit-learn's ``RFE`` with
-statistical estimators runs beside it at the same step (50% of the remaining
-features per round).  Scores:
-
-- ``fprec``: |selected ∩ informative| / k with k = the number of informative
-  features (where they are known);
-- the test score of the final model: R², MAE and UScore (regression) or
-  accuracy (classification).  *Uni-module*: the selecting estimator predicts;
-  *bi-module*: a network trained on a statistical method's selection predicts.
-- ``val_score`` per round (``n_remaining``): the curve of ChaosMining Figure 6.
-
-RFEwNA runs of the built-in explainers and the statistical runs are cached like
-trained models; runs of user explainers always run (their code is not part of
-any key).  A case's built-in runs go side by side, round by round, and all of a
-case's runs share its round networks (:mod:`pytest_chaosmining.suites.rfe.rounds`).
-"""
+"""The RFEwNA suite bound to its heavy halves (:mod:`.evaluation`, :mod:`.rounds`,
+:mod:`.data`: torch, scikit-learn): its cases, selections and their records."""
 
 from __future__ import annotations
 
@@ -27,20 +9,18 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_chaosmining.core.lazy import lazy_module
-from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
 from pytest_chaosmining.core.records import MODEL_LEVEL, Record
 from pytest_chaosmining.core.tiers import Seeds, seed_range
-from pytest_chaosmining.explainers.context import TABULAR_CLASSIFICATION, TABULAR_REGRESSION
-from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
 from pytest_chaosmining.suite_kit.parametrize import parametrize_cases, sharded
-from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, Recorder, ScoreCheck, Scored
-from pytest_chaosmining.suites.rfe import report
+from pytest_chaosmining.suite_kit.seam import Recorder, Scored
+from pytest_chaosmining.suites.rfe import data as rfe_data
+from pytest_chaosmining.suites.rfe import evaluation, rounds
 from pytest_chaosmining.suites.rfe.spec import (
     LINEAR,
     STATISTICAL,
     SUITE,
     RFECase,
+    RfeSpec,
     SelectionResult,
 )
 from pytest_chaosmining.suites.rfe.tiers import RFE_TIERS
@@ -50,12 +30,6 @@ if TYPE_CHECKING:
     from pytest_benchmark.fixture import BenchmarkFixture
 
     from pytest_chaosmining.run_view import RunView
-    from pytest_chaosmining.suites.rfe import data as rfe_data
-    from pytest_chaosmining.suites.rfe import evaluation, rounds
-else:  # the heavy halves (torch, scikit-learn), loaded on first use
-    evaluation = lazy_module("pytest_chaosmining.suites.rfe.evaluation")
-    rounds = lazy_module("pytest_chaosmining.suites.rfe.rounds")
-    rfe_data = lazy_module("pytest_chaosmining.suites.rfe.data")
 
 
 def plan_cases(tier: Any, seeds: Seeds | None = None, data_dir: str | None = None) -> list[RFECase]:
@@ -149,40 +123,8 @@ def selection_records(case: RFECase, method: str, explainer: str, result: Select
     return made + [record("val_score", score, n_remaining=n_remaining) for n_remaining, score in result.curve]
 
 
-def _dataset_key(fields: CaseFields) -> str:
-    return str(fields["dataset"])
-
-
-def _fprec_step(fields: CaseFields) -> float:
-    return 1 / int(str(fields["k"]))
-
-
-class RfeSuite(SuiteDefaults):
-    """RFEwNA (recursive feature elimination with neural attribution): FPrec of the
-    features each explainer keeps, beside scikit-learn's RFE with statistical estimators."""
-
-    report = report
-    name = SUITE
-    shapes = (TABULAR_REGRESSION, TABULAR_CLASSIFICATION)
-    case_arg = "rfe_case"
-    score_metric = "fprec"
-    #: FPrec of k selected features moves in steps of 1/k and is skewed against a floor: judged by order statistics
-    metrics = (
-        *judged("fprec", bar_key=_dataset_key),
-        *judged("fprec_over_linear", "accuracy"),
-        *reported("uscore", "r2", "bi_accuracy", "bi_uscore", "bi_r2", "val_score"),
-        *reported("mae", "bi_mae", higher_is_better=False),
-    )
-    calibration = Calibration(judged=calibrated(metrics), steps={"fprec": _fprec_step})
-    checks = (
-        ScoreCheck("fprec", "RFEwNA-{what}", when_present=True),
-        ScoreCheck("fprec_over_linear", "RFEwNA-{what} (linear RFE: FPrec {linear_fprec:.3f})", when_present=True),
-        # where the truth is unknown (Santander): the selection's test accuracy against the quality gate
-        ScoreCheck("accuracy", "RFEwNA-{what}", when_present=True, value="accuracy_without_truth", bar="quality_gate"),
-    )
-
-    #: the dataset (``f10``, ``generated``): a case's bar key, from its record fields
-    bar_key = staticmethod(_dataset_key)
+class RfeSuite(RfeSpec):
+    """The RFEwNA suite as a run uses it: its spec, the selections, their round networks."""
 
     def records(self, case: RFECase, explainer: str) -> Recorder:  # type: ignore[override]
         """RFEwNA's records of ``case``: its fields with the selection size and the feature count."""
@@ -210,9 +152,6 @@ class RfeSuite(SuiteDefaults):
         assert linear.fprec is not None  # the same data: the truth is known to both
         values = {"fprec": result.fprec, "fprec_over_linear": result.fprec - linear.fprec, "linear_fprec": linear.fprec}
         return Scored(values, made)
-
-    def seeds(self, tier: str, seeds: Seeds | None) -> range:
-        return seed_range(RFE_TIERS[tier].seeds, seeds)
 
     def plan(self, run: RunView) -> list[RFECase]:
         return plan_cases(RFE_TIERS[run.plan.tier], run.plan.settings.seeds, run.plan.data_dir)

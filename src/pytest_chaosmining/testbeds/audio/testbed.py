@@ -1,20 +1,13 @@
-"""The audio classifiers as a testbed (:class:`~pytest_chaosmining.suite_kit.seam.ModelTestbed`):
-the audio suite is built on it, and the suites that compose its classifiers (saliency)
-reach them through it."""
+"""The audio classifiers as a testbed (:class:`~pytest_chaosmining.suite_kit.seam.ModelTestbed`),
+declared: name, tiers, data source, case planning (light; :mod:`.bound` binds its scoring)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from pytest_chaosmining.core.lazy import lazy_module
-from pytest_chaosmining.suite_kit.classifier import ClassifierFunctions, ClassifierTestbed
+from pytest_chaosmining.suite_kit.classifier import ClassifierTestbed
 from pytest_chaosmining.testbeds.audio.cases import DISK_SOURCE, SUITE, TrainedAudioModel, plan_cases
 from pytest_chaosmining.testbeds.audio.tiers import AUDIO
-
-if TYPE_CHECKING:
-    from pytest_chaosmining.testbeds.audio import scoring
-else:  # the heavy half, loaded on first use
-    scoring = lazy_module("pytest_chaosmining.testbeds.audio.scoring")
 
 
 class AudioTestbed(ClassifierTestbed):
@@ -26,7 +19,7 @@ class AudioTestbed(ClassifierTestbed):
     compared = ("channel_share", "top1_hit")
     tiers = AUDIO
     disk_source = DISK_SOURCE
-    functions = ClassifierFunctions(plan_cases, scoring)
+    plan_cases = staticmethod(plan_cases)
 
     def unlearned_keys(self, case: Any) -> tuple[str, ...]:
         """The architecture and condition, the model, the condition."""
@@ -35,7 +28,3 @@ class AudioTestbed(ClassifierTestbed):
     def chance(self, model: TrainedAudioModel) -> float:
         """Channel share of a map that knows nothing: 1 / channels."""
         return 1 / model.case.channels
-
-
-#: the audio testbed
-AUDIO_MODELS = AudioTestbed()

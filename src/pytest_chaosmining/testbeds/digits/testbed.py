@@ -1,20 +1,13 @@
-"""The digit classifiers as a testbed (:class:`~pytest_chaosmining.suite_kit.seam.ModelTestbed`):
-the vision suite is built on it, and the suites that compose its classifiers (saliency)
-reach them through it."""
+"""The digit classifiers as a testbed (:class:`~pytest_chaosmining.suite_kit.seam.ModelTestbed`),
+declared: name, tiers, data source, case planning (light; :mod:`.bound` binds its scoring)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from pytest_chaosmining.core.lazy import lazy_module
-from pytest_chaosmining.suite_kit.classifier import ClassifierFunctions, ClassifierTestbed
+from pytest_chaosmining.suite_kit.classifier import ClassifierTestbed
 from pytest_chaosmining.testbeds.digits.cases import DISK_SOURCE, SUITE, TrainedVisionModel, plan_cases
 from pytest_chaosmining.testbeds.digits.tiers import VISION
-
-if TYPE_CHECKING:
-    from pytest_chaosmining.testbeds.digits import scoring
-else:  # the heavy half, loaded on first use
-    scoring = lazy_module("pytest_chaosmining.testbeds.digits.scoring")
 
 
 class DigitTestbed(ClassifierTestbed):
@@ -26,7 +19,7 @@ class DigitTestbed(ClassifierTestbed):
     compared = ("iou", "box_share")
     tiers = VISION
     disk_source = DISK_SOURCE
-    functions = ClassifierFunctions(plan_cases, scoring)
+    plan_cases = staticmethod(plan_cases)
 
     def unlearned_keys(self, case: Any) -> tuple[str, ...]:
         """The model, then the condition."""
@@ -35,7 +28,3 @@ class DigitTestbed(ClassifierTestbed):
     def chance(self, model: TrainedVisionModel) -> float:
         """IoU of a map that knows nothing: the foreground's 1/49 of the canvas."""
         return 1 / 49
-
-
-#: the digits testbed
-DIGIT_MODELS = DigitTestbed()
