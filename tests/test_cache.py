@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from pytest_chaosmining.core.storage.cache import ModelCache
-from pytest_chaosmining.core.storage.keys import cache_key
+from pytest_chaosmining.core.storage.cache_key import cache_key
 
 
 def _trainer(calls):

@@ -6,7 +6,7 @@ import pytest
 from pytest_chaosmining.core.metrics.attribution import box_iou, localisation, top_k_box
 from pytest_chaosmining.testbeds.digits.data import (
     CONDITIONS,
-    VisionSpec,
+    VisionDataSpec,
     digit_pool,
     generate,
     load_published,
@@ -15,7 +15,7 @@ from pytest_chaosmining.testbeds.digits.data import (
 
 @pytest.mark.parametrize("condition", CONDITIONS)
 def test_composition(condition):
-    d = generate(VisionSpec(condition, fg=8, n=20, split="train", seed=0))
+    d = generate(VisionDataSpec(condition, fg=8, n=20, split="train", seed=0))
     assert d.images.shape == (20, 3, 56, 56) and d.images.dtype == np.uint8
     assert set(d.labels) <= set(range(10))
     assert (d.boxes[:, 2:] == 8).all()
@@ -27,10 +27,10 @@ def test_composition(condition):
 
 
 def test_deterministic_and_seeded():
-    a = generate(VisionSpec("SBRP", 8, 10, "train", 0))
-    b = generate(VisionSpec("SBRP", 8, 10, "train", 0))
+    a = generate(VisionDataSpec("SBRP", 8, 10, "train", 0))
+    b = generate(VisionDataSpec("SBRP", 8, 10, "train", 0))
     np.testing.assert_array_equal(a.images, b.images)
-    c = generate(VisionSpec("SBRP", 8, 10, "train", 1))
+    c = generate(VisionDataSpec("SBRP", 8, 10, "train", 1))
     assert not np.array_equal(a.images, c.images)
 
 
@@ -42,7 +42,7 @@ def test_train_and_validation_foregrounds_are_disjoint():
 
 
 def test_foreground_is_where_the_box_says():
-    d = generate(VisionSpec("RBRP", 8, 5, "val", 0))
+    d = generate(VisionDataSpec("RBRP", 8, 5, "val", 0))
     for img, (x, y, w, h) in zip(d.images, d.boxes):
         patch = img[:, y : y + h, x : x + w].astype(float)
         # digit patches are smooth; uniform noise is not
@@ -51,9 +51,9 @@ def test_foreground_is_where_the_box_says():
 
 def test_bad_spec():
     with pytest.raises(ValueError, match="condition"):
-        VisionSpec("XXFP", 8, 1, "train", 0)
+        VisionDataSpec("XXFP", 8, 1, "train", 0)
     with pytest.raises(ValueError, match="data directory"):
-        generate(VisionSpec("RBFP", 8, 1, "train", 0, source="torchvision"))
+        generate(VisionDataSpec("RBFP", 8, 1, "train", 0, source="torchvision"))
 
 
 # -- IoU -------------------------------------------------------------------------
@@ -101,7 +101,7 @@ def test_cifar10_loader_reads_the_python_batches(tmp_path, monkeypatch):
         pickle.dump({"label_names": [f"c{i}" for i in range(10)]}, fh)
     # our files are not the published ones, so their md5 sums differ
     monkeypatch.setattr("torchvision.datasets.cifar.check_integrity", lambda *a, **k: True)
-    d = generate(VisionSpec("RBFP", 8, 6, "train", 0, source="torchvision", data_dir=str(tmp_path)))
+    d = generate(VisionDataSpec("RBFP", 8, 6, "train", 0, source="torchvision", data_dir=str(tmp_path)))
     assert d.images.shape == (6, 3, 56, 56) and set(d.labels) <= {1, 2, 3, 4}
 
 
@@ -125,11 +125,11 @@ def test_flowers102_backgrounds(tmp_path, monkeypatch):
             pickle.dump({"data": np.zeros((2, 3072), dtype=np.uint8), "labels": [0, 1]}, fh)
     with open(cifar / "batches.meta", "wb") as fh:
         pickle.dump({"label_names": [str(i) for i in range(10)]}, fh)
-    d = generate(VisionSpec("SBFP", 8, 4, "val", 0, source="torchvision", data_dir=str(tmp_path)))
+    d = generate(VisionDataSpec("SBFP", 8, 4, "val", 0, source="torchvision", data_dir=str(tmp_path)))
     outside = d.images[:, :, :8, :8]
     assert {int(v) for v in np.unique(outside)} <= {120, 150}  # validation flowers are images 4 and 5
     monkeypatch.setenv("CHAOSMINING_DECODE_WORKERS", "2")  # decoded by DataLoader workers: the same images
-    again = generate(VisionSpec("SBFP", 8, 4, "val", 0, source="torchvision", data_dir=str(tmp_path)))
+    again = generate(VisionDataSpec("SBFP", 8, 4, "val", 0, source="torchvision", data_dir=str(tmp_path)))
     assert np.array_equal(again.images, d.images)
 
 

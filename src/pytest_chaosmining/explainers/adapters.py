@@ -25,21 +25,16 @@ and numpy, which every one of those libraries imports itself.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import torch
 
-from pytest_chaosmining.core.lazy import lazy_module
 from pytest_chaosmining.explainers import NotApplicable
 from pytest_chaosmining.explainers.context import AttributionContext
+from pytest_chaosmining.explainers.upsampling import upsampled
 
 # pytorch_grad_cam and zennit are optional: imported where an adapter of theirs runs
-
-if TYPE_CHECKING:
-    from pytest_chaosmining.explainers import binding
-else:  # captum: loaded with the first adapted call
-    binding = lazy_module("pytest_chaosmining.explainers.binding")
 
 #: an explainer callable that takes the suite's context; its map a tensor, or a numpy array the plugin converts
 ContextExplainer = Callable[
@@ -113,7 +108,7 @@ def torchcam_method(method: Callable[..., object]) -> ContextExplainer:
         ):
             scores = model(inputs)
             maps = cam(classes, scores, normalized=False)[0]
-        return binding.upsampled(maps.unsqueeze(1), inputs)
+        return upsampled(maps.unsqueeze(1), inputs)
 
     explain.__name__ = f"torchcam_{getattr(method, '__name__', 'method')}"
     return explain

@@ -26,18 +26,15 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import torch
-import torch.nn.functional as F
 from captum.attr import DeepLiftShap, GradientShap, LimeBase
 
 from pytest_chaosmining.explainers.captum_methods import captum_class
 from pytest_chaosmining.explainers.context import AttributionContext
+from pytest_chaosmining.explainers.contract import MissingInput
+from pytest_chaosmining.explainers.upsampling import upsampled
 
 if TYPE_CHECKING:
     from pytest_chaosmining.explainers.contract import Explainer
-
-
-class MissingInput(Exception):
-    """The explainer needs something this suite cannot offer (its test skips)."""
 
 
 def _required(params: dict[str, inspect.Parameter]) -> set[str]:
@@ -89,16 +86,6 @@ def captum_kwargs(explainer: Explainer, context: AttributionContext) -> dict[str
     if missing:
         raise MissingInput(f"{method.__name__}.attribute requires {sorted(missing)}, which the suite does not offer")
     return kwargs
-
-
-def upsampled(layer_map: torch.Tensor, inputs: torch.Tensor) -> torch.Tensor:
-    """A layer method's map ``(N, C', h, w)`` summed over channels and
-    interpolated (bilinear) to the inputs' size, the same in every input channel."""
-    summed = layer_map.sum(1, keepdim=True) if layer_map.dim() == 4 else layer_map
-    if summed.dim() != 4:
-        raise MissingInput(f"layer attribution of shape {tuple(layer_map.shape)} cannot be upsampled to an image")
-    up = F.interpolate(summed, size=tuple(inputs.shape[2:]), mode="bilinear", align_corners=False)
-    return up.expand_as(inputs).contiguous()
 
 
 def call_explainer(

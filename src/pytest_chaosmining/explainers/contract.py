@@ -27,6 +27,10 @@ class NotApplicable(Exception):
     ``NotImplementedError`` is taken the same way."""
 
 
+class MissingInput(Exception):
+    """The explainer needs something this suite cannot offer (its test skips)."""
+
+
 class ExplainerNotApplicable(ExplainerError):
     """The explainer declared itself not applicable here (its test skips)."""
 

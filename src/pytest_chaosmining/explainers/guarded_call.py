@@ -12,10 +12,16 @@ import numpy as np
 import torch
 
 from pytest_chaosmining.core.training.determinism import reproducible
-from pytest_chaosmining.explainers.binding import MissingInput, call_explainer
+from pytest_chaosmining.explainers.binding import call_explainer
 from pytest_chaosmining.explainers.call import CallTimeout, explainer_frames, plain_context, time_limit
 from pytest_chaosmining.explainers.context import AttributionContext
-from pytest_chaosmining.explainers.contract import Explainer, ExplainerError, ExplainerNotApplicable, NotApplicable
+from pytest_chaosmining.explainers.contract import (
+    Explainer,
+    ExplainerError,
+    ExplainerNotApplicable,
+    MissingInput,
+    NotApplicable,
+)
 from pytest_chaosmining.explainers.isolation import IsolationViolation, isolated_call
 
 

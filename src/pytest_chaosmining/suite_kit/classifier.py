@@ -25,7 +25,6 @@ from pytest_chaosmining.core.training.modes import (
 )
 from pytest_chaosmining.suite_kit.case_names import formatted
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
-from pytest_chaosmining.suite_kit.judging import model_scored
 from pytest_chaosmining.suite_kit.seam import NamedCase
 
 if TYPE_CHECKING:
@@ -301,8 +300,6 @@ class ClassifierTestbed:
 class ClassifierSuite(ClassifierTestbed, SuiteDefaults):
     """The shared half of the vision and audio suites (see the module docstring)."""
 
-    #: its explainer test scores on the model suites' path
-    scored = model_scored
     #: file name of the example figure in the report folder
     example_png: str
     #: the suite's heavy half that draws it

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, TypeVar
 
 import pytest
 
-from pytest_chaosmining.core.lazy import lazy_module
 from pytest_chaosmining.core.metrics.cost import Cost
 from pytest_chaosmining.core.records import MODEL_LEVEL, TARGETS
+from pytest_chaosmining.suite_kit import merit, module_rules
 from pytest_chaosmining.suite_kit.seam import (
     COST,
     Case,
@@ -43,10 +43,6 @@ if TYPE_CHECKING:
 
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.run_view import RunView
-    from pytest_chaosmining.suite_kit import merit, module_rules
-else:  # the own-merit and module-pattern checks (torch), loaded on first use
-    merit = lazy_module("pytest_chaosmining.suite_kit.merit")
-    module_rules = lazy_module("pytest_chaosmining.suite_kit.module_rules")
 
 #: a suite's scores of an explainer
 ScoresT = TypeVar("ScoresT", bound=Mapping[str, object])

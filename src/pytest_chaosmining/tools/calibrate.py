@@ -53,6 +53,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from scipy.stats import beta, nct
+
 from pytest_chaosmining.core.records import MODEL_LEVEL, case_of
 from pytest_chaosmining.explainers import BUILTIN_NAMES, CONTROL_NAME, PAPER_NAMES
 from pytest_chaosmining.suites import Calibration, get_spec, registered_suites
@@ -96,8 +98,6 @@ def tolerance_factor(m: int, coverage: float = COVERAGE, confidence: float = CON
     noncentral t quantile t'_γ(m − 1, z_p·√m) / √m (CALIBRATION.md).  The closed-form
     approximation used before it was 2 % low at 12 values and 9 % low at 3 (bars set
     with it sat slightly too high)."""
-    from scipy.stats import nct
-
     if m < 3:
         raise ValueError(f"a tolerance bound needs at least 3 calibration seeds, got {m}")
     return float(nct.ppf(confidence, m - 1, _norm_ppf(coverage) * math.sqrt(m)) / math.sqrt(m))
@@ -370,8 +370,6 @@ def gate_rows(records: list[dict]) -> list[str]:
 
 def failure_rate_bound(failures: int, tests: int, confidence: float = 0.95) -> float:
     """One-sided Clopper-Pearson upper bound of a failure rate seen as ``failures`` in ``tests``."""
-    from scipy.stats import beta
-
     return 1.0 if failures >= tests else float(beta.ppf(confidence, failures + 1, tests - failures))
 
 

@@ -4,7 +4,7 @@ would otherwise draw again (seconds per split).
 An entry is one dataset (a dataclass of numpy arrays, plus JSON-able fields such
 as class names) made from one spec (a frozen dataclass), keyed by the spec's
 fields, the source of the modules that generate it, the package and torch versions
-(:func:`~pytest_chaosmining.core.storage.keys.cache_key`) and those of numpy,
+(:func:`~pytest_chaosmining.core.storage.cache_key.cache_key`) and those of numpy,
 scikit-learn and scipy.  Files
 are ``.npz`` written atomically under a file lock and read with
 ``allow_pickle=False``; an unreadable or mismatching entry is made again.
@@ -25,7 +25,8 @@ from filelock import FileLock
 
 from pytest_chaosmining import ChaosminingWarning
 from pytest_chaosmining.core.storage.atomic import atomic_write
-from pytest_chaosmining.core.storage.keys import LOCK_TIMEOUT_S, Code, cache_key
+from pytest_chaosmining.core.storage.cache_key import cache_key
+from pytest_chaosmining.core.storage.keys import LOCK_TIMEOUT_S, Code
 
 D = TypeVar("D")
 _FIELDS = "__fields__"  # the entry's non-array fields, as JSON

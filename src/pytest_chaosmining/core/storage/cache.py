@@ -27,7 +27,8 @@ from filelock import FileLock
 from pytest_chaosmining import ChaosminingWarning
 from pytest_chaosmining.core.storage.arrays import ArrayCache
 from pytest_chaosmining.core.storage.atomic import atomic_write
-from pytest_chaosmining.core.storage.keys import LOCK_TIMEOUT_S, Code, cache_key, shipped_key
+from pytest_chaosmining.core.storage.cache_key import cache_key
+from pytest_chaosmining.core.storage.keys import LOCK_TIMEOUT_S, Code, shipped_key
 from pytest_chaosmining.core.storage.pack import ModelPack
 from pytest_chaosmining.core.training.determinism import reproducible
 from pytest_chaosmining.core.training.modes import STANDARD_PRECISION

@@ -1,6 +1,7 @@
-"""Cache keys: a config, the source of the code that acts on it (with the package's
-version), the torch and numpy versions (a pack's: without them); and how long a cache
-waits for another worker's lock."""
+"""What cache keys are made of: a config and the source of the code that acts on it (with
+the package's version); a pack's key (:func:`shipped_key`, without the stack's versions;
+the user's cache adds them: :mod:`.cache_key`); and how long a cache waits for another
+worker's lock.  Nothing heavy: a suite's spec names its code here."""
 
 from __future__ import annotations
 
@@ -9,16 +10,9 @@ import importlib.util
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pytest_chaosmining import __version__
-from pytest_chaosmining.core.lazy import lazy_module
-from pytest_chaosmining.core.storage.stack_probe import stack_versions
-
-if TYPE_CHECKING:
-    import torch
-else:  # heavy: a module that only names cache keys imports without torch
-    torch = lazy_module("torch")
 
 LOCK_TIMEOUT_S = 3600.0
 #: the modules whose source decides what a cached entry looks like (data, model, training
@@ -37,14 +31,6 @@ def code_fingerprint(modules: Code = ()) -> str:
             raise ValueError(f"no source file for module {name}")
         h.update(Path(spec.origin).read_bytes())
     return h.hexdigest()[:16]
-
-
-def cache_key(config: dict[str, Any], code: Code = ()) -> str:
-    """Stable hash of a JSON-serialisable training config plus the fingerprint of ``code``
-    and the torch and numpy versions (an entry of the user's cache is this stack's)."""
-    stack = {"torch": torch.__version__, "numpy": stack_versions()["numpy"]}
-    payload = json.dumps({"config": config, "code": code_fingerprint(code), **stack}, sort_keys=True)
-    return hashlib.sha256(payload.encode()).hexdigest()[:24]
 
 
 def shipped_key(config: dict[str, Any], code: Code = ()) -> str:

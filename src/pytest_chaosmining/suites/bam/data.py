@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pytest_chaosmining.core.lazy import lazy_module
+from pytest_chaosmining.suites.bam.spec import BamDataSpec
 from pytest_chaosmining.testbeds.digits.data import digit_pool, require_dir, resize
 
 if TYPE_CHECKING:
@@ -40,45 +41,7 @@ else:  # torchvision (torch): loaded where published images are read
 
 N_CLASSES = 10
 CF_CLASS = 0
-KINDS = ("objects", "common")
 GRAY = 128
-
-
-@dataclass(frozen=True)
-class BamDataSpec:
-    """Everything that determines one BAM split."""
-
-    kind: str  # objects: X_{o,s} with both labels; common: X^k with CF
-    canvas: int
-    n: int
-    split: str
-    seed: int
-    k: float = 1.0
-    source: str = "embedded"
-    data_dir: str | None = None
-    scene_class: int | None = None  # only this scene class (the CF evaluation sets)
-
-    def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
-        if self.split not in ("train", "val"):
-            raise ValueError(f"split must be 'train' or 'val', got {self.split!r}")
-        if not 0.0 <= self.k <= 1.0:
-            raise ValueError(f"commonality k must be in [0, 1], got {self.k}")
-        if self.canvas < 12:
-            raise ValueError("canvas must be at least 12 px")
-
-    def rng(self, stream: str) -> np.random.Generator:
-        parts = [
-            KINDS.index(self.kind),
-            self.canvas,
-            self.n,
-            int(self.split == "val"),
-            self.seed,
-            int(round(self.k * 100)),
-            0 if self.scene_class is None else self.scene_class + 1,
-        ]
-        return np.random.default_rng(np.random.SeedSequence(parts + [sum(map(ord, stream))]))
 
 
 @dataclass

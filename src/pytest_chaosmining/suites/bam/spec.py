@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import numpy as np
 
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
 from pytest_chaosmining.core.storage.keys import Code
@@ -35,11 +37,7 @@ from pytest_chaosmining.suite_kit.case_names import formatted
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
 from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, NamedCase, ScoreCheck
 from pytest_chaosmining.suites.bam import report
-from pytest_chaosmining.suites.bam.data import BamDataSpec
 from pytest_chaosmining.suites.bam.tiers import BAM, BamTier, BamTraining
-
-if TYPE_CHECKING:
-    pass
 
 SUITE = "bam"
 
@@ -55,6 +53,47 @@ def bam_code() -> Code:
         "pytest_chaosmining.testbeds.digits.models",
         "pytest_chaosmining.core.training.classification",
     )
+
+
+#: what a BAM split holds: X_{o,s} with both labels, or X^k with the common feature
+KINDS = ("objects", "common")
+
+
+@dataclass(frozen=True)
+class BamDataSpec:
+    """Everything that determines one BAM split."""
+
+    kind: str  # objects: X_{o,s} with both labels; common: X^k with CF
+    canvas: int
+    n: int
+    split: str
+    seed: int
+    k: float = 1.0
+    source: str = "embedded"
+    data_dir: str | None = None
+    scene_class: int | None = None  # only this scene class (the CF evaluation sets)
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
+        if self.split not in ("train", "val"):
+            raise ValueError(f"split must be 'train' or 'val', got {self.split!r}")
+        if not 0.0 <= self.k <= 1.0:
+            raise ValueError(f"commonality k must be in [0, 1], got {self.k}")
+        if self.canvas < 12:
+            raise ValueError("canvas must be at least 12 px")
+
+    def rng(self, stream: str) -> np.random.Generator:
+        parts = [
+            KINDS.index(self.kind),
+            self.canvas,
+            self.n,
+            int(self.split == "val"),
+            self.seed,
+            int(round(self.k * 100)),
+            0 if self.scene_class is None else self.scene_class + 1,
+        ]
+        return np.random.default_rng(np.random.SeedSequence(parts + [sum(map(ord, stream))]))
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -31,7 +31,7 @@ training images, so it changes exactly when the explainer's masks change.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
 from pytest_chaosmining.core.storage.keys import Code
@@ -42,9 +42,6 @@ from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, ScoreChec
 from pytest_chaosmining.suites.iteroar import report
 from pytest_chaosmining.suites.iteroar.tiers import ITEROAR, IteroarTier
 from pytest_chaosmining.testbeds.digits.cases import plan_cases as vision_cases
-
-if TYPE_CHECKING:
-    pass
 
 SUITE = "iteroar"
 

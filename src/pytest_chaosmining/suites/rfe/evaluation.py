@@ -19,7 +19,8 @@ from sklearn.svm import SVC, SVR
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from pytest_chaosmining.core.metrics.attribution import uscore
-from pytest_chaosmining.core.storage.keys import LOCK_TIMEOUT_S, cache_key
+from pytest_chaosmining.core.storage.cache_key import cache_key
+from pytest_chaosmining.core.storage.keys import LOCK_TIMEOUT_S
 from pytest_chaosmining.suites.rfe import data as rfe_data
 from pytest_chaosmining.suites.rfe.rfewna import RFEwNA, fit_side_by_side, validation_split
 from pytest_chaosmining.suites.rfe.spec import SUITE, RFECase, SelectionResult, rfe_code, rfewna_config

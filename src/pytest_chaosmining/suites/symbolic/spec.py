@@ -16,7 +16,6 @@ from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training.modes import uncalibrated_training
 from pytest_chaosmining.explainers.context import TABULAR_REGRESSION
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
-from pytest_chaosmining.suite_kit.judging import model_scored
 from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, ScoreCheck, training_gain_check
 from pytest_chaosmining.suites.symbolic import report
 from pytest_chaosmining.suites.symbolic.figure4 import in_default_condition
@@ -76,8 +75,6 @@ class SymbolicSpec(FormulaTestbed, SuiteDefaults):
         ),
     )
     recorded = ("attr_uscore", "untrained_fprec")
-    #: its explainer test scores on the model suites' path
-    scored = model_scored
 
     def seeds(self, tier: str, seeds: Seeds | None) -> range:
         return seed_range(SYMBOLIC[tier].seeds, seeds)

@@ -6,7 +6,7 @@ Conditions: random background (RB, uniform integers 0–255 as the reference)
 or structural background (SB); fixed position (FP, the centre: 3 × fg, i.e.
 (96, 96) at paper size) or random position (RP, uniform in [0, 6 × fg]).
 
-Sources, chosen by :class:`VisionSpec.source`:
+Sources, chosen by :class:`VisionDataSpec.source`:
 
 - ``embedded`` (no download): foregrounds are scikit-learn's bundled 8×8
   digits (10 classes), rendered in colour at foreground size; structural
@@ -29,6 +29,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
+import torch
+import torch.nn.functional as F
 
 from pytest_chaosmining.core.storage.decoding import decode_all
 from pytest_chaosmining.testbeds.noise_conditions import (
@@ -39,7 +41,7 @@ from pytest_chaosmining.testbeds.noise_conditions import (
 
 
 @dataclass(frozen=True)
-class VisionSpec:
+class VisionDataSpec:
     """Everything that determines one vision dataset split."""
 
     condition: str  # RBFP, RBRP, SBFP, SBRP
@@ -79,9 +81,6 @@ class VisionData:
 
 def resize(images: np.ndarray, size: int) -> np.ndarray:
     """Resize ``(N, H, W, 3)`` uint8 images to ``size``×``size`` (bilinear, antialiased)."""
-    import torch
-    import torch.nn.functional as F
-
     if images.shape[1] == size and images.shape[2] == size:
         return images
     t = torch.from_numpy(np.array(images)).permute(0, 3, 1, 2).float()
@@ -99,7 +98,7 @@ def digit_pool(split: str) -> tuple[np.ndarray, np.ndarray]:
     return digits.images[sl] / 16.0, digits.target[sl].astype(np.int64)
 
 
-def embedded_foregrounds(spec: VisionSpec) -> tuple[np.ndarray, np.ndarray]:
+def embedded_foregrounds(spec: VisionDataSpec) -> tuple[np.ndarray, np.ndarray]:
     """Colour renderings of scikit-learn digits: random stroke and ground colours,
     slight noise, at ``spec.fg`` px.  Returns ``(N, fg, fg, 3)`` uint8 and labels."""
     pool, targets = digit_pool(spec.split)
@@ -112,7 +111,7 @@ def embedded_foregrounds(spec: VisionSpec) -> tuple[np.ndarray, np.ndarray]:
     return (np.clip(img, 0, 1) * 255).astype(np.uint8), targets[idx]
 
 
-def cifar_foregrounds(spec: VisionSpec) -> tuple[np.ndarray, np.ndarray]:
+def cifar_foregrounds(spec: VisionDataSpec) -> tuple[np.ndarray, np.ndarray]:
     """CIFAR-10 images from ``data_dir`` (train split for train, test split for val)."""
     from torchvision.datasets import CIFAR10
 
@@ -122,7 +121,7 @@ def cifar_foregrounds(spec: VisionSpec) -> tuple[np.ndarray, np.ndarray]:
 
 
 # -- backgrounds -------------------------------------------------------------
-def random_backgrounds(spec: VisionSpec) -> np.ndarray:
+def random_backgrounds(spec: VisionDataSpec) -> np.ndarray:
     """Uniform integer noise 0–255, as the reference generator."""
     return spec.rng("bg").integers(0, 256, (spec.n, spec.canvas, spec.canvas, 3), dtype=np.uint8)
 
@@ -144,7 +143,7 @@ def _textures(rng: np.random.Generator, n: int, size: int) -> np.ndarray:
     return (np.clip(out, 0, 1) * 255).astype(np.uint8)
 
 
-def embedded_backgrounds(spec: VisionSpec) -> np.ndarray:
+def embedded_backgrounds(spec: VisionDataSpec) -> np.ndarray:
     """Crops of scikit-learn's sample photographs (region-split by train/val),
     flipped and colour-jittered, half of them blended with procedural textures."""
     from sklearn.datasets import load_sample_images
@@ -172,7 +171,7 @@ def embedded_backgrounds(spec: VisionSpec) -> np.ndarray:
     return (out * (1 - blend) + textures * blend).astype(np.uint8)
 
 
-def flowers_backgrounds(spec: VisionSpec) -> np.ndarray:
+def flowers_backgrounds(spec: VisionDataSpec) -> np.ndarray:
     """Flowers102 images from ``data_dir`` resized to the canvas (train split for train, val for val)."""
     from torchvision.datasets import Flowers102
 
@@ -204,7 +203,7 @@ def require_dir(spec: OnDisk) -> str:
 
 
 # -- composition ---------------------------------------------------------------
-def positions(spec: VisionSpec) -> np.ndarray:
+def positions(spec: VisionDataSpec) -> np.ndarray:
     """Top-left corners ``(N, 2)`` as (x, y): the centre for FP, uniform for RP."""
     if spec.condition.endswith("FP"):
         return np.full((spec.n, 2), 3 * spec.fg, dtype=np.int64)
@@ -220,7 +219,7 @@ def compose(backgrounds: np.ndarray, foregrounds: np.ndarray, corners: np.ndarra
     return np.ascontiguousarray(out.transpose(0, 3, 1, 2))
 
 
-def generate(spec: VisionSpec) -> VisionData:
+def generate(spec: VisionDataSpec) -> VisionData:
     """Build one split of one condition."""
     if spec.source == "embedded":
         fgs, labels = embedded_foregrounds(spec)

@@ -31,7 +31,7 @@ DATA_CODE = ("pytest_chaosmining.testbeds.digits.data", "pytest_chaosmining.test
 def data_split(case: VisionCase, split: str, cache: ModelCache | None = None) -> Any:
     """The ``train`` or ``val`` images of ``case`` (embedded ones through ``cache``'s data, where given)."""
     n = case.n_train if split == "train" else case.n_val
-    spec = data.VisionSpec(case.condition, case.fg, n, split, case.seed, case.source, case.data_dir)
+    spec = data.VisionDataSpec(case.condition, case.fg, n, split, case.seed, case.source, case.data_dir)
     return cached_data(case, spec, cache, data.generate, data.VisionData, DATA_CODE)
 
 

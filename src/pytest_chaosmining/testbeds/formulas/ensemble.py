@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import torch
 from filelock import FileLock
 
-from pytest_chaosmining.core.storage.keys import LOCK_TIMEOUT_S, Code, cache_key
+from pytest_chaosmining.core.storage.cache_key import cache_key
+from pytest_chaosmining.core.storage.keys import LOCK_TIMEOUT_S, Code
 from pytest_chaosmining.core.training.ensemble import train_regressors_together
 from pytest_chaosmining.core.training.modes import SaliencyGuided
 from pytest_chaosmining.core.training.regression import RegressionTraining

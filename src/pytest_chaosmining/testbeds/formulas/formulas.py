@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+import sympy
 
 FORMULA_TABLE: dict[int, tuple[int, str]] = {
     1: (1, "a"),
@@ -56,8 +57,6 @@ class Formula:
 
     @functools.cached_property
     def _compiled(self) -> tuple[NumpyFn, list[NumpyFn]]:
-        import sympy
-
         symbols = sympy.symbols(list(string.ascii_lowercase[: self.n_vars]))
         local = {str(s): s for s in symbols}
         expr = sympy.sympify(self.expression, locals=local)
