@@ -408,7 +408,8 @@ def test_no_shipped_result_is_used_where_the_stack_probe_differs(tmp_path, monke
 def test_the_stack_probe_tells_draws_and_numerics_apart():
     """The probe's draws compare exactly, the network's values within its tolerance, and
     the probe leaves the global generators as they were."""
-    from pytest_chaosmining.core.storage.stack_probe import TOLERANCE, differences, probe
+    from pytest_chaosmining.core.storage.probe_values import probe
+    from pytest_chaosmining.core.storage.stack_probe import TOLERANCE, differences
 
     torch.manual_seed(5)
     expected = torch.rand(3)

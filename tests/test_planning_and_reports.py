@@ -256,7 +256,7 @@ def test_report_lists_failures_first_and_embeds_the_figures_it_names():
 
 
 def test_shards_split_the_cases_by_id_alone_and_cover_each_once():
-    from pytest_chaosmining.run.placement import worker_gpu
+    from pytest_chaosmining.run.torch_device import worker_gpu
     from pytest_chaosmining.settings import parse_shard
     from pytest_chaosmining.suites import in_shard
 

@@ -62,7 +62,7 @@ def test_unreadable_user_file(tmp_path):
 
 @pytest.mark.parametrize("tier", TIERS)
 def test_random_maps_fail_every_vision_threshold(tier):
-    from pytest_chaosmining.core.metrics.attribution import localisation
+    from pytest_chaosmining.core.metrics.localisation import localisation
     from pytest_chaosmining.testbeds.digits.tiers import VISION
 
     spec = VISION[tier]

@@ -3,7 +3,7 @@ import pickle
 import numpy as np
 import pytest
 
-from pytest_chaosmining.core.metrics.attribution import box_iou, localisation, top_k_box
+from pytest_chaosmining.core.metrics.localisation import box_iou, localisation, top_k_box
 from pytest_chaosmining.testbeds.digits.data import (
     CONDITIONS,
     VisionDataSpec,

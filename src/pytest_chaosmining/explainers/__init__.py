@@ -17,7 +17,6 @@ conftest files or plugins.
 
 from typing import TYPE_CHECKING
 
-from pytest_chaosmining.core.lazy import lazy_module
 from pytest_chaosmining.explainers.builtin_settings import IG_STEPS, NOISE_SAMPLES
 from pytest_chaosmining.explainers.builtins import (
     BUILTIN_NAMES,
@@ -71,10 +70,12 @@ __all__ = [
 
 if TYPE_CHECKING:
     from pytest_chaosmining.explainers.guarded_call import attribute
-else:  # torch: the guarded call loads on first use
-    guarded_call = lazy_module("pytest_chaosmining.explainers.guarded_call")
+else:
 
     def __getattr__(name: str) -> object:
+        """``attribute``: the guarded call, imported (torch) on first use."""
         if name == "attribute":
-            return guarded_call.attribute
+            from pytest_chaosmining.explainers.guarded_call import attribute
+
+            return attribute
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

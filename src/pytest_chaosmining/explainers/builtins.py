@@ -2,18 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from pytest_chaosmining.core.lazy import lazy_module
 from pytest_chaosmining.explainers.builtin_settings import IG_STEPS, NOISE_SAMPLES
 from pytest_chaosmining.explainers.context import Applicability
 from pytest_chaosmining.explainers.contract import Explainer
-
-if TYPE_CHECKING:
-    from pytest_chaosmining.explainers import builtin_methods
-else:  # captum and torch: loaded when the built-ins are first built (a --chaosmining run)
-    builtin_methods = lazy_module("pytest_chaosmining.explainers.builtin_methods")
-
 
 #: the built-in explainers (the paper's four first), and the control
 BUILTIN_NAMES = ("SA", "DL", "IG", "FA", "IxG", "GBP", "SG", "GS", "OCC", "GradCAM", "KS", "random")
@@ -34,7 +25,8 @@ def builtin_explainers() -> dict[str, Explainer]:
       over the features; tabular only);
     - ``random``: the control (seeded uniform noise, independent of the model).
     """
-    m = builtin_methods
+    from pytest_chaosmining.explainers import builtin_methods as m  # captum and torch: a --chaosmining run
+
     image = Applicability(domains=frozenset({"image"}), needs_layer=True)
     tabular = Applicability(domains=frozenset({"tabular"}))
     return {

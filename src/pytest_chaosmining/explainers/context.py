@@ -18,14 +18,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
-from pytest_chaosmining.core.lazy import lazy_module
+import numpy as np
 
 if TYPE_CHECKING:
-    import numpy as np
     import torch
-else:  # heavy: loaded at the first call that completes a context (a --chaosmining run)
-    np = lazy_module("numpy")
-    torch = lazy_module("torch")
 
 #: the kinds of data the suites attribute
 DOMAINS = ("tabular", "image", "audio")
@@ -174,7 +170,7 @@ class AttributionContext:
         completed = dataclasses.replace(
             self,
             target=target,
-            baseline=torch.zeros_like(inputs),
+            baseline=inputs.new_zeros(inputs.shape),
             feature_mask=mask,
             layer_name=name,
             layer=model.get_submodule(name) if name else None,
@@ -187,6 +183,8 @@ class AttributionContext:
 
 def last_conv2d(model: torch.nn.Module) -> str | None:
     """Qualified name of the last ``Conv2d`` module of ``model`` in registration order."""
+    import torch  # the model's own: loaded already
+
     names = [name for name, module in model.named_modules() if isinstance(module, torch.nn.Conv2d)]
     return names[-1] if names else None
 
@@ -196,6 +194,8 @@ def tabular_context(
 ) -> AttributionContext:
     """A tabular suite's context: every column a feature (window: one column), a
     background of the first :data:`BACKGROUND_SIZE` training rows."""
+    import torch  # the suite's: loaded already
+
     rows = np.ascontiguousarray(x_train[:BACKGROUND_SIZE])
     return AttributionContext(
         suite=suite,

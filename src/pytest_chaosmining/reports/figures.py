@@ -7,23 +7,27 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from pytest_chaosmining.core.lazy import lazy_module
-
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from pytest_chaosmining.core.records import Record
-    from pytest_chaosmining.reports import plotting
-else:  # matplotlib: loaded with the first figure drawn
-    plotting = lazy_module("pytest_chaosmining.reports.plotting")
 
 #: draws a figure of some records into a path; False when there is nothing to draw
 Draw = Callable[[list["Record"], Path], bool]
 
 
+def headless() -> ModuleType:
+    """matplotlib on the headless Agg backend (:mod:`.plotting`: ``plt``, ``Patch``),
+    imported with the first figure drawn."""
+    from pytest_chaosmining.reports import plotting
+
+    return plotting
+
+
 def pyplot() -> ModuleType:
     """matplotlib's pyplot on the headless Agg backend."""
-    return plotting.plt
+    plt: ModuleType = headless().plt
+    return plt
 
 
 def save(fig: Figure, path: Path, dpi: int = 100, rect: tuple[float, float, float, float] = (0, 0, 1, 1)) -> bool:
@@ -31,7 +35,7 @@ def save(fig: Figure, path: Path, dpi: int = 100, rect: tuple[float, float, floa
     close ``fig``; True (a drawing function's "drawn")."""
     fig.tight_layout(rect=rect)
     fig.savefig(path, dpi=dpi)
-    plotting.plt.close(fig)
+    pyplot().close(fig)
     return True
 
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pytest_chaosmining.core.records import MODEL_LEVEL, Record
-from pytest_chaosmining.reports.figures import plotting, pyplot, save
+from pytest_chaosmining.reports.figures import headless, pyplot, save
 from pytest_chaosmining.reports.leaderboard import (
     CONTROL_PASSED,
     EXPECTED_FAIL,
@@ -28,7 +28,7 @@ def draw_leaderboard(board: Leaderboard, path: Path) -> bool:
     """A cell per explainer and suite: the headline score, coloured by the verdict."""
     if not board.rows or not board.columns:
         return False
-    plt, Patch = pyplot(), plotting.Patch
+    plt, Patch = headless().plt, headless().Patch
 
     n_rows, n_cols = len(board.rows), len(board.columns)
     label = max((len(board.explainer_label(e)) for e, _ in board.rows), default=0)  # room for the longest name

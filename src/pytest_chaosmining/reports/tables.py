@@ -8,18 +8,15 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pytest_chaosmining.core.lazy import lazy_module
+import numpy as np
+
 from pytest_chaosmining.core.records import MODEL_LEVEL, Record
 from pytest_chaosmining.explainers import BUILTIN_NAMES, CONTROL_NAME
 from pytest_chaosmining.reports.reported_suite import ReportedSuite
 from pytest_chaosmining.verdict.skips import SKIP_KINDS
 
 if TYPE_CHECKING:
-    import numpy as np
     import pandas as pd
-else:  # heavy: loaded with the first table of records
-    np = lazy_module("numpy")
-    pd = lazy_module("pandas")
 
 
 def ranked_records(suites: Sequence[ReportedSuite], records: Sequence[Record]) -> list[Record]:
@@ -27,7 +24,10 @@ def ranked_records(suites: Sequence[ReportedSuite], records: Sequence[Record]) -
     return [r for suite in suites for r in suite.ranked([r for r in records if r.suite == suite.name])]
 
 
-def records_frame(records: list[Record]) -> Any:
+def records_frame(records: list[Record]) -> pd.DataFrame:
+    """The records as a frame, one row each (pandas, imported with the first table of records)."""
+    import pandas as pd
+
     return pd.DataFrame([r.flat() for r in records])
 
 

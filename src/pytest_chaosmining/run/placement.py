@@ -8,24 +8,11 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_chaosmining.core.lazy import lazy_module
 from pytest_chaosmining.core.machine import Machine, this_machine
 from pytest_chaosmining.settings import Settings
 
 if TYPE_CHECKING:
     import torch
-
-    from pytest_chaosmining.core.training import determinism
-else:  # heavy: loaded when the run's device is first asked for
-    torch = lazy_module("torch")
-    determinism = lazy_module("pytest_chaosmining.core.training.determinism")
-
-
-def worker_gpu(worker_id: str | None, gpus: int) -> int:
-    """The GPU index of xdist worker ``gw<i>``: ``i mod gpus`` (0 without xdist)."""
-    if worker_id is None or gpus <= 1 or not worker_id.startswith("gw"):
-        return 0
-    return int(worker_id[2:]) % gpus
 
 
 def worker_id(config: pytest.Config) -> str | None:
@@ -43,27 +30,22 @@ class Placement:
         self.settings = settings
 
     @functools.cached_property
+    def _placed(self) -> tuple[torch.device, str | None]:
+        from pytest_chaosmining.run.torch_device import placed  # torch: loaded when the device is first asked for
+
+        return placed(self.settings.device, worker_id(self.config))
+
+    @property
     def device(self) -> torch.device:
         """``--chaosmining-device``, else CUDA where present.  Plain ``cuda`` on xdist
         worker ``gw<i>`` of a machine with several GPUs is ``cuda:<i mod GPUs>``."""
-        name = self.settings.device or ("cuda" if torch.cuda.is_available() else "cpu")
-        device = torch.device(name)  # raises RuntimeError on a malformed name
-        if device.type == "cuda" and not torch.cuda.is_available():
-            raise RuntimeError(f"device {name!r} requested but CUDA is not available")
-        if device.type == "cuda":
-            determinism.prepare_cuda_process()  # deterministic cuBLAS needs its workspace set before its first call
-            torch.backends.cudnn.benchmark = (
-                True  # the suites' shapes are fixed (training and explainers: fixed kernels)
-            )
-            if device.index is None:
-                return torch.device("cuda", worker_gpu(worker_id(self.config), torch.cuda.device_count()))
-        return device
+        return self._placed[0]
 
     def machine(self) -> Machine:
         """The machine the run measures its costs on: this process's, with the device's
         type and, on CUDA, the GPU's name."""
-        device = self.device
-        return this_machine(device.type, torch.cuda.get_device_name(device) if device.type == "cuda" else None)
+        device, gpu = self._placed
+        return this_machine(device.type, gpu)
 
     @property
     def ensemble(self) -> bool:

@@ -6,19 +6,13 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
-
-from pytest_chaosmining.core.lazy import lazy_module
-
-if TYPE_CHECKING:
-    import torch
-else:  # heavy: loaded with the plugin's first own work
-    torch = lazy_module("torch")
 
 
 @contextlib.contextmanager
 def one_intra_op_thread() -> Iterator[None]:
     """torch with one intra-op thread inside the block, the previous count restored after it."""
+    import torch  # heavy: the plugin's first own work loads it
+
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:

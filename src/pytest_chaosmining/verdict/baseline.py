@@ -17,17 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_chaosmining.core.lazy import lazy_module
 from pytest_chaosmining.core.machine import Machine, cost_differences, describe, stack_label
+from pytest_chaosmining.core.metrics import drift
 from pytest_chaosmining.core.metrics.catalog import Metric, MetricCatalog
 from pytest_chaosmining.core.records import NOISE_METRICS, OUTLINE, Record
 from pytest_chaosmining.verdict.where import in_classes
 
 if TYPE_CHECKING:
-    from pytest_chaosmining.core.metrics import drift
     from pytest_chaosmining.core.metrics.drift import Agreement, DrawNoise, OutlineChange
-else:  # numpy and torch: loaded when a baseline's maps are compared
-    drift = lazy_module("pytest_chaosmining.core.metrics.drift")
 
 
 #: a record key (:meth:`Record.key`)

@@ -12,15 +12,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Generic, TypeVar, cast
+from typing import Generic, TypeVar, cast
 
-from pytest_chaosmining.core.lazy import lazy_module
-
-if TYPE_CHECKING:
-    from torch.utils import data as torch_data
-    from torch.utils.data import Dataset
-else:  # heavy: loaded when items are decoded by worker processes
-    torch_data = lazy_module("torch.utils.data")
+from torch.utils import data as torch_data
+from torch.utils.data import Dataset
 
 Item = TypeVar("Item")
 Out = TypeVar("Out")

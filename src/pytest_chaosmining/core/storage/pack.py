@@ -45,8 +45,9 @@ from pytest_chaosmining import ChaosminingWarning
 from pytest_chaosmining.core.storage.atomic import atomic_write
 from pytest_chaosmining.core.storage.derived import SHIPPED_DERIVED, package_digest, shipped_entry
 from pytest_chaosmining.core.storage.pack_location import SHIPPED
+from pytest_chaosmining.core.storage.probe_values import probe
 from pytest_chaosmining.core.storage.shipped_check import STACK_FILE, ShippedCheck
-from pytest_chaosmining.core.storage.stack_probe import probe, stack_versions
+from pytest_chaosmining.core.storage.stack_probe import stack_versions
 
 #: the pack's sub-folder of shipped cache entries, kept under their cache keys
 ENTRIES = "entries"

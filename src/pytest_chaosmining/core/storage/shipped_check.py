@@ -32,19 +32,9 @@ import json
 import math
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pytest_chaosmining import ChaosminingWarning
-from pytest_chaosmining.core.lazy import lazy_module
-from pytest_chaosmining.core.storage.stack_probe import differences, probe, stack_versions
-
-if TYPE_CHECKING:
-    import torch
-
-    from pytest_chaosmining.core.training import determinism
-else:  # heavy: loaded when the probe is compared (a run on another stack)
-    torch = lazy_module("torch")
-    determinism = lazy_module("pytest_chaosmining.core.training.determinism")
+from pytest_chaosmining.core.storage.stack_probe import differences, stack_versions
 
 #: one shipped result in this many (by key) is recomputed on another stack
 SAMPLE_EVERY = 16
@@ -118,9 +108,9 @@ class ShippedCheck:
             then = self._stack_file()["probe"]
             if not isinstance(then, dict) or not then:
                 return ["the pack records no probe"]
-            device = torch.device(self.device_type)
-            with determinism.reproducible(device), torch.enable_grad():  # TF32 off on CUDA, as the explainers run
-                return differences(then, probe(device))
+            from pytest_chaosmining.core.storage.probe_values import probe_as_explainers_run  # torch
+
+            return differences(then, probe_as_explainers_run(self.device_type))
         except Exception as exc:  # noqa: BLE001 - a probe that cannot run is a stack that cannot be trusted
             return [f"the probe could not be compared ({type(exc).__name__}: {exc})"]
 

@@ -26,18 +26,12 @@ splits and validate on its val split.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from pytest_chaosmining.core.lazy import lazy_module
 from pytest_chaosmining.suites.bam.spec import BamDataSpec
-from pytest_chaosmining.testbeds.digits.data import digit_pool, require_dir, resize
-
-if TYPE_CHECKING:
-    import torchvision
-else:  # torchvision (torch): loaded where published images are read
-    torchvision = lazy_module("torchvision")
+from pytest_chaosmining.testbeds.digits.data import cifar10, digit_pool, flowers102, require_dir, resize
 
 N_CLASSES = 10
 CF_CLASS = 0
@@ -90,7 +84,7 @@ def flowers_scenes(spec: BamDataSpec, classes: np.ndarray) -> np.ndarray:
     splits = ("train", "test") if spec.split == "train" else ("val",)
     pool: dict[int, list[tuple[Any, int]]] = {c: [] for c in range(N_CLASSES)}
     for split in splits:
-        ds = torchvision.datasets.Flowers102(root, split=split, download=False)
+        ds = flowers102(root, split)
         for idx, label in enumerate(ds._labels):
             if label < N_CLASSES:
                 pool[int(label)].append((ds, idx))
@@ -137,7 +131,7 @@ def embedded_objects(spec: BamDataSpec, labels: np.ndarray, sides: np.ndarray) -
 def cifar_objects(spec: BamDataSpec, labels: np.ndarray, sides: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
     """Per image: a CIFAR-10 image of the given label (train split for train, test
     for val) resized to its side; the whole square is the object."""
-    ds = torchvision.datasets.CIFAR10(require_dir(spec), train=spec.split == "train", download=False)
+    ds = cifar10(require_dir(spec), train=spec.split == "train")
     targets = np.asarray(ds.targets)
     rng = spec.rng("object")
     out = []

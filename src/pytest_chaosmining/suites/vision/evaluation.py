@@ -12,7 +12,7 @@ import numpy as np
 from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 
-from pytest_chaosmining.core.metrics.attribution import saliency_maps, top_k_box
+from pytest_chaosmining.core.metrics.localisation import saliency_maps, top_k_box
 from pytest_chaosmining.core.records import Record
 from pytest_chaosmining.explainers import ExplainerError
 from pytest_chaosmining.reports.failing_samples import failing_samples

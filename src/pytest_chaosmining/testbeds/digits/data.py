@@ -113,9 +113,7 @@ def embedded_foregrounds(spec: VisionDataSpec) -> tuple[np.ndarray, np.ndarray]:
 
 def cifar_foregrounds(spec: VisionDataSpec) -> tuple[np.ndarray, np.ndarray]:
     """CIFAR-10 images from ``data_dir`` (train split for train, test split for val)."""
-    from torchvision.datasets import CIFAR10
-
-    ds = CIFAR10(require_dir(spec), train=spec.split == "train", download=False)
+    ds = cifar10(require_dir(spec), train=spec.split == "train")
     idx = spec.rng("fg").integers(0, len(ds.targets), spec.n)
     return resize(np.asarray(ds.data)[idx], spec.fg), np.asarray(ds.targets, dtype=np.int64)[idx]
 
@@ -173,9 +171,7 @@ def embedded_backgrounds(spec: VisionDataSpec) -> np.ndarray:
 
 def flowers_backgrounds(spec: VisionDataSpec) -> np.ndarray:
     """Flowers102 images from ``data_dir`` resized to the canvas (train split for train, val for val)."""
-    from torchvision.datasets import Flowers102
-
-    ds = Flowers102(require_dir(spec), split=spec.split, download=False)
+    ds = flowers102(require_dir(spec), spec.split)
     idx = spec.rng("bg").integers(0, len(ds), spec.n)
     return np.stack(decode_all(functools.partial(_flower, ds, spec.canvas), [int(i) for i in idx]))
 
@@ -200,6 +196,21 @@ def require_dir(spec: OnDisk) -> str:
     if not spec.data_dir:
         raise ValueError(f"source {spec.source!r} needs a data directory (--chaosmining-data)")
     return spec.data_dir
+
+
+def cifar10(root: str, train: bool) -> Any:
+    """The CIFAR-10 train or test split in ``root``, read by torchvision (never downloaded;
+    torchvision's datasets load only where published images are read)."""
+    from torchvision.datasets import CIFAR10
+
+    return CIFAR10(root, train=train, download=False)
+
+
+def flowers102(root: str, split: str) -> Any:
+    """The Flowers102 ``split`` (train, val, test) in ``root``, read by torchvision (never downloaded)."""
+    from torchvision.datasets import Flowers102
+
+    return Flowers102(root, split=split, download=False)
 
 
 # -- composition ---------------------------------------------------------------

@@ -9,17 +9,9 @@ need the paper's 224 px canvas.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
-
-from pytest_chaosmining.core.lazy import lazy_module
-
-if TYPE_CHECKING:
-    import torchvision.models as tvm
-else:  # torchvision (seconds to import): loaded where a paper architecture is built
-    tvm = lazy_module("torchvision.models")
 
 N_CLASSES = 10
 
@@ -52,6 +44,8 @@ class SmallCNN(nn.Module):
 
 def _torchvision(name: str) -> Callable[[], nn.Module]:
     def build() -> nn.Module:
+        import torchvision.models as tvm  # seconds to import: only where a paper architecture is built
+
         kwargs = {"num_classes": N_CLASSES, "weights": None}
         if name == "googlenet":
             kwargs.update(aux_logits=False, init_weights=True)

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from pytest_chaosmining.core.metrics.attribution import localisation
 from pytest_chaosmining.core.metrics.drift import fingerprint, outline
+from pytest_chaosmining.core.metrics.localisation import localisation
 from pytest_chaosmining.core.records import FINGERPRINT, OUTLINE, TARGETS
 from pytest_chaosmining.core.training.classification import to_float
 from pytest_chaosmining.suite_kit.classifier import ExplainedSizes
