@@ -18,9 +18,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
-import numpy as np
-
 if TYPE_CHECKING:
+    import numpy as np
     import torch
 
 #: the kinds of data the suites attribute
@@ -194,7 +193,8 @@ def tabular_context(
 ) -> AttributionContext:
     """A tabular suite's context: every column a feature (window: one column), a
     background of the first :data:`BACKGROUND_SIZE` training rows."""
-    import torch  # the suite's: loaded already
+    import numpy as np  # the suite's (numpy and torch): loaded already, never by the entry module
+    import torch
 
     rows = np.ascontiguousarray(x_train[:BACKGROUND_SIZE])
     return AttributionContext(

@@ -8,8 +8,6 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from pytest_chaosmining.core.records import MODEL_LEVEL, Record
 from pytest_chaosmining.explainers import BUILTIN_NAMES, CONTROL_NAME
 from pytest_chaosmining.reports.reported_suite import ReportedSuite
@@ -34,6 +32,8 @@ def records_frame(records: list[Record]) -> pd.DataFrame:
 def mean_sd(values: Any, digits: int = 3) -> str:
     """``mean ± sd`` of ``values`` (one value: the value alone; none: empty; only
     undefined values, such as a correlation of a constant: ``undefined``)."""
+    import numpy as np  # with the first table of records: never the entry module's
+
     values = [float(v) for v in values]
     if not values:
         return ""

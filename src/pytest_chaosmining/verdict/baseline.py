@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_chaosmining.core.machine import Machine, cost_differences, describe, stack_label
-from pytest_chaosmining.core.metrics import drift
 from pytest_chaosmining.core.metrics.catalog import Metric, MetricCatalog
 from pytest_chaosmining.core.records import NOISE_METRICS, OUTLINE, Record
 from pytest_chaosmining.verdict.where import in_classes
@@ -323,10 +322,12 @@ class Baseline:
         """How far the maps of a fingerprint ``record`` moved from the baseline's: the
         per-sample :func:`~pytest_chaosmining.core.metrics.drift.map_agreement` of the
         two fingerprints (None where the baseline kept none for it)."""
+        from pytest_chaosmining.core.metrics.drift import map_agreement  # numpy: never the entry module's
+
         then = self.fingerprints.get(record.key())
         if then is None or record.maps is None:
             return None
-        return drift.map_agreement(record.maps, then)
+        return map_agreement(record.maps, then)
 
     def costs_compared(self, records: Sequence[Record]) -> str:
         """One line: how many of the run's gated costs were compared with the baseline's
@@ -350,10 +351,12 @@ class Baseline:
         what it recorded of a declared sampler; deterministic (1, 1, 0) where a run of this
         version recorded none (it was not declared stochastic); None where an older run
         recorded nothing."""
+        from pytest_chaosmining.core.metrics.drift import DrawNoise  # numpy: never the entry module's
+
         found = self._noise.get(_without_metric(record))
         if found is not None and len(found) == len(NOISE_METRICS):
-            return drift.DrawNoise(**found)
-        return drift.DrawNoise.deterministic() if self.records_noise else None
+            return DrawNoise(**found)
+        return DrawNoise.deterministic() if self.records_noise else None
 
     def outline_of(self, record: Record) -> Record | None:
         """The outline kept beside the fingerprint ``record`` (None where none was)."""
@@ -373,10 +376,12 @@ class Baseline:
         """Which explained samples' maps of an outline ``record`` changed entirely against
         the baseline's (:func:`~pytest_chaosmining.core.metrics.drift.outline_change`; None
         where the baseline kept no outline for it)."""
+        from pytest_chaosmining.core.metrics.drift import outline_change  # numpy: never the entry module's
+
         then = self.fingerprints.get(record.key())
         if then is None or record.maps is None:
             return None
-        return drift.outline_change(record.maps, then)
+        return outline_change(record.maps, then)
 
     def cost_regression(self, record: Record, max_factor: float) -> str | None:
         """A message if ``record`` (a gated cost: CPU time or peak memory) grew beyond
