@@ -8,8 +8,9 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from pytest_chaosmining.explainers import Explainer
-from pytest_chaosmining.suites.rfe.data import find_santander, generated_classification, santander, symbolic
+from pytest_chaosmining.suites.rfe.data import generated_classification, santander, symbolic
 from pytest_chaosmining.suites.rfe.rfewna import RFEwNA
+from pytest_chaosmining.suites.rfe.spec import find_santander
 
 
 def regression(n=400, features=12, seed=0):

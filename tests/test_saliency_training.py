@@ -12,7 +12,7 @@ from pytest_chaosmining.core.training.classification import ClassifierTraining, 
 from pytest_chaosmining.core.training.modes import SaliencyGuided, guided_model_id, training_key
 from pytest_chaosmining.core.training.regression import RegressionTraining, train_regressor
 from pytest_chaosmining.core.training.saliency import consistency, guided_loss, input_gradients, mask_lowest
-from pytest_chaosmining.suites.saliency.suite import plan_cases
+from pytest_chaosmining.suites.saliency.spec import plan_cases
 from pytest_chaosmining.suites.saliency.tiers import SALIENCY
 from pytest_chaosmining.testbeds.formulas.cases import SymbolicCase
 

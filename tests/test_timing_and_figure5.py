@@ -249,8 +249,7 @@ def test_rfe_selections_are_keyed_by_the_code_they_ran():
     import torch
 
     from pytest_chaosmining.core.storage.derived import source_fingerprint
-    from pytest_chaosmining.suites.rfe.spec import rfewna_config
-    from pytest_chaosmining.suites.rfe.suite import RFE_TIERS, plan_cases
+    from pytest_chaosmining.suites.rfe.spec import RFE_TIERS, plan_cases, rfewna_config
 
     case = plan_cases(RFE_TIERS["smoke"])[0]
     config = rfewna_config(case, "IG", torch.device("cpu"), False)

@@ -27,10 +27,9 @@ from pytest_chaosmining.run.session import ChaosminingSession
 from pytest_chaosmining.run.threads import one_intra_op_thread
 from pytest_chaosmining.settings import Settings, add_options, option_label, resolve
 from pytest_chaosmining.suites import (
-    all_suites,
+    all_specs,
     folder_of_suite,
     get_spec,
-    get_suite,
     registered_suites,
     suite_of,
     suite_roots,
@@ -95,7 +94,7 @@ def _configure(config: pytest.Config) -> None:
     config.stash[SESSION_KEY] = session
     _add_suite_paths(config)
     if not hasattr(config, "workerinput"):
-        collector = ResultCollector(config, settings, session, all_suites)
+        collector = ResultCollector(config, settings, session, all_specs)
         config.pluginmanager.register(collector, "chaosmining-results")
         if settings.baseline is not None:
             try:
@@ -224,7 +223,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if name is None:
         return
 
-    get_suite(name).parametrize(metafunc, metafunc.config.stash.get(SESSION_KEY, None))
+    get_spec(name).parametrize(metafunc, metafunc.config.stash.get(SESSION_KEY, None))
 
 
 @pytest.hookimpl(wrapper=True)

@@ -49,13 +49,14 @@ from pytest_chaosmining.reports.run_counts import COST, FAILED, JUDGED_OUTCOMES,
 from pytest_chaosmining.reports.run_results import RunResults
 from pytest_chaosmining.reports.tables import outcome_counts
 from pytest_chaosmining.settings import Settings
-from pytest_chaosmining.suites import suite_of
+from pytest_chaosmining.suites import get_suite, suite_of
 from pytest_chaosmining.verdict.judge import ConformanceFailure
 from pytest_chaosmining.verdict.skips import skip_kind, skip_message, uncalibrated_condition
 
 if TYPE_CHECKING:
     from pytest_chaosmining.reports.reported_suite import ReportedSuite
     from pytest_chaosmining.run.session import ChaosminingSession
+    from pytest_chaosmining.suites import SuiteSpec
     from pytest_chaosmining.verdict.baseline_check import BaselineCheck
 
 #: how pytest's skip of a parametrization without cases begins (no test to count)
@@ -96,12 +97,12 @@ class ResultCollector:
         config: pytest.Config,
         settings: Settings,
         session: ChaosminingSession,
-        suites: Callable[[], Sequence[ReportedSuite]],
+        suites: Callable[[], Sequence[SuiteSpec]],
     ):
         self.config = config
         self.settings = settings
         self.session = session
-        #: the registered suites (called when the report is written: the suites import late)
+        #: the registered suites' specs (called when the report is written: the suites import late)
         self.suites = suites
         self.records: list[Record] = []
         #: node id → suite, explainer and outcome of each conformance test (a skip by its kind)
@@ -121,6 +122,12 @@ class ResultCollector:
         self.worker_trained_on: set[str] = set()
         #: the comparison with ``--chaosmining-baseline`` (driven by this collector: :meth:`pytest_sessionfinish`)
         self.baseline_check: BaselineCheck | None = None
+
+    def drawn_suites(self) -> list[ReportedSuite]:
+        """The suites as the report draws them: each spec, but the bound suite of one that ran
+        and draws figures from its trained models (its heavy half, loaded only then)."""
+        ran = set(self.settings.suites)
+        return [get_suite(s.name) if s.figures_need_models and s.name in ran else s for s in self.suites()]
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.baseline_check is not None:
@@ -266,7 +273,7 @@ class ResultCollector:
         summary = os.environ.get("GITHUB_STEP_SUMMARY")
         meta["step_summary"] = bool(summary)  # the annotate step adds none of its own
         if self.settings.report is not None:
-            _, self.written = render(Path(self.settings.report), run, self.session, self.suites())
+            _, self.written = render(Path(self.settings.report), run, self.session, self.drawn_suites())
         if summary:
             with open(summary, "a", encoding="utf-8") as fh:
                 fh.write(step_summary(shown, self.suites(), run_page()))

@@ -37,7 +37,7 @@ import pytest
 
 from pytest_chaosmining.benchmarking import benchmark_or_none
 from pytest_chaosmining.run.threads import one_intra_op_thread
-from pytest_chaosmining.suites import get_model_suite, get_suite
+from pytest_chaosmining.suites import get_model_suite, get_spec
 
 if TYPE_CHECKING:
     from pytest_benchmark.fixture import BenchmarkFixture
@@ -81,7 +81,7 @@ def chaosmining_cases(chaosmining: ChaosminingSession) -> Callable[[str], Sequen
     """``chaosmining_cases(suite)``: the cases suite ``suite`` runs at this tier and seeds."""
 
     def cases(suite: str) -> Sequence[Case]:
-        return get_suite(suite).plan(chaosmining)
+        return get_spec(suite).plan(chaosmining)
 
     return cases
 

@@ -22,7 +22,7 @@ from xdist.scheduler import LoadScopeScheduling
 
 from pytest_chaosmining.core.records import parameter_id
 from pytest_chaosmining.suite_kit.parametrize import group_name, planned
-from pytest_chaosmining.suites import get_suite
+from pytest_chaosmining.suites import get_spec
 
 if TYPE_CHECKING:
     import pytest
@@ -60,7 +60,7 @@ def case_groups(session: RunView) -> dict[tuple[str, str], str]:
     gives a group in this run (the ids of a case's tests and of its explainer tests)."""
     groups: dict[tuple[str, str], str] = {}
     for name in session.plan.settings.suites:
-        suite = get_suite(name)
+        suite = get_spec(name)
         cases = planned(session, suite)
         explainers = session.explainers.in_suite(suite.name)
         for case in cases:

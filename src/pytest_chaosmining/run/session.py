@@ -25,7 +25,7 @@ from pytest_chaosmining.run.progress import ProgressLines
 from pytest_chaosmining.run.result_reuse import ResultReuse
 from pytest_chaosmining.run.roster import ExplainerRoster
 from pytest_chaosmining.settings import Settings
-from pytest_chaosmining.suites import get_spec, get_suite, metric_catalog, planned, registered_suites
+from pytest_chaosmining.suites import get_spec, metric_catalog, planned, registered_suites
 from pytest_chaosmining.verdict.baseline import Baseline
 from pytest_chaosmining.verdict.baseline_scope import BaselineScope
 from pytest_chaosmining.verdict.judge import Judge
@@ -120,7 +120,7 @@ class ChaosminingSession:
         names = set(self.explainers) | (self.baseline.explainers if self.baseline is not None else set())
         tests: set[tuple[str, str]] = set()
         for suite_name in self.settings.suites:
-            cases = planned(self, get_suite(suite_name))
+            cases = planned(self, get_spec(suite_name))
             for case in cases:
                 tests.add((suite_name, case.id))
                 tests.update((suite_name, case.explainer_id(e)) for e in names)

@@ -3,7 +3,8 @@ trained per condition × model × seed, scored by validation accuracy, explained
 first validation samples.  A testbed subclasses :class:`ClassifierTestbed` and
 names its tiers, data source and case planning, and a heavy subclass binds its scoring
 (:class:`ClassifierScoring`); a suite's spec subclasses the light testbed and
-:class:`ClassifierSuite`, and its suite binds the scoring and the example figure;
+:class:`ClassifierSuite` and draws its example figure (its heavy half, imported where it
+draws), and its suite binds the scoring;
 :mod:`.classifier_training` trains through the cache."""
 
 from __future__ import annotations
@@ -196,15 +197,6 @@ class ClassifierScoring(Protocol):
         ...
 
 
-class ExampleFigure(Protocol):
-    """A classifier suite's heavy half: a module that draws its example figure."""
-
-    def example_figure(self, run: RunView, path: Path, planned: Sequence[Any], records: Sequence[Record]) -> bool:
-        """Draw the example figure of the ``planned`` cases' cached models, the samples the
-        run's ``records`` failed on among them (False: nothing drawn)."""
-        ...
-
-
 def data_source(disk_source: str, data_dir: str | None) -> tuple[str, str | None]:
     """Where a classifier suite's data comes from: its ``disk_source`` under
     ``--chaosmining-data`` (``data_dir``), else the embedded set."""
@@ -302,8 +294,14 @@ class ClassifierSuite(ClassifierTestbed, SuiteDefaults):
 
     #: file name of the example figure in the report folder
     example_png: str
-    #: the suite's heavy half that draws it
-    example: ExampleFigure
+    #: the example figure is drawn from the run's trained models
+    figures_need_models = True
+
+    def example_figure(self, run: RunView, path: Path, planned: Sequence[Any], records: Sequence[Record]) -> bool:
+        """Draw the example figure of the ``planned`` cases' cached models, the samples the
+        run's ``records`` failed on among them (False: nothing drawn): the suite's heavy
+        half, bound by the suite (the report writer of a run is handed it)."""
+        raise NotImplementedError
 
     def seeds(self, tier: str, seeds: Seeds | None) -> range:
         return seed_range(self.tiers[tier].seeds, seeds)
@@ -326,4 +324,4 @@ class ClassifierSuite(ClassifierTestbed, SuiteDefaults):
         path = out_dir / self.example_png
         if run is None or not any(r.suite == self.name for r in records):
             return []  # the examples are drawn from the trained models
-        return [path] if self.example.example_figure(run, path, self.plan(run), records) else []
+        return [path] if self.example_figure(run, path, self.plan(run), records) else []

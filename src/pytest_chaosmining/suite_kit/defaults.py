@@ -29,6 +29,8 @@ class SuiteDefaults:
     report: ModuleType  # the suite's report module (``sections``, ``FIGURES``)
     #: ``module:Class`` of the suite binding this spec to its heavy half (None: the spec is its own)
     binding: str | None = None
+    #: whether its figures are drawn from the run's trained models (the report is then handed its suite)
+    figures_need_models: bool = False
 
     name: str
     case_arg: str | None

@@ -175,14 +175,15 @@ class SuiteSpec(ReportedSuite, Protocol):
         (a subclass of the spec, loaded only by a run); None: the spec is its own suite."""
         ...
 
+    @property
+    def figures_need_models(self) -> bool:
+        """Whether :meth:`figures` draws from the run's trained models (the report writer of a
+        run is then handed the bound suite; a spec draws only what its records show)."""
+        ...
+
     def sweeps(self, tier: str) -> tuple[str, ...]:
         """The factors ``--chaosmining-sweep`` may vary at ``tier`` (empty: none)."""
         ...
-
-
-class Suite(SuiteSpec, Protocol):
-    """The seam every suite implements, its spec bound to its heavy half: the session
-    plans and parametrises its tests through it."""
 
     def plan(self, run: RunView) -> Sequence[Case]:
         """The cases of this run (tier, seeds, data source and training modes from the session)."""
@@ -191,6 +192,11 @@ class Suite(SuiteSpec, Protocol):
     def parametrize(self, metafunc: pytest.Metafunc, run: RunView | None) -> None:
         """Parametrise one of the suite's test functions (usually :func:`parametrize_cases`)."""
         ...
+
+
+class Suite(SuiteSpec, Protocol):
+    """A suite as a run uses it: its spec, bound to its heavy half (the spec's
+    ``binding``); what its tests score with is :class:`CheckedSuite` and :class:`ModelSuite`."""
 
 
 @dataclass

@@ -104,11 +104,11 @@ def get_suite(name: str) -> Suite:
     ``binding``, a subclass of the spec; a spec without one is its own suite)."""
     spec = get_spec(name)
     if spec.binding is None:
-        return spec  # type: ignore[return-value]
+        return spec
     suite = _loaded(spec.binding)
     if not isinstance(suite, type(spec)):
         raise TypeError(f"suite {name!r}: its binding {spec.binding} does not subclass its spec {type(spec).__name__}")
-    return suite  # type: ignore[return-value]
+    return suite
 
 
 def get_model_suite(name: str) -> ModelSuite:

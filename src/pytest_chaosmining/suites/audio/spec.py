@@ -25,6 +25,8 @@ scores the same on both models and fails.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pytest_chaosmining.core.metrics.catalog import calibrated, drift_metrics, judged, own_merit, reported
 from pytest_chaosmining.explainers.context import AUDIO_CLASSIFICATION
 from pytest_chaosmining.suite_kit.classifier import ClassifierSuite
@@ -32,6 +34,9 @@ from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, ScoreChec
 from pytest_chaosmining.suites.audio import report
 from pytest_chaosmining.testbeds.audio.cases import SUITE
 from pytest_chaosmining.testbeds.audio.testbed import AudioTestbed
+
+if TYPE_CHECKING:
+    pass
 
 
 def _arch_key(fields: CaseFields) -> str:

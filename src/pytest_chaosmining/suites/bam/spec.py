@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -34,10 +34,14 @@ from pytest_chaosmining.core.storage.keys import Code
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.explainers.context import IMAGE_CLASSIFICATION
 from pytest_chaosmining.suite_kit.case_names import formatted
+from pytest_chaosmining.suite_kit.classifier import data_source
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
 from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, NamedCase, ScoreCheck
 from pytest_chaosmining.suites.bam import report
 from pytest_chaosmining.suites.bam.tiers import BAM, BamTier, BamTraining
+
+if TYPE_CHECKING:
+    from pytest_chaosmining.run_view import RunView
 
 SUITE = "bam"
 
@@ -190,3 +194,6 @@ class BamSpec(SuiteDefaults):
 
     def seeds(self, tier: str, seeds: Seeds | None) -> range:
         return seed_range(BAM[tier].seeds, seeds)
+
+    def plan(self, run: RunView) -> list[BamCase]:
+        return plan_cases(BAM[run.plan.tier], run.plan.settings.seeds, *data_source("torchvision", run.plan.data_dir))

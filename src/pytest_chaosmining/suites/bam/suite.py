@@ -12,7 +12,6 @@ import pytest
 from pytest_chaosmining.core.metrics.cost import Cost
 from pytest_chaosmining.core.records import MODEL_LEVEL, Record
 from pytest_chaosmining.core.storage.derived import weights_digest
-from pytest_chaosmining.suite_kit.classifier import data_source
 from pytest_chaosmining.suite_kit.judging import timed_score
 from pytest_chaosmining.suite_kit.seam import Recorder, Scored
 from pytest_chaosmining.suites.bam import evaluation
@@ -21,7 +20,6 @@ from pytest_chaosmining.suites.bam.spec import (
     BamCase,
     BamModels,
     BamSpec,
-    plan_cases,
 )
 from pytest_chaosmining.suites.bam.tiers import BAM
 
@@ -86,9 +84,6 @@ class BamSuite(BamSpec):
         out = timed_score(run, SUITE, case, explainer, benchmark, node, lambda e: self.score(run, models, e), record)
         values = {**out, "mcs_gain": out["mcs"] - out["mcs_baseline"], "idr_gain": out["idr"] - out["idr_baseline"]}
         return Scored(values, [_record(case, explainer, "mcs_k", v, k=k) for k, v in out["mcs_k"].items()])
-
-    def plan(self, run: RunView) -> list[BamCase]:
-        return plan_cases(BAM[run.plan.tier], run.plan.settings.seeds, *data_source("torchvision", run.plan.data_dir))
 
     def score(self, run: RunView, models: BamModels, explainer: Explainer) -> dict[str, Any]:
         """:func:`evaluate` at the session's tier sizes (a built-in's scores from the derived cache)."""

@@ -11,6 +11,7 @@ as the mean FPrec over the curve.  The report normalises both to SA."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pytest_chaosmining.core.metrics.catalog import reported
 from pytest_chaosmining.core.tiers import Seeds
@@ -18,6 +19,11 @@ from pytest_chaosmining.explainers.context import TABULAR_REGRESSION
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
 from pytest_chaosmining.suite_kit.seam import Calibration
 from pytest_chaosmining.suites.cost import report
+from pytest_chaosmining.testbeds.formulas.cases import SymbolicCase, cost_case
+from pytest_chaosmining.testbeds.formulas.tiers import SYMBOLIC
+
+if TYPE_CHECKING:
+    from pytest_chaosmining.run_view import RunView
 
 SUITE = "cost"
 
@@ -64,3 +70,10 @@ class CostSpec(SuiteDefaults):
 
     def seeds(self, tier: str, seeds: Seeds | None) -> range | None:
         return None
+
+    def plan(self, run: RunView) -> list[SymbolicCase]:
+        return [self.case(run)]
+
+    def case(self, run: RunView) -> SymbolicCase:
+        """The symbolic model the explainers are timed on."""
+        return cost_case(SYMBOLIC[run.plan.tier])

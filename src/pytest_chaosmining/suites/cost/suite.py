@@ -10,11 +10,8 @@ from pytest_chaosmining.suites.cost import evaluation
 from pytest_chaosmining.suites.cost.spec import SUITE, Convergence, CostSpec
 from pytest_chaosmining.testbeds.formulas import run_models
 from pytest_chaosmining.testbeds.formulas.cases import (
-    SymbolicCase,
     TrainedSymbolicModel,
-    cost_case,
 )
-from pytest_chaosmining.testbeds.formulas.tiers import SYMBOLIC
 from pytest_chaosmining.verdict.judge import explainer_failures
 
 if TYPE_CHECKING:
@@ -28,13 +25,6 @@ if TYPE_CHECKING:
 
 class CostSuite(CostSpec):
     """The cost suite as a run uses it: its spec, the symbolic model it times, its evaluation."""
-
-    def plan(self, run: RunView) -> list[SymbolicCase]:
-        return [self.case(run)]
-
-    def case(self, run: RunView) -> SymbolicCase:
-        """The symbolic model the explainers are timed on."""
-        return cost_case(SYMBOLIC[run.plan.tier])
 
     def model(self, run: RunView) -> TrainedSymbolicModel:
         """The trained (cached) model of :meth:`case`."""

@@ -31,7 +31,7 @@ training images, so it changes exactly when the explainer's masks change.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
 from pytest_chaosmining.core.storage.keys import Code
@@ -42,6 +42,11 @@ from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, ScoreChec
 from pytest_chaosmining.suites.iteroar import report
 from pytest_chaosmining.suites.iteroar.tiers import ITEROAR, IteroarTier
 from pytest_chaosmining.testbeds.digits.cases import plan_cases as vision_cases
+from pytest_chaosmining.testbeds.digits.cases import vision_source
+from pytest_chaosmining.testbeds.digits.tiers import VISION
+
+if TYPE_CHECKING:
+    from pytest_chaosmining.run_view import RunView
 
 SUITE = "iteroar"
 
@@ -184,3 +189,11 @@ class IteroarSpec(SuiteDefaults):
 
     def seeds(self, tier: str, seeds: Seeds | None) -> range:
         return seed_range(ITEROAR[tier].seeds, seeds)
+
+    def plan(self, run: RunView) -> list[IteroarCase]:
+        return plan_cases(
+            ITEROAR[run.plan.tier],
+            VISION[run.plan.tier],
+            run.plan.settings.seeds,
+            *vision_source(run.plan.data_dir),
+        )

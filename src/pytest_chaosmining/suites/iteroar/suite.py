@@ -13,10 +13,8 @@ from pytest_chaosmining.core.records import MODEL_LEVEL, Record
 from pytest_chaosmining.core.storage.derived import weights_digest
 from pytest_chaosmining.suite_kit.seam import Recorder, Scored
 from pytest_chaosmining.suites.iteroar import evaluation
-from pytest_chaosmining.suites.iteroar.spec import REFERENCE, SUITE, ChainResult, IteroarCase, IteroarSpec, plan_cases
-from pytest_chaosmining.suites.iteroar.tiers import ITEROAR
+from pytest_chaosmining.suites.iteroar.spec import REFERENCE, SUITE, ChainResult, IteroarCase, IteroarSpec
 from pytest_chaosmining.testbeds.digits import training as digit_models
-from pytest_chaosmining.testbeds.digits.cases import vision_source
 from pytest_chaosmining.testbeds.digits.tiers import VISION
 from pytest_chaosmining.verdict.judge import explainer_failures
 
@@ -54,14 +52,6 @@ def _curve(accuracy: list[float]) -> str:
 
 class IteroarSuite(IteroarSpec):
     """The IteROAR suite as a run uses it: its spec, f_0 from the digits testbed, the chains."""
-
-    def plan(self, run: RunView) -> list[IteroarCase]:
-        return plan_cases(
-            ITEROAR[run.plan.tier],
-            VISION[run.plan.tier],
-            run.plan.settings.seeds,
-            *vision_source(run.plan.data_dir),
-        )
 
     def f0(self, run: RunView, case: IteroarCase) -> Any:
         """The trained vision model the chains of ``case`` start from (the vision suite's)."""

@@ -91,20 +91,6 @@ def _same_marginals(x: np.ndarray, n_train: int) -> np.ndarray:
     return qt.transform(x).astype(np.float32)
 
 
-def find_santander(root: str | Path) -> Path:
-    """``train.csv`` of Santander Customer Satisfaction under ``root`` (``root``
-    itself, ``santander-customer-satisfaction/`` or ``santander/``)."""
-    root = Path(root)
-    for name in ("", "santander-customer-satisfaction", "santander"):
-        path = root / name / "train.csv"
-        if path.is_file() and "TARGET" in path.open().readline():
-            return path
-    raise FileNotFoundError(
-        f"no Santander Customer Satisfaction train.csv (with a TARGET column) in {root}, "
-        f"{root / 'santander-customer-satisfaction'} or {root / 'santander'}"
-    )
-
-
 def santander(path: str | Path, seed: int, max_rows: int | None = None) -> SelectionData:
     """The paper's preprocessing of Kaggle's ``train.csv`` (``ID``, features, ``TARGET``):
     MinMax scaling, the majority class undersampled to the minority's size,

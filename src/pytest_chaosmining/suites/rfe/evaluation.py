@@ -23,7 +23,7 @@ from pytest_chaosmining.core.storage.cache_key import cache_key
 from pytest_chaosmining.core.storage.keys import LOCK_TIMEOUT_S
 from pytest_chaosmining.suites.rfe import data as rfe_data
 from pytest_chaosmining.suites.rfe.rfewna import RFEwNA, fit_side_by_side, validation_split
-from pytest_chaosmining.suites.rfe.spec import SUITE, RFECase, SelectionResult, rfe_code, rfewna_config
+from pytest_chaosmining.suites.rfe.spec import SUITE, RFECase, SelectionResult, find_santander, rfe_code, rfewna_config
 
 if TYPE_CHECKING:
     import torch
@@ -43,7 +43,7 @@ def load(case: RFECase) -> Any:
     elif case.dataset == "generated":
         data = rfe_data.generated_classification(case.n_samples, case.n_features, case.n_informative, case.seed)
     elif case.dataset == "santander":
-        data = rfe_data.santander(rfe_data.find_santander(case.data_dir or "."), case.seed, case.n_samples)
+        data = rfe_data.santander(find_santander(case.data_dir or "."), case.seed, case.n_samples)
     else:
         raise ValueError(f"unknown RFE dataset {case.dataset!r}")
     for array in (data.x_train, data.y_train, data.x_test, data.y_test, data.truth):

@@ -24,9 +24,11 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pytest
 
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
 from pytest_chaosmining.core.storage.derived import source_fingerprint
@@ -35,12 +37,15 @@ from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.explainers.context import TABULAR_CLASSIFICATION, TABULAR_REGRESSION
 from pytest_chaosmining.suite_kit.case_names import formatted
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
+from pytest_chaosmining.suite_kit.parametrize import parametrize_cases, sharded
 from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, NamedCase, ScoreCheck
 from pytest_chaosmining.suites.rfe import report
 from pytest_chaosmining.suites.rfe.tiers import RFE_TIERS
 
 if TYPE_CHECKING:
     import torch
+
+    from pytest_chaosmining.run_view import RunView
 
 
 SUITE = "rfe"
@@ -114,6 +119,79 @@ def rfewna_config(case: RFECase, explainer: str, device: torch.device, ensemble:
     return {**config, "rounds": "ensemble"} if ensemble else config
 
 
+def find_santander(root: str | Path) -> Path:
+    """``train.csv`` of Santander Customer Satisfaction under ``root`` (``root``
+    itself, ``santander-customer-satisfaction/`` or ``santander/``)."""
+    root = Path(root)
+    for name in ("", "santander-customer-satisfaction", "santander"):
+        path = root / name / "train.csv"
+        if path.is_file() and "TARGET" in path.open().readline():
+            return path
+    raise FileNotFoundError(
+        f"no Santander Customer Satisfaction train.csv (with a TARGET column) in {root}, "
+        f"{root / 'santander-customer-satisfaction'} or {root / 'santander'}"
+    )
+
+
+def plan_cases(tier: Any, seeds: Seeds | None = None, data_dir: str | None = None) -> list[RFECase]:
+    """The tier's regression formulas, the generated classification set and,
+    when its CSV is on disk, Santander."""
+    n_seeds = seed_range(tier.seeds, seeds)
+    cases = []
+    for seed in n_seeds:
+        for formula in tier.formulas:
+            cases.append(
+                RFECase(
+                    f"f{formula:02d}",
+                    "regression",
+                    tier.n_samples,
+                    tier.noise_features,
+                    0,
+                    tier.epochs,
+                    tier.lr,
+                    None,
+                    tier.step,
+                    seed,
+                )
+            )
+        cases.append(
+            RFECase(
+                "generated",
+                "classification",
+                tier.clf_samples,
+                tier.clf_features,
+                tier.clf_informative,
+                tier.clf_epochs,
+                tier.lr,
+                tier.clf_batch_size,
+                tier.step,
+                seed,
+            )
+        )
+        if data_dir is not None:
+            try:
+                find_santander(data_dir)
+            except FileNotFoundError:
+                continue
+            cases.append(
+                RFECase(
+                    "santander",
+                    "classification",
+                    tier.santander_rows,
+                    369,
+                    0,
+                    tier.clf_epochs,
+                    tier.lr,
+                    tier.clf_batch_size,
+                    tier.step,
+                    seed,
+                    data_dir,
+                    tier.santander_select,
+                )
+            )
+    return cases
+
+
 def _dataset_key(fields: CaseFields) -> str:
     return str(fields["dataset"])
 
@@ -152,3 +230,18 @@ class RfeSpec(SuiteDefaults):
 
     def seeds(self, tier: str, seeds: Seeds | None) -> range:
         return seed_range(RFE_TIERS[tier].seeds, seeds)
+
+    def plan(self, run: RunView) -> list[RFECase]:
+        return plan_cases(RFE_TIERS[run.plan.tier], run.plan.settings.seeds, run.plan.data_dir)
+
+    def parametrize(self, metafunc: pytest.Metafunc, run: RunView | None) -> None:
+        """Explainer-driven tests over cases × explainers; ``method`` tests over cases × statistical estimators."""
+        if "method" not in metafunc.fixturenames:
+            parametrize_cases(metafunc, run, self)
+            return
+
+        cases = sharded(run, self.name, self.plan(run)) if run is not None else []
+        metafunc.parametrize(
+            (self.case_arg, "method"),
+            [pytest.param(case, f"RFE-{m}", id=f"{case.id}-RFE-{m}") for case in cases for m in STATISTICAL[case.task]],
+        )

@@ -10,85 +10,21 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_chaosmining.core.records import MODEL_LEVEL, Record
-from pytest_chaosmining.core.tiers import Seeds, seed_range
-from pytest_chaosmining.suite_kit.parametrize import parametrize_cases, sharded
 from pytest_chaosmining.suite_kit.seam import Recorder, Scored
-from pytest_chaosmining.suites.rfe import data as rfe_data
 from pytest_chaosmining.suites.rfe import evaluation, rounds
 from pytest_chaosmining.suites.rfe.spec import (
     LINEAR,
-    STATISTICAL,
     SUITE,
     RFECase,
     RfeSpec,
     SelectionResult,
 )
-from pytest_chaosmining.suites.rfe.tiers import RFE_TIERS
 from pytest_chaosmining.verdict.judge import explainer_failures
 
 if TYPE_CHECKING:
     from pytest_benchmark.fixture import BenchmarkFixture
 
     from pytest_chaosmining.run_view import RunView
-
-
-def plan_cases(tier: Any, seeds: Seeds | None = None, data_dir: str | None = None) -> list[RFECase]:
-    """The tier's regression formulas, the generated classification set and,
-    when its CSV is on disk, Santander."""
-    n_seeds = seed_range(tier.seeds, seeds)
-    cases = []
-    for seed in n_seeds:
-        for formula in tier.formulas:
-            cases.append(
-                RFECase(
-                    f"f{formula:02d}",
-                    "regression",
-                    tier.n_samples,
-                    tier.noise_features,
-                    0,
-                    tier.epochs,
-                    tier.lr,
-                    None,
-                    tier.step,
-                    seed,
-                )
-            )
-        cases.append(
-            RFECase(
-                "generated",
-                "classification",
-                tier.clf_samples,
-                tier.clf_features,
-                tier.clf_informative,
-                tier.clf_epochs,
-                tier.lr,
-                tier.clf_batch_size,
-                tier.step,
-                seed,
-            )
-        )
-        if data_dir is not None:
-            try:
-                rfe_data.find_santander(data_dir)
-            except FileNotFoundError:
-                continue
-            cases.append(
-                RFECase(
-                    "santander",
-                    "classification",
-                    tier.santander_rows,
-                    369,
-                    0,
-                    tier.clf_epochs,
-                    tier.lr,
-                    tier.clf_batch_size,
-                    tier.step,
-                    seed,
-                    data_dir,
-                    tier.santander_select,
-                )
-            )
-    return cases
 
 
 def selection_fields(case: RFECase) -> dict[str, Any]:
@@ -152,21 +88,6 @@ class RfeSuite(RfeSpec):
         assert linear.fprec is not None  # the same data: the truth is known to both
         values = {"fprec": result.fprec, "fprec_over_linear": result.fprec - linear.fprec, "linear_fprec": linear.fprec}
         return Scored(values, made)
-
-    def plan(self, run: RunView) -> list[RFECase]:
-        return plan_cases(RFE_TIERS[run.plan.tier], run.plan.settings.seeds, run.plan.data_dir)
-
-    def parametrize(self, metafunc: pytest.Metafunc, run: RunView | None) -> None:
-        """Explainer-driven tests over cases × explainers; ``method`` tests over cases × statistical estimators."""
-        if "method" not in metafunc.fixturenames:
-            parametrize_cases(metafunc, run, self)
-            return
-
-        cases = sharded(run, self.name, self.plan(run)) if run is not None else []
-        metafunc.parametrize(
-            (self.case_arg, "method"),
-            [pytest.param(case, f"RFE-{m}", id=f"{case.id}-RFE-{m}") for case in cases for m in STATISTICAL[case.task]],
-        )
 
     def selection(self, run: RunView, case: RFECase, method: str) -> SelectionResult:
         """The selection of ``method`` (a registered explainer driving RFEwNA, or

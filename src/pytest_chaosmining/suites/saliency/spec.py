@@ -24,20 +24,41 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_chaosmining.core.metrics.catalog import judged, reported
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training.modes import SaliencyGuided
 from pytest_chaosmining.explainers.context import AUDIO_CLASSIFICATION, IMAGE_CLASSIFICATION, TABULAR_REGRESSION
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
-from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields
+from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, DomainPick
 from pytest_chaosmining.suites.saliency import report
-from pytest_chaosmining.suites.saliency.tiers import SALIENCY
+from pytest_chaosmining.suites.saliency.tiers import SALIENCY, SaliencyTier
+from pytest_chaosmining.testbeds.audio.testbed import AudioTestbed
+from pytest_chaosmining.testbeds.digits.testbed import DigitTestbed
+from pytest_chaosmining.testbeds.formulas.testbed import FormulaTestbed
+
+if TYPE_CHECKING:
+    from pytest_chaosmining.run_view import RunView
 
 SUITE = "saliency"
 #: seed of records that summarise all seeds (mean of the paired differences)
 ALL_SEEDS = -1
+
+
+class GuidedDomain(Protocol):
+    """A domain's testbed as the comparisons are planned from it (its declarations)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def guided_cases(self, tier: str, pick: DomainPick, data_dir: str | None) -> list[Any]: ...
+
+    def bar_key_of(self, case: Any) -> str: ...
+
+
+#: the domains compared, each a testbed's declarations by its model suite's name, in report order
+DOMAINS: dict[str, GuidedDomain] = {t.name: t for t in (FormulaTestbed(), DigitTestbed(), AudioTestbed())}
 
 
 @dataclass(frozen=True)
@@ -84,6 +105,21 @@ class SaliencyComparison:
 
     def case_fields(self) -> dict[str, Any]:
         return {"domain": self.domain, "comparison": self.bar_key, "training": self.guide.id}
+
+
+def plan_cases(
+    tier_name: str, tier: SaliencyTier, guide: SaliencyGuided, seeds: Seeds | None = None, data_dir: str | None = None
+) -> list[SaliencyComparison]:
+    """The tier's comparisons of standard against ``guide``-d training, built on
+    the same tier's cases of each domain suite (resized where the saliency tier says so)."""
+    n_seeds = seed_range(tier.seeds, seeds)
+    if len(n_seeds) < 1:
+        raise ValueError("the saliency suite needs at least one seed")
+    comparisons = []
+    for domain, suite in DOMAINS.items():
+        for case in suite.guided_cases(tier_name, tier.picks[domain], data_dir):
+            comparisons.append(SaliencyComparison(domain, case, n_seeds, guide, suite.bar_key_of(case)))
+    return comparisons
 
 
 class SaliencySpec(SuiteDefaults):
@@ -133,3 +169,12 @@ class SaliencySpec(SuiteDefaults):
     def bar_key(self, fields: CaseFields) -> str:
         """The comparison (``symbolic-f02-signed``)."""
         return str(fields["comparison"])
+
+    def plan(self, run: RunView) -> list[SaliencyComparison]:
+        return plan_cases(
+            run.plan.tier,
+            SALIENCY[run.plan.tier],
+            run.plan.settings.guide(),
+            run.plan.settings.seeds,
+            run.plan.data_dir,
+        )

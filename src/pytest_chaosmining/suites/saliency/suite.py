@@ -9,8 +9,6 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_chaosmining.core.records import MODEL_LEVEL, Record
-from pytest_chaosmining.core.tiers import Seeds, seed_range
-from pytest_chaosmining.core.training.modes import SaliencyGuided
 from pytest_chaosmining.suite_kit.parametrize import sharded
 from pytest_chaosmining.suite_kit.seam import (
     ModelTestbed,
@@ -20,7 +18,6 @@ from pytest_chaosmining.suite_kit.seam import (
     number,
 )
 from pytest_chaosmining.suites.saliency.spec import ALL_SEEDS, SUITE, SaliencyComparison, SaliencySpec
-from pytest_chaosmining.suites.saliency.tiers import SALIENCY, SaliencyTier
 from pytest_chaosmining.testbeds.audio.bound import AUDIO_MODELS
 from pytest_chaosmining.testbeds.digits.bound import DIGIT_MODELS
 from pytest_chaosmining.testbeds.formulas.bound import FORMULA_MODELS
@@ -33,21 +30,6 @@ if TYPE_CHECKING:
 
 #: the domains compared, each a testbed's models by its model suite's name, in report order
 TESTBEDS: dict[str, ModelTestbed[Any, Any]] = {t.name: t for t in (FORMULA_MODELS, DIGIT_MODELS, AUDIO_MODELS)}
-
-
-def plan_cases(
-    tier_name: str, tier: SaliencyTier, guide: SaliencyGuided, seeds: Seeds | None = None, data_dir: str | None = None
-) -> list[SaliencyComparison]:
-    """The tier's comparisons of standard against ``guide``-d training, built on
-    the same tier's cases of each domain suite (resized where the saliency tier says so)."""
-    n_seeds = seed_range(tier.seeds, seeds)
-    if len(n_seeds) < 1:
-        raise ValueError("the saliency suite needs at least one seed")
-    comparisons = []
-    for domain, suite in TESTBEDS.items():
-        for case in suite.guided_cases(tier_name, tier.picks[domain], data_dir):
-            comparisons.append(SaliencyComparison(domain, case, n_seeds, guide, suite.bar_key_of(case)))
-    return comparisons
 
 
 def guided_bars(run: RunView, domain: str, model: TrainedModel) -> dict[str, float]:
@@ -66,15 +48,6 @@ def guided_bars(run: RunView, domain: str, model: TrainedModel) -> dict[str, flo
 
 class SaliencySuite(SaliencySpec):
     """The saliency suite as a run uses it: its spec, the three testbeds' models paired and scored."""
-
-    def plan(self, run: RunView) -> list[SaliencyComparison]:
-        return plan_cases(
-            run.plan.tier,
-            SALIENCY[run.plan.tier],
-            run.plan.settings.guide(),
-            run.plan.settings.seeds,
-            run.plan.data_dir,
-        )
 
     def prepare_models(self, run: RunView, comparison: SaliencyComparison) -> None:
         """Before ``comparison``'s models are first needed: with ensembles on, the

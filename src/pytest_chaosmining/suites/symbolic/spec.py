@@ -19,7 +19,7 @@ from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
 from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, ScoreCheck, training_gain_check
 from pytest_chaosmining.suites.symbolic import report
 from pytest_chaosmining.suites.symbolic.figure4 import in_default_condition
-from pytest_chaosmining.testbeds.formulas.cases import SUITE, SymbolicCase, swept_fields
+from pytest_chaosmining.testbeds.formulas.cases import SUITE, SymbolicCase, planned_cases, swept_fields
 from pytest_chaosmining.testbeds.formulas.testbed import FormulaTestbed
 from pytest_chaosmining.testbeds.formulas.tiers import SYMBOLIC
 
@@ -82,6 +82,9 @@ class SymbolicSpec(FormulaTestbed, SuiteDefaults):
     def ranked(self, records: Sequence[Record]) -> list[Record]:
         """The records of the default condition (a sweep's others are report-only)."""
         return in_default_condition(records)
+
+    def plan(self, run: RunView) -> list[SymbolicCase]:
+        return planned_cases(run)
 
     def sweeps(self, tier: str) -> tuple[str, ...]:
         """The tier's one-factor sweeps (Figure 4)."""

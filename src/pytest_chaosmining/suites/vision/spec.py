@@ -17,6 +17,8 @@ scores the same on both and fails.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pytest_chaosmining.core.metrics.catalog import calibrated, drift_metrics, judged, own_merit, reported
 from pytest_chaosmining.explainers.context import IMAGE_CLASSIFICATION
 from pytest_chaosmining.suite_kit.classifier import ClassifierSuite
@@ -24,6 +26,9 @@ from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, ScoreChec
 from pytest_chaosmining.suites.vision import report
 from pytest_chaosmining.testbeds.digits.cases import SUITE
 from pytest_chaosmining.testbeds.digits.testbed import DigitTestbed
+
+if TYPE_CHECKING:
+    pass
 
 
 def _condition_key(fields: CaseFields) -> str:

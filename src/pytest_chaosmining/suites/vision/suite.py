@@ -1,5 +1,5 @@
-"""The vision suite bound to its heavy halves: the digits testbed's scoring and the
-example figure (:mod:`.evaluation`)."""
+"""The vision suite bound to its heavy half: the digits testbed's models and scoring, and
+its example figure (:mod:`.evaluation`)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from pytest_chaosmining.testbeds.digits.bound import DigitModels
 
 
 class VisionSuite(DigitModels, VisionSpec):
-    """The vision suite as a run uses it: its spec, its testbed's scoring, its example figure."""
+    """The vision suite as a run uses it: its spec, its testbed's models and scoring, its example figure."""
 
     #: its explainer test scores on the model suites' path
     scored = model_scored
-
-    example = evaluation
+    #: its example figure, from the run's trained models
+    example_figure = staticmethod(evaluation.example_figure)

@@ -7,14 +7,17 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_chaosmining.core.storage.keys import Code
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training.modes import SaliencyGuided, guided_model_id, training_key
 from pytest_chaosmining.suite_kit.case_names import formatted
 from pytest_chaosmining.suite_kit.seam import NamedCase
-from pytest_chaosmining.testbeds.formulas.tiers import CONDITION_FIELDS, SymbolicCondition, SymbolicTier
+from pytest_chaosmining.testbeds.formulas.tiers import CONDITION_FIELDS, SYMBOLIC, SymbolicCondition, SymbolicTier
+
+if TYPE_CHECKING:
+    from pytest_chaosmining.run_view import RunView
 
 #: the cache namespace of these models: the symbolic suite's (the cost suite's model is one of them)
 SUITE = "symbolic"
@@ -112,3 +115,10 @@ def cost_case(tier: SymbolicTier) -> SymbolicCase:
     feature) at the tier's default condition, seed 0 — at the paper tier a
     2,000 × 101 test set, as in ChaosMining Figure 5."""
     return plan_cases(dataclasses.replace(tier, formulas=(2,)), seeds=1)[0]
+
+
+def planned_cases(run: RunView) -> list[SymbolicCase]:
+    """The symbolic cases of the run's tier, seeds and sweeps, one per training mode."""
+    return run.plan.per_training(
+        plan_cases(SYMBOLIC[run.plan.tier], run.plan.settings.seeds, list(run.plan.settings.sweep))
+    )

@@ -13,22 +13,14 @@ from pytest_chaosmining.testbeds.formulas.cases import (
     SUITE,
     SymbolicCase,
     TrainedSymbolicModel,
-    plan_cases,
+    planned_cases,
     symbolic_code,
 )
 from pytest_chaosmining.testbeds.formulas.ensemble import eligible, train_groups
-from pytest_chaosmining.testbeds.formulas.tiers import SYMBOLIC
 from pytest_chaosmining.testbeds.formulas.training import trained_model, untrained_model
 
 if TYPE_CHECKING:
     from pytest_chaosmining.run_view import RunView
-
-
-def planned_cases(run: RunView) -> list[SymbolicCase]:
-    """The symbolic cases of the run's tier, seeds and sweeps, one per training mode."""
-    return run.plan.per_training(
-        plan_cases(SYMBOLIC[run.plan.tier], run.plan.settings.seeds, list(run.plan.settings.sweep))
-    )
 
 
 def run_model(run: RunView, case: SymbolicCase) -> TrainedSymbolicModel:
