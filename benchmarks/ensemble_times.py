@@ -79,7 +79,7 @@ def measure_rfe(tier: str, epochs: int, device: torch.device, sets: int = 8) -> 
     from pytest_chaosmining.suites.rfe.evaluation import load
     from pytest_chaosmining.suites.rfe.rfewna import validation_split
     from pytest_chaosmining.suites.rfe.rounds import RoundNetworks, RoundRequest, RoundTraining
-    from pytest_chaosmining.suites.rfe.suite import plan_cases as rfe_cases
+    from pytest_chaosmining.suites.rfe.spec import plan_cases as rfe_cases
     from pytest_chaosmining.suites.rfe.tiers import RFE_TIERS
 
     alone = together = 0.0

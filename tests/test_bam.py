@@ -3,7 +3,8 @@ import pickle
 import numpy as np
 import pytest
 
-from pytest_chaosmining.suites.bam.data import CF_CLASS, GRAY, BamDataSpec, generate
+from pytest_chaosmining.suites.bam.data import CF_CLASS, GRAY, generate
+from pytest_chaosmining.suites.bam.data_spec import BamDataSpec
 from pytest_chaosmining.suites.bam.metrics import (
     input_dependence,
     input_independence,

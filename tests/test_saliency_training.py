@@ -150,3 +150,13 @@ def test_saliency_plan_pairs_standard_and_guided_models_of_the_domain_suites():
         for standard, guided in pairs:
             assert standard.guide is None and guided.guide == comparison.guide
             assert dataclasses.replace(guided, guide=None) == standard
+
+
+def test_the_comparisons_are_planned_and_scored_on_the_same_testbeds():
+    """The spec plans from the testbeds' declarations, the suite scores with them bound: the
+    same domains in the same order, each bound testbed a subclass of its declaration."""
+    from pytest_chaosmining.suites.saliency.spec import DECLARED_TESTBEDS
+    from pytest_chaosmining.suites.saliency.suite import TESTBEDS
+
+    assert list(TESTBEDS) == list(DECLARED_TESTBEDS) == ["symbolic", "vision", "audio"]
+    assert all(isinstance(TESTBEDS[name], type(declared)) for name, declared in DECLARED_TESTBEDS.items())

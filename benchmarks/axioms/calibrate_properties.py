@@ -151,11 +151,11 @@ def run_seed(seed: int, cache_dir: Path, parts: tuple[str, ...] = PARTS) -> dict
     from pytest_chaosmining.explainers.context import Applicability
     from pytest_chaosmining.suite_kit.class_effects import ClassEffects, class_effects
     from pytest_chaosmining.suite_kit.merit import EFFECT_SAMPLES, PROBE_SAMPLES, fingerprint_noise, measured_merit
-    from pytest_chaosmining.testbeds.audio.testbed import AUDIO_MODELS
-    from pytest_chaosmining.testbeds.digits.testbed import DIGIT_MODELS
+    from pytest_chaosmining.testbeds.audio.bound import AUDIO_MODELS
+    from pytest_chaosmining.testbeds.digits.bound import DIGIT_MODELS
+    from pytest_chaosmining.testbeds.formulas.bound import FORMULA_MODELS
     from pytest_chaosmining.testbeds.formulas.cases import plan_cases
     from pytest_chaosmining.testbeds.formulas.scoring import evaluate
-    from pytest_chaosmining.testbeds.formulas.testbed import FORMULA_MODELS
     from pytest_chaosmining.testbeds.formulas.tiers import SYMBOLIC
     from pytest_chaosmining.testbeds.formulas.training import trained_model
 
@@ -186,8 +186,8 @@ def run_seed(seed: int, cache_dir: Path, parts: tuple[str, ...] = PARTS) -> dict
         if name == "symbolic":
             return trained_model(symbolic_cases[0], cache, device)
         suite = suites[name]
-        case = suite.functions.plan_cases(suite.tiers["smoke"], seeds)[0]  # type: ignore[union-attr]
-        return suite.functions.scoring.trained_model(case, cache, device)  # type: ignore[union-attr]
+        case = suite.plan_cases(suite.tiers["smoke"], seeds)[0]  # type: ignore[union-attr]
+        return suite.scoring.trained_model(case, cache, device)  # type: ignore[union-attr]
 
     for name, suite in suites.items() if "probe" in parts else ():
         trained = first_model(name)

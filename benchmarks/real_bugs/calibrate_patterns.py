@@ -78,13 +78,13 @@ def run_seed(seed: int, cache_dir: Path) -> dict[str, object]:
     from pytest_chaosmining.explainers import Explainer, builtin_explainers
     from pytest_chaosmining.suite_kit.merit import EFFECT_SAMPLES
     from pytest_chaosmining.suite_kit.module_rules import measured_patterns
-    from pytest_chaosmining.testbeds.digits.testbed import DIGIT_MODELS
+    from pytest_chaosmining.testbeds.digits.bound import DIGIT_MODELS
 
     torch.set_num_threads(1)
     device, builtins = torch.device("cpu"), builtin_explainers()
     cache = ModelCache(cache_dir, ModelPack())
-    case = DIGIT_MODELS.functions.plan_cases(DIGIT_MODELS.tiers["smoke"], range(0, 1))[0]
-    trained = DIGIT_MODELS.functions.scoring.trained_model(case, cache, device)
+    case = DIGIT_MODELS.plan_cases(DIGIT_MODELS.tiers["smoke"], range(0, 1))[0]
+    trained = DIGIT_MODELS.scoring.trained_model(case, cache, device)
     probe = DIGIT_MODELS.probe(trained, EFFECT_SAMPLES)
     explainers = {name: builtins[name] for name in BUILTINS}
     explainers |= {name: Explainer(name, method, completeness=True) for name, method in _must_fail().items()}

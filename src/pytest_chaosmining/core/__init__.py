@@ -2,5 +2,4 @@
 pack, derived results, atomic writes, decoding files from disk), ``training``
 (regression, classification, batched ensembles, saliency guided training and the
 training modes), ``metrics`` (attribution metrics, time and memory, the metric
-catalog), ``verdicts`` (records, thresholds, baselines), ``tiers`` and ``lazy`` (a heavy
-module loaded on first use)."""
+catalog), ``verdicts`` (records, thresholds, baselines) and ``tiers``."""

@@ -127,7 +127,7 @@ class ResultCollector:
         """The suites as the report draws them: each spec, but the bound suite of one that ran
         and draws figures from its trained models (its heavy half, loaded only then)."""
         ran = set(self.settings.suites)
-        return [get_suite(s.name) if s.figures_need_models and s.name in ran else s for s in self.suites()]
+        return [get_suite(s.name) if _draws_from_models(s) and s.name in ran else s for s in self.suites()]
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.baseline_check is not None:
@@ -354,3 +354,9 @@ def _message(report: pytest.TestReport) -> str:
     message = crash.message if crash is not None else lines[-1]
     message = str(message).removeprefix(f"{ConformanceFailure.__module__}.{ConformanceFailure.__name__}: ")
     return message.removeprefix("Failed: ")  # pytest.fail's
+
+
+def _draws_from_models(spec: SuiteSpec) -> bool:
+    """Whether ``spec``'s figures are drawn from the run's trained models (False for a suite
+    written before specs declared it)."""
+    return bool(getattr(spec, "figures_need_models", False))

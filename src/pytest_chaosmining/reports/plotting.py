@@ -1,5 +1,5 @@
 """matplotlib on the headless Agg backend (loaded on first use through
-:func:`~pytest_chaosmining.reports.figures.pyplot`): the backend is chosen before pyplot loads."""
+:func:`~pytest_chaosmining.reports.figures.headless`): the backend is chosen before pyplot loads."""
 
 import matplotlib
 

@@ -30,22 +30,20 @@ class Placement:
         self.settings = settings
 
     @functools.cached_property
-    def _placed(self) -> tuple[torch.device, str | None]:
+    def device(self) -> torch.device:
+        """``--chaosmining-device``, else CUDA where present.  Plain ``cuda`` on xdist
+        worker ``gw<i>`` of a machine with several GPUs is ``cuda:<i mod GPUs>``."""
         from pytest_chaosmining.run.torch_device import placed  # torch: loaded when the device is first asked for
 
         return placed(self.settings.device, worker_id(self.config))
 
-    @property
-    def device(self) -> torch.device:
-        """``--chaosmining-device``, else CUDA where present.  Plain ``cuda`` on xdist
-        worker ``gw<i>`` of a machine with several GPUs is ``cuda:<i mod GPUs>``."""
-        return self._placed[0]
-
     def machine(self) -> Machine:
         """The machine the run measures its costs on: this process's, with the device's
         type and, on CUDA, the GPU's name."""
-        device, gpu = self._placed
-        return this_machine(device.type, gpu)
+        from pytest_chaosmining.run.torch_device import gpu_name  # loaded with the device
+
+        device = self.device
+        return this_machine(device.type, gpu_name(device))
 
     @property
     def ensemble(self) -> bool:

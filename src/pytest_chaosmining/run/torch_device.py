@@ -16,19 +16,24 @@ def worker_gpu(worker_id: str | None, gpus: int) -> int:
     return int(worker_id[2:]) % gpus
 
 
-def placed(requested: str | None, worker: str | None) -> tuple[torch.device, str | None]:
+def placed(requested: str | None, worker: str | None) -> torch.device:
     """The device ``requested`` (None: CUDA where present, else the CPU) for xdist worker
     ``worker`` (plain ``cuda`` on worker ``gw<i>`` of a machine with several GPUs is
-    ``cuda:<i mod GPUs>``), and on CUDA the GPU's name.  RuntimeError on a malformed
-    name or CUDA requested where there is none."""
+    ``cuda:<i mod GPUs>``).  RuntimeError on a malformed name or CUDA requested where
+    there is none."""
     name = requested or ("cuda" if torch.cuda.is_available() else "cpu")
     device = torch.device(name)  # raises RuntimeError on a malformed name
     if device.type == "cuda" and not torch.cuda.is_available():
         raise RuntimeError(f"device {name!r} requested but CUDA is not available")
     if device.type != "cuda":
-        return device, None
+        return device
     prepare_cuda_process()  # deterministic cuBLAS needs its workspace set before its first call
     torch.backends.cudnn.benchmark = True  # the suites' shapes are fixed (training and explainers: fixed kernels)
     if device.index is None:
-        device = torch.device("cuda", worker_gpu(worker, torch.cuda.device_count()))
-    return device, torch.cuda.get_device_name(device)
+        return torch.device("cuda", worker_gpu(worker, torch.cuda.device_count()))
+    return device
+
+
+def gpu_name(device: torch.device) -> str | None:
+    """The name of ``device``'s GPU (None: not CUDA); it starts CUDA in this process."""
+    return torch.cuda.get_device_name(device) if device.type == "cuda" else None

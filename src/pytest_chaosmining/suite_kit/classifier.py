@@ -3,8 +3,8 @@ trained per condition × model × seed, scored by validation accuracy, explained
 first validation samples.  A testbed subclasses :class:`ClassifierTestbed` and
 names its tiers, data source and case planning, and a heavy subclass binds its scoring
 (:class:`ClassifierScoring`); a suite's spec subclasses the light testbed and
-:class:`ClassifierSuite` and draws its example figure (its heavy half, imported where it
-draws), and its suite binds the scoring;
+:class:`ClassifierSuite`, and its suite binds the scoring (its testbed's bound models) and
+the example figure drawn from the run's trained models;
 :mod:`.classifier_training` trains through the cache."""
 
 from __future__ import annotations

@@ -59,9 +59,6 @@ from pytest_chaosmining.core.records import MODEL_LEVEL, case_of
 from pytest_chaosmining.explainers import BUILTIN_NAMES, CONTROL_NAME, PAPER_NAMES
 from pytest_chaosmining.suites import Calibration, get_spec, registered_suites
 
-# scipy is imported where used: heavy, it waits for --chaosmining.
-
-
 #: proportion of future seeds a bar covers, and the confidence of that claim
 COVERAGE, CONFIDENCE = 0.995, 0.90
 #: smallest standard deviation assumed for a value over seeds

@@ -1,5 +1,6 @@
 """The audio suite's spec: its declarations, light (ChaosMining §3.3, A.4); its models and their scoring
-are the audio testbed's (:class:`~pytest_chaosmining.testbeds.audio.testbed.AudioTestbed`).
+are the audio testbed's (declared by :class:`~pytest_chaosmining.testbeds.audio.testbed.AudioTestbed`,
+bound by :mod:`pytest_chaosmining.testbeds.audio.bound`).
 
 An :class:`AudioCase` is one trained sequence classifier (condition × model ×
 sizes × seed).  Explainers attribute the predicted class of validation clips
@@ -25,8 +26,6 @@ scores the same on both models and fails.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pytest_chaosmining.core.metrics.catalog import calibrated, drift_metrics, judged, own_merit, reported
 from pytest_chaosmining.explainers.context import AUDIO_CLASSIFICATION
 from pytest_chaosmining.suite_kit.classifier import ClassifierSuite
@@ -34,9 +33,6 @@ from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, ScoreChec
 from pytest_chaosmining.suites.audio import report
 from pytest_chaosmining.testbeds.audio.cases import SUITE
 from pytest_chaosmining.testbeds.audio.testbed import AudioTestbed
-
-if TYPE_CHECKING:
-    pass
 
 
 def _arch_key(fields: CaseFields) -> str:

@@ -1,7 +1,7 @@
 """ChaosMining audio suite (shipped with pytest-chaosmining).
 
 Parametrised over condition (RB/SB × FP/RP) × model × explainer × seed; see
-``pytest_chaosmining.suites.audio.suite`` for the cases and checks and ``thresholds.toml``.
+``pytest_chaosmining.suites.audio.spec`` for the cases and checks and ``thresholds.toml``.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from pytest_chaosmining.suites.bam.spec import BamDataSpec
+from pytest_chaosmining.suites.bam.data_spec import BamDataSpec
 from pytest_chaosmining.testbeds.digits.data import cifar10, digit_pool, flowers102, require_dir, resize
 
 N_CLASSES = 10

@@ -22,7 +22,8 @@ from pytest_chaosmining.explainers import attribute
 from pytest_chaosmining.explainers.context import BACKGROUND_SIZE
 from pytest_chaosmining.suite_kit.seam import COST
 from pytest_chaosmining.suites.bam import data as bam_data
-from pytest_chaosmining.suites.bam.data import BamDataSpec, generate
+from pytest_chaosmining.suites.bam.data import generate
+from pytest_chaosmining.suites.bam.data_spec import BamDataSpec
 from pytest_chaosmining.suites.bam.metrics import (
     NEUTRAL_TOLERANCE,
     input_dependence,
@@ -33,7 +34,15 @@ from pytest_chaosmining.suites.bam.metrics import (
     random_regions,
     region_attribution,
 )
-from pytest_chaosmining.suites.bam.spec import CHECK_IMAGES, SUITE, BamCase, BamModels, bam_code, model_config
+from pytest_chaosmining.suites.bam.spec import (
+    BAM_DATA_CODE,
+    CHECK_IMAGES,
+    SUITE,
+    BamCase,
+    BamModels,
+    bam_code,
+    model_config,
+)
 from pytest_chaosmining.testbeds.digits.training import grid_mask, image_context, untrained_model
 from pytest_chaosmining.timing import timed
 
@@ -96,7 +105,7 @@ def _split(spec: BamDataSpec, cache: ModelCache) -> Any:
         spec,
         lambda: generate(spec),
         bam_data.BamData,
-        ("pytest_chaosmining.suites.bam.data", "pytest_chaosmining.testbeds.digits.data"),
+        BAM_DATA_CODE,
     )
 
 
@@ -112,18 +121,18 @@ def trained_models(
 
     # the training data is made only where a model is not in the cache (a warm run makes none)
 
-    train = _lazily(case.spec("objects", "train"))
+    train = _lazily(case.data_spec("objects", "train"))
     f_o, t_o = _train(case, "object", train("objects"), cache, device, progress("object model"))
     f_s, t_s = _train(case, "scene", train("scenes"), cache, device, progress("scene model"))
     seconds = {"object": t_o, "scene": t_s}
     f_k = {}
     for k in case.ks:
-        common = _lazily(case.spec("common", "train", k))
+        common = _lazily(case.data_spec("common", "train", k))
         f_k[k], seconds[f"k{k:g}"] = _train(
             case, f"k{k:g}", common("scenes"), cache, device, progress(f"scene model k={k:g}")
         )
-    val = _split(case.spec("objects", "val"), cache)
-    cf_val = _split(case.spec("common", "val", 1.0, scene_class=0), cache)
+    val = _split(case.data_spec("objects", "val"), cache)
+    cf_val = _split(case.data_spec("common", "val", 1.0, scene_class=0), cache)
 
     def measure() -> dict[str, Any]:
         return _accuracies(f_o, f_s, f_k, val, cf_val)
@@ -177,7 +186,7 @@ def _attribute(
 def _background(case: BamCase) -> Any:
     """:data:`BACKGROUND_SIZE` training images (object on scene) of ``case`` as floats."""
     small = dataclasses.replace(case, n_train=BACKGROUND_SIZE)
-    return to_float(torch.from_numpy(generate(small.spec("objects", "train")).images[:BACKGROUND_SIZE]))
+    return to_float(torch.from_numpy(generate(small.data_spec("objects", "train")).images[:BACKGROUND_SIZE]))
 
 
 def neutral_patches(models: BamModels, n: int, device: torch.device, steps: int) -> tuple[np.ndarray, np.ndarray]:

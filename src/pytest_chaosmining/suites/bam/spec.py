@@ -8,7 +8,7 @@ cache: the object model f_o (object labels) and the scene model f_s (scene
 labels) on X_{o,s}, and a scene model f_k on each commonality set X^k.
 
 Before anything is scored, the premise is checked on validation data
-(:func:`relative_importance`): removing the object hurts f_o and not f_s,
+(:func:`.suite.relative_importance`): removing the object hurts f_o and not f_s,
 removing the scene hurts f_s and not f_o.  Then for each explainer:
 
 - MCS = G_obj(f_o) − G_obj(f_s) on X_{o,s}; baseline: the same with each object
@@ -27,8 +27,6 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
 from pytest_chaosmining.core.storage.keys import Code
 from pytest_chaosmining.core.tiers import Seeds, seed_range
@@ -38,6 +36,7 @@ from pytest_chaosmining.suite_kit.classifier import data_source
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
 from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, NamedCase, ScoreCheck
 from pytest_chaosmining.suites.bam import report
+from pytest_chaosmining.suites.bam.data_spec import BamDataSpec
 from pytest_chaosmining.suites.bam.tiers import BAM, BamTier, BamTraining
 
 if TYPE_CHECKING:
@@ -49,55 +48,21 @@ SUITE = "bam"
 CHECK_IMAGES = 500
 
 
+#: the modules whose source enters the cache key of BAM's data
+BAM_DATA_CODE: Code = (
+    "pytest_chaosmining.suites.bam.data_spec",
+    "pytest_chaosmining.suites.bam.data",
+    "pytest_chaosmining.testbeds.digits.data",
+)
+
+
 def bam_code() -> Code:
     """The modules whose source enters the cache key of a BAM model."""
     return (
-        "pytest_chaosmining.suites.bam.data",
-        "pytest_chaosmining.testbeds.digits.data",
+        *BAM_DATA_CODE,
         "pytest_chaosmining.testbeds.digits.models",
         "pytest_chaosmining.core.training.classification",
     )
-
-
-#: what a BAM split holds: X_{o,s} with both labels, or X^k with the common feature
-KINDS = ("objects", "common")
-
-
-@dataclass(frozen=True)
-class BamDataSpec:
-    """Everything that determines one BAM split."""
-
-    kind: str  # objects: X_{o,s} with both labels; common: X^k with CF
-    canvas: int
-    n: int
-    split: str
-    seed: int
-    k: float = 1.0
-    source: str = "embedded"
-    data_dir: str | None = None
-    scene_class: int | None = None  # only this scene class (the CF evaluation sets)
-
-    def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
-        if self.split not in ("train", "val"):
-            raise ValueError(f"split must be 'train' or 'val', got {self.split!r}")
-        if not 0.0 <= self.k <= 1.0:
-            raise ValueError(f"commonality k must be in [0, 1], got {self.k}")
-        if self.canvas < 12:
-            raise ValueError("canvas must be at least 12 px")
-
-    def rng(self, stream: str) -> np.random.Generator:
-        parts = [
-            KINDS.index(self.kind),
-            self.canvas,
-            self.n,
-            int(self.split == "val"),
-            self.seed,
-            int(round(self.k * 100)),
-            0 if self.scene_class is None else self.scene_class + 1,
-        ]
-        return np.random.default_rng(np.random.SeedSequence(parts + [sum(map(ord, stream))]))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -113,7 +78,7 @@ class BamCase(BamTraining, NamedCase):
     model_id = formatted("{model}-e{epochs}")
     stem = formatted("{canvas}px-{model_id}")
 
-    def spec(self, kind: str, split: str, k: float = 1.0, scene_class: int | None = None) -> Any:
+    def data_spec(self, kind: str, split: str, k: float = 1.0, scene_class: int | None = None) -> BamDataSpec:
         n = self.n_train if split == "train" else self.n_val
         return BamDataSpec(kind, self.canvas, n, split, self.seed, k, self.source, self.data_dir, scene_class)
 

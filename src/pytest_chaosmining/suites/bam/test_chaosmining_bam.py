@@ -1,7 +1,7 @@
 """BAM suite (shipped with pytest-chaosmining).
 
 Parametrised over model set (sizes × seed) × explainer; see
-``pytest_chaosmining.suites.bam.suite`` for the models and checks and the
+``pytest_chaosmining.suites.bam.spec`` for the models and checks and the
 ``[bam.<tier>]`` sections of ``thresholds.toml``.
 """
 

@@ -1,7 +1,7 @@
 """IteROAR suite (shipped with pytest-chaosmining).
 
 Parametrised over chain setting (vision condition × fill × seed) × explainer;
-see ``pytest_chaosmining.suites.iteroar.suite`` for the chains and checks and the
+see ``pytest_chaosmining.suites.iteroar.spec`` for the chains and checks and the
 ``[iteroar.<tier>]`` sections of ``thresholds.toml``.
 """
 

@@ -2,7 +2,7 @@
 
 Every registered explainer drives RFEwNA on each dataset; scikit-learn's RFE
 with statistical estimators runs beside it.  See ``pytest_chaosmining.suites.rfe.rfewna``,
-``pytest_chaosmining.suites.rfe.suite`` (the cases and checks) and ``thresholds.toml``.
+``pytest_chaosmining.suites.rfe.spec`` (the cases and checks) and ``thresholds.toml``.
 """
 
 from __future__ import annotations

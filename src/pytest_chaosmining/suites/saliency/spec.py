@@ -46,7 +46,7 @@ SUITE = "saliency"
 ALL_SEEDS = -1
 
 
-class GuidedDomain(Protocol):
+class DeclaredTestbed(Protocol):
     """A domain's testbed as the comparisons are planned from it (its declarations)."""
 
     @property
@@ -58,7 +58,8 @@ class GuidedDomain(Protocol):
 
 
 #: the domains compared, each a testbed's declarations by its model suite's name, in report order
-DOMAINS: dict[str, GuidedDomain] = {t.name: t for t in (FormulaTestbed(), DigitTestbed(), AudioTestbed())}
+#: (the suite scores with the same testbeds bound: its ``TESTBEDS``)
+DECLARED_TESTBEDS: dict[str, DeclaredTestbed] = {t.name: t for t in (FormulaTestbed(), DigitTestbed(), AudioTestbed())}
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,7 @@ def plan_cases(
     if len(n_seeds) < 1:
         raise ValueError("the saliency suite needs at least one seed")
     comparisons = []
-    for domain, suite in DOMAINS.items():
+    for domain, suite in DECLARED_TESTBEDS.items():
         for case in suite.guided_cases(tier_name, tier.picks[domain], data_dir):
             comparisons.append(SaliencyComparison(domain, case, n_seeds, guide, suite.bar_key_of(case)))
     return comparisons

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from pytest_chaosmining.run_view import RunView
 
 #: the domains compared, each a testbed's models by its model suite's name, in report order
+#: (the spec plans from their declarations: its ``DECLARED_TESTBEDS``, the same names in the same order)
 TESTBEDS: dict[str, ModelTestbed[Any, Any]] = {t.name: t for t in (FORMULA_MODELS, DIGIT_MODELS, AUDIO_MODELS)}
 
 

@@ -2,7 +2,7 @@
 
 Parametrised over comparison (symbolic formula / vision or audio condition) ×
 explainer; each test trains (or loads) the standard and the saliency guided
-model of every seed.  See ``pytest_chaosmining.suites.saliency.suite`` (the
+model of every seed.  See ``pytest_chaosmining.suites.saliency.spec`` (the
 comparisons and their checks) and the ``[saliency.<tier>]`` sections of
 ``thresholds.toml``.
 """

@@ -2,8 +2,9 @@
 
 A :class:`SymbolicCase` is one trained model (formula × condition × model
 config × seed).  The pytest glue parametrises over cases × explainers; the models
-and their scoring are the formulas testbed's
-(:class:`~pytest_chaosmining.testbeds.formulas.testbed.FormulaTestbed`).
+and their scoring are the formulas testbed's (declared by
+:class:`~pytest_chaosmining.testbeds.formulas.testbed.FormulaTestbed`, bound by
+:mod:`pytest_chaosmining.testbeds.formulas.bound`).
 """
 
 from __future__ import annotations

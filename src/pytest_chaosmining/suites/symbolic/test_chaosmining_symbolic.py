@@ -1,7 +1,7 @@
 """ChaosMining symbolic-function suite (shipped with pytest-chaosmining).
 
 Parametrised over formula × noise condition × model × explainer × seed; see
-``pytest_chaosmining.suites.symbolic.suite`` for the cases and checks and
+``pytest_chaosmining.suites.symbolic.spec`` for the cases and checks and
 ``thresholds.toml`` for the bars.
 """
 

@@ -1,5 +1,6 @@
 """The vision suite's spec: its declarations, light (ChaosMining §3.2, A.3); its models and their scoring
-are the digits testbed's (:class:`~pytest_chaosmining.testbeds.digits.testbed.DigitTestbed`).
+are the digits testbed's (declared by :class:`~pytest_chaosmining.testbeds.digits.testbed.DigitTestbed`,
+bound by :mod:`pytest_chaosmining.testbeds.digits.bound`).
 
 A :class:`VisionCase` is one trained classifier (condition × model × sizes ×
 seed).  Explainers attribute the predicted class of validation images against
@@ -17,8 +18,6 @@ scores the same on both and fails.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pytest_chaosmining.core.metrics.catalog import calibrated, drift_metrics, judged, own_merit, reported
 from pytest_chaosmining.explainers.context import IMAGE_CLASSIFICATION
 from pytest_chaosmining.suite_kit.classifier import ClassifierSuite
@@ -26,9 +25,6 @@ from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, ScoreChec
 from pytest_chaosmining.suites.vision import report
 from pytest_chaosmining.testbeds.digits.cases import SUITE
 from pytest_chaosmining.testbeds.digits.testbed import DigitTestbed
-
-if TYPE_CHECKING:
-    pass
 
 
 def _condition_key(fields: CaseFields) -> str:

@@ -1,7 +1,7 @@
 """ChaosMining vision suite (shipped with pytest-chaosmining).
 
 Parametrised over condition (RB/SB × FP/RP) × model × explainer × seed; see
-``pytest_chaosmining.suites.vision.suite`` for the cases and checks and ``thresholds.toml``.
+``pytest_chaosmining.suites.vision.spec`` for the cases and checks and ``thresholds.toml``.
 """
 
 from __future__ import annotations
