@@ -28,7 +28,8 @@ def draw_leaderboard(board: Leaderboard, path: Path) -> bool:
     """A cell per explainer and suite: the headline score, coloured by the verdict."""
     if not board.rows or not board.columns:
         return False
-    plt, Patch = headless().plt, headless().Patch
+    matplotlib = headless()
+    plt, Patch = matplotlib.plt, matplotlib.Patch
 
     n_rows, n_cols = len(board.rows), len(board.columns)
     label = max((len(board.explainer_label(e)) for e, _ in board.rows), default=0)  # room for the longest name

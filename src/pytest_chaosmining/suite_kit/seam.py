@@ -294,15 +294,28 @@ CaseT = TypeVar("CaseT", bound=RecordedCase)
 ModelT = TypeVar("ModelT", bound=TrainedModel)
 
 
-class ModelTestbed(Protocol[CaseT, ModelT]):
-    """A testbed's trained models as another suite composes them (the saliency suite its
-    three domains; a model suite is one): cases (``CaseT``) are trained models
-    (``ModelT``), each scored per explainer."""
+class DeclaredTestbed(Protocol[CaseT]):
+    """A testbed as its declarations give it (light): the saliency suite's spec plans its
+    comparisons from it."""
 
     @property
     def name(self) -> str:
         """The model suite's name (its records, its cache namespace, its bars)."""
         ...
+
+    def bar_key_of(self, case: CaseT) -> str:
+        """The bar key of ``case`` (its formula or condition)."""
+        ...
+
+    def guided_cases(self, tier: str, pick: DomainPick, data_dir: str | None) -> list[CaseT]:
+        """The seed-0 standard cases of ``tier`` that ``pick`` selects."""
+        ...
+
+
+class ModelTestbed(DeclaredTestbed[CaseT], Protocol[CaseT, ModelT]):
+    """A testbed's trained models as another suite composes them (the saliency suite its
+    three domains; a model suite is one): cases (``CaseT``) are trained models
+    (``ModelT``), each scored per explainer."""
 
     @property
     def quality_metric(self) -> str:
@@ -326,20 +339,12 @@ class ModelTestbed(Protocol[CaseT, ModelT]):
         """The primary score of an explainer that knows nothing."""
         ...
 
-    def bar_key_of(self, case: CaseT) -> str:
-        """The bar key of ``case`` (its formula or condition)."""
-        ...
-
     def score(self, run: RunView, model: ModelT, explainer: Explainer) -> dict[str, object]:
         """Every score of ``explainer`` on ``model`` (the testbed's scoring)."""
         ...
 
     def model_checks(self, run: RunView) -> tuple[str, ...]:
         """Scores judged on any model of the testbed besides the primary one (with its suite's default bar)."""
-        ...
-
-    def guided_cases(self, tier: str, pick: DomainPick, data_dir: str | None) -> list[CaseT]:
-        """The seed-0 standard cases of ``tier`` that ``pick`` selects."""
         ...
 
     def train_together(self, run: RunView, cases: Sequence[CaseT]) -> None:

@@ -9,9 +9,7 @@ from pytest_chaosmining.core.storage.derived import weights_digest
 from pytest_chaosmining.suites.cost import evaluation
 from pytest_chaosmining.suites.cost.spec import SUITE, Convergence, CostSpec
 from pytest_chaosmining.testbeds.formulas import run_models
-from pytest_chaosmining.testbeds.formulas.cases import (
-    TrainedSymbolicModel,
-)
+from pytest_chaosmining.testbeds.formulas.cases import TrainedSymbolicModel
 from pytest_chaosmining.verdict.judge import explainer_failures
 
 if TYPE_CHECKING:

@@ -24,14 +24,14 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from pytest_chaosmining.core.metrics.catalog import judged, reported
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.core.training.modes import SaliencyGuided
 from pytest_chaosmining.explainers.context import AUDIO_CLASSIFICATION, IMAGE_CLASSIFICATION, TABULAR_REGRESSION
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
-from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, DomainPick
+from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, DeclaredTestbed
 from pytest_chaosmining.suites.saliency import report
 from pytest_chaosmining.suites.saliency.tiers import SALIENCY, SaliencyTier
 from pytest_chaosmining.testbeds.audio.testbed import AudioTestbed
@@ -46,20 +46,11 @@ SUITE = "saliency"
 ALL_SEEDS = -1
 
 
-class DeclaredTestbed(Protocol):
-    """A domain's testbed as the comparisons are planned from it (its declarations)."""
-
-    @property
-    def name(self) -> str: ...
-
-    def guided_cases(self, tier: str, pick: DomainPick, data_dir: str | None) -> list[Any]: ...
-
-    def bar_key_of(self, case: Any) -> str: ...
-
-
 #: the domains compared, each a testbed's declarations by its model suite's name, in report order
 #: (the suite scores with the same testbeds bound: its ``TESTBEDS``)
-DECLARED_TESTBEDS: dict[str, DeclaredTestbed] = {t.name: t for t in (FormulaTestbed(), DigitTestbed(), AudioTestbed())}
+DECLARED_TESTBEDS: dict[str, DeclaredTestbed[Any]] = {
+    t.name: t for t in (FormulaTestbed(), DigitTestbed(), AudioTestbed())
+}
 
 
 @dataclass(frozen=True)
