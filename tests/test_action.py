@@ -15,8 +15,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import yaml
-
 ROOT = Path(__file__).parents[1]
 
 MINE = """
@@ -38,6 +36,8 @@ def run_action(workspace: Path, inputs: dict[str, str], env: dict[str, str]) -> 
     """Run action.yml's ``run`` steps in ``workspace`` as a runner would (each with
     ``bash -eo pipefail``; a failing step ends the action, but for ``if: always()``);
     every step's outputs, and the log."""
+    import yaml  # a dev dependency: README's command 1 (``pip install .``) collects this module too
+
     action = yaml.safe_load((ROOT / "action.yml").read_text())
     values = {name: str(spec.get("default", "")) for name, spec in action["inputs"].items()}
     values.update(inputs, **{"github-token": "fake-token"})
