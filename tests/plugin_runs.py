@@ -2,10 +2,11 @@
 that register cheats, and readers of a run's results."""
 
 import json
-import math
 from pathlib import Path
 
 from conftest import load_results
+
+from pytest_chaosmining.core import cross_cpu
 
 #: the installed package's sources (the results.json schema ships there)
 SRC = Path(__file__).resolve().parents[1] / "src" / "pytest_chaosmining"
@@ -66,22 +67,28 @@ def failed_tests_of(result, explainer):
     return [line for line in result.stdout.lines if line.startswith("FAILED") and f"-{explainer}-" in line]
 
 
-def as_shipped(pytester, run_suite, *args, k):
-    """SA's judged values in the company run (report ``report``) against those the pack ships for
-    the same cases, computed in the default run's company (``fresh=False``: the shipped results
-    are read, not computed again; within 1e-6: the pack may come from another CPU)."""
-    run_suite(*args, "--chaosmining-explainers", "SA", report="alone", k=k, fresh=False)
+def as_shipped(pytester, run_suite, *args, k, pack=None):
+    """SA's judged values in the company run (report ``report``: computed here) against those
+    the pack (``pack``, else the shipped one) holds for the same cases, computed in the default
+    run's company (``fresh=False``: the shipped results are read, not computed again).  The
+    pack may come from another CPU kind: they agree as :mod:`~pytest_chaosmining.core.cross_cpu`
+    states (1e-6; one decision more where a model trained in the run decides the value)."""
+    where = ("--chaosmining-pack", str(pack)) if pack else ()
+    run_suite(*args, *where, "--chaosmining-explainers", "SA", report="alone", k=k, fresh=False)
     company, alone = judged_values(pytester, "report", "SA"), judged_values(pytester, "alone", "SA")
     assert company and alone.keys() == company.keys(), sorted(set(alone) ^ set(company))[:5]
-    differ = {k: (alone[k], v) for k, v in company.items() if not _close(alone[k], v)}
+    differ = {k: (alone[k], v) for k, v in company.items() if not cross_cpu.agree(alone[k], v, decisions_of(k))}
     assert not differ, differ
 
 
-def _close(a, b):
-    """Equal, or floats within 1e-6 (NaN equal to NaN)."""
-    if isinstance(a, float) and isinstance(b, float):
-        return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9) or (math.isnan(a) and math.isnan(b))
-    return a == b
+def decisions_of(key, tier="smoke"):
+    """The evaluation set's size where a model trained in the run decides the value of a
+    :func:`judged_values` key at ``tier`` (its suite's declaration), else None."""
+    from pytest_chaosmining.suites.registry import get_spec
+
+    suite, metric = key[0], key[4]
+    declared = next((m for m in get_spec(suite).metrics if m.name == metric), None)
+    return declared.decisions(tier) if declared is not None and declared.decisions else None
 
 
 def judged_values(pytester, report, explainer=None):
@@ -94,3 +101,44 @@ def judged_values(pytester, report, explainer=None):
         if explainer in (None, r["explainer"])
         and r["metric"] not in ("time_ms", "cpu_ms", "peak_mem_mb", "train_seconds")
     }
+
+
+def another_cpus_pack(pytester, suite, explainer="SA", report="report", tier="smoke"):
+    """A copy of the shipped pack as a machine of another CPU kind would have built it from
+    what this one computed (the run of report ``report``): each of ``explainer``'s shipped
+    results of ``suite`` holds this machine's values, a value a model trained in the run
+    decides one decision of its evaluation set away (where another CPU's training falls on
+    the other side of a near tie), every other float moved by float noise (1e-8 relative).
+    Made on the machine that built the pack, it still differs from that machine's values as
+    another CPU's would.  Returns the copy's folder."""
+    import gzip
+    import shutil
+
+    from pytest_chaosmining.core.storage.pack_location import SHIPPED
+
+    computed = [(k[4], v) for k, v in judged_values(pytester, report, explainer).items() if k[0] == suite]
+    here, per_metric = dict(computed), [metric for metric, _ in computed]
+    pack = pytester.path / "another-cpus-pack"
+    shutil.copytree(SHIPPED, pack)
+
+    def moved(name, value):
+        if not isinstance(value, float):
+            return value
+        decisions = decisions_of((suite, None, None, None, name), tier)
+        if decisions is None:
+            return value * (1 + 1e-8)
+        assert per_metric.count(name) == 1, f"{name}: one value of {explainer} expected, to move from"
+        step = cross_cpu.DECISIONS_MOVED / decisions
+        return here[name] + step if here[name] + step <= 1 else here[name] - step
+
+    changed = 0
+    for entry in (pack / "derived" / suite).glob("*.json.gz"):
+        payload = json.loads(gzip.decompress(entry.read_bytes()))
+        result = payload["result"]
+        if payload["parts"].get("explainer") != explainer or not isinstance(result, dict) or "fields" not in result:
+            continue
+        result["fields"] = {name: moved(name, value) for name, value in result["fields"].items()}
+        entry.write_bytes(gzip.compress(json.dumps(payload).encode()))
+        changed += 1
+    assert changed, f"the pack ships no result of {explainer} in {suite}"
+    return pack

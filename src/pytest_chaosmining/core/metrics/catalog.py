@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 #: a record's condition (its fields) → the key its bar is looked up under (``f03``, ``SBRP``, …)
 BarKeyOf = Callable[[Mapping[str, object]], str]
+#: a tier → the size of the evaluation set a model trained in the run decides a metric over
+DecisionsAt = Callable[[str], int]
 
 
 class UndeclaredMetric(KeyError):
@@ -37,7 +39,10 @@ class Metric:
     bar key of a record's condition, for the
     metrics the calibration tool calibrates; ``slack``: for a cost, the growth
     always allowed on top of ``--chaosmining-max-slowdown`` when it is gated
-    against a baseline (None: reported only); ``unit`` for messages."""
+    against a baseline (None: reported only); ``decisions``: for a value a model trained
+    in the run decides (an accuracy over an evaluation set), that set's size at a tier:
+    on another CPU kind one of its decisions may fall the other way
+    (:mod:`~pytest_chaosmining.core.cross_cpu`); ``unit`` for messages."""
 
     name: str
     higher_is_better: bool | None = True
@@ -45,6 +50,7 @@ class Metric:
     bar_key: BarKeyOf | None = None
     against_baseline: bool = True
     slack: float | None = None
+    decisions: DecisionsAt | None = None
     unit: str = ""
 
     def __post_init__(self) -> None:
@@ -87,6 +93,12 @@ def drift_metrics() -> tuple[Metric, ...]:
 def reported(*names: str, higher_is_better: bool | None = True) -> tuple[Metric, ...]:
     """Metrics recorded and reported, never judged."""
     return tuple(Metric(name, higher_is_better=higher_is_better) for name in names)
+
+
+def retrained(*names: str, decisions: DecisionsAt) -> tuple[Metric, ...]:
+    """Metrics recorded and reported, never judged, that a model trained in the run decides
+    over an evaluation set of ``decisions(tier)`` samples."""
+    return tuple(Metric(name, decisions=decisions) for name in names)
 
 
 #: what every explainer test records of its cost; ``cpu_ms`` (the process's CPU time) is the
