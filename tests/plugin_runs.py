@@ -25,10 +25,12 @@ def pytest_chaosmining_explainers(config):
 
 def breaking_conftest(error: str) -> str:
     """A conftest registering ``mine``, a saliency that raises ``error`` (an exception's
-    construction, ``NotImplementedError('…')``) once the environment sets ``BROKEN``."""
+    construction, ``NotApplicable('…')``) once the environment sets ``BROKEN``."""
     return f"""
 import os
 import pytest
+
+from pytest_chaosmining.explainers import NotApplicable
 
 def saliency(model, inputs, target):
     if os.environ.get("BROKEN"):

@@ -124,21 +124,37 @@ def test_hook_must_return_a_dict():
         collect_explainers([["SA"]])
 
 
-def test_not_applicable_and_not_implemented_are_not_errors_but_skips():
+def test_not_applicable_is_a_skip_and_not_implemented_or_a_skip_call_a_failure():
+    """Only a declaration (the plugin's NotApplicable) says an explainer does not apply; a
+    NotImplementedError from inside the call and pytest.skip or pytest.xfail called inside
+    it are the explainer's failures, naming what it raised."""
     import torch
 
-    from pytest_chaosmining.explainers import ExplainerNotApplicable, NotApplicable
-
-    def cam(model, inputs, target):
-        raise NotImplementedError("needs a 2-D conv layer")
+    from pytest_chaosmining.explainers import ExplainerError, ExplainerNotApplicable, NotApplicable
 
     def declared(model, inputs, target):
         raise NotApplicable("tabular inputs only")
 
+    def port(model, inputs, target):
+        raise NotImplementedError("aten::_my_op not implemented for 'CPU'")
+
+    def skipper(model, inputs, target):
+        pytest.skip("not today")
+
+    def xfailer(model, inputs, target):
+        pytest.xfail("known to be off")
+
     model, x = torch.nn.Linear(3, 1), torch.ones(2, 3)
-    for name, fn, why in (("cam", cam, "needs a 2-D conv layer"), ("mine", declared, "tabular inputs only")):
-        with pytest.raises(ExplainerNotApplicable, match=f"explainer '{name}' does not apply here .*{why}"):
+    with pytest.raises(ExplainerNotApplicable, match="explainer 'mine' does not apply here .*tabular inputs only"):
+        attribute(Explainer("mine", declared), model, x, target=0)
+    for name, fn, said in (
+        ("port", port, "raised NotImplementedError: aten::_my_op not implemented for 'CPU' .not a declaration"),
+        ("skipper", skipper, r"called pytest.skip \(not today\): an explainer may not skip or xfail"),
+        ("xfailer", xfailer, r"called pytest.xfail \(known to be off\)"),
+    ):
+        with pytest.raises(ExplainerError, match=f"explainer '{name}' {said}") as raised:
             attribute(Explainer(name, fn), model, x, target=0)
+        assert not isinstance(raised.value, ExplainerNotApplicable)
 
 
 def test_a_call_past_the_time_limit_is_stopped_and_named(monkeypatch):

@@ -351,7 +351,9 @@ def test_a_registration_hook_that_raises_is_one_usage_error_naming_it(pytester):
 def test_a_run_that_judges_nothing_fails_unless_it_asked_to_record_only(pytester):
     """Every test ending without a verdict (here the one explainer applies nowhere) is no
     green run: exit 1, saying what became of the tests and how to ask for a run that
-    records only; with ``--chaosmining-verdict report-only`` it passes and says so."""
+    records only; with ``--chaosmining-verdict report-only`` it passes and says so.  Beside
+    the control and the models' tests (``own``) the explainer is still judged nowhere: red,
+    naming it."""
     pytester.makeconftest(
         "from pytest_chaosmining.explainers import NotApplicable\n"
         "def nowhere(model, inputs, target):\n    raise NotApplicable('not here')\n"
@@ -365,6 +367,17 @@ def test_a_run_that_judges_nothing_fails_unless_it_asked_to_record_only(pytester
     recorded = pytester.runpytest_inprocess(*args, "--chaosmining-verdict", "report-only")
     assert recorded.ret == pytest.ExitCode.OK, recorded.stdout.str()
     recorded.stdout.fnmatch_lines(["chaosmining: report-only run*1 tests recorded (1 not applicable), none judged"])
+    # beside the control and the models' tests, which judge no explainer of the library's: still red, by name
+    own = ["--chaosmining", "-p", "no:cacheprovider", "--chaosmining-suites", "symbolic", "-k", "f15"]
+    beside = pytester.runpytest_inprocess(*own, "--chaosmining-explainers", "own")
+    assert beside.ret == pytest.ExitCode.TESTS_FAILED, beside.stdout.str()
+    beside.stdout.fnmatch_lines(
+        [
+            "chaosmining: all * judged tests passed*",
+            "ERROR: explainer 'nowhere' was judged nowhere in this run: its 1 tests ended 1 not applicable, none "
+            "with a verdict of its own (the models' tests and the random control judge no explainer)",
+        ]
+    )
 
 
 def test_an_ini_choice_is_checked_too(pytester):

@@ -86,10 +86,10 @@ def test_a_baseline_matching_nothing_fails_the_run(pytester, run_suite):
 
 def test_a_judged_result_that_disappears_fails_the_run_by_name(pytester, run_suite, monkeypatch):
     """Against a baseline, a result judged there and not here fails the run as a test
-    of its own that JUnit shows: an explainer that starts raising
-    NotImplementedError (now 'not applicable'), and a test that no longer runs."""
+    of its own that JUnit shows: an explainer that starts declaring it does not apply
+    (``NotApplicable``), and a test that no longer runs."""
     args = ("--chaosmining-explainers", "SA,mine", "--chaosmining-suites", "symbolic")
-    pytester.makeconftest(breaking_conftest('NotImplementedError("this release dropped tabular support")'))
+    pytester.makeconftest(breaking_conftest('NotApplicable("this release dropped tabular support")'))
     run_suite(*args, k="f08", fresh=False, report="base").assert_outcomes(passed=3)
     same = run_suite(*args, "--chaosmining-baseline", "base/results.json", k="f08", fresh=False, report="same")
     same.assert_outcomes(passed=3)

@@ -117,17 +117,18 @@ def test_misbehaving_explainers_fail_alone_and_leave_the_others_unchanged(pytest
 
 
 def test_not_applicable_skips_a_constant_map_is_diagnosed_and_a_hang_is_stopped(pytester, run_suite):
-    """An explainer raising NotImplementedError is skipped with its reason; a
-    constant map's failure says it is constant; a sleeping explainer fails after
-    the call time limit and the run goes on (SA still passes)."""
+    """An explainer raising NotApplicable is skipped with its reason (and, judged nowhere
+    else, fails the run by name); a constant map's failure says it is constant; a sleeping
+    explainer fails after the call time limit and the run goes on (SA still passes)."""
     pytester.makeconftest("""
 import time
 
+from pytest_chaosmining.explainers import NotApplicable
 from pytest_chaosmining.explainers.cheats import CHEATS
 
 
 def cam(model, inputs, target):
-    raise NotImplementedError("needs a 2-D conv layer")
+    raise NotApplicable("needs a 2-D conv layer")
 
 
 def sleeper(model, inputs, target):
@@ -150,13 +151,67 @@ def pytest_chaosmining_explainers(config):
     )
     result.assert_outcomes(passed=2, skipped=1, failed=2)
     result.stdout.fnmatch_lines(
-        ["*not applicable: explainer 'cam' does not apply here (NotImplementedError: needs a 2-D conv layer)*"]
+        ["*not applicable: explainer 'cam' does not apply here (NotApplicable: needs a 2-D conv layer)*"]
     )
     result.stdout.fnmatch_lines(
         ["*constant's maps were constant across features in every sample (every feature tied)*"]
     )
     result.stdout.fnmatch_lines(["*explainer 'sleeper' was stopped after 2.* s: one call may take at most 2 s*"])
+    result.stdout.fnmatch_lines(["ERROR: explainer 'cam' was judged nowhere in this run: its 1 tests ended 1 not app*"])
     assert result.duration < 120
+
+
+#: explainers that never produce a map: a half-finished port (an op torch lacks), and ones that skip
+#: or xfail their own tests; each is the failure of every test it runs in
+NEVER_A_MAP = """
+import pytest
+
+
+def port(model, inputs, target):
+    raise NotImplementedError("aten::_my_op not implemented for 'CPU'")
+
+
+def skipper(model, inputs, target):
+    pytest.skip("not today")
+
+
+def xfailer(model, inputs, target):
+    pytest.xfail("known to be off")
+
+
+def importer(model, inputs, target):
+    pytest.importorskip("a_library_nobody_installed")
+
+
+def pytest_chaosmining_explainers(config):
+    return {"port": port, "skipper": skipper, "xfailer": xfailer, "importer": importer}
+"""
+
+
+@pytest.mark.parametrize(
+    ("explainer", "said"),
+    [
+        ("port", "raised NotImplementedError: aten::_my_op not implemented for 'CPU'*not a declaration*"),
+        ("skipper", "called pytest.skip (not today): an explainer may not skip or xfail its own test*"),
+        ("xfailer", "called pytest.xfail (known to be off): an explainer may not skip or xfail*"),
+        ("importer", "called pytest.skip (could not import 'a_library_nobody_installed'*"),
+    ],
+)
+def test_an_explainer_that_never_produces_a_map_is_red(pytester, run_suite, explainer, said):
+    """Raising NotImplementedError (from anywhere in the call: torch's dispatcher raises it
+    for a missing op) or calling pytest.skip, pytest.xfail or pytest.importorskip is no
+    declaration that the explainer does not apply: each of its tests fails, naming it,
+    and the run is red, in the symbolic suite and the vision suite alike."""
+    pytester.makeconftest(NEVER_A_MAP)
+    result = run_suite(
+        "--chaosmining-explainers", explainer, "--chaosmining-suites", "symbolic,vision", "-rf", k="f08 or RBFP"
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("failed", 0) >= 2 and not outcomes.get("skipped") and not outcomes.get("xfailed")
+    named = [line for line in result.stdout.lines if line.startswith(("FAILED symbolic ", "FAILED vision "))]
+    assert len(named) == outcomes["failed"] and all(f" {explainer}: explainer '{explainer}' " in n for n in named)
+    result.stdout.fnmatch_lines([f"FAILED * {explainer}: explainer '{explainer}' {said}"])
 
 
 def test_library_methods_register_in_one_line_and_run_where_they_apply(pytester, run_suite):

@@ -7,7 +7,7 @@ by parameter name (see :mod:`pytest_chaosmining.explainers.binding`).
 
 An explainer can declare where it applies with :class:`Applicability`; where it
 does not, its test is skipped with the reason, as when it raises
-``NotImplementedError`` or :class:`~pytest_chaosmining.explainers.NotApplicable`.
+:class:`~pytest_chaosmining.explainers.NotApplicable` (a ``NotImplementedError`` fails it).
 """
 
 from __future__ import annotations

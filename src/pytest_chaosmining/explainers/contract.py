@@ -23,8 +23,9 @@ class ExplainerError(Exception):
 
 class NotApplicable(Exception):
     """Raise from an explainer that does not apply to the model or inputs it was
-    given (a CAM method on an MLP): its test is skipped with the reason.
-    ``NotImplementedError`` is taken the same way."""
+    given (a CAM method on an MLP): its test is skipped with the reason.  A
+    ``NotImplementedError`` is not taken so: it fails the test, naming it (it comes as
+    readily from a missing op inside torch as from a declaration)."""
 
 
 class MissingInput(Exception):

@@ -9,6 +9,7 @@ import time
 import warnings
 
 import numpy as np
+import pytest
 import torch
 
 from pytest_chaosmining.core.training.determinism import reproducible
@@ -23,6 +24,9 @@ from pytest_chaosmining.explainers.contract import (
     NotApplicable,
 )
 from pytest_chaosmining.explainers.isolation import IsolationViolation, isolated_call
+
+#: how an explainer says where it does not apply (what a NotImplementedError or pytest.skip is not)
+HOW_TO_DECLARE = "declare applies_to, or raise pytest_chaosmining.explainers.NotApplicable"
 
 
 def attribute(
@@ -39,8 +43,12 @@ def attribute(
     noise) and validate its output (tensor, same shape and
     device, finite).  Any failure, and any change it made to what it was given,
     is re-raised as :class:`ExplainerError` naming it; an explainer that does
-    not apply (declared, ``NotApplicable``, ``NotImplementedError``, or needing
-    what the suite cannot offer) as :class:`ExplainerNotApplicable`.
+    not apply (declared by ``applies_to``, raising the plugin's ``NotApplicable``,
+    or needing what the suite cannot offer) as :class:`ExplainerNotApplicable`.  A
+    ``NotImplementedError`` from anywhere inside the call (a half-finished port, an op
+    torch's dispatcher lacks on this backend) is the explainer's failure, naming it, and
+    so is ``pytest.skip``, ``pytest.xfail`` or ``pytest.importorskip`` called inside it:
+    an explainer may not skip or xfail its own test.
 
     ``context``: what the suite knows (:class:`AttributionContext`; default:
     :func:`plain_context`), offered to the explainer by parameter name."""
@@ -76,10 +84,21 @@ def attribute(
             f"explainer {explainer.name!r} was stopped after {time.perf_counter() - start:.1f} s: "
             f"one call may take at most {explainer.call_timeout_s:g} s (--chaosmining-call-timeout)"
         ) from None
-    except (NotApplicable, NotImplementedError, MissingInput) as exc:
+    except (NotApplicable, MissingInput) as exc:
         raise ExplainerNotApplicable(
             f"explainer {explainer.name!r} does not apply here ({type(exc).__name__}: {exc})"
         ) from exc
+    except NotImplementedError as exc:
+        raise ExplainerError(
+            f"explainer {explainer.name!r} raised NotImplementedError: {exc} (not a declaration that it does "
+            f"not apply: {HOW_TO_DECLARE}){explainer_frames(exc)}"
+        ) from exc
+    except (pytest.skip.Exception, pytest.xfail.Exception) as exc:
+        called = "pytest.xfail" if isinstance(exc, pytest.xfail.Exception) else "pytest.skip"
+        raise ExplainerError(
+            f"explainer {explainer.name!r} called {called} ({exc.msg}): an explainer may not skip or xfail its "
+            f"own test ({HOW_TO_DECLARE})"
+        ) from None
     except Exception as exc:
         raise ExplainerError(
             f"explainer {explainer.name!r} raised {type(exc).__name__}: {exc}{explainer_frames(exc)}"

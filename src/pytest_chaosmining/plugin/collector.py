@@ -263,7 +263,8 @@ class ResultCollector:
                 first, *evidence = self.failures[nodeid]["message"].split("\n", 1)
                 self.failures[nodeid]["message"] = "\n".join([" ".join([first, *notes]), *evidence])
         notes, errors = self._judged_nothing(session)
-        errors = [*(check.errors if check is not None else []), *errors]
+        unjudged_notes, unjudged = self._unjudged_explainers(session)
+        notes, errors = [*notes, *unjudged_notes], [*(check.errors if check is not None else []), *errors, *unjudged]
         failures = sorted(self.failures.values(), key=lambda f: f["nodeid"])
         outcomes = outcome_counts(self.outcomes)
         every_test = outcome_counts(Counter(self.tests.values()))
@@ -317,6 +318,37 @@ class ResultCollector:
             "Choose suites, tiers or training modes with calibrated bars, or pass --chaosmining-verdict "
             "report-only to record results without judging them"
         ]
+
+    def _unjudged_explainers(self, session: pytest.Session) -> tuple[list[str], list[str]]:
+        """Each explainer of the user's the run names (registered, named or under ``own``)
+        whose tests all ended without a verdict of its own (not applicable everywhere, below
+        every quality gate, report-only) fails the run, one line each naming it and what became
+        of its tests; the models' tests and the control never judge it.  An explainer none of
+        whose tests ran here (deselected, another shard's) is not named.  Under
+        ``--chaosmining-verdict report-only`` the lines are notes."""
+        ended: dict[str, Counter[str]] = {}
+        for _, explainer, outcome in self.tests.values():
+            ended.setdefault(explainer, Counter())[outcome] += 1
+        failed = {f["explainer"] for f in self.failures.values()}
+        lines = []
+        for name, explainer in self.session.explainers.items():
+            outcomes = ended.get(name)
+            if explainer.source == "builtin" or not outcomes or name in failed:
+                continue
+            if any(outcome in JUDGED_OUTCOMES for outcome in outcomes):
+                continue
+            how = ", ".join(f"{n} {kind}" for kind, n in outcomes.most_common())
+            lines.append(
+                f"explainer {name!r} was judged nowhere in this run: its {outcomes.total()} tests ended {how}, "
+                "none with a verdict of its own (the models' tests and the random control judge no explainer)"
+            )
+        if not lines or session.config.option.collectonly:
+            return [], []
+        if self.settings.verdict == "report-only":
+            return [f"chaosmining: {line} (--chaosmining-verdict report-only)" for line in lines], []
+        if session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        return [], lines
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_summary(
