@@ -71,20 +71,10 @@ def test_own_selects_what_the_user_registered_and_the_control():
         select(collect_explainers([]), ["own"])
 
 
-def test_a_baseline_scoped_to_own_still_misses_an_explainer_that_is_gone():
-    """Under ``own`` a baseline's result of an explainer no longer registered is in scope
-    (missing: a regression), a built-in's is not (not asked for), the control's is."""
-    from pytest_chaosmining.verdict.baseline_scope import is_named
-
-    named = ("own",)
-    assert is_named("gone", named) and is_named("random", named)
-    assert not is_named("IG", named) and is_named("IG", ("own", "IG"))
-
-
-def test_a_baseline_scope_covers_the_selected_suites_seeds_explainers_and_this_shard():
-    """A baseline result is judged again where its suite was selected, its seed is among the
-    run's and its explainer named; a user's own suite always; in a shard run only this
-    shard's tests (asked once); the model-level records whatever explainers are named."""
+def test_a_baseline_scope_covers_the_selected_suites_seeds_every_explainer_not_retired_and_this_shard():
+    """A baseline result is judged again where its suite was selected and its seed is among the
+    run's, whatever explainers the run names, unless the run retires its explainer; a user's
+    own suite always; in a shard run only this shard's tests (asked once)."""
     from pytest_chaosmining.core.records import MODEL_LEVEL, Record
     from pytest_chaosmining.verdict.baseline_scope import BaselineScope
 
@@ -98,15 +88,16 @@ def test_a_baseline_scope_covers_the_selected_suites_seeds_explainers_and_this_s
         return frozenset({("vision", "SBFP-IG-s0")})
 
     seeds = {"vision": range(0, 2), "cost": None}
-    whole = BaselineScope(named=("IG",), registered=frozenset({"vision", "cost", "bam"}), seeds=seeds)
+    whole = BaselineScope(retired=("gone",), registered=frozenset({"vision", "cost", "bam"}), seeds=seeds)
     assert whole.covers(record("vision", "IG", 1, "SBFP-IG-s1"))
     assert not whole.covers(record("vision", "IG", 2, "SBFP-IG-s2"))  # a seed this run does not judge
-    assert not whole.covers(record("vision", "SA", 0, "SBFP-SA-s0"))  # an explainer not named
+    assert whole.covers(record("vision", "SA", 0, "SBFP-SA-s0"))  # not named by the run: missing if absent
+    assert not whole.covers(record("vision", "gone", 0, "SBFP-gone-s0"))  # retired
     assert whole.covers(record("vision", MODEL_LEVEL, 0, "SBFP-s0"))
     assert whole.covers(record("cost", "IG", 7, "IG"))  # every seed of a suite without seeds of its own
     assert not whole.covers(record("bam", "IG", 0, "32px-IG-s0"))  # a suite not selected
     assert whole.covers(record("mine", "IG", 0, "x"))  # a user's own test suite
-    sharded = BaselineScope(named=(), registered=whole.registered, seeds=seeds, shard_tests=shard)
+    sharded = BaselineScope(retired=(), registered=whole.registered, seeds=seeds, shard_tests=shard)
     assert sharded.covers(record("vision", "IG", 0, "SBFP-IG-s0"))
     assert not sharded.covers(record("vision", "IG", 1, "SBFP-IG-s1"))  # another shard's
     assert sharded.covers(record("mine", "SA", 0, "x")) and asked == [1]

@@ -263,6 +263,7 @@ BAD_VALUES = {
     "shard": ("3/2", "I/N with 1 <= I <= N"),
     "thresholds": ("high.toml", "[symbolic.smoke.fprec] f03 = 'high' (a number expected)"),
     "baseline": ("missing.json", "No such file"),
+    "retired": ("mygxi", "explainers of a baseline, so --chaosmining-baseline too"),
     "max-drop": ("-1", "a drop >= 0"),
     "max-slowdown": ("0.5", "a factor >= 1"),
 }

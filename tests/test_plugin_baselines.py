@@ -542,3 +542,45 @@ def test_a_sampler_s_drift_allowance_is_the_stricter_of_the_two_runs_noise(pytes
         ["FAILED *sg*moved from the baseline's*", "*the stricter of this run's and the baseline's*"]
     )
     assert offline_verdicts(pytester, "base", ("same", "noisy")) == {"same": set(), "noisy": {2}}
+
+
+RENAMED_CONFTEST = """
+import pytest
+
+
+def gxi(model, inputs, target):
+    inputs = inputs.clone().requires_grad_(True)
+    model(inputs).sum().backward()
+    return inputs.grad * inputs
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_chaosmining_explainers(config):
+    return {"mygxi": gxi, "mygxi2": gxi}
+"""
+
+
+def test_a_renamed_explainer_is_missing_unless_the_run_retires_it(pytester, run_suite):
+    """The baseline's results of an explainer this run does not produce are missing, whatever
+    ``--chaosmining-explainers`` names (a rename is no way round the gate); the run that
+    declares it retired compares the rest and says what it retired."""
+    pytester.makeconftest(RENAMED_CONFTEST)
+    args = ("--chaosmining-suites", "symbolic", "-p", "no:randomly")
+    run_suite(*args, "--chaosmining-explainers", "mygxi", k="f08", fresh=False, report="base").assert_outcomes(passed=2)
+    renamed = run_suite(
+        *args, "--chaosmining-explainers", "mygxi2", "--chaosmining-baseline", "base/results.json", k="f08",
+        fresh=False, report="renamed",
+    )  # fmt: skip
+    assert renamed.ret == pytest.ExitCode.TESTS_FAILED, renamed.stdout.str()
+    renamed.stdout.fnmatch_lines(["*missing 2 judged results*", "FAILED *chaosmining-baseline::*-mygxi-*"])
+    retired = run_suite(
+        *args, "--chaosmining-explainers", "mygxi2", "--chaosmining-baseline", "base/results.json",
+        "--chaosmining-retired", "mygxi", k="f08", fresh=False, report="retired",
+    )  # fmt: skip
+    assert retired.ret == pytest.ExitCode.OK, retired.stdout.str()
+    retired.stdout.fnmatch_lines(
+        [
+            "*missing 0 judged results*",
+            "retired (--chaosmining-retired), not compared: mygxi (* judged results in the baseline)",
+        ]
+    )

@@ -166,6 +166,13 @@ OPTIONS: tuple[Option, ...] = (
     Option("thresholds", "TOML file of thresholds overriding the shipped ones", metavar="FILE"),
     Option("baseline", "results.json of an earlier run; fail results that dropped", metavar="FILE"),
     Option(
+        "retired",
+        "comma list of the baseline's explainers this run retires (renamed or removed): their results are not "
+        "missing, and the summary says so; any other explainer of the baseline this run does not judge is missing, "
+        "whatever --chaosmining-explainers names",
+        metavar="NAMES",
+    ),
+    Option(
         "max-drop",
         "largest allowed drop below the baseline, for every metric "
         "(default: each metric's calibrated drop, docs/ci.md)",
@@ -234,6 +241,8 @@ class Settings:
     sweep: tuple[str, ...]
     thresholds: Path | None
     baseline: Path | None
+    #: the baseline's explainers this run retires: their results are not missing
+    retired: tuple[str, ...]
     #: one allowed drop for every metric (None: each metric's calibrated one)
     max_drop: float | None
     max_slowdown: float
@@ -356,6 +365,14 @@ class Given:
 T = TypeVar("T")
 
 
+def _retired(given: Given, baseline: object) -> tuple[str, ...]:
+    """``--chaosmining-retired``: explainer names, given only beside a baseline (they retire its explainers)."""
+    names = _split(given.value)
+    if names and baseline is None:
+        given.fail("explainers of a baseline, so --chaosmining-baseline too")
+    return names
+
+
 def _pack(given: Given) -> Path | None:
     """``--chaosmining-pack``: the shipped pack by default, ``none`` for no pack, else an existing folder."""
     if given.value is None:
@@ -431,6 +448,7 @@ def resolve(config: pytest.Config, suite_names: Sequence[str], thresholds: Seque
         sweep=_split(get("sweep").value),
         thresholds=_thresholds_file(get("thresholds"), thresholds),
         baseline=get("baseline").path(),
+        retired=_retired(get("retired"), get("baseline").value),
         max_drop=_max_drop(get("max_drop")),
         max_slowdown=get("max_slowdown").number("a factor >= 1", lambda f: f >= 1),
         ensemble=get("ensemble").text(),

@@ -108,7 +108,7 @@ class ChaosminingSession:
         explainers, the selected suites and their seeds, this shard's tests."""
         settings = self.settings
         return BaselineScope(
-            named=settings.explainers,
+            retired=settings.retired,
             registered=frozenset(registered_suites()),
             seeds={name: get_spec(name).seeds(settings.tier, settings.seeds) for name in settings.suites},
             shard_tests=None if settings.shard is None else self.shard_tests,

@@ -17,6 +17,7 @@ it too.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Collection
 
 import pytest
@@ -83,7 +84,7 @@ class BaselineCheck:
 
     def in_scope(self, record: Record) -> bool:
         """Whether this run should have judged ``record`` again (the session's scope:
-        selected suites, seeds, named explainers, this shard), or it ran here."""
+        selected suites, seeds, explainers not retired, this shard), or it ran here."""
         return record.nodeid in self.outcome or self.scope.covers(record)
 
     def finish(
@@ -114,6 +115,12 @@ class BaselineCheck:
         self.comparison = comparison
         judged = len(comparison.compared) + len(comparison.new)
         self.lines.append(comparison.summary(self.baseline.source))
+        if self.scope.retired:
+            kept = Counter(r.explainer for r in self.baseline.judged.values() if r.explainer in self.scope.retired)
+            self.lines.append(
+                "retired (--chaosmining-retired), not compared: "
+                + ", ".join(f"{name} ({kept[name]} judged results in the baseline)" for name in self.scope.retired)
+            )
         self.lines.append(self.baseline.costs_compared(records))
         changed = self.changed
         if changed:

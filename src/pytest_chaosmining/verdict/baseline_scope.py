@@ -1,5 +1,7 @@
 """Which of a baseline's judged results this run should judge again (a missing
-one fails the run): the selected suites, seeds, named explainers and shard."""
+one fails the run): the selected suites, seeds and shard; every explainer of the
+baseline but those the run retires (``--chaosmining-retired``), whatever
+``--chaosmining-explainers`` names: a renamed or dropped explainer is missing."""
 
 from __future__ import annotations
 
@@ -7,28 +9,19 @@ import functools
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 
-from pytest_chaosmining.core.records import MODEL_LEVEL, Record, parameter_id
-from pytest_chaosmining.explainers import BUILTIN_NAMES, CONTROL_NAME, OWN
-
-
-def is_named(explainer: str, named: tuple[str, ...]) -> bool:
-    """Whether ``--chaosmining-explainers`` ``named`` names ``explainer`` (``own``: every
-    explainer that is not a built-in, one no longer registered included, and the control)."""
-    if explainer in named:
-        return True
-    return OWN in named and (explainer not in BUILTIN_NAMES or explainer == CONTROL_NAME)
+from pytest_chaosmining.core.records import Record, parameter_id
 
 
 @dataclass(frozen=True, eq=False)
 class BaselineScope:
     """The run's scope as the baseline check sees it (the session states it):
-    ``named``: ``--chaosmining-explainers`` (empty: all); ``registered``: the registered
+    ``retired``: ``--chaosmining-retired``, the baseline's explainers not judged again; ``registered``: the registered
     suites; ``seeds``: each selected suite → the seeds this run judges (None: all);
     ``shard_tests``: in a shard run, (suite, test parameter id) of every test this shard's
     cases can have (asked once, at the first record of a selected suite; kept beside
     the fields, so the scope compares by identity)."""
 
-    named: tuple[str, ...]
+    retired: tuple[str, ...]
     registered: frozenset[str]
     seeds: Mapping[str, Collection[int] | None]
     shard_tests: Callable[[], frozenset[tuple[str, str]]] | None = None
@@ -36,9 +29,9 @@ class BaselineScope:
     def covers(self, record: Record) -> bool:
         """Whether this run should judge ``record`` of the baseline again: a registered
         suite's record when its suite was selected and its seed is among this run's
-        (every record of a user's own test suite); its explainer where ``named`` names
-        it (:func:`is_named`); in a shard run, only this shard's cases."""
-        if self.named and record.explainer != MODEL_LEVEL and not is_named(record.explainer, self.named):
+        (every record of a user's own test suite), unless the run retires its explainer;
+        in a shard run, only this shard's cases."""
+        if record.explainer in self.retired:
             return False
         if record.suite not in self.registered:
             return True
