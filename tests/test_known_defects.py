@@ -1,19 +1,25 @@
-"""A built-in that fails a check because of its library's reported defect is a strict
-expected failure citing the issue, never a loosened bar (verdict.known_defects)."""
+"""A check an explainer fails because of its library's reported defect is a strict expected
+failure citing the issue, never a loosened bar, whoever declares it (a built-in or an
+explainer a library registers: ``Explainer(..., known=...)``); a method correct but weaker
+than a shared bar is judged at its declared level (explainers.limitations)."""
 
 from __future__ import annotations
 
+import dataclasses
+import glob
 import json
+import math
 from pathlib import Path
 
 import pytest
 
 from pytest_chaosmining.core.records import KNOWN_DEFECT_PROPERTY, Record
-from pytest_chaosmining.explainers import Explainer
+from pytest_chaosmining.explainers import Explainer, builtin_explainers
+from pytest_chaosmining.explainers.builtin_limitations import BUILTIN_LIMITATIONS, DEEPLIFT, builtin_limitation
+from pytest_chaosmining.explainers.limitations import KnownLimitation
 from pytest_chaosmining.reports.markdown import run_notes
 from pytest_chaosmining.suites.registry import metric_catalog, shipped_thresholds
 from pytest_chaosmining.verdict.judge import ConformanceFailure, Judge
-from pytest_chaosmining.verdict.known_defects import KNOWN_DEFECTS, known_defect
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -25,70 +31,136 @@ class Node:
         self.user_properties: list[tuple[str, object]] = []
 
 
-def _judge(source: str) -> Judge:
-    explainers = {"DL": Explainer("DL", lambda m, x, t: x, source=source, completeness=True)}
+def _judge(source: str, known: tuple[KnownLimitation, ...] = DEEPLIFT, name: str = "DL") -> Judge:
+    explainers = {name: Explainer(name, lambda m, x, t: x, source=source, completeness=True, known=known)}
     return Judge(explainers, None, tier="smoke", catalog=metric_catalog())
 
 
-def _completeness(value: float) -> Record:
-    return Record("vision", "small_cnn", "DL", 0, "completeness", value, {"condition": "RBFP"})
+def _completeness(value: float, explainer: str = "DL") -> Record:
+    return Record("vision", "small_cnn", explainer, 0, "completeness", value, {"condition": "RBFP"})
 
 
-def test_a_built_ins_known_defect_is_an_expected_failure_noted_with_its_issue():
+def _notes(node: Node) -> list[str]:
+    return [str(v) for k, v in node.user_properties if k == KNOWN_DEFECT_PROPERTY]
+
+
+@pytest.mark.parametrize("source", ["builtin", "user"])
+def test_a_known_limitation_is_an_expected_failure_noted_with_its_issue(source):
+    """The built-in and a library's registration declaring the same limitation get the same verdict."""
     node, record = Node(), _completeness(0.82)
-    _judge("builtin").require_all(node, [(record, 0.95, "DL on RBFP")])  # passes: expected
-    notes = [str(v) for k, v in node.user_properties if k == KNOWN_DEFECT_PROPERTY]
+    _judge(source).require_all(node, [(record, 0.95, "DL on RBFP")])  # passes: expected
+    notes = _notes(node)
     assert len(notes) == 1 and "pytorch/captum#1104" in notes[0] and "0.8200 < 0.9500" in notes[0]
     assert record.passed is False and record.expected == "pytorch/captum#1104, pytorch/captum#1085"
     assert run_notes({"known_defects": {node.nodeid: notes}})[0][0].startswith(
-        "known library defects: 1 check(s) of built-ins failed as expected (pytorch/captum#1085; pytorch/captum#1104)"
+        "known limitations: 1 check(s) failed as expected (pytorch/captum#1085; pytorch/captum#1104)"
     )
 
 
-def test_below_what_the_defect_explains_the_check_fails_as_any_does():
-    """The defect's floor is the bar its defective values were calibrated to: a further
-    drop is a failure of its own, with or without a baseline."""
-    with pytest.raises(ConformanceFailure, match="below what the known defect pytorch/captum#1104 explains"):
+def test_below_what_the_limitation_explains_the_check_fails_as_any_does():
+    """The floor is the bar its defective values were calibrated to: a further drop is a
+    failure of its own, with or without a baseline."""
+    with pytest.raises(ConformanceFailure, match="below what the known limitation pytorch/captum#1104 explains"):
         _judge("builtin").require_all(Node(), [(_completeness(0.29), 0.95, "DL on RBFP")])
 
 
 def test_a_bar_loosened_below_the_promise_judges_as_usual():
-    """A user's thresholds file that lowers the bar is not told the defect is fixed."""
+    """A user's thresholds file that lowers the bar is not told the limitation is gone."""
     node = Node()
     _judge("builtin").require_all(node, [(_completeness(0.82), 0.3, "DL on RBFP")])
-    assert not [k for k, _ in node.user_properties if k == KNOWN_DEFECT_PROPERTY]
+    assert not _notes(node)
 
 
-def test_a_known_defect_that_no_longer_shows_fails_the_test():
-    """Strict: the day the library fixes it, the test turns red and names the stale entry."""
-    with pytest.raises(ConformanceFailure, match="no longer shows"):
-        _judge("builtin").require_all(Node(), [(_completeness(0.999), 0.95, "DL on RBFP")])
+def test_a_known_limitation_that_no_longer_shows_fails_the_test_as_stale():
+    """Strict: the day the library fixes it, the test turns red and names the stale declaration."""
+    with pytest.raises(ConformanceFailure, match="no longer shows.*the declaration is stale"):
+        _judge("user").require_all(Node(), [(_completeness(0.999), 0.95, "DL on RBFP")])
 
 
-def test_a_registered_explainer_of_the_same_name_is_judged_by_the_bar():
+def test_an_undeclared_check_is_judged_by_the_bar():
+    """Nothing is excused by name: a registered DeepLift without the declaration, or with one
+    for another check, is judged by the bar."""
     with pytest.raises(ConformanceFailure, match="completeness 0.8200 < threshold 0.9500"):
-        _judge("user").require_all(Node(), [(_completeness(0.82), 0.95, "DL on RBFP")])
+        _judge("user", known=()).require_all(Node(), [(_completeness(0.82), 0.95, "DL on RBFP")])
+    other = (dataclasses.replace(DEEPLIFT[1], check="truth_sign"),)
+    with pytest.raises(ConformanceFailure, match="completeness 0.8200 < threshold 0.9500"):
+        _judge("user", known=other).require_all(Node(), [(_completeness(0.82), 0.95, "DL on RBFP")])
+
+
+def test_a_limitation_holds_on_the_cases_it_declares_only():
+    """DeepLift's missing GELU rule is declared on formulas 2-15; on f01 its sums hold and the
+    bar judges it (a pass, not a stale declaration)."""
+    judge, node = _judge("builtin"), Node()
+    for formula, value in ((1, 0.979), (4, 0.92)):
+        record = Record("symbolic", "mlp", "DL", 0, "completeness", value, {"formula": formula})
+        judge.require_all(node, [(record, 0.95, f"DL on f{formula:02d}")])
+    assert len(_notes(node)) == 1 and "formula 2, 3" in _notes(node)[0]
+    record = Record("symbolic", "mlp", "DL", 0, "completeness", 0.9, {"formula": 1})
+    with pytest.raises(ConformanceFailure, match="completeness 0.9000 < threshold 0.9500"):
+        judge.require_all(Node(), [(record, 0.95, "DL on f01")])
+
+
+def test_a_method_declared_weaker_is_judged_at_its_level_and_shown():
+    """Correct but weaker than the shared bar: judged at the declared floor (below it, it
+    fails), its value recorded and the shared bar shown in the note; never stale."""
+    weaker = (
+        KnownLimitation(
+            "vision", "completeness", ("example/lib#7",), "a sampled surrogate sums loosely", floor=0.5, weaker=True
+        ),
+    )
+    judge, node = _judge("user", weaker, "mine"), Node()
+    record = _completeness(0.6, "mine")
+    judge.require_all(node, [(record, 0.95, "mine on RBFP")])
+    assert record.passed and record.threshold == 0.5 and "the shared bar 0.9500" in _notes(node)[0]
+    judge.require_all(Node(), [(_completeness(0.99, "mine"), 0.95, "mine on RBFP")])  # never stale
+    with pytest.raises(ConformanceFailure, match="completeness 0.4000 < threshold 0.5000"):
+        judge.require_all(Node(), [(_completeness(0.4, "mine"), 0.95, "mine on RBFP")])
+    note = run_notes({"known_defects": {node.nodeid: _notes(node)}})[0][0]
+    assert note.startswith("declared weaker: 1 check(s) judged at their declared level") and "example/lib#7" in note
+    with pytest.raises(ValueError, match="declare the floor"):
+        KnownLimitation("vision", "completeness", ("example/lib#7",), "x", weaker=True)
+    with pytest.raises(ValueError, match="name its references"):
+        KnownLimitation("vision", "completeness", (), "x")
+
+
+def test_the_built_ins_declare_their_limitations_as_a_library_would():
+    assert builtin_explainers()["DL"].known == BUILTIN_LIMITATIONS["DL"] == DEEPLIFT
+    assert all(not e.known for name, e in builtin_explainers().items() if name != "DL")
+    assert builtin_limitation("IG", "vision", "completeness") is None
+
+
+def _symbolic_completeness(explainer: str) -> dict[int, list[float]]:
+    """The calibration and held-out seeds' symbolic completeness of ``explainer``, per formula."""
+    found: dict[int, list[float]] = {}
+    for path in sorted(glob.glob(str(ROOT / "benchmarks" / "axioms" / "runs" / "properties-*.json"))):
+        for entry in json.loads(Path(path).read_text())["formulas"]:
+            found.setdefault(entry["formula"], []).append(entry[explainer]["completeness"])
+    return found
 
 
 def test_the_shipped_bars_are_the_promise_not_the_defective_values():
     """The built-in's own bar is what the property promises, and the shared bar a
     registered explainer meets was not set from the defective values."""
     bars = shipped_thresholds(None)
-    for defect in KNOWN_DEFECTS:
-        own = bars.optional_metric(defect.suite, "smoke", defect.metric, "default", defect.explainer)
-        shared = bars.optional_metric(defect.suite, "smoke", defect.metric, "default", "a-registered-one")
-        assert own == 0.95 and shared is not None and shared >= 0.85, (defect, own, shared)
+    for known in DEEPLIFT:
+        own = bars.optional_metric(known.suite, "smoke", known.check, "default", "DL")
+        shared = bars.optional_metric(known.suite, "smoke", known.check, "default", "a-registered-one")
+        assert own == known.promise == 0.95 and shared is not None and shared >= 0.85, (known, own, shared)
     runs = json.loads((ROOT / "benchmarks" / "axioms" / "properties.json").read_text())
     patterns = json.loads((ROOT / "benchmarks" / "real_bugs" / "patterns_calibration.json").read_text())
-    for defect in KNOWN_DEFECTS:
-        if defect.pattern is not None:  # a module-pattern network's: calibrated over its initialisations
-            seen = patterns["explainers"][defect.explainer]["defects"][defect.pattern]
-            assert seen["floor"] == defect.floor and seen["held_out_below_floor"] == 0, (defect.pattern, seen)
-            assert seen["held_out_at_promise"] == 0, (defect.pattern, seen)  # not stale on unseen networks
+    for known in DEEPLIFT:
+        if known.pattern is not None:  # a module-pattern network's: calibrated over its initialisations
+            seen = patterns["explainers"]["DL"]["defects"][known.pattern]
+            assert seen["floor"] == known.floor and seen["held_out_below_floor"] == 0, (known.pattern, seen)
+            assert seen["held_out_at_promise"] == 0, (known.pattern, seen)  # not stale on unseen networks
             continue
-        seen = runs["metrics"][f"{defect.suite}.{defect.metric}"]["explainers"][defect.explainer]
-        # it fails there on every seed, calibration and held out (the entry is not stale), and
-        # its floor is the bar the calibration sets on the defective values
-        assert seen["max"] < seen["bar"] == defect.promise and seen["held_out_failed"] == seen["held_out_n"], seen
-        assert seen["defect_floor"] == defect.floor <= seen["min"], seen
-    assert known_defect("IG", "vision", "completeness") is None
+        seen = runs["metrics"][f"{known.suite}.{known.check}"]["explainers"]["DL"]
+        assert seen["bar"] == known.promise and seen["defect_floor"] == known.floor <= seen["min"], seen
+        if not known.cases:  # it fails there on every seed, calibration and held out (not stale)
+            assert seen["max"] < seen["bar"] and seen["held_out_failed"] == seen["held_out_n"], seen
+            continue
+        # on the formulas it is declared for it fails on every seed; on the others its sums hold
+        for formula, values in _symbolic_completeness("DL").items():
+            declared = formula in known.cases["formula"]
+            assert all((v < known.promise) == declared and v >= known.floor for v in values), (formula, values)
+    assert not math.isinf(bars.optional_metric("symbolic", "smoke", "completeness", "f02", "DL") or -math.inf)

@@ -7,12 +7,12 @@ import pytest
 import torch
 
 from pytest_chaosmining.explainers import Explainer, builtin_explainers
+from pytest_chaosmining.explainers.builtin_limitations import builtin_limitation
 from pytest_chaosmining.explainers.context import AttributionContext
 from pytest_chaosmining.explainers.provenance import library_of
 from pytest_chaosmining.suite_kit.module_patterns import CLASSES, MEMBERS, PATTERNS, pattern_network
 from pytest_chaosmining.suite_kit.module_rules import measured_patterns
 from pytest_chaosmining.suite_kit.probe import Probe
-from pytest_chaosmining.verdict.known_defects import known_defect
 from pytest_chaosmining.verdict.thresholds import Thresholds
 
 BAR = 0.95  # the calibrated pattern_completeness bar of IG, DL and a registered explainer (vision smoke)
@@ -81,7 +81,7 @@ def test_captums_deeplift_shows_its_known_defects_and_nothing_else(probe):
     on the other patterns its sums are exact."""
     found = measured_patterns(builtin_explainers()["DL"], probe)
     for name, values in found.items():
-        defect = known_defect("DL", "vision", "pattern_completeness", name)
+        defect = builtin_limitation("DL", "vision", "pattern_completeness", name)
         if defect is None:
             assert values["completeness"] >= 0.999, name
         elif defect.floor == -1.0:

@@ -1,6 +1,8 @@
 """End-to-end tests of registering explainers: conftest, entry points, library adapters, and
 explainers that cheat, misbehave, hang or do not apply, failing alone."""
 
+import json
+
 import pytest
 from conftest import load_results
 from plugin_runs import CHEATS, CHEATS_CONFTEST, MISBEHAVING, REVERSED_ORDER, judged_values
@@ -164,6 +166,8 @@ def pytest_chaosmining_explainers(config):
 #: explainers that never produce a map: a half-finished port (an op torch lacks), and ones that skip
 #: or xfail their own tests; each is the failure of every test it runs in
 NEVER_A_MAP = """
+import json
+
 import pytest
 
 
@@ -271,6 +275,8 @@ def test_the_ecosystems_explainers_register_in_one_line_each_and_keep_the_contra
     pytester.makeconftest("""
 import functools
 
+import json
+
 import pytest
 import quantus
 import shap
@@ -334,3 +340,57 @@ def test_the_quantus_adapter_keeps_every_channel_of_the_map():
     out = explain(model, inputs, torch.tensor([0, 1]), plain_context(model, inputs))
     assert out.shape == (2, 4, 16)
     assert not (out == out[:, :1]).all()  # the channels differ: not one sum repeated
+
+
+#: captum's DeepLift registered as captum's own CI would, declaring what the built-in declares;
+#: ``DROP`` leaves one declaration out, ``STALE`` adds one for a check it passes
+LIBRARY_DEEPLIFT = """
+import dataclasses
+import os
+
+from captum.attr import DeepLift
+
+from pytest_chaosmining.explainers import Explainer
+from pytest_chaosmining.explainers.limitations import KnownLimitation
+from pytest_chaosmining.explainers.builtin_limitations import DEEPLIFT
+
+known = [k for k in DEEPLIFT if not (os.environ.get("DROP") and k.suite == os.environ["DROP"] and not k.pattern)]
+if os.environ.get("STALE"):
+    wrong = KnownLimitation("symbolic", "completeness", ("example/lib#1",), "in error", cases={"formula": (1,)})
+    known.append(wrong)
+
+
+def pytest_chaosmining_explainers(config):
+    return {"myDL": Explainer("myDL", DeepLift, completeness=True, known=tuple(known))}
+"""
+
+
+def test_a_library_declares_its_explainers_limitations_and_gets_the_built_ins_verdicts(
+    pytester, run_suite, monkeypatch
+):
+    """captum's DeepLift registered by a library with the limitations the built-in declares
+    gets the built-in's verdicts test for test; leave a declaration out and exactly its
+    tests fail, naming the check; declare one it no longer needs and that test fails as stale."""
+    pytester.makeconftest(LIBRARY_DEEPLIFT)
+    args = ("--chaosmining-explainers", "DL,myDL", "--chaosmining-suites", "symbolic,vision", "-rf")
+    k = "f01 or f04 or RBFP"
+    declared = run_suite(*args, k=k, fresh=False)
+    outcomes = {}
+    for r in load_results(pytester)["records"]:
+        if r["explainer"] in ("DL", "myDL") and r.get("passed") is not None:
+            key = (r["suite"], r["metric"], json.dumps(r["case"], sort_keys=True))
+            outcomes.setdefault(key, {})[r["explainer"]] = (r["passed"], bool(r.get("expected")))
+    assert declared.ret == 0, declared.stdout.str()
+    differ = {k: v for k, v in outcomes.items() if v.get("DL") != v.get("myDL")}
+    assert outcomes and not differ, differ
+    assert any(v["DL"] == (False, True) for v in outcomes.values())  # some check held as a known limitation
+    monkeypatch.setenv("DROP", "vision")
+    dropped = run_suite(*args, k=k, fresh=False, report="dropped")
+    failed = [line for line in dropped.stdout.lines if line.startswith("FAILED ") and " myDL: " in line]
+    assert len(failed) == 1 and "vision myDL" in failed[0] and "completeness" in failed[0], dropped.stdout.str()
+    monkeypatch.delenv("DROP")
+    monkeypatch.setenv("STALE", "1")
+    stale = run_suite(*args, k=k, fresh=False, report="stale")
+    failed = [line for line in stale.stdout.lines if line.startswith("FAILED ") and " myDL: " in line]
+    assert len(failed) == 1 and "symbolic myDL: myDL on f01" in failed[0], failed
+    stale.stdout.fnmatch_lines(["*the known limitation example/lib#1 no longer shows*the declaration is stale*"])

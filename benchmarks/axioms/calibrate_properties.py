@@ -268,8 +268,8 @@ def values(seeds: range, metric: str, explainer: str, suite: str) -> list[float]
 
 def bars() -> dict[str, object]:
     """The bars per metric and suite, the held-out counts and the must-fail maps' values."""
+    from pytest_chaosmining.explainers.builtin_limitations import builtin_limitation
     from pytest_chaosmining.tools.calibrate import CONFIDENCE, tolerance_factor
-    from pytest_chaosmining.verdict.known_defects import known_defect
 
     found: dict[str, object] = {"coverage": COVERAGE, "confidence": CONFIDENCE, "metrics": {}}
     pairs = list(equivalent_pairs())
@@ -285,7 +285,7 @@ def bars() -> dict[str, object]:
                 mean, sd = statistics.fmean(cal), statistics.stdev(cal)
                 bar = min(math.floor((mean - k * sd) / step) * step, cap)
                 floor = None
-                if known_defect(name, suite, metric) is not None:  # never a loosened bar: what it promises,
+                if builtin_limitation(name, suite, metric) is not None:  # never a loosened bar: what it promises,
                     floor, bar = bar, cap  # held as a strict expected failure down to what the defect explains
                 held = values(HELD_OUT_SEEDS, metric, name, suite)
                 entry["explainers"][name] = {  # type: ignore[index]
@@ -302,7 +302,7 @@ def bars() -> dict[str, object]:
                 signs = list(PAPER_NAMES)  # signs, against training images, follow the zero baseline's far less
                 entry["sampler_default"] = _lowest(entry, SAMPLERS)
             shared = {"equivalence": correct, "truth_sign": signs}.get(metric, PAPER_NAMES)
-            shared = [n for n in shared if known_defect(n, suite, metric) is None]  # a defect sets no shared bar
+            shared = [n for n in shared if builtin_limitation(n, suite, metric) is None]  # a defect sets no shared bar
             entry["default"] = _lowest(entry, shared)
             for name in must_fail() if metric != "equivalence" else [p for p in pairs if "must fail" in p]:
                 seen = values(CALIBRATION_SEEDS, metric, name, suite) + values(HELD_OUT_SEEDS, metric, name, suite)

@@ -16,7 +16,7 @@ next class, IG sign-flipped), on the calibration seeds (100-111) and the held-ou
 x̄ − k·s (coverage 0.999, confidence 0.90) over its values on every pattern and
 calibration seed, capped at what completeness promises (0.95) and rounded down to 0.05;
 a pattern on which a known defect of its library makes it fail
-(:mod:`pytest_chaosmining.verdict.known_defects`) keeps the promise as its bar and gets a
+(:mod:`pytest_chaosmining.explainers.builtin_limitations`) keeps the promise as its bar and gets a
 floor, the bound over its defective values (a raise scores −1, the floor then −1).  The
 shared bar (registered explainers) is the lowest of the built-ins' bars without their
 defective patterns.  It counts the failures on the held-out seeds and checks that every
@@ -106,8 +106,8 @@ def _values(seeds: range, explainer: str) -> dict[str, list[float]]:
 
 def bars() -> dict[str, object]:
     """The bars, floors, held-out counts and the must-fail maps' values."""
+    from pytest_chaosmining.explainers.builtin_limitations import builtin_limitation
     from pytest_chaosmining.tools.calibrate import CONFIDENCE, tolerance_factor
-    from pytest_chaosmining.verdict.known_defects import known_defect
 
     def bound(values: list[float]) -> float:
         k = tolerance_factor(len(values), COVERAGE, CONFIDENCE)
@@ -117,7 +117,7 @@ def bars() -> dict[str, object]:
     found: dict[str, object] = {"coverage": COVERAGE, "confidence": CONFIDENCE, "explainers": {}, "must_fail": {}}
     for name in BUILTINS:
         cal, held = _values(CALIBRATION_SEEDS, name), _values(HELD_OUT_SEEDS, name)
-        defective = {pattern for pattern in cal if known_defect(name, "vision", METRIC, pattern) is not None}
+        defective = {pattern for pattern in cal if builtin_limitation(name, "vision", METRIC, pattern) is not None}
         sound = [v for pattern, vs in cal.items() if pattern not in defective for v in vs]
         bar = CAP if defective else bound(sound)  # a defect's built-in keeps the promise (held strictly)
         floors = {pattern: bound(cal[pattern]) for pattern in sorted(defective)}

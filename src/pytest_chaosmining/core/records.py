@@ -60,7 +60,7 @@ class Record:
     #: suite keeps them: a baseline judges a drop as a paired difference against their spread
     samples: list[float] | None = None
     #: the known library defect this check failed as expected (``passed`` is False; not the
-    #: explainer's regression: :mod:`pytest_chaosmining.verdict.known_defects`), else None
+    #: explainer's regression: :mod:`pytest_chaosmining.explainers.limitations`), else None
     expected: str | None = None
     #: of a time or memory: True where this run measured it, False where it was replayed with a
     #: result reused from the pack or the derived-results cache (None: not recorded, as before

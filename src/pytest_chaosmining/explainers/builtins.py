@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pytest_chaosmining.explainers.builtin_limitations import BUILTIN_LIMITATIONS
 from pytest_chaosmining.explainers.builtin_settings import IG_STEPS, NOISE_SAMPLES
 from pytest_chaosmining.explainers.context import Applicability
 from pytest_chaosmining.explainers.contract import Explainer
@@ -31,7 +32,7 @@ def builtin_explainers() -> dict[str, Explainer]:
     tabular = Applicability(domains=frozenset({"tabular"}))
     return {
         "SA": Explainer("SA", m.Saliency, {"abs": False}, "gradient", "builtin"),
-        "DL": Explainer("DL", m.DeepLift, {}, "path", "builtin", completeness=True),
+        "DL": Explainer("DL", m.DeepLift, {}, "path", "builtin", completeness=True, known=BUILTIN_LIMITATIONS["DL"]),
         "IG": Explainer(
             "IG",
             m.IntegratedGradients,

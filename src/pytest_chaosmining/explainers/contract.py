@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from pytest_chaosmining.explainers.captum_methods import captum_class
 from pytest_chaosmining.explainers.context import Applicability
+from pytest_chaosmining.explainers.limitations import KnownLimitation
 
 if TYPE_CHECKING:
     from pytest_chaosmining.explainers.diagnosis import MapNotes
@@ -69,6 +70,11 @@ class Explainer:
     implements with settings that make their maps comparable (zennit's gradient as
     ``"SA"``, shap's GradientExplainer as ``"GS"``): the suites check that their maps
     agree (``equivalence``), within both explainers' own noise.
+    ``known``: its known limitations, declared by whoever registers it
+    (:class:`~pytest_chaosmining.explainers.limitations.KnownLimitation`: a check its
+    library's reported defect makes it fail, held as a strict expected failure citing the
+    reference; or a level it is judged at where it is correct but weaker than the shared
+    bar); the built-ins declare theirs the same way.
     ``call_timeout_s`` and ``map_notes``: what the run sets on its explainers (the
     call's time limit; where degenerate maps are noted for the judge).
     """
@@ -85,6 +91,7 @@ class Explainer:
     sized: bool = False
     stochastic: bool = False
     same_as: str | None = None
+    known: tuple[KnownLimitation, ...] = ()
     call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S
     map_notes: MapNotes | None = field(default=None, compare=False, repr=False)
 

@@ -34,6 +34,7 @@ from pytest_chaosmining.core.records import (
     sort_records,
 )
 from pytest_chaosmining.core.storage.derived import package_digest, source_fingerprint
+from pytest_chaosmining.explainers.limitations import declared
 from pytest_chaosmining.reports.failure_table import run_page
 from pytest_chaosmining.reports.html import LEADERBOARD_STYLE, leaderboard_table
 from pytest_chaosmining.reports.leaderboard import build_leaderboard
@@ -116,7 +117,7 @@ class ResultCollector:
         self.uncalibrated: Counter[str] = Counter()
         #: the node ids of those tests (an offline comparison leaves their records out too)
         self.uncalibrated_tests: list[str] = []
-        #: node id → the known library defects its test failed as expected (verdict.known_defects)
+        #: node id → the known limitations its test failed as expected, or its declared weaker levels
         self.known_defects: dict[str, list[str]] = {}
         #: the device types the xdist workers' models were trained on
         self.worker_trained_on: set[str] = set()
@@ -228,8 +229,15 @@ class ResultCollector:
                 s for s in self.session.thresholds.uncalibrated(list(self.settings.suites), tier) if s not in only
             ],
             "left_out": self.session.roster.left_out([s.name for s in self.suites()]),
-            #: checks of built-ins failed as their library's reported defects make them fail (strict)
+            #: checks failed as a declared known limitation makes them fail (strict), or judged at a declared
+            #: weaker level: the notes, by test
             "known_defects": dict(sorted(self.known_defects.items())),
+            #: every known limitation the run's explainers declare (the built-ins' among them), briefly
+            "declared_limitations": {
+                name: declared(explainer.known)
+                for name, explainer in self.session.explainers.items()
+                if explainer.known
+            },
         }
 
     @pytest.hookimpl(optionalhook=True)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_chaosmining import ChaosminingWarning
 from pytest_chaosmining.core.records import MODEL_LEVEL, RESULTS_FORMAT, Record, strict_json
 from pytest_chaosmining.core.storage.atomic import atomic_write_text
+from pytest_chaosmining.explainers.limitations import WEAKER_PREFIX
 from pytest_chaosmining.reports.failure_table import SUMMARY_REASON, SUMMARY_ROWS, cell, failure_table
 from pytest_chaosmining.reports.leaderboard import Leaderboard, build_leaderboard, leaderboard_markdown
 from pytest_chaosmining.reports.reference import shipped_reference
@@ -152,14 +153,30 @@ def run_notes(meta: Mapping[str, object]) -> list[tuple[str, bool]]:
         )
     known = meta.get("known_defects")
     if isinstance(known, dict) and known:
-        cited = sorted({ref for notes in known.values() for note in notes for ref in ISSUE.findall(note)})
-        notes.append(
-            (
-                f"known library defects: {sum(len(n) for n in known.values())} check(s) of built-ins failed as "
-                f"expected ({'; '.join(cited)}); each turns its test red the day the library fixes it",
-                False,
+        held = [note for notes in known.values() for note in notes if not note.startswith(WEAKER_PREFIX)]
+        weaker = [note for notes in known.values() for note in notes if note.startswith(WEAKER_PREFIX)]
+        if held:
+            cited = sorted({ref for note in held for ref in ISSUE.findall(note)})
+            notes.append(
+                (
+                    f"known limitations: {len(held)} check(s) failed as expected ({'; '.join(cited)}); each turns "
+                    "its test red the day the limitation no longer shows",
+                    False,
+                )
             )
-        )
+        if weaker:
+            cited = sorted({ref for note in weaker for ref in ISSUE.findall(note)})
+            notes.append(
+                (
+                    f"declared weaker: {len(weaker)} check(s) judged at their declared level instead of the shared "
+                    f"bar ({'; '.join(cited)})",
+                    False,
+                )
+            )
+    declared = meta.get("declared_limitations")
+    if isinstance(declared, dict) and declared:
+        for explainer, what in sorted(declared.items()):
+            notes.append((f"declared by {explainer}: {what}", False))
     if isinstance(left_out, dict) and left_out:
         where = "; ".join(f"{suite}: {', '.join(names)}" for suite, names in left_out.items())
         notes.append(

@@ -28,8 +28,8 @@ from pytest_chaosmining.core.records import (
 )
 from pytest_chaosmining.explainers import Explainer, ExplainerError, ExplainerNotApplicable
 from pytest_chaosmining.explainers.diagnosis import MapNotes
+from pytest_chaosmining.explainers.limitations import KnownLimitation, known_limitation
 from pytest_chaosmining.verdict.baseline import NO_DROP, Baseline
-from pytest_chaosmining.verdict.known_defects import KnownDefect, known_defect
 from pytest_chaosmining.verdict.rule import BaselineRule
 from pytest_chaosmining.verdict.skips import (
     CONDITION_PHRASE,
@@ -193,8 +193,9 @@ class Judge:
         """Record ``record`` with its threshold, then fail if it is below the threshold
         or regressed against the baseline.  Its metric must be declared judged by its
         suite (:class:`~pytest_chaosmining.core.metrics.catalog.UndeclaredMetric`).
-        In a report-only suite it is recorded only.  A built-in's check that a known
-        library defect makes fail is held to :meth:`held_to_known_defect` instead of the bar."""
+        In a report-only suite it is recorded only.  A check the explainer declares a known
+        limitation of is held to :meth:`held_to_known_limitation`; one it declares weaker is
+        judged at the declared level instead of the bar."""
         metric = self.catalog.judged(record.suite, record.metric)
         if record.suite in self.report_only:
             self.record(node, record)
@@ -208,14 +209,20 @@ class Judge:
             record.passed = False
         elif drop.change:
             self.note_change(node, f"{what}: {drop.change}")
-        defect = self.known_defect_of(record)
-        if defect is not None and threshold >= defect.promise:  # a bar loosened below the promise judges as usual
+        known = self.known_limitation_of(record)
+        if known is not None and known.weaker:  # judged at its declared level instead of the shared bar
+            self.note_weaker(node, record, known, threshold)
+            threshold = record.threshold = known.floor
+            record.passed = record.value + allowed >= threshold and not regression
+        elif known is not None and (
+            record.value + allowed < threshold or known.promise is None or threshold >= known.promise
+        ):
             failures = [f"{what}: {regression}"] if regression else []
-            failures += [f"{what}: {failure}" for failure in self.held_to_known_defect(node, record, defect)]
+            failures += [f"{what}: {failure}" for failure in self.held_to_known_limitation(node, record, known)]
             self.record(node, record)
             if failures:
                 raise ConformanceFailure("; ".join(failures))
-            return
+            return  # (a check that passes a bar below the promise is judged as usual: not stale)
         self.record(node, record)
         if record.value + allowed < threshold:
             raise ConformanceFailure(
@@ -258,30 +265,36 @@ class Judge:
         self.record(node, record)
         return f"{what}: {regression} (no absolute bar here; compared against the baseline)" if regression else None
 
-    def known_defect_of(self, record: Record) -> KnownDefect | None:
-        """The known library defect of ``record``'s check, for a built-in only (a
-        registered explainer of the same method is judged by the bar), unless the run
-        holds none (``--chaosmining-known-defects none``)."""
+    def known_limitation_of(self, record: Record) -> KnownLimitation | None:
+        """The known limitation ``record``'s explainer declares for its check (a built-in's as a
+        registered explainer's: a registered explainer of a built-in's method inherits none),
+        unless the run holds none (``--chaosmining-known-defects none``)."""
         found = self.explainers.get(record.explainer)
-        if found is None or found.source != "builtin" or not self.hold_known_defects:
+        if found is None or not found.known or not self.hold_known_defects:
             return None
-        pattern = record.case.get("pattern")
-        return known_defect(record.explainer, record.suite, record.metric, None if pattern is None else str(pattern))
+        return known_limitation(found.known, record.suite, record.metric, record.case)
 
     @staticmethod
-    def held_to_known_defect(node: pytest.Item, record: Record, defect: KnownDefect) -> list[str]:
-        """A check a known library defect makes fail, judged strictly: between the defect's
-        floor and its bar it is an expected failure, noted on the test and the record; below
-        the floor it fails as any check does; at or above the bar the defect no longer shows,
-        which fails the test.  The failures' messages (none for an expected failure)."""
+    def held_to_known_limitation(node: pytest.Item, record: Record, known: KnownLimitation) -> list[str]:
+        """A check a known limitation makes fail, judged strictly: between its floor and the
+        bar it is an expected failure, noted on the test and the record; below the floor it
+        fails as any check does; at or above the bar the limitation no longer shows, which
+        fails the test (the declaration is stale).  The failures' messages (none for an
+        expected failure)."""
         assert record.threshold is not None
         if record.value >= record.threshold:
-            return [defect.stale(record.value, record.threshold)]
-        if record.value < defect.floor:
-            return [defect.below_floor(record.value)]
-        record.expected = ", ".join(defect.references)
-        node.user_properties.append((KNOWN_DEFECT_PROPERTY, defect.expected(record.value, record.threshold)))
+            return [known.stale(record.explainer, record.value, record.threshold)]
+        if record.value < known.floor:
+            return [known.below_floor(record.value)]
+        record.expected = ", ".join(known.references)
+        note = known.expected(record.explainer, record.value, record.threshold)
+        node.user_properties.append((KNOWN_DEFECT_PROPERTY, note))
         return []
+
+    @staticmethod
+    def note_weaker(node: pytest.Item, record: Record, known: KnownLimitation, bar: float) -> None:
+        """Note on ``node``'s report that ``record``'s check is judged at its declared weaker level."""
+        node.user_properties.append((KNOWN_DEFECT_PROPERTY, known.weaker_note(record.explainer, record.value, bar)))
 
     @staticmethod
     def note_change(node: pytest.Item, message: str) -> None:
