@@ -164,3 +164,16 @@ def test_the_shipped_bars_are_the_promise_not_the_defective_values():
             declared = formula in known.cases["formula"]
             assert all((v < known.promise) == declared and v >= known.floor for v in values), (formula, values)
     assert not math.isinf(bars.optional_metric("symbolic", "smoke", "completeness", "f02", "DL") or -math.inf)
+
+
+def test_the_documented_registration_declares_what_it_says():
+    """docs/explainers.md's captum DeepLift registration builds, and declares what the built-in does."""
+    text = (ROOT / "docs" / "explainers.md").read_text()
+    block = text.split("**Known limitations, declared where you register.**")[1].split("```python")[1].split("```")[0]
+    namespace: dict[str, object] = {}
+    exec(block, namespace)  # noqa: S102 - the documented example itself
+    registered = namespace["pytest_chaosmining_explainers"](None)["myDL"]  # type: ignore[operator]
+    for known in registered.known:
+        built_in = builtin_limitation("DL", known.suite, known.check, known.pattern)
+        assert built_in is not None and known.references[0] == built_in.references[0], known
+        assert (known.floor, known.cases) == (built_in.floor, built_in.cases), known
