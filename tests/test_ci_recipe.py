@@ -346,3 +346,50 @@ def test_a_red_run_reads_in_a_minute(tmp_path, shared_cache, bug):
         assert all("all in class 5" in f["message"].splitlines()[0] for f in failures), failures
     if bug != "raises":
         assert (report / "vision_examples.png").read_bytes() != correct
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        ("not json {", "not JSON (Expecting value*): not a chaosmining results.json"),
+        ('{"version": 1, "results": []}', "JSON, but not a chaosmining results.json (no 'records' list; keys*"),
+        ('{"records": [{"name": "x"}], "meta": {}}', "record 0 is not a chaosmining result (no 'suite')*"),
+        ('{"records": [], "meta": {}, "format": 99}', "results format 99, newer than this plugin's*"),
+    ],
+)
+def test_a_baseline_that_is_not_a_results_file_is_one_usage_error_everywhere(tmp_path, capsys, content, said):
+    """Not JSON, another tool's JSON, another format: the recipe's run step, the plugin,
+    chaosmining-compare and the pull request's summary each say so in one line naming the
+    file (no traceback), and the report folder's stopped.json says why the run stopped."""
+    from fnmatch import fnmatch
+
+    from pytest_chaosmining.tools import compare, pr_summary
+
+    folder = _adopting_repository(tmp_path)
+    (folder / "baseline.json").write_text(content)
+    report = tmp_path / "chaosmining-report"
+    report.mkdir()
+    (report / "results.json").write_text("{}")  # an earlier run's: never read as this run's
+    step = _step(tmp_path, "run", "--chaosmining-suites", "symbolic", "-k", "f08")
+    assert step.returncode == 4, step.stdout[-2000:] + step.stderr[-2000:]
+    errors = [line for line in step.stderr.splitlines() if line.strip()]
+    assert len(errors) == 1 and "Traceback" not in step.stderr, step.stderr
+    assert fnmatch(errors[0], f"ERROR: chaosmining: --chaosmining-baseline: *baseline.json: {said}"), errors
+    stopped = json.loads((report / "stopped.json").read_text())
+    assert fnmatch(stopped["reason"], f"--chaosmining-baseline: *baseline.json: {said}")
+    assert not (report / "results.json").exists()
+    plugin = subprocess.run(
+        [sys.executable, "-m", "pytest", "--chaosmining", "-p", "no:cacheprovider", "--chaosmining-baseline",
+         str(folder / "baseline.json"), "--chaosmining-report", str(report), "--co", "-q"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert plugin.returncode == 4 and "Traceback" not in plugin.stderr, plugin.stderr
+    assert fnmatch(plugin.stderr.strip().splitlines()[-1], f"*--chaosmining-baseline: *baseline.json: {said}")
+    assert fnmatch(json.loads((report / "stopped.json").read_text())["reason"], f"*baseline.json: {said}")
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps({"records": [], "meta": {"tier": "smoke"}, "format": 2}))
+    for tool, name in ((compare.main, "chaosmining-compare"), (pr_summary.main, "chaosmining-pr-summary")):
+        capsys.readouterr()
+        assert tool([str(folder / "baseline.json"), str(good)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and fnmatch(err[0], f"{name}: *baseline.json: {said}"), err

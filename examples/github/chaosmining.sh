@@ -102,14 +102,8 @@ case "$step" in
            "CHAOSMINING_EXPLAINERS= for every registered explainer, the built-ins included)"
     fi
     if [ -f "$baseline" ]; then
-      python - "$baseline" <<'PY'
-import json, sys
-payload = json.load(open(sys.argv[1]))
-meta = payload.get("meta", {})
-judged = sum(1 for r in payload.get("records", []) if r.get("threshold") is not None)
-print(f"chaosmining: baseline {sys.argv[1]}: tier {meta.get('tier')}, run of {meta.get('started')}, "
-      f"{judged} judged results")
-PY
+      # one line about it, or, where it is not a results.json, a usage error naming it (stopped.json says so)
+      python -m pytest_chaosmining.tools.baseline_info "$baseline" "$report"
       args+=("--chaosmining-baseline=$(absolute "$baseline")")
     else
       echo "::warning title=chaosmining::no baseline ($baseline): results are judged against the bars only;" \

@@ -31,13 +31,13 @@ grew or went missing, 0 otherwise, 2 when a file cannot be read.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_chaosmining.core.records import FINGERPRINT, Record
+from pytest_chaosmining.core.results_file import read_results
 from pytest_chaosmining.core.tiers import DEFAULT_TIER
 from pytest_chaosmining.explainers import CONTROL_NAME, builtin_explainers
 from pytest_chaosmining.reports.failure_table import SUMMARY_REASON, cell
@@ -69,7 +69,7 @@ class Finding:
 def _load(path: Path) -> tuple[list[Record], dict[str, object], list[Finding]]:
     """NEW's records, metadata and failed tests (those standing for a baseline's missing
     result left out: the comparison finds them itself, as ``missing``)."""
-    payload = json.loads(Path(path).read_text())
+    payload = read_results(path)
     failed = [
         Finding("failed", str(f["nodeid"]), f"failed in this run: {f['message']}", str(f.get("explainer", "")))
         for f in payload.get("failures", [])

@@ -13,13 +13,13 @@ the verdict.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
 from pytest_chaosmining.core.records import MODEL_LEVEL, Record
+from pytest_chaosmining.core.results_file import read_results
 from pytest_chaosmining.core.tiers import DEFAULT_TIER
 from pytest_chaosmining.reports.failure_table import cell
 from pytest_chaosmining.reports.leaderboard import Leaderboard, build_leaderboard
@@ -34,7 +34,7 @@ KINDS = ("regressed", "changed", "improved", "new", "missing")
 
 
 def _payload(path: Path) -> dict[str, object]:
-    return dict(json.loads(Path(path).read_text()))
+    return read_results(path)
 
 
 def _records(payload: dict[str, object]) -> list[Record]:

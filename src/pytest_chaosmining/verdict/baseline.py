@@ -9,17 +9,17 @@ not judge (missing, newly skipped, newly not applicable) is a regression too:
 
 from __future__ import annotations
 
-import json
 import math
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pytest_chaosmining.core.machine import Machine, cost_differences, describe, stack_label
 from pytest_chaosmining.core.metrics.catalog import Metric, MetricCatalog
 from pytest_chaosmining.core.records import NOISE_METRICS, OUTLINE, Record
+from pytest_chaosmining.core.results_file import NotAResultsFile, read_results
 from pytest_chaosmining.verdict.where import in_classes
 
 if TYPE_CHECKING:
@@ -190,8 +190,8 @@ class Baseline:
     @classmethod
     def load(cls, path: Path, catalog: MetricCatalog) -> Baseline:
         """Read a results.json written by this plugin."""
+        payload = read_results(path)  # NotAResultsFile (a ValueError) names the file and what is wrong
         try:
-            payload: dict[str, Any] = json.loads(Path(path).read_text())
             records = [Record.from_dict(r) for r in payload["records"]]
             meta = payload.get("meta", {})
             tier = meta.get("tier")
@@ -204,8 +204,9 @@ class Baseline:
                 # an older results.json records the stack among its versions
                 machine = {**machine, "stack": stack_label(versions)}
             trained_on = [str(d) for d in meta.get("models_trained_on") or []]
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise ValueError(f"cannot read chaosmining baseline {path}: {exc}") from exc
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            why = f"{type(exc).__name__}: {exc}"
+            raise NotAResultsFile(f"{path}: not a readable chaosmining results.json ({why})") from exc
         tier_name = str(tier) if tier is not None else None
         return cls(records, str(path), catalog, tier_name, machine, trained_on)
 
