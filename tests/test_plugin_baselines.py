@@ -584,3 +584,34 @@ def test_a_renamed_explainer_is_missing_unless_the_run_retires_it(pytester, run_
             "retired (--chaosmining-retired), not compared: mygxi (* judged results in the baseline)",
         ]
     )
+
+
+def test_compare_and_the_pr_summary_judge_as_the_run_judged(pytester, run_suite):
+    """The run records how it judged (``meta.judging``: its allowed drop, thresholds file,
+    retired explainers): compare applies them to the same two files without being told, and
+    the pull request's summary states the run's verdict with the run's counts."""
+    from pytest_chaosmining.tools.pr_summary import pr_summary
+
+    args = ("--chaosmining-explainers", "FA,SA", "--chaosmining-suites", "symbolic", "-p", "no:randomly")
+    run_suite(*args, report="base", k="f15", fresh=False).assert_outcomes(passed=3)
+    payload = load_results(pytester, "base")
+    for record in payload["records"]:
+        if record["explainer"] == "FA" and record["metric"] == "fprec":
+            record["value"] += 0.01  # FA's score falls 0.01 below the baseline's: within the shipped allowed drop
+    baseline = pytester.path / "baseline.json"
+    baseline.write_text(json.dumps(payload))
+    strict = run_suite(*args, "--chaosmining-baseline", str(baseline), "--chaosmining-max-drop", "0.001",
+                       report="strict", k="f15", fresh=False)  # fmt: skip
+    strict.assert_outcomes(passed=2, failed=1)
+    new = pytester.path / "strict" / "results.json"
+    assert load_results(pytester, "strict")["meta"]["judging"]["max_drop"] == 0.001
+    regressed = {f.nodeid for f in compare_runs(baseline, new) if f.kind == "regressed"}
+    failed = {f["nodeid"] for f in load_results(pytester, "strict")["failures"]}
+    assert regressed == failed and len(failed) == 1  # the run's allowed drop, read from its results.json
+    assert not [f for f in compare_runs(baseline, new, max_drop=0.05) if f.kind == "regressed"]  # told otherwise
+    summary = pr_summary(baseline, new)
+    assert summary.startswith("## chaosmining: regressed against main") and "1 failed" in summary, summary
+    lenient = run_suite(*args, "--chaosmining-baseline", str(baseline), report="lenient", k="f15", fresh=False)
+    lenient.assert_outcomes(passed=3)
+    summary = pr_summary(baseline, pytester.path / "lenient" / "results.json")
+    assert summary.startswith("## chaosmining: no regression against main"), summary

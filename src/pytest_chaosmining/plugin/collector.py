@@ -221,6 +221,8 @@ class ResultCollector:
             "started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(self.started)),
             "duration_s": round(time.time() - self.started, 1),
             "baseline": self.baseline_check.table() if self.baseline_check else None,
+            #: how this run judged, so that compare and the pull request's summary judge the same two files alike
+            "judging": self.judging(),
             "report_only": (only := self.session.thresholds.report_only(list(self.settings.suites), tier)),
             #: the cases outside the calibrated condition (a sweep's, a training mode): reason → tests
             "report_only_conditions": dict(sorted(self.uncalibrated.items())),
@@ -238,6 +240,22 @@ class ResultCollector:
                 for name, explainer in self.session.explainers.items()
                 if explainer.known
             },
+        }
+
+    def judging(self) -> dict[str, object]:
+        """The run's judging settings beside its tier, suites and explainers: the thresholds
+        file (its text: a later comparison elsewhere applies it), the allowed drop and slowdown,
+        the retired explainers, how known limitations were held and what a run that judges
+        nothing is."""
+        settings = self.settings
+        thresholds = settings.thresholds
+        return {
+            "thresholds": None if thresholds is None else {"file": str(thresholds), "text": thresholds.read_text()},
+            "max_drop": settings.max_drop,
+            "max_slowdown": settings.max_slowdown,
+            "retired": list(settings.retired),
+            "known_defects": settings.known_defects,
+            "verdict": settings.verdict,
         }
 
     @pytest.hookimpl(optionalhook=True)

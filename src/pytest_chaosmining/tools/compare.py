@@ -8,7 +8,7 @@ NEW's own failed tests, so that its exit status and NEW's run agree:
 - **failed**: a test that failed in NEW's run (a bar missed, an own-merit check,
   an explainer error, the control passing a bar), as NEW's results.json lists it;
 - **regressed**: a judged result fell more than its metric's allowed drop
-  (the shipped ``max_drop``, or ``--max-drop``) below OLD's;
+  (the shipped ``max_drop``, or the run's ``--chaosmining-max-drop``, or ``--max-drop``) below OLD's;
 - **drift**: a fingerprint of maps moved beyond the live gate's drift bars (the
   same rule: :func:`~pytest_chaosmining.verdict.drift.drift_verdict`; a declared
   sampler's allowance is the stricter of the noise the two runs recorded, every
@@ -24,14 +24,19 @@ NEW's own failed tests, so that its exit status and NEW's run agree:
 - **changed**: fell beyond the allowed drop within what harmless changes do (the
   paired rule: listed, not a failure; re-baseline if intended).
 
-A Markdown table on stdout; exit 1 when anything failed, regressed, drifted,
+NEW is judged as its run judged: the thresholds file, allowed drop and slowdown and the
+retired explainers its results.json records (``meta.judging``), unless the command line
+gives them.  A Markdown table on stdout; exit 1 when anything failed, regressed, drifted,
 grew or went missing, 0 otherwise, 2 when a file cannot be read.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -49,6 +54,7 @@ from pytest_chaosmining.verdict.rule import BaselineRule
 
 if TYPE_CHECKING:
     from pytest_chaosmining.core.metrics.catalog import MetricCatalog
+    from pytest_chaosmining.verdict.thresholds import Thresholds
 
 #: the kinds of finding that fail a comparison (``new`` does not)
 FAILING = ("failed", "regressed", "drift", "cost", "missing")
@@ -78,15 +84,54 @@ def _load(path: Path) -> tuple[list[Record], dict[str, object], list[Finding]]:
     return [Record.from_dict(r) for r in payload["records"]], dict(payload.get("meta", {})), failed
 
 
+@dataclass(frozen=True)
+class RunJudging:
+    """How a run judged, as its results.json records it (``meta.judging``; an older file
+    records none: the defaults)."""
+
+    max_drop: float | None = None
+    max_slowdown: float = DEFAULT_MAX_SLOWDOWN
+    retired: tuple[str, ...] = ()
+    thresholds_text: str | None = None
+
+    @classmethod
+    def of(cls, meta: dict[str, object]) -> RunJudging:
+        """The judging settings ``meta`` records."""
+        found = meta.get("judging")
+        if not isinstance(found, dict):
+            return cls()
+        bars = found.get("thresholds")
+        drop, slowdown = found.get("max_drop"), found.get("max_slowdown")
+        return cls(
+            float(drop) if isinstance(drop, int | float) else None,
+            float(slowdown) if isinstance(slowdown, int | float) else DEFAULT_MAX_SLOWDOWN,
+            tuple(str(n) for n in found.get("retired") or ()),
+            str(bars["text"]) if isinstance(bars, dict) and isinstance(bars.get("text"), str) else None,
+        )
+
+    @contextlib.contextmanager
+    def thresholds(self, given: Path | None) -> Iterator[Thresholds]:
+        """The bars: ``given``'s file merged over the shipped ones, else the run's own file's text, else the shipped."""
+        if given is not None or self.thresholds_text is None:
+            yield shipped_thresholds(given)
+            return
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "run-thresholds.toml"
+            path.write_text(self.thresholds_text)
+            yield shipped_thresholds(path)
+
+
 def compare_runs(
     old: Path,
     new: Path,
     max_drop: float | None = None,
-    max_slowdown: float = DEFAULT_MAX_SLOWDOWN,
+    max_slowdown: float | None = None,
     thresholds_file: Path | None = None,
     all_suites: bool = False,
 ) -> list[Finding]:
-    """The :class:`Finding` s of ``new``'s results against ``old``'s (both results.json)."""
+    """The :class:`Finding` s of ``new``'s results against ``old``'s (both results.json), judged
+    as NEW's run judged (the settings its results.json records: thresholds file, allowed drop
+    and slowdown, retired explainers) where the arguments do not say otherwise."""
     catalog = metric_catalog()
     baseline = Baseline.load(old, catalog)
     records, meta, findings = _load(new)
@@ -102,9 +147,19 @@ def compare_runs(
     if isinstance(machine, dict):
         baseline.against_machine(machine)  # another CPU, device, GPU or stack: no cost compared
     tier = str(meta.get("tier") or baseline.tier or DEFAULT_TIER)
-    rule = BaselineRule(baseline, shipped_thresholds(thresholds_file), tier, max_drop, max_slowdown)
+    judging = RunJudging.of(meta)
+    with judging.thresholds(thresholds_file) as bars:
+        rule = BaselineRule(
+            baseline,
+            bars,
+            tier,
+            max_drop if max_drop is not None else judging.max_drop,
+            max_slowdown if max_slowdown is not None else judging.max_slowdown,
+        )
     ran = {r.suite for r in records}
-    comparison = baseline.compare(records, lambda r: all_suites or r.suite in ran)
+    comparison = baseline.compare(
+        records, lambda r: (all_suites or r.suite in ran) and r.explainer not in judging.retired
+    )
     new_side = Baseline(records, str(new), catalog)  # NEW's own noise, outlines and size checks, looked up alike
     unbarred = [
         r
@@ -178,14 +233,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("old", type=Path, help="the baseline's results.json")
     parser.add_argument("new", type=Path, help="the results.json to judge against it")
-    parser.add_argument("--max-drop", type=float, default=None, help="one allowed drop for every metric")
+    parser.add_argument(
+        "--max-drop", type=float, default=None, help="one allowed drop for every metric (default: NEW's run's)"
+    )
     parser.add_argument(
         "--max-slowdown",
         type=float,
-        default=DEFAULT_MAX_SLOWDOWN,
-        help=f"allowed growth of CPU time and memory (default {DEFAULT_MAX_SLOWDOWN:g})",
+        default=None,
+        help=f"allowed growth of CPU time and memory (default: NEW's run's, else {DEFAULT_MAX_SLOWDOWN:g})",
     )
-    parser.add_argument("--thresholds", type=Path, default=None, help="a TOML merged over the shipped bars")
+    parser.add_argument(
+        "--thresholds", type=Path, default=None, help="a TOML merged over the shipped bars (default: NEW's run's)"
+    )
     parser.add_argument("--all-suites", action="store_true", help="a suite NEW did not run is missing too")
     args = parser.parse_args(argv)
     try:

@@ -24,8 +24,8 @@ from pytest_chaosmining.core.tiers import DEFAULT_TIER
 from pytest_chaosmining.reports.failure_table import cell
 from pytest_chaosmining.reports.leaderboard import Leaderboard, build_leaderboard
 from pytest_chaosmining.reports.run_counts import RunCounts
-from pytest_chaosmining.suites import all_specs, metric_catalog, shipped_thresholds
-from pytest_chaosmining.tools.compare import FAILING, Finding, compare_runs, table
+from pytest_chaosmining.suites import all_specs, metric_catalog
+from pytest_chaosmining.tools.compare import FAILING, Finding, RunJudging, compare_runs, table
 from pytest_chaosmining.verdict.baseline import Baseline
 from pytest_chaosmining.verdict.rule import BaselineRule
 
@@ -47,10 +47,14 @@ def _board(payload: dict[str, object]) -> Leaderboard:
     return build_leaderboard(_records(payload), outcomes if isinstance(outcomes, dict) else {}, all_specs())
 
 
-def improved(old: Sequence[Record], new: Sequence[Record], tier: str) -> list[Record]:
+def improved(
+    old: Sequence[Record], new: Sequence[Record], tier: str, judging: RunJudging | None = None
+) -> list[Record]:
     """NEW's judged results that rose beyond their metric's allowed drop above OLD's
-    (:meth:`~pytest_chaosmining.verdict.rule.BaselineRule.improved`)."""
-    rule = BaselineRule(Baseline(list(old), "main", metric_catalog()), shipped_thresholds(None), tier)
+    (:meth:`~pytest_chaosmining.verdict.rule.BaselineRule.improved`), judged as NEW's run judged."""
+    judging = judging or RunJudging()
+    with judging.thresholds(None) as bars:
+        rule = BaselineRule(Baseline(list(old), "main", metric_catalog()), bars, tier, judging.max_drop)
     return [r for r in new if r.threshold is not None and rule.improved(r)]
 
 
@@ -99,7 +103,8 @@ def pr_summary(main: Path, this: Path) -> str:
     for finding in findings:
         kind = "regressed" if finding.kind in FAILING and finding.kind != "missing" else finding.kind
         tests.setdefault(explainer_of[finding], {}).setdefault(kind, set()).add(finding.nodeid)
-    for record in improved(old_records, new_records, tier):
+    risen = improved(old_records, new_records, tier, RunJudging.of(meta) if isinstance(meta, dict) else None)
+    for record in risen:
         tests.setdefault(record.explainer, {}).setdefault("improved", set()).add(record.nodeid)
     counts: dict[str, Counter[str]] = {}
     for explainer, kinds in tests.items():  # a test counts once, under the first of its kinds in KINDS
@@ -111,13 +116,26 @@ def pr_summary(main: Path, this: Path) -> str:
             seen |= found
     boards = _board(old), _board(new)
     explainers = sorted({r.explainer for r in new_records + old_records if r.explainer != MODEL_LEVEL} | set(counts))
-    red = any(f.kind in FAILING for f in findings)
+    found_red = any(f.kind in FAILING for f in findings)
     stated = new.get("counts")
-    headline = RunCounts.from_dict(stated).headline() if isinstance(stated, dict) else ""
+    run_counts = RunCounts.from_dict(stated) if isinstance(stated, dict) else None
+    headline = run_counts.headline() if run_counts is not None else ""
+    red = run_counts.failed > 0 or bool(run_counts.errors) if run_counts is not None else found_red
+    disagree = []
+    if run_counts is not None and found_red != red:  # MAIN is not the baseline the run was judged against
+        failing = sorted({f.nodeid for f in findings if f.kind in FAILING})
+        disagree = [
+            f"Against this main.json the comparison finds {len(failing)} failing test(s) "
+            if found_red
+            else "Against this main.json the comparison finds nothing failing, ",
+            "while the run's own verdict (above) was judged against its baseline: the run's verdict stands.",
+            "",
+        ]
     lines = [
         f"## chaosmining: {'regressed' if red else 'no regression'} against main",
         "",
         *([f"This run: {headline}.", ""] if headline else []),
+        *(["".join(disagree[:2]), ""] if disagree else []),
         "| explainer | verdict | " + " | ".join(KINDS) + " | leaderboard (main → this run) |",
         "|---|---|" + "---|" * len(KINDS) + "---|",
     ]
@@ -127,6 +145,8 @@ def pr_summary(main: Path, this: Path) -> str:
         verdict = "improved" if verdict == "same" and mine["improved"] else verdict
         cells = " | ".join(str(mine[k]) for k in KINDS)
         lines.append(f"| {cell(explainer)} | {verdict} | {cells} | {cell(movement(*boards, explainer))} |")
+    if risen:
+        lines += ["", f"Improved ({len(risen)}): " + ", ".join(f"`{r.nodeid}` {r.metric}" for r in risen[:20])]
     lines += ["", "<details><summary>Every finding</summary>", "", table(findings, "main", "this run"), "</details>"]
     return "\n".join(lines) + "\n"
 
