@@ -39,9 +39,9 @@ class Metric:
     bar key of a record's condition, for the
     metrics the calibration tool calibrates; ``slack``: for a cost, the growth
     always allowed on top of ``--chaosmining-max-slowdown`` when it is gated
-    against a baseline (None: reported only); ``decisions``: for a value a model trained
-    in the run decides (an accuracy over an evaluation set), that set's size at a tier:
-    on another CPU kind one of its decisions may fall the other way
+    against a baseline (None: reported only); ``decisions``: for a value a model trained or
+    an optimisation run in the run decides (an accuracy over an evaluation set), that set's
+    size at a tier: on another CPU kind a few of its decisions may fall the other way
     (:mod:`~pytest_chaosmining.core.cross_cpu`); ``unit`` for messages."""
 
     name: str
@@ -96,8 +96,8 @@ def reported(*names: str, higher_is_better: bool | None = True) -> tuple[Metric,
 
 
 def retrained(*names: str, decisions: DecisionsAt) -> tuple[Metric, ...]:
-    """Metrics recorded and reported, never judged, that a model trained in the run decides
-    over an evaluation set of ``decisions(tier)`` samples."""
+    """Metrics recorded and reported, never judged, that a model trained (or an optimisation
+    run) in the run decides over an evaluation set of ``decisions(tier)`` samples."""
     return tuple(Metric(name, decisions=decisions) for name in names)
 
 

@@ -27,7 +27,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported
+from pytest_chaosmining.core.metrics.catalog import calibrated, judged, reported, retrained
 from pytest_chaosmining.core.storage.keys import Code
 from pytest_chaosmining.core.tiers import Seeds, seed_range
 from pytest_chaosmining.explainers.context import IMAGE_CLASSIFICATION
@@ -117,6 +117,11 @@ def _canvas_key(fields: CaseFields) -> str:
     return f"{fields['canvas']}px"
 
 
+def _explained(tier: str) -> int:
+    """How many validation images BAM explains at ``tier``: the input-independence rate's decisions."""
+    return BAM[tier].n_explain
+
+
 class BamSpec(SuiteDefaults):
     """BAM (Benchmarking Attribution Methods): model contrast (MCS), input
     dependence (IDR) and input independence (IIR) on images with a known common
@@ -135,7 +140,6 @@ class BamSpec(SuiteDefaults):
             "cf_drop",
             "idr",
             "idr_baseline",
-            "iir",
             "iir_pairs",
             "mcs",
             "mcs_baseline",
@@ -143,6 +147,7 @@ class BamSpec(SuiteDefaults):
             "mcs_k_corr",
             "premise_holds",
         ),
+        *retrained("iir", decisions=_explained),  # its neutral patches: 100 optimiser steps in the run
     )
     calibration = Calibration(judged=calibrated(metrics), optional=frozenset({"idr_gain"}))
     checks = (
