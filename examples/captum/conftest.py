@@ -29,7 +29,8 @@ from pytest_chaosmining.explainers.builtin_limitations import DEEPLIFT
 
 def smoothgrad(model, inputs, target):
     """captum's NoiseTunnel around Saliency, SmoothGrad as its tutorial calls it."""
-    return NoiseTunnel(Saliency(model)).attribute(inputs, nt_type="smoothgrad", nt_samples=10, stdevs=0.1, target=target)
+    tunnel = NoiseTunnel(Saliency(model))
+    return tunnel.attribute(inputs, nt_type="smoothgrad", nt_samples=10, stdevs=0.1, target=target)
 
 
 def occlusion(model, inputs, target):

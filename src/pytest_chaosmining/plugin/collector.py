@@ -353,13 +353,13 @@ class ResultCollector:
         whose tests ran here (deselected, another shard's) is not named.  Under
         ``--chaosmining-verdict report-only`` the lines are notes."""
         ended: dict[str, Counter[str]] = {}
-        for _, explainer, outcome in self.tests.values():
-            ended.setdefault(explainer, Counter())[outcome] += 1
+        for _, name, outcome in self.tests.values():
+            ended.setdefault(name, Counter())[outcome] += 1
         failed = {f["explainer"] for f in self.failures.values()}
         lines = []
-        for name, explainer in self.session.explainers.items():
+        for name, registered in self.session.explainers.items():
             outcomes = ended.get(name)
-            if explainer.source == "builtin" or not outcomes or name in failed:
+            if registered.source == "builtin" or not outcomes or name in failed:
                 continue
             if any(outcome in JUDGED_OUTCOMES for outcome in outcomes):
                 continue
