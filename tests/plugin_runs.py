@@ -72,11 +72,13 @@ def failed_tests_of(result, explainer):
 def as_shipped(pytester, run_suite, *args, k, pack=None):
     """SA's judged values in the company run (report ``report``: computed here) against those
     the pack (``pack``, else the shipped one) holds for the same cases, computed in the default
-    run's company (``fresh=False``: the shipped results are read, not computed again).  The
-    pack may come from another CPU kind: they agree as :mod:`~pytest_chaosmining.core.cross_cpu`
-    states (1e-6; a few decisions more where a model trained in the run decides the value)."""
+    run's company (``fresh=False``: the shipped results are read, not computed again; from
+    ``pack`` into a cache of its own, which holds no result of another pack).  The pack may
+    come from another CPU kind: they agree as :mod:`~pytest_chaosmining.core.cross_cpu` states
+    (1e-6; a few decisions more where a model trained in the run decides the value)."""
     where = ("--chaosmining-pack", str(pack)) if pack else ()
-    run_suite(*args, *where, "--chaosmining-explainers", "SA", report="alone", k=k, fresh=False)
+    cache = pytester.path / f"cache-of-{pack.name}" if pack else None
+    run_suite(*args, *where, "--chaosmining-explainers", "SA", report="alone", k=k, fresh=False, cache=cache)
     company, alone = judged_values(pytester, "report", "SA"), judged_values(pytester, "alone", "SA")
     assert company and alone.keys() == company.keys(), sorted(set(alone) ^ set(company))[:5]
     differ = {k: (alone[k], v) for k, v in company.items() if not cross_cpu.agree(alone[k], v, decisions_of(k))}
