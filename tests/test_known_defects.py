@@ -77,6 +77,30 @@ def test_a_known_limitation_that_no_longer_shows_fails_the_test_as_stale():
         _judge("user").require_all(Node(), [(_completeness(0.999), 0.95, "DL on RBFP")])
 
 
+def test_a_registered_limitation_held_against_the_shared_bar_is_stale_only_at_its_promise():
+    """A registered DeepLift meets the shared vision bar (0.85), below the promise (0.95) its
+    declaration names: between them it passes as any check does, at the promise the
+    declaration is stale, below the bar it is expected, and a value that is no number fails."""
+    judge = _judge("user", name="myDL")
+    node, between = Node(), _completeness(0.88, "myDL")
+    judge.require_all(node, [(between, 0.85, "myDL on RBFP")])
+    assert between.passed and not _notes(node)
+    with pytest.raises(ConformanceFailure, match="no longer shows.*the declaration is stale"):
+        judge.require_all(Node(), [(_completeness(1.0, "myDL"), 0.85, "myDL on RBFP")])
+    below = _completeness(0.82, "myDL")
+    judge.require_all(node, [(below, 0.85, "myDL on RBFP")])
+    assert below.passed is False and below.expected and len(_notes(node)) == 1
+    for value in (float("nan"), 0.1):
+        with pytest.raises(ConformanceFailure, match="below what the known limitation"):
+            judge.require_all(Node(), [(_completeness(value, "myDL"), 0.85, "myDL on RBFP")])
+
+
+def test_a_value_that_is_no_number_fails_the_bar():
+    """NaN is below no bar and above none: it fails, never passes silently."""
+    with pytest.raises(ConformanceFailure, match="completeness nan < threshold 0.9500"):
+        _judge("user", known=()).require_all(Node(), [(_completeness(float("nan")), 0.95, "DL on RBFP")])
+
+
 def test_an_undeclared_check_is_judged_by_the_bar():
     """Nothing is excused by name: a registered DeepLift without the declaration, or with one
     for another check, is judged by the bar."""
@@ -113,6 +137,9 @@ def test_a_method_declared_weaker_is_judged_at_its_level_and_shown():
     judge.require_all(node, [(record, 0.95, "mine on RBFP")])
     assert record.passed and record.threshold == 0.5 and "the shared bar 0.9500" in _notes(node)[0]
     judge.require_all(Node(), [(_completeness(0.99, "mine"), 0.95, "mine on RBFP")])  # never stale
+    lower = _completeness(0.45, "mine")
+    judge.require_all(Node(), [(lower, 0.4, "mine on RBFP")])  # a bar below its level judges it: never stricter
+    assert lower.passed and lower.threshold == 0.4
     with pytest.raises(ConformanceFailure, match="completeness 0.4000 < threshold 0.5000"):
         judge.require_all(Node(), [(_completeness(0.4, "mine"), 0.95, "mine on RBFP")])
     note = run_notes({"known_defects": {node.nodeid: _notes(node)}})[0][0]
@@ -121,6 +148,8 @@ def test_a_method_declared_weaker_is_judged_at_its_level_and_shown():
         KnownLimitation("vision", "completeness", ("example/lib#7",), "x", weaker=True)
     with pytest.raises(ValueError, match="name its references"):
         KnownLimitation("vision", "completeness", (), "x")
+    with pytest.raises(ValueError, match="must list its values"):
+        KnownLimitation("symbolic", "completeness", ("example/lib#7",), "x", cases={"formula": 2})  # type: ignore[dict-item]
 
 
 def test_the_built_ins_declare_their_limitations_as_a_library_would():
@@ -176,4 +205,4 @@ def test_the_documented_registration_declares_what_it_says():
     for known in registered.known:
         built_in = builtin_limitation("DL", known.suite, known.check, known.pattern)
         assert built_in is not None and known.references[0] == built_in.references[0], known
-        assert (known.floor, known.cases) == (built_in.floor, built_in.cases), known
+        assert (known.floor, known.cases, known.promise) == (built_in.floor, built_in.cases, built_in.promise), known

@@ -46,12 +46,17 @@ class KnownLimitation:
     pattern: str | None = None
     #: the case fields it holds on (each a record's case field and its values); empty: every case
     cases: Mapping[str, tuple[object, ...]] = field(default_factory=dict)
-    #: the bar it holds against: a run whose bar for the check is below it judges as usual (None: any bar)
+    #: what the check promises (the built-ins' own bar): stale only once the value reaches it and the bar
+    #: (None: the run's bar); a value between a lower bar and the promise passes as any check does
     promise: float | None = None
-    #: correct but weaker than the shared bar: judged against ``floor`` instead, never stale
+    #: correct but weaker than the shared bar: judged against ``floor`` where it is lower, never stale
     weaker: bool = False
 
     def __post_init__(self) -> None:
+        for name, values in self.cases.items():
+            if not isinstance(values, tuple | list | range | frozenset | set):
+                raise ValueError(f"known limitation of {self.check!r}: cases[{name!r}] must list its values")
+        object.__setattr__(self, "cases", {name: tuple(values) for name, values in self.cases.items()})
         if not self.references or not all(isinstance(r, str) and r for r in self.references):
             raise ValueError(f"known limitation of {self.check!r} in {self.suite!r}: name its references")
         if self.weaker and self.floor == -math.inf:

@@ -350,8 +350,9 @@ class ResultCollector:
         whose tests all ended without a verdict of its own (not applicable everywhere, below
         every quality gate, report-only) fails the run, one line each naming it and what became
         of its tests; the models' tests and the control never judge it.  An explainer none of
-        whose tests ran here (deselected, another shard's) is not named.  Under
-        ``--chaosmining-verdict report-only`` the lines are notes."""
+        whose tests ran here (deselected) is not named; a ``-k`` that keeps only its cases where
+        it does not apply names it.  Under ``--chaosmining-verdict report-only``, and in one
+        shard of a sharded run (its other cases may judge it), the lines are notes."""
         ended: dict[str, Counter[str]] = {}
         for _, name, outcome in self.tests.values():
             ended.setdefault(name, Counter())[outcome] += 1
@@ -370,8 +371,13 @@ class ResultCollector:
             )
         if not lines or session.config.option.collectonly:
             return [], []
-        if self.settings.verdict == "report-only":
-            return [f"chaosmining: {line} (--chaosmining-verdict report-only)" for line in lines], []
+        if self.settings.verdict == "report-only" or self.settings.shard is not None:
+            why = (
+                "--chaosmining-verdict report-only"
+                if self.settings.shard is None
+                else "a shard: the others' cases may judge it"
+            )
+            return [f"chaosmining: {line} ({why})" for line in lines], []
         if session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         return [], lines

@@ -210,21 +210,22 @@ class Judge:
         elif drop.change:
             self.note_change(node, f"{what}: {drop.change}")
         known = self.known_limitation_of(record)
-        if known is not None and known.weaker:  # judged at its declared level instead of the shared bar
+        if known is not None and known.weaker:  # judged at its declared level where it is below the shared bar
             self.note_weaker(node, record, known, threshold)
-            threshold = record.threshold = known.floor
+            threshold = record.threshold = min(threshold, known.floor)
             record.passed = record.value + allowed >= threshold and not regression
-        elif known is not None and (
-            record.value + allowed < threshold or known.promise is None or threshold >= known.promise
-        ):
+        elif known is not None:
             failures = [f"{what}: {regression}"] if regression else []
-            failures += [f"{what}: {failure}" for failure in self.held_to_known_limitation(node, record, known)]
+            held = self.held_to_known_limitation(node, record, known, allowed)
+            failures += [f"{what}: {failure}" for failure in held]
+            if held:
+                record.passed = False
             self.record(node, record)
             if failures:
                 raise ConformanceFailure("; ".join(failures))
-            return  # (a check that passes a bar below the promise is judged as usual: not stale)
+            return
         self.record(node, record)
-        if record.value + allowed < threshold:
+        if not record.value + allowed >= threshold:  # NaN included: no value is no pass
             raise ConformanceFailure(
                 f"{what}: {record.metric} {record.value:.4f} < threshold {threshold:.4f} "
                 f"(margin {record.value - threshold:+.4f}"
@@ -275,19 +276,25 @@ class Judge:
         return known_limitation(found.known, record.suite, record.metric, record.case)
 
     @staticmethod
-    def held_to_known_limitation(node: pytest.Item, record: Record, known: KnownLimitation) -> list[str]:
-        """A check a known limitation makes fail, judged strictly: between its floor and the
-        bar it is an expected failure, noted on the test and the record; below the floor it
-        fails as any check does; at or above the bar the limitation no longer shows, which
-        fails the test (the declaration is stale).  The failures' messages (none for an
-        expected failure)."""
+    def held_to_known_limitation(
+        node: pytest.Item, record: Record, known: KnownLimitation, allowed: float = 0.0
+    ) -> list[str]:
+        """A check a known limitation makes fail, judged strictly: at or above both its bar and
+        the declaration's promise the limitation no longer shows, which fails the test (the
+        declaration is stale); at or above the bar only (a run's bar below the promise) it
+        passes as any check does; below its floor, or not a number, it fails as any check does;
+        between the floor and the bar it is an expected failure, noted on the test and the
+        record.  The failures' messages (none for a pass or an expected failure)."""
         assert record.threshold is not None
-        if record.value >= record.threshold:
-            return [known.stale(record.explainer, record.value, record.threshold)]
-        if record.value < known.floor:
+        bar, value = record.threshold, record.value + allowed
+        if value >= max(bar, known.promise if known.promise is not None else bar):
+            return [known.stale(record.explainer, record.value, max(bar, known.promise or bar))]
+        if value >= bar:
+            return []
+        if not record.value >= known.floor:  # NaN included
             return [known.below_floor(record.value)]
         record.expected = ", ".join(known.references)
-        note = known.expected(record.explainer, record.value, record.threshold)
+        note = known.expected(record.explainer, record.value, bar)
         node.user_properties.append((KNOWN_DEFECT_PROPERTY, note))
         return []
 
