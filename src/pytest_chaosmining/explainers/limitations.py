@@ -4,19 +4,21 @@ declare theirs the same way): ``Explainer(..., known=(KnownLimitation(...), ...)
 A **limitation** (the default) is a check the explainer fails because of a reported
 defect or a missing rule of its library: the check keeps its bar; while the explainer
 fails it, down to the declaration's floor, the failure is a strict expected failure,
-noted on the test and its record, citing the reference; below the floor it fails as any
-check does; the day the limitation no longer shows (the check passes its bar) the test
-fails, saying the declaration is stale.
+noted on the test and its record, citing the reference; below the floor, or not a
+number, it fails as any check does; the day the limitation no longer shows (the check
+reaches its bar and the declaration's promise) the test fails, saying the declaration is
+stale; between a bar below the promise and the promise it passes as any check does.
 
 A **weaker** declaration (``weaker=True``) is for a method that is correct but weaker
 than a shared bar (LIME's sampled surrogate, a CAM on a small canvas): the check is
-judged against the declaration's floor instead of the shared bar (and against its own
-baseline, as every check is); its value is recorded beside the shared bar and shown.
+judged against the declaration's floor where that is below the shared bar (never
+stricter; and against its own baseline, as every check is); its value is recorded and
+the shared bar shown beside it.
 
 Every declaration names the suite, the check (a metric the suite judges), the
 references (an issue or pull request of the library: ``owner/repo#N``), what it is, and
-optionally the floor, the module-pattern network (the record's ``pattern``) and the
-cases it holds on (record case fields: ``{"formula": (2, 3)}``, ``{"condition":
+optionally the floor, the promise, the module-pattern network (the record's ``pattern``)
+and the cases it holds on (record case fields: ``{"formula": (2, 3)}``, ``{"condition":
 ("SBFP",)}``; empty: every case of the suite).  The run's summary lists each.
 """
 
@@ -74,18 +76,20 @@ class KnownLimitation:
         cases = "".join(f", {name} {', '.join(map(str, values))}" for name, values in self.cases.items())
         return self.suite + (f" (the '{self.pattern}' network)" if self.pattern else "") + cases
 
+    def _note(self, head: str, explainer: str, measured: str) -> str:
+        """A note on a test: ``head`` (what was held), the references, the check and what it is."""
+        return (
+            f"{head} ({', '.join(self.references)}): {explainer}'s {self.check} on {self.where} {measured}: {self.what}"
+        )
+
     def expected(self, explainer: str, value: float, bar: float) -> str:
         """The note on a test whose check failed as the limitation makes it fail."""
-        return (
-            f"known limitation ({', '.join(self.references)}): {explainer}'s {self.check} on {self.where} "
-            f"{value:.4f} < {bar:.4f}, as expected: {self.what}"
-        )
+        return self._note("known limitation", explainer, f"{value:.4f} < {bar:.4f}, as expected")
 
     def weaker_note(self, explainer: str, value: float, bar: float) -> str:
         """The note on a test whose check was judged at the declared weaker level."""
-        return (
-            f"{WEAKER_PREFIX} ({', '.join(self.references)}): {explainer}'s {self.check} on {self.where} "
-            f"{value:.4f} against its floor {self.floor:.4f} (the shared bar {bar:.4f}): {self.what}"
+        return self._note(
+            WEAKER_PREFIX, explainer, f"{value:.4f} against its floor {self.floor:.4f} (the shared bar {bar:.4f})"
         )
 
     def below_floor(self, value: float) -> str:
@@ -115,7 +119,7 @@ def declared(known: tuple[KnownLimitation, ...]) -> str:
     for (suite, check, weaker), members in groups.items():
         kind = "weaker, judged at its floor" if weaker else "known limitation"
         count = f" on {len(members)} networks" if len(members) > 1 else ""
-        cited = sorted({members[0].references[0], *(m.references[0] for m in members)})
+        cited = sorted({m.references[0] for m in members})
         parts.append(f"{suite} {check}{count} ({kind}: {', '.join(cited)})")
     return "; ".join(parts)
 

@@ -33,10 +33,8 @@ grew or went missing, 0 otherwise, 2 when a file cannot be read.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
 import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -54,7 +52,6 @@ from pytest_chaosmining.verdict.rule import BaselineRule
 
 if TYPE_CHECKING:
     from pytest_chaosmining.core.metrics.catalog import MetricCatalog
-    from pytest_chaosmining.verdict.thresholds import Thresholds
 
 #: the kinds of finding that fail a comparison (``new`` does not)
 FAILING = ("failed", "regressed", "drift", "cost", "missing")
@@ -109,16 +106,25 @@ class RunJudging:
             str(bars["text"]) if isinstance(bars, dict) and isinstance(bars.get("text"), str) else None,
         )
 
-    @contextlib.contextmanager
-    def thresholds(self, given: Path | None) -> Iterator[Thresholds]:
-        """The bars: ``given``'s file merged over the shipped ones, else the run's own file's text, else the shipped."""
-        if given is not None or self.thresholds_text is None:
-            yield shipped_thresholds(given)
-            return
-        with tempfile.TemporaryDirectory() as folder:
+    def rule(
+        self,
+        baseline: Baseline,
+        tier: str,
+        thresholds_file: Path | None = None,
+        max_drop: float | None = None,
+        max_slowdown: float | None = None,
+    ) -> BaselineRule:
+        """The baseline rule the run judged by: its bars (``thresholds_file`` merged over the
+        shipped ones, else the run's own file's text, else the shipped), allowed drop and slowdown,
+        each unless the arguments give one."""
+        drop = max_drop if max_drop is not None else self.max_drop
+        slowdown = max_slowdown if max_slowdown is not None else self.max_slowdown
+        if thresholds_file is not None or self.thresholds_text is None:
+            return BaselineRule(baseline, shipped_thresholds(thresholds_file), tier, drop, slowdown)
+        with tempfile.TemporaryDirectory() as folder:  # the bars are read here, before the file goes
             path = Path(folder) / "run-thresholds.toml"
             path.write_text(self.thresholds_text)
-            yield shipped_thresholds(path)
+            return BaselineRule(baseline, shipped_thresholds(path), tier, drop, slowdown)
 
 
 def compare_runs(
@@ -148,14 +154,7 @@ def compare_runs(
         baseline.against_machine(machine)  # another CPU, device, GPU or stack: no cost compared
     tier = str(meta.get("tier") or baseline.tier or DEFAULT_TIER)
     judging = RunJudging.of(meta)
-    with judging.thresholds(thresholds_file) as bars:
-        rule = BaselineRule(
-            baseline,
-            bars,
-            tier,
-            max_drop if max_drop is not None else judging.max_drop,
-            max_slowdown if max_slowdown is not None else judging.max_slowdown,
-        )
+    rule = judging.rule(baseline, tier, thresholds_file, max_drop, max_slowdown)
     ran = {r.suite for r in records}
     comparison = baseline.compare(
         records, lambda r: (all_suites or r.suite in ran) and r.explainer not in judging.retired

@@ -27,7 +27,6 @@ from pytest_chaosmining.reports.run_counts import RunCounts
 from pytest_chaosmining.suites import all_specs, metric_catalog
 from pytest_chaosmining.tools.compare import FAILING, Finding, RunJudging, compare_runs, table
 from pytest_chaosmining.verdict.baseline import Baseline
-from pytest_chaosmining.verdict.rule import BaselineRule
 
 #: the columns of the per-explainer table, in order: tests, each under the first of its findings' kinds
 KINDS = ("regressed", "changed", "improved", "new", "missing")
@@ -52,9 +51,7 @@ def improved(
 ) -> list[Record]:
     """NEW's judged results that rose beyond their metric's allowed drop above OLD's
     (:meth:`~pytest_chaosmining.verdict.rule.BaselineRule.improved`), judged as NEW's run judged."""
-    judging = judging or RunJudging()
-    with judging.thresholds(None) as bars:
-        rule = BaselineRule(Baseline(list(old), "main", metric_catalog()), bars, tier, judging.max_drop)
+    rule = (judging or RunJudging()).rule(Baseline(list(old), "main", metric_catalog()), tier)
     return [r for r in new if r.threshold is not None and rule.improved(r)]
 
 

@@ -287,8 +287,9 @@ class Judge:
         record.  The failures' messages (none for a pass or an expected failure)."""
         assert record.threshold is not None
         bar, value = record.threshold, record.value + allowed
-        if value >= max(bar, known.promise if known.promise is not None else bar):
-            return [known.stale(record.explainer, record.value, max(bar, known.promise or bar))]
+        reached = bar if known.promise is None else max(bar, known.promise)
+        if value >= reached:
+            return [known.stale(record.explainer, record.value, reached)]
         if value >= bar:
             return []
         if not record.value >= known.floor:  # NaN included
