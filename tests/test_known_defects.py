@@ -15,7 +15,12 @@ import pytest
 
 from pytest_chaosmining.core.records import KNOWN_DEFECT_PROPERTY, Record
 from pytest_chaosmining.explainers import Explainer, builtin_explainers
-from pytest_chaosmining.explainers.builtin_limitations import BUILTIN_LIMITATIONS, DEEPLIFT, builtin_limitation
+from pytest_chaosmining.explainers.builtin_limitations import (
+    BUILTIN_LIMITATIONS,
+    DEEPLIFT,
+    GUIDED_BACKPROP,
+    builtin_limitation,
+)
 from pytest_chaosmining.explainers.limitations import KnownLimitation
 from pytest_chaosmining.reports.markdown import run_notes
 from pytest_chaosmining.suites.registry import metric_catalog, shipped_thresholds
@@ -152,9 +157,35 @@ def test_a_method_declared_weaker_is_judged_at_its_level_and_shown():
         KnownLimitation("symbolic", "completeness", ("example/lib#7",), "x", cases={"formula": 2})  # type: ignore[dict-item]
 
 
+def test_a_weaker_level_the_random_control_reaches_fails_the_run():
+    """A declared weaker level is a bar: where the control scores at or above it on the
+    same case the declaration rejects nothing, and the run fails saying so."""
+    from pytest_chaosmining.verdict.weaker_levels import levels_the_control_reaches
+
+    weaker = KnownLimitation("symbolic", "fprec", ("example/lib#7",), "a sampled surrogate", floor=0.3, weaker=True)
+    explainers = {"mine": Explainer("mine", lambda m, x, t: x, source="user", known=(weaker,))}
+
+    def fprec(explainer: str, value: float, formula: int, threshold: float | None) -> Record:
+        return Record(
+            "symbolic", "mlp", explainer, 0, "fprec", value, {"formula": formula}, threshold, nodeid=f"f{formula}"
+        )
+
+    records = [
+        fprec("mine", 0.5, 10, 0.3),  # judged at 0.3; the control scores 0.31 there: rejects nothing
+        fprec("random", 0.31, 10, None),
+        fprec("mine", 0.5, 2, 0.3),  # the control scores 0.03: the level rejects it
+        fprec("random", 0.03, 2, None),
+        fprec("mine", 0.9, 1, 0.25),  # the shared bar was below the floor: judged at the bar, not the level
+        fprec("random", 0.3, 1, None),
+    ]
+    lines = levels_the_control_reaches(records, explainers, "random")
+    assert len(lines) == 1 and "random control scores 0.3100" in lines[0] and "(f10)" in lines[0], lines
+
+
 def test_the_built_ins_declare_their_limitations_as_a_library_would():
     assert builtin_explainers()["DL"].known == BUILTIN_LIMITATIONS["DL"] == DEEPLIFT
-    assert all(not e.known for name, e in builtin_explainers().items() if name != "DL")
+    assert builtin_explainers()["GBP"].known == BUILTIN_LIMITATIONS["GBP"] == GUIDED_BACKPROP
+    assert all(not e.known for name, e in builtin_explainers().items() if name not in ("DL", "GBP"))
     assert builtin_limitation("IG", "vision", "completeness") is None
 
 
@@ -171,25 +202,26 @@ def test_the_shipped_bars_are_the_promise_not_the_defective_values():
     """The built-in's own bar is what the property promises, and the shared bar a
     registered explainer meets was not set from the defective values."""
     bars = shipped_thresholds(None)
-    for known in DEEPLIFT:
-        own = bars.optional_metric(known.suite, "smoke", known.check, "default", "DL")
+    declared = [(name, known) for name, every in BUILTIN_LIMITATIONS.items() for known in every]
+    for name, known in declared:
+        own = bars.optional_metric(known.suite, "smoke", known.check, "default", name)
         shared = bars.optional_metric(known.suite, "smoke", known.check, "default", "a-registered-one")
-        assert own == known.promise == 0.95 and shared is not None and shared >= 0.85, (known, own, shared)
+        assert own == known.promise and shared is not None and shared >= 0.65, (known, own, shared)
     runs = json.loads((ROOT / "benchmarks" / "axioms" / "properties.json").read_text())
     patterns = json.loads((ROOT / "benchmarks" / "real_bugs" / "patterns_calibration.json").read_text())
-    for known in DEEPLIFT:
+    for name, known in declared:
         if known.pattern is not None:  # a module-pattern network's: calibrated over its initialisations
-            seen = patterns["explainers"]["DL"]["defects"][known.pattern]
+            seen = patterns["explainers"][name]["defects"][known.pattern]
             assert seen["floor"] == known.floor and seen["held_out_below_floor"] == 0, (known.pattern, seen)
             assert seen["held_out_at_promise"] == 0, (known.pattern, seen)  # not stale on unseen networks
             continue
-        seen = runs["metrics"][f"{known.suite}.{known.check}"]["explainers"]["DL"]
+        seen = runs["metrics"][f"{known.suite}.{known.check}"]["explainers"][name]
         assert seen["bar"] == known.promise and seen["defect_floor"] == known.floor <= seen["min"], seen
         if not known.cases:  # it fails there on every seed, calibration and held out (not stale)
             assert seen["max"] < seen["bar"] and seen["held_out_failed"] == seen["held_out_n"], seen
             continue
         # on the formulas it is declared for it fails on every seed; on the others its sums hold
-        for formula, values in _symbolic_completeness("DL").items():
+        for formula, values in _symbolic_completeness(name).items():
             declared = formula in known.cases["formula"]
             assert all((v < known.promise) == declared and v >= known.floor for v in values), (formula, values)
     assert not math.isinf(bars.optional_metric("symbolic", "smoke", "completeness", "f02", "DL") or -math.inf)

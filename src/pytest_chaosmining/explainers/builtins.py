@@ -43,7 +43,7 @@ def builtin_explainers() -> dict[str, Explainer]:
         ),
         "FA": Explainer("FA", m.FeatureAblation, {"perturbations_per_eval": 8}, "ablation", "builtin"),
         "IxG": Explainer("IxG", m.InputXGradient, {}, None, "builtin"),
-        "GBP": Explainer("GBP", m.GuidedBackprop, {}, None, "builtin"),
+        "GBP": Explainer("GBP", m.GuidedBackprop, {}, None, "builtin", known=BUILTIN_LIMITATIONS["GBP"]),
         "SG": Explainer("SG", m.smoothgrad, {}, None, "builtin", stochastic=True),
         "GS": Explainer(
             "GS", m.GradientShap, {"n_samples": NOISE_SAMPLES, "stdevs": 0.0}, None, "builtin", stochastic=True

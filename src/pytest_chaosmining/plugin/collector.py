@@ -34,6 +34,7 @@ from pytest_chaosmining.core.records import (
     sort_records,
 )
 from pytest_chaosmining.core.storage.derived import package_digest, source_fingerprint
+from pytest_chaosmining.explainers.builtins import CONTROL_NAME
 from pytest_chaosmining.explainers.limitations import declared
 from pytest_chaosmining.reports.failure_table import run_page
 from pytest_chaosmining.reports.html import LEADERBOARD_STYLE, leaderboard_table
@@ -53,6 +54,7 @@ from pytest_chaosmining.settings import Settings
 from pytest_chaosmining.suites import get_suite, suite_of
 from pytest_chaosmining.verdict.judge import ConformanceFailure
 from pytest_chaosmining.verdict.skips import skip_kind, skip_message, uncalibrated_condition
+from pytest_chaosmining.verdict.weaker_levels import levels_the_control_reaches
 
 if TYPE_CHECKING:
     from pytest_chaosmining.reports.reported_suite import ReportedSuite
@@ -290,7 +292,9 @@ class ResultCollector:
                 self.failures[nodeid]["message"] = "\n".join([" ".join([first, *notes]), *evidence])
         notes, errors = self._judged_nothing(session)
         unjudged_notes, unjudged = self._unjudged_explainers(session)
-        notes, errors = [*notes, *unjudged_notes], [*(check.errors if check is not None else []), *errors, *unjudged]
+        weak_notes, weak = self._weaker_than_the_control(session)
+        notes = [*notes, *unjudged_notes, *weak_notes]
+        errors = [*(check.errors if check is not None else []), *errors, *unjudged, *weak]
         failures = sorted(self.failures.values(), key=lambda f: f["nodeid"])
         outcomes = outcome_counts(self.outcomes)
         every_test = outcome_counts(Counter(self.tests.values()))
@@ -378,6 +382,19 @@ class ResultCollector:
                 else "a shard: the others' cases may judge it"
             )
             return [f"chaosmining: {line} ({why})" for line in lines], []
+        if session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        return [], lines
+
+    def _weaker_than_the_control(self, session: pytest.Session) -> tuple[list[str], list[str]]:
+        """A check judged at a declared weaker level the random control reaches on the same
+        case fails the run (:func:`~pytest_chaosmining.verdict.weaker_levels.levels_the_control_reaches`);
+        under ``--chaosmining-verdict report-only`` the lines are notes."""
+        lines = levels_the_control_reaches(self.records, self.session.explainers, CONTROL_NAME)
+        if not lines or session.config.option.collectonly:
+            return [], []
+        if self.settings.verdict == "report-only":
+            return [f"chaosmining: {line} (--chaosmining-verdict report-only)" for line in lines], []
         if session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         return [], lines
