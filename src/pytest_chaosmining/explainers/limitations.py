@@ -13,10 +13,12 @@ A **weaker** declaration (``weaker=True``) is for a method that is correct but w
 than a shared bar (LIME's sampled surrogate, a CAM on a small canvas): the check is
 judged against the declaration's floor where that is below the shared bar (never
 stricter; and against its own baseline, as every check is); its value is recorded and
-the shared bar shown beside it.
+the shared bar shown beside it.  A level the random control reaches on the same case
+rejects nothing: the run fails saying so (:mod:`pytest_chaosmining.verdict.weaker_levels`).
 
 Every declaration names the suite, the check (a metric the suite judges), the
-references (an issue or pull request of the library: ``owner/repo#N``), what it is, and
+references (an issue or pull request of the library, ``owner/repo#N``; for what the
+method itself does, the paper: ``arXiv:NNNN.NNNNN``), what it is, and
 optionally the floor, the promise, the module-pattern network (the record's ``pattern``)
 and the cases it holds on (record case fields: ``{"formula": (2, 3)}``, ``{"condition":
 ("SBFP",)}``; empty: every case of the suite).  The run's summary lists each.
@@ -38,7 +40,7 @@ class KnownLimitation:
 
     suite: str
     check: str
-    #: the library's issues or pull requests (``owner/repo#N``), the first the main one
+    #: the library's issues or pull requests (``owner/repo#N``) or papers (``arXiv:…``), the first the main one
     references: tuple[str, ...]
     #: what breaks, in one line, as measured
     what: str

@@ -112,8 +112,8 @@ def _changed_section(changed: list[dict[str, Any]], most: int | None = None) -> 
     )
 
 
-#: an issue or pull request as the known defects cite it (``owner/repo#N``)
-ISSUE = re.compile(r"[\w.-]+/[\w.-]+#\d+")
+#: a reference a declaration cites: an issue or pull request (``owner/repo#N``) or a paper (``arXiv:N``)
+REFERENCE = re.compile(r"[\w.-]+/[\w.-]+#\d+|arXiv:\d{4}\.\d{4,5}")
 
 
 def run_notes(meta: Mapping[str, object]) -> list[tuple[str, bool]]:
@@ -156,7 +156,7 @@ def run_notes(meta: Mapping[str, object]) -> list[tuple[str, bool]]:
         held = [note for notes in known.values() for note in notes if not note.startswith(WEAKER_PREFIX)]
         weaker = [note for notes in known.values() for note in notes if note.startswith(WEAKER_PREFIX)]
         if held:
-            cited = sorted({ref for note in held for ref in ISSUE.findall(note)})
+            cited = sorted({ref for note in held for ref in REFERENCE.findall(note)})
             notes.append(
                 (
                     f"known limitations: {len(held)} check(s) failed as expected ({'; '.join(cited)}); each turns "
@@ -165,7 +165,7 @@ def run_notes(meta: Mapping[str, object]) -> list[tuple[str, bool]]:
                 )
             )
         if weaker:
-            cited = sorted({ref for note in weaker for ref in ISSUE.findall(note)})
+            cited = sorted({ref for note in weaker for ref in REFERENCE.findall(note)})
             notes.append(
                 (
                     f"declared weaker: {len(weaker)} check(s) judged at their declared level instead of the shared "
