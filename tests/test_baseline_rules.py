@@ -393,3 +393,24 @@ def test_a_sampler_s_draw_may_fall_one_explained_sample_below_an_absolute_bar():
     no_samples.samples = None
     with pytest.raises(ConformanceFailure):
         judge.require(Node(), no_samples, 0.1, "GS on RBRP")
+
+
+def test_a_check_of_the_maps_own_merit_the_baseline_judged_and_that_is_gone_is_missing():
+    """A map that turned unsigned loses its sign check: the baseline's judged truth_sign is
+    missing (a regression), while the drift metrics, which exist only against a baseline,
+    are never missing, and an own-merit value the baseline recorded without a bar is not."""
+    case = {"condition": "RBFP"}
+
+    def record(metric: str, value: float, threshold: float | None) -> Record:
+        return Record("vision", "small_cnn", "mine", 0, metric, value, case, threshold, nodeid="t[RBFP-mine]")
+
+    old = [
+        record("iou", 0.6, 0.5),
+        record("truth_sign", 0.9, 0.65),
+        record("map_agreement", 1.0, 0.9),
+        record("completeness", 0.5, None),
+    ]
+    baseline = Baseline(old, "base", metric_catalog())
+    comparison = baseline.compare([record("iou", 0.6, 0.5)], lambda r: True)
+    assert [r.metric for r in comparison.missing] == ["truth_sign"]
+    assert not baseline.compare([record("iou", 0.6, 0.5), record("truth_sign", 0.9, 0.65)], lambda r: True).missing

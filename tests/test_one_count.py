@@ -218,3 +218,18 @@ def test_a_model_s_cost_growth_fails_once_as_its_own_test_or_in_the_failures_of_
     assert sorted(check.folded) == ["t::case1", "t::case2"]
     check, emitted = finish({"t::case1"})  # one case passed: the model's growth is a failure of its own
     assert len(emitted) == 1 and not check.folded
+
+
+def test_a_class_is_named_only_where_the_evidence_holds_it():
+    """One changed sample, or changes spread over classes, name no class; most of one
+    class's samples changed, and most of the changes there, name it."""
+    from pytest_chaosmining.verdict.where import in_classes
+
+    labels = [0, 0, 0, 1, 1, 1, 2, 2, 2, 7]
+    assert in_classes([9], labels) == ""  # "all in class 7: 1 of its 1" read as a class's bug
+    assert in_classes([0, 3, 6], labels) == ""  # one of each: no class's change
+    assert in_classes([0, 3], labels) == ""
+    assert in_classes([0, 1, 2], labels) == "all in class 0: 3 of its 3 samples; the other 3 classes untouched"
+    assert in_classes([0, 1, 6], labels).startswith("mostly in class 0: 2 of its 3 samples, 2 of the 3 changed")
+    assert in_classes([0, 1], [0, 0, 0, 0, 0, 1]) == ""  # 2 of its 5: not the class as a whole
+    assert in_classes([0, 1], None) == ""

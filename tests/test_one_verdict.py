@@ -43,6 +43,8 @@ def mine(model, inputs, target):
     found = gxi(model, inputs, target)
     if change == "sign":
         return -found
+    if change == "unsigned":
+        return found.abs()
     if change == "noise":
         noise = torch.randn(found.shape, generator=torch.Generator().manual_seed(0))
         return found + 3 * found.abs().mean() * noise
@@ -56,17 +58,19 @@ def pytest_chaosmining_explainers(config):
     return {"mine": mine, "mine2": mine}
 """
 
-#: scenario → (the behaviour, the run's explainers and extra options, whether the run must be red)
+#: scenario → (the behaviour, the run's explainers and extra options, whether the run must be red,
+#: what the run's failures must say)
 SCENARIOS = {
-    "unchanged": ("none", ("mine",), False),
-    "float64 (benign)": ("float64", ("mine",), False),
-    "sign flipped": ("sign", ("mine",), True),
-    "noise": ("noise", ("mine",), True),
-    "half the batch": ("half", ("mine",), True),
-    "never a map": ("missing-op", ("mine",), True),
-    "skips its test": ("skips", ("mine",), True),
-    "renamed": ("none", ("mine2",), True),
-    "retired": ("none", ("mine2", "--chaosmining-retired", "mine"), False),
+    "unchanged": ("none", ("mine",), False, ""),
+    "float64 (benign)": ("float64", ("mine",), False, ""),
+    "sign flipped": ("sign", ("mine",), True, ""),
+    "unsigned": ("unsigned", ("mine",), True, ""),
+    "noise": ("noise", ("mine",), True, ""),
+    "half the batch": ("half", ("mine",), True, ""),
+    "never a map": ("missing-op", ("mine",), True, "NotImplementedError"),
+    "skips its test": ("skips", ("mine",), True, "skip"),
+    "renamed": ("none", ("mine2",), True, ""),
+    "retired": ("none", ("mine2", "--chaosmining-retired", "mine"), False, ""),
 }
 K = "f01 or f08"
 
@@ -89,7 +93,7 @@ def test_compare_and_the_pr_summary_agree_with_the_run_test_by_test(pytester, ru
     assert base.ret == pytest.ExitCode.OK, base.stdout.str()
     baseline = pytester.path / "base" / "results.json"
     disagreements = []
-    for scenario, (change, explainers, red) in SCENARIOS.items():
+    for scenario, (change, explainers, red, said) in SCENARIOS.items():
         monkeypatch.setenv("CHAOS_CHANGE", change)
         report = "run-" + scenario.replace(" ", "-").replace("(", "").replace(")", "")
         run = run_suite(
@@ -101,6 +105,8 @@ def test_compare_and_the_pr_summary_agree_with_the_run_test_by_test(pytester, ru
         payload = load_results(pytester, report)
         failed = _run_failures(payload)
         assert bool(failed) is red, f"{scenario}: {sorted(failed)}"
+        said_by_run = "\n".join(f["message"] for f in payload["failures"])
+        assert said in said_by_run, (scenario, said_by_run)
         new = pytester.path / report / "results.json"
         findings = compare.compare_runs(baseline, new)
         failing = {f.nodeid for f in findings if f.kind in compare.FAILING}

@@ -120,7 +120,8 @@ def declared(known: tuple[KnownLimitation, ...]) -> str:
     parts = []
     for (suite, check, weaker), members in groups.items():
         kind = "weaker, judged at its floor" if weaker else "known limitation"
-        count = f" on {len(members)} networks" if len(members) > 1 else ""
+        kinds = "networks" if all(m.pattern for m in members) else "case sets"
+        count = f" on {len(members)} {kinds}" if len(members) > 1 else ""
         cited = sorted({m.references[0] for m in members})
         parts.append(f"{suite} {check}{count} ({kind}: {', '.join(cited)})")
     return "; ".join(parts)

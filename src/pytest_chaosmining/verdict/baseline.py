@@ -253,9 +253,9 @@ class Baseline:
 
     def compare(self, records: list[Record], in_scope: Callable[[Record], bool]) -> Comparison:
         """This run's judged ``records`` against the baseline's, of the metrics a
-        baseline compares (a check of the maps' own merit applies where the maps allow,
-        an unsigned map has no sign check; the maps' agreement exists only against a
-        baseline: neither is compared, new or missing); a baseline result counts as
+        baseline compares (a check of the maps' own merit is judged by its bar, not compared
+        or new, but missing where the baseline judged it and it is gone; the maps' agreement
+        exists only against a baseline: neither compared, new nor missing); a baseline result counts as
         missing only where ``in_scope`` says this run should have judged it, whether a bar
         judged it there or it was a score recorded without one (a condition whose bar is off):
         a result that existed in the baseline and is gone is a regression either way."""
@@ -269,9 +269,17 @@ class Baseline:
                 out.compared.append((record, old.value))
         scored = {r.key() for r in records if r.threshold is not None or self.catalog.is_judged(r.suite, r.metric)}
         out.missing = [
-            r for key, r in self.scores.items() if key not in scored and in_scope(r) and self._against_baseline(r)
+            r for key, r in self.scores.items() if key not in scored and in_scope(r) and self._missed_when_gone(r)
         ]
         return out
+
+    def _missed_when_gone(self, record: Record) -> bool:
+        """Whether the baseline's ``record``, gone from this run, is missing: a compared metric's,
+        or a check of the maps' own merit the baseline judged with a bar (not the drift metrics)."""
+        metric = self.catalog.get(record.suite, record.metric)
+        if metric is None or metric.against_baseline:
+            return True
+        return metric.missed_when_gone and record.threshold is not None
 
     def _against_baseline(self, record: Record) -> bool:
         metric = self.catalog.get(record.suite, record.metric)

@@ -49,6 +49,10 @@ class Metric:
     judged: bool = False
     bar_key: BarKeyOf | None = None
     against_baseline: bool = True
+    #: a result of it the baseline judged with a bar and this run does not produce is missing, even where
+    #: the baseline does not compare its value (a check of the maps' own merit gone: a map now unsigned
+    #: has no sign check); False for the drift metrics, which exist only against a baseline
+    missed_when_gone: bool = True
     slack: float | None = None
     decisions: DecisionsAt | None = None
     unit: str = ""
@@ -71,8 +75,9 @@ def judged(*names: str, bar_key: BarKeyOf | None = None) -> tuple[Metric, ...]:
 
 
 def own_merit(*names: str) -> tuple[Metric, ...]:
-    """Judged metrics of an explainer's own merit (higher is better): a bar judges them,
-    a baseline neither compares them nor misses them (an unsigned map has no sign check)."""
+    """Judged metrics of an explainer's own merit (higher is better): a bar judges them, a
+    baseline does not compare their values, and one the baseline judged that this run does not
+    produce is missing (a map that turned unsigned lost its sign check: a regression)."""
     return tuple(Metric(name, judged=True, against_baseline=False) for name in names)
 
 
@@ -80,10 +85,13 @@ def drift_metrics() -> tuple[Metric, ...]:
     """The drift metrics of a suite that keeps its maps' fingerprint: ``map_agreement``,
     ``sample_agreement``, ``size_agreement`` and ``outline_kept`` measure this run against
     its baseline, so a bar judges them while the baseline's own values of them are neither
-    compared nor missed, nor are they new (declared as own-merit checks are); the
+    compared nor missed, nor are they new; the
     ``fingerprint``, the ``outline`` of every explained sample and the explainer's
     ``self_agreement`` are recorded, and a declared sampler's own noise on the case."""
-    compared = own_merit("map_agreement", "sample_agreement", "size_agreement", "outline_kept")
+    compared = tuple(
+        Metric(name, judged=True, against_baseline=False, missed_when_gone=False)
+        for name in ("map_agreement", "sample_agreement", "size_agreement", "outline_kept")
+    )
     noise = reported("noise_agreement", "noise_sample_agreement") + reported(
         "noise_outline_change", higher_is_better=False
     )
