@@ -572,7 +572,7 @@ def test_a_renamed_explainer_is_missing_unless_the_run_retires_it(pytester, run_
         fresh=False, report="renamed",
     )  # fmt: skip
     assert renamed.ret == pytest.ExitCode.TESTS_FAILED, renamed.stdout.str()
-    renamed.stdout.fnmatch_lines(["*missing 2 judged results*", "FAILED *chaosmining-baseline::*-mygxi-*"])
+    renamed.stdout.fnmatch_lines(["*missing 3 judged results*", "FAILED *chaosmining-baseline::*-mygxi-*"])
     retired = run_suite(
         *args, "--chaosmining-explainers", "mygxi2", "--chaosmining-baseline", "base/results.json",
         "--chaosmining-retired", "mygxi", k="f08", fresh=False, report="retired",

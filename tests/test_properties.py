@@ -207,10 +207,10 @@ def test_declared_equivalence_agrees_within_noise_and_tells_methods_apart(probe)
     assert flipped["equivalence"] < 0
 
 
-def test_own_merit_metrics_are_judged_by_their_bars_not_against_a_baseline():
+def test_own_merit_metrics_are_judged_by_their_bars_and_missed_when_gone():
     """A check of the explainer's own maps is judged by its bar: a baseline does not compare
-    it (a share of 6 samples moves by 1/6 at a time, and its history adds nothing) nor miss it
-    (saliency made unsigned, abs=True, has no sign check), while a score beside it is both."""
+    it (a share of 6 samples moves by 1/6 at a time, and its history adds nothing), but misses
+    it where it is gone (saliency made unsigned, abs=True, lost its sign check: a regression)."""
     from pytest_chaosmining.core.records import Record
     from pytest_chaosmining.suites import metric_catalog
     from pytest_chaosmining.verdict.baseline import Baseline
@@ -227,7 +227,7 @@ def test_own_merit_metrics_are_judged_by_their_bars_not_against_a_baseline():
         old = Record(suite, "m", "IG", 0, metric, 1.0, fields, threshold=0.5, passed=True)
         baseline = Baseline([old], "base.json", catalog)
         assert baseline.drop(Record(**{**old.to_dict(), "value": 0.6}), declared, 0.02).regression is None
-        assert baseline.compare([], lambda r: True).missing == []
+        assert baseline.compare([], lambda r: True).missing == [old]
     score = Record("vision", "m", "IG", 0, "iou", 0.8, fields, threshold=0.3, passed=True)
     dropped = Record(**{**score.to_dict(), "value": 0.5})
     assert (
