@@ -394,3 +394,14 @@ def test_a_library_declares_its_explainers_limitations_and_gets_the_built_ins_ve
     failed = [line for line in stale.stdout.lines if line.startswith("FAILED ") and " myDL: " in line]
     assert len(failed) == 1 and "symbolic myDL: myDL on f01" in failed[0], failed
     stale.stdout.fnmatch_lines(["*the known limitation example/lib#1 no longer shows*the declaration is stale*"])
+
+
+def test_a_run_that_deselects_the_first_case_says_its_own_merit_checks_were_not_judged(pytester, run_suite):
+    """The own-merit checks run on a suite's first planned case: a run that deselects it
+    says none was judged (before: silently none), and a run that keeps it says nothing."""
+    args = ("--chaosmining-explainers", "SA", "--chaosmining-suites", "symbolic")
+    note = "chaosmining: symbolic's checks of an explainer's own merit * which this run did not run (deselected)*"
+    without = run_suite(*args, k="f08", fresh=False, report="without")
+    without.stdout.fnmatch_lines([note])
+    with_first = run_suite(*args, k="f01", fresh=False, report="with")
+    with_first.stdout.no_fnmatch_line(note)

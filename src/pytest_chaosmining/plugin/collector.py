@@ -51,8 +51,9 @@ from pytest_chaosmining.reports.run_counts import COST, FAILED, JUDGED_OUTCOMES,
 from pytest_chaosmining.reports.run_results import RunResults
 from pytest_chaosmining.reports.tables import outcome_counts
 from pytest_chaosmining.settings import Settings
-from pytest_chaosmining.suites import get_suite, suite_of
+from pytest_chaosmining.suites import get_suite, metric_catalog, suite_of
 from pytest_chaosmining.verdict.judge import ConformanceFailure
+from pytest_chaosmining.verdict.own_merit_scope import PROBE_CHECK, own_merit_not_run
 from pytest_chaosmining.verdict.skips import skip_kind, skip_message, uncalibrated_condition
 from pytest_chaosmining.verdict.weaker_levels import levels_the_control_reaches
 
@@ -293,7 +294,7 @@ class ResultCollector:
         notes, errors = self._judged_nothing(session)
         unjudged_notes, unjudged = self._unjudged_explainers(session)
         weak_notes, weak = self._weaker_than_the_control(session)
-        notes = [*notes, *unjudged_notes, *weak_notes]
+        notes = [*notes, *unjudged_notes, *weak_notes, *self._own_merit_not_run(session)]
         errors = [*(check.errors if check is not None else []), *errors, *unjudged, *weak]
         failures = sorted(self.failures.values(), key=lambda f: f["nodeid"])
         outcomes = outcome_counts(self.outcomes)
@@ -385,6 +386,14 @@ class ResultCollector:
         if session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         return [], lines
+
+    def _own_merit_not_run(self, session: pytest.Session) -> list[str]:
+        """Notes for the suites whose own-merit checks this run left out by deselecting their
+        first planned case (not in a shard: another shard runs it)."""
+        if session.config.option.collectonly or self.settings.shard is not None:
+            return []
+        suites = [name for name in self.settings.suites if metric_catalog().get(name, PROBE_CHECK) is not None]
+        return own_merit_not_run(self.tests, self.records, suites, CONTROL_NAME)
 
     def _weaker_than_the_control(self, session: pytest.Session) -> tuple[list[str], list[str]]:
         """A check judged at a declared weaker level the random control reaches on the same
