@@ -88,23 +88,33 @@ SMOOTHING = (
 )  # fmt: skip
 
 #: ablation of one feature at a time (Zeiler and Fergus's occlusion): a pixel, or a patch of the grid
+ABLATION_PAPER = ("arXiv:1311.2901",)
+
+
+def small_rbrp_gain(what, floor):
+    """A weaker vision RBRP training gain where the built-in's own bar was not calibratable
+    (the control's gain is 0: any level above it rejects a model-free map)."""
+    return KnownLimitation(
+        "vision", "training_gain", ABLATION_PAPER, what, floor=floor, cases={"condition": ("RBRP",)}, weaker=True
+    )
+
+
 ABLATION = (
-    KnownLimitation(
-        "vision", "training_gain", ("arXiv:1311.2901",), "ablating one pixel of a random-position image barely "
-        "moves the logit, of the trained model and the untrained alike: its gain is small (0.063; the "
-        "built-in FA's bar there was not calibratable, a calibration seed gained 0.063)",
-        floor=0.03, cases={"condition": ("RBRP",)}, weaker=True,
+    small_rbrp_gain(
+        "ablating one pixel of a random-position image barely moves the logit, of the trained model and the "
+        "untrained alike: its gain is small (0.063; the built-in FA's bar there was not calibratable, a "
+        "calibration seed gained 0.063)",
+        0.03,
     ),
-)  # fmt: skip
+)
 OCCLUSION = (
-    KnownLimitation(
-        "vision", "training_gain", ("arXiv:1311.2901",), "occluding one patch of a random-position image moves "
-        "the logit of the untrained model too: its gain is small (0.098, as the built-in OCC's, whose bar "
-        "there was not calibratable)",
-        floor=0.05, cases={"condition": ("RBRP",)}, weaker=True,
+    small_rbrp_gain(
+        "occluding one patch of a random-position image moves the logit of the untrained model too: its gain "
+        "is small (0.098, as the built-in OCC's, whose bar there was not calibratable)",
+        0.05,
     ),
     KnownLimitation(
-        "iteroar", "drop_gain", ("arXiv:1311.2901",), "patches sliding by half a patch rank blocks, not pixels: "
+        "iteroar", "drop_gain", ABLATION_PAPER, "patches sliding by half a patch rank blocks, not pixels: "
         "its top pixels hurt the retrained classifier a little less (0.345; the control -0.045)",
         floor=0.25, weaker=True,
     ),
