@@ -323,7 +323,8 @@ def test_a_sampler_whose_draws_changed_no_outline_may_still_change_a_few_of_400_
     allowed none."""
     import numpy as np
 
-    from pytest_chaosmining.core.metrics.drift import DrawNoise, fingerprint, outline
+    from pytest_chaosmining.core.metrics.drift import DrawNoise, outline
+    from pytest_chaosmining.core.metrics.fingerprints import fingerprint_of
     from pytest_chaosmining.core.records import FINGERPRINT, NOISE_METRICS, OUTLINE
     from pytest_chaosmining.verdict.drift import drift_verdict
 
@@ -332,7 +333,7 @@ def test_a_sampler_whose_draws_changed_no_outline_may_still_change_a_few_of_400_
     case = {"formula": 1, "noise": "d"}
 
     def records(attr: np.ndarray, noise: DrawNoise | None) -> list[Record]:
-        kept = Record("symbolic", "mlp", "GS", 0, FINGERPRINT, 32, dict(case), maps=fingerprint(attr))
+        kept = Record("symbolic", "mlp", "GS", 0, FINGERPRINT, 400, dict(case), maps=fingerprint_of(attr).stored())
         shape = Record("symbolic", "mlp", "GS", 0, OUTLINE, 400, dict(case), maps=outline(attr))
         drawn = [
             Record("symbolic", "mlp", "GS", 0, metric, getattr(noise, field), dict(case))

@@ -27,6 +27,15 @@ def _write(tmp_path, payload, name="new.json"):
     return path
 
 
+def _reversed(stored):
+    """A stored fingerprint with each sample's features in reverse order."""
+    from pytest_chaosmining.core.metrics.fingerprints import Fingerprint
+
+    found = Fingerprint.read(stored)
+    signed = None if found.signed is None else found.signed[:, ::-1]
+    return Fingerprint(found.mass[:, ::-1], signed).stored()
+
+
 def _first(payload, **match):
     return next(r for r in payload["records"] if all(r[k] == v for k, v in match.items()))
 
@@ -54,7 +63,7 @@ def test_a_score_lowered_past_its_drop_is_a_regression(tmp_path, payload, capsys
 def test_moved_maps_grown_costs_missing_and_new_results(tmp_path, payload):
     changed = copy.deepcopy(payload)
     maps = _first(changed, suite="symbolic", metric="fingerprint", explainer="IG")
-    maps["maps"] = [row[::-1] for row in maps["maps"]]  # the features' masses reversed
+    maps["maps"] = _reversed(maps["maps"])  # the features' masses reversed
     cost = _first(changed, suite="audio", metric="cpu_ms", explainer="DL")
     cost["value"] = 10 * cost["value"] + 1000
     gone = _first(changed, suite="vision", metric="iou", explainer="SA")
@@ -83,7 +92,7 @@ def test_moved_maps_grown_costs_missing_and_new_results(tmp_path, payload):
     assert found == {("cost", f"chaosmining-baseline::cost::audio::DL::{model}::cpu_ms")}
     random_maps = copy.deepcopy(payload)
     control = _first(random_maps, suite="symbolic", metric="fingerprint", explainer="random")
-    control["maps"] = [row[::-1] for row in control["maps"]]  # the control's maps are noise: never compared
+    control["maps"] = _reversed(control["maps"])  # the control's maps are noise: never compared
     assert compare_runs(SMOKE, _write(tmp_path, random_maps)) == []
 
 

@@ -37,7 +37,12 @@ FINGERPRINT = "fingerprint"
 OUTLINE = "outline"
 #: the metrics of a declared sampler's own noise on a case (:class:`~pytest_chaosmining.core.metrics.drift.DrawNoise`'s
 #: fields), recorded beside its fingerprint so that a later run's drift allowance can be the stricter of the two runs'
-NOISE_METRICS = {"mean": "noise_agreement", "sample": "noise_sample_agreement", "outlines": "noise_outline_change"}
+NOISE_METRICS = {
+    "mean": "noise_agreement",
+    "sample": "noise_sample_agreement",
+    "outlines": "noise_outline_change",
+    "signs": "noise_sign_share",
+}
 
 
 @dataclass
@@ -54,8 +59,10 @@ class Record:
     threshold: float | None = None
     passed: bool | None = None
     nodeid: str = ""
-    #: a fingerprint of the explainer's maps (metric :data:`FINGERPRINT`), else None
-    maps: list[list[float]] | None = None
+    #: a fingerprint of the explainer's maps (metric :data:`FINGERPRINT`: the stored
+    #: :class:`~pytest_chaosmining.core.metrics.fingerprints.Fingerprint`, a list of rows
+    #: before version 0.12) or an outline's rows (metric :data:`OUTLINE`), else None
+    maps: list[list[float]] | dict[str, object] | None = None
     #: the per-sample values whose mean ``value`` is (an image's IoU, a clip's hit), where the
     #: suite keeps them: a baseline judges a drop as a paired difference against their spread
     samples: list[float] | None = None

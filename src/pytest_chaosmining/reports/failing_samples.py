@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pytest_chaosmining.core.metrics.drift import map_agreement, outline_change
+from pytest_chaosmining.core.metrics.fingerprints import Fingerprint, StoredFingerprint
 from pytest_chaosmining.core.records import FINGERPRINT, OUTLINE, Record
 from pytest_chaosmining.explainers import CONTROL_NAME
 
@@ -34,7 +35,7 @@ class FailingSample:
 
 def failing_samples(
     records: Sequence[Record],
-    baseline_maps: Callable[[Record], list[list[float]] | None],
+    baseline_maps: Callable[[Record], StoredFingerprint | None],
     most: int = 2,
 ) -> list[FailingSample]:
     """Of one case's ``records``: a sample for each of the first ``most`` explainers with
@@ -45,8 +46,8 @@ def failing_samples(
     for explainer in failed[:most]:
         mine = [r for r in records if r.explainer == explainer]
         kept = next((r for r in mine if r.metric == FINGERPRINT and r.maps), None)
-        now = kept.maps if kept is not None else None
-        then = baseline_maps(kept) if kept is not None else None
+        now = _masses(kept.maps) if kept is not None else None
+        then = _masses(baseline_maps(kept)) if kept is not None else None
         labels = kept.labels if kept is not None else None
         if now and then:
             cosines = map_agreement(now, then).cosines
@@ -83,6 +84,11 @@ def failing_samples(
             row = now[i] if now is not None and i < len(now) else None
             found.append(FailingSample(explainer, i, _label(worst.labels or labels, i), why, None, row))
     return found
+
+
+def _masses(stored: StoredFingerprint | None) -> list[list[float]] | None:
+    """Each sample's |attribution| mass per feature of a stored fingerprint (None: none)."""
+    return Fingerprint.read(stored).mass.tolist() if stored else None
 
 
 def _label(labels: Sequence[int] | None, i: int) -> int | None:

@@ -169,6 +169,7 @@ def model_scored(
             noise,
             declared.size_promised,
             declared.stochastic,
+            merit.retargeting(run, suite, case, explainer),
         )
 
     return Scored(values, further=further)

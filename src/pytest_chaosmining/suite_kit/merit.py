@@ -13,7 +13,7 @@ They run once per explainer and suite, on a few samples of the suite's first cas
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -22,20 +22,21 @@ import torch
 from pytest_chaosmining.core.metrics import properties as p
 from pytest_chaosmining.core.metrics.attribution import feature_sums
 from pytest_chaosmining.core.metrics.drift import (
-    FINGERPRINT_SAMPLES,
     NOISE_DRAWS,
+    NOISE_SAMPLES,
     DrawNoise,
-    fingerprint,
     map_agreement,
     outline,
     outline_change,
 )
+from pytest_chaosmining.core.metrics.fingerprints import Fingerprint, fingerprint_of
 from pytest_chaosmining.core.metrics.properties import NOISE_FACTOR
 from pytest_chaosmining.core.storage.derived import weights_digest
 from pytest_chaosmining.explainers import ExplainerNotApplicable, attribute
 from pytest_chaosmining.suite_kit.class_effects import ClassEffects, class_effects
 from pytest_chaosmining.suite_kit.probe import Probe
 from pytest_chaosmining.suite_kit.seam import number
+from pytest_chaosmining.verdict.class_moves import Retargeting
 from pytest_chaosmining.verdict.judge import Check, explainer_failures
 
 if TYPE_CHECKING:
@@ -180,11 +181,14 @@ def fingerprint_noise(explainer: Explainer, probe: Probe) -> DrawNoise:
     for seed in NOISE_SEEDS:
         copies = _explain(explainer, probe, list(range(n)) * NOISE_COPIES, seed=seed)
         draws += [copies[i * n : (i + 1) * n] for i in range(NOISE_COPIES)]
-    prints = [fingerprint(d, mask) for d in draws]
+    prints = [fingerprint_of(d, mask) for d in draws]
     pairs = [map_agreement(a, b) for i, a in enumerate(prints) for b in prints[i + 1 :]]
     outlines = [outline(d) for d in draws]
     changes = [1.0 - outline_change(a, b).kept for i, a in enumerate(outlines) for b in outlines[i + 1 :]]
-    return DrawNoise(min(p.mean for p in pairs), min(p.least for p in pairs), max(changes))
+    signs = [s for s in (p.signs for p in pairs) if s is not None]
+    return DrawNoise(
+        min(p.mean for p in pairs), min(p.least for p in pairs), max(changes), min(signs) if signs else 1.0
+    )
 
 
 def _measurement_key(
@@ -331,13 +335,38 @@ def drift_noise(
     def measure() -> DrawNoise:
         explainer = run.explainers[explainer_name]
         trained = suite.model(run, case)
-        key = _measurement_key("drift_noise", run, case, trained.model, FINGERPRINT_SAMPLES)
+        key = _measurement_key("drift_noise", run, case, trained.model, NOISE_SAMPLES)
         return run.results.evaluated(
             suite.name,
             key,
             explainer,
-            lambda: fingerprint_noise(explainer, suite.probe(trained, FINGERPRINT_SAMPLES)),
+            lambda: fingerprint_noise(explainer, suite.probe(trained, NOISE_SAMPLES)),
             (DrawNoise,),
         )
 
     return measure
+
+
+def retargeting(run: RunView, suite: ModelSuite[CaseT, ModelT], case: CaseT, explainer_name: str) -> Retargeting:
+    """How the drift check asks the explainer again for another target of some of
+    ``case``'s explained samples (the probe's first samples are the explained ones, in
+    order), to tell a wrong target from another change (no classes where the suite's
+    models do not classify)."""
+
+    def probe_of(samples: int) -> Probe:
+        return suite.probe(suite.model(run, case), samples)
+
+    def maps(rows: Sequence[int], target: int) -> Fingerprint:
+        probe = probe_of(max(rows) + 1)
+        with explainer_failures():
+            found = _explain(run.explainers[explainer_name], probe, list(rows), target=target)
+        return fingerprint_of(found, probe.fingerprint_mask)
+
+    def classes() -> int:
+        probe = probe_of(1)
+        if probe.other_target is None:  # not a classifier
+            return 0
+        with torch.no_grad(), probe.guard():
+            return int(probe.model(probe.inputs).shape[-1])
+
+    return Retargeting(maps, classes)

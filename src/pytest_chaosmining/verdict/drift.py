@@ -10,9 +10,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pytest_chaosmining.core.metrics.drift import SIZE_FACTOR, UNSEEN_OUTLINE_SHARE, DrawNoise
+from pytest_chaosmining.core.metrics.fingerprints import Fingerprint
 from pytest_chaosmining.core.metrics.properties import NOISE_FACTOR
 from pytest_chaosmining.core.records import FINGERPRINT, NOISE_METRICS, OUTLINE, TARGETS, Record, Recorder
 from pytest_chaosmining.verdict.baseline import MOVED
+from pytest_chaosmining.verdict.class_moves import LEAST_MOVE, Retargeting, class_moved, described, target_evidence
 from pytest_chaosmining.verdict.judge import Check, Judge
 from pytest_chaosmining.verdict.rule import BaselineRule
 from pytest_chaosmining.verdict.where import in_classes
@@ -39,6 +41,7 @@ def drift_checks(
     noise: Callable[[], DrawNoise] | None = None,
     sized: bool = False,
     stochastic: bool = False,
+    retarget: Retargeting | None = None,
 ) -> list[Check]:
     """Record the fingerprint of ``explainer``'s maps (results.json keeps it); against
     a baseline that kept one for the same case, two checks (the random control's maps
@@ -65,15 +68,23 @@ def drift_checks(
       ratio, nor flipped a clear sign (:func:`~pytest_chaosmining.core.metrics.drift.outline_change`);
       at most the per-sample rule's allowed few may change, a sampler as many more as
       :data:`NOISE_FACTOR` times the share its own draws change (at least
-      :data:`~pytest_chaosmining.core.metrics.drift.UNSEEN_OUTLINE_SHARE`), plus one."""
+      :data:`~pytest_chaosmining.core.metrics.drift.UNSEEN_OUTLINE_SHARE`), plus one;
+    - ``signs_kept``: the share of the baseline's clearly signed feature sums whose sign the
+      maps kept (a flipped sign: 0; a map turned unsigned: its positive share), at least its
+      bar, a sampler's loosened only by its own draws' noise in their signs;
+    - ``classes_kept``: the share of the classes whose explained samples did not move as a
+      whole (:func:`~pytest_chaosmining.verdict.class_moves.class_moved`), 1 (a change
+      confined to one class: the wrong target for it, with the evidence where ``retarget``
+      can ask the explainer again)."""
     maps = result.get(FINGERPRINT)
-    if not isinstance(maps, list):
+    if not isinstance(maps, dict):
         return []
     labels = result.get(TARGETS)
     labels = [int(c) for c in labels] if isinstance(labels, list) else None
-    kept = record(FINGERPRINT, len(maps))
+    samples = int(maps["samples"])
+    kept = record(FINGERPRINT, samples)
     kept.maps = maps
-    kept.labels = labels[: len(maps)] if labels is not None else None
+    kept.labels = labels[:samples] if labels is not None else None
     judge.record(node, kept)
     shape = result.get(OUTLINE)
     outlined = None
@@ -88,7 +99,7 @@ def drift_checks(
             judge.record(node, record(metric, getattr(measured(), field)))
     if judge.rule is None or judge.is_control(explainer):
         return []
-    verdict = drift_verdict(judge.rule, kept, outlined, bar_key, what, measured, sized)
+    verdict = drift_verdict(judge.rule, kept, outlined, bar_key, what, measured, sized, retarget)
     if verdict.change is not None:
         judge.note_change(node, verdict.change)
     return [(record(metric, value), bar, message) for metric, value, bar, message in verdict.checks]
@@ -112,6 +123,7 @@ def drift_verdict(
     what: str,
     noise: Callable[[], DrawNoise] | None,
     sized: bool,
+    retarget: Retargeting | None = None,
 ) -> DriftVerdict:
     """The drift checks of the fingerprint ``kept`` (and the outline ``outlined``) against
     the baseline's, with this run's own noise ``noise()`` (None: none measured, as
@@ -139,7 +151,12 @@ def drift_verdict(
         now = noise() if noise is not None else DrawNoise.deterministic()
         if then is None:
             return now
-        return DrawNoise(max(now.mean, then.mean), max(now.sample, then.sample), min(now.outlines, then.outlines))
+        return DrawNoise(
+            max(now.mean, then.mean),
+            max(now.sample, then.sample),
+            min(now.outlines, then.outlines),
+            max(now.signs, then.signs),
+        )
 
     def sampler() -> bool:
         """Whether the explainer's own draws lie apart (in both runs)."""
@@ -204,6 +221,35 @@ def drift_verdict(
                 f"{_listed(list(outline.flipped))}){allowance}",
             )
         )
+    signs, sign_bar = moved.signs, thresholds.drift_bar(suite, tier, "signs_kept", bar_key, explainer)
+    if signs is not None:
+        n = len(moved.cosines)
+        if sign_bar is not None and signs < sign_bar and sampler():  # a sampler: by its draws' noise in signs alone
+            sign_bar = min(sign_bar, 1.0 - NOISE_FACTOR * (1.0 - own_noise().signs) - 1.0 / n)
+        lost_signs = moved.signs_lost(0.5)
+        checks.append(
+            (
+                "signs_kept",
+                signs,
+                sign_bar,
+                f"{what}: the signs of its maps moved from the baseline's (of the baseline's clearly signed feature "
+                f"sums, {signs:.4f} kept their sign, the mean over {n} explained samples; {len(lost_signs)} kept "
+                f"less than half{_where(lost_signs, kept.labels)}: samples {_listed(lost_signs)}; a flipped sign "
+                f"keeps none, a map turned unsigned only its positive features{allowance})",
+            )
+        )
+    labels = kept.labels
+    if labels and len(set(labels)) > 1:
+        found = class_moved(moved, labels)
+        if found is not None and sampler():  # a sampler's samples move with its draws: beyond any sample's noise
+            found = class_moved(moved, labels, max(LEAST_MOVE, NOISE_FACTOR * (1.0 - own_noise().sample)))
+        classes = len(set(labels))
+        message = f"{what}: no class's explained samples moved as a whole"
+        if found is not None:
+            now = Fingerprint.read(kept.maps) if kept.maps is not None else None  # type: ignore[arg-type]
+            target = target_evidence(found, now, retarget) if now is not None else None
+            message = f"{what}: {described(found, target, classes)}{allowance}"
+        checks.append(("classes_kept", 1.0 - (found is not None) / classes, 1.0, message))
     if rule is not None and verdict is not None:
         value, floor, lost = verdict
         checks.append(

@@ -83,16 +83,24 @@ def own_merit(*names: str) -> tuple[Metric, ...]:
 
 def drift_metrics() -> tuple[Metric, ...]:
     """The drift metrics of a suite that keeps its maps' fingerprint: ``map_agreement``,
-    ``sample_agreement``, ``size_agreement`` and ``outline_kept`` measure this run against
+    ``sample_agreement``, ``size_agreement``, ``outline_kept``, ``signs_kept`` and
+    ``classes_kept`` measure this run against
     its baseline, so a bar judges them while the baseline's own values of them are neither
     compared nor missed, nor are they new; the
     ``fingerprint``, the ``outline`` of every explained sample and the explainer's
     ``self_agreement`` are recorded, and a declared sampler's own noise on the case."""
     compared = tuple(
         Metric(name, judged=True, against_baseline=False, missed_when_gone=False)
-        for name in ("map_agreement", "sample_agreement", "size_agreement", "outline_kept")
+        for name in (
+            "map_agreement",
+            "sample_agreement",
+            "size_agreement",
+            "outline_kept",
+            "signs_kept",
+            "classes_kept",
+        )
     )
-    noise = reported("noise_agreement", "noise_sample_agreement") + reported(
+    noise = reported("noise_agreement", "noise_sample_agreement", "noise_sign_share") + reported(
         "noise_outline_change", higher_is_better=False
     )
     return (*compared, *reported("fingerprint", "outline", "self_agreement"), *noise)

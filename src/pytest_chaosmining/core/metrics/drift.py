@@ -1,25 +1,26 @@
 """Attribution drift: how far an explainer's maps moved from a baseline's.
 
-A run keeps a compact fingerprint of each explainer's maps per case: the
-|attribution| mass of each of the suite's features (a tabular column, an image
-patch, an audio channel × time segment) of every explained sample, up to
-:data:`FINGERPRINT_SAMPLES`.  Against a baseline the agreement is the cosine
-similarity of the fingerprints, per sample (:class:`Agreement`): rescaling a map
-(×1000, per sample) and flipping its sign keep it at 1 (the sign check judges
-signs); moving mass between features lowers it, whether or not the top-k overlap
-changes.  The mean over the samples judges a change that touches every map; the
-samples below a per-sample floor (:attr:`Agreement.lost`) judge one confined to
-some inputs (one class, a few samples), which the mean dilutes.  For an explainer whose
-maps' size is part of what it returns (``Explainer.sized``: LRP relevance, attributions
-that sum to the output), :attr:`Agreement.size` compares each sample's total mass too:
-a rule that now counts a bias twice moves every map by a factor and no cosine sees it.
+A run keeps a compact :class:`~pytest_chaosmining.core.metrics.fingerprints.Fingerprint`
+of each explainer's maps per case: the |attribution| mass and the signed sum of each of the
+suite's features (a tabular column, an image patch, an audio channel × time segment) of every
+explained sample.  Against a baseline the agreement is the cosine similarity of the masses,
+per sample (:class:`Agreement`): rescaling a map (×1000, per sample) and flipping its sign
+keep it at 1; moving mass between features lowers it, whether or not the top-k overlap
+changes.  The mean over the samples judges a change that touches every map; the samples
+below a per-sample floor (:attr:`Agreement.lost`) judge one confined to some inputs (one
+class, a few samples), which the mean dilutes.  The signs are compared apart
+(:attr:`Agreement.signs`): the share of each sample's clearly signed feature sums (a feature
+whose sum is at least :data:`CLEAR_SIGN` of its mass) that kept their sign, so that a flipped
+sign (0) and a map turned unsigned (|attribution|: the share of its positive features) move it
+where no cosine of masses moves.  For an explainer whose maps' size is part of what it returns
+(``Explainer.sized``: LRP relevance, attributions that sum to the output),
+:attr:`Agreement.size` compares each sample's total mass too: a rule that now counts a bias
+twice moves every map by a factor and no cosine sees it.
 
-Beside the fingerprint, an :func:`outline` of *every* explained sample (the symbolic
-suite explains 400 rows, the fingerprint keeps 32): each map's total |attribution| and
-its sign balance.  Against the baseline's (:func:`outline_change`) it finds the samples
-whose map emptied, appeared or changed size far beyond the run's typical ratio, and
-those whose clearly signed map now clearly has the other sign (a flipped sign keeps every
-cosine of |attribution| at 1).
+Beside the fingerprint, an :func:`outline` of every explained sample: each map's total
+|attribution| and its sign balance.  Against the baseline's (:func:`outline_change`) it finds
+the samples whose map emptied, appeared or changed size far beyond the run's typical ratio,
+and those whose clearly signed map now clearly has the other sign.
 """
 
 from __future__ import annotations
@@ -28,34 +29,29 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pytest_chaosmining.core.metrics.attribution import feature_sums
+from pytest_chaosmining.core.metrics.fingerprints import Fingerprint, StoredFingerprint
 
-#: explained samples whose maps a fingerprint keeps (every explained sample of the smoke tier)
-FINGERPRINT_SAMPLES = 32
-#: significant digits kept of each feature's mass (a fingerprint is stored in results.json)
-DIGITS = 5
+#: explained samples a sampler's own noise is measured on (every explained sample of the
+#: smoke tier's vision and audio suites; the first 32 of the symbolic suite's 400 rows)
+NOISE_SAMPLES = 32
 #: significant digits kept of an outline's mass (its rules compare ratios beyond 20 x, signs beyond 0.5)
 OUTLINE_DIGITS = 3
-#: a map whose sign balance (sum over |sum|) is at least this far from 0 is clearly signed
+#: a map whose sign balance (sum over |sum|) is at least this far from 0 is clearly signed; so
+#: is a feature whose signed sum is at least this share of its mass
 CLEAR_SIGN = 0.5
+#: the least share of the clearly signed weight a sign's pool holds to count on its own in
+#: :attr:`Agreement.signs` (a map with a few small negative features is judged by its positive ones)
+SIGN_POOL = 0.02
 #: a sample's size ratio beyond this factor of the run's median ratio, either way, changed its
 #: map entirely (an emptied map: 0; a map where there was none: infinite)
 SIZE_FACTOR = 20.0
 #: draws of a sampler's maps its drift noise is measured from (two seeds, 8 copies each)
 NOISE_DRAWS = 16
 #: the least share of samples whose outline a sampler's draw is taken to change where its
-#: :data:`NOISE_DRAWS` draws of :data:`FINGERPRINT_SAMPLES` samples changed none: the rule of
+#: :data:`NOISE_DRAWS` draws of :data:`NOISE_SAMPLES` samples changed none: the rule of
 #: three over the disjoint pairs of draws (3 / 256; GradientShap with fewer samples flipped
 #: 2 of 400 rows' signs where 16 draws of 32 samples had flipped none)
-UNSEEN_OUTLINE_SHARE = 3 / (FINGERPRINT_SAMPLES * (NOISE_DRAWS // 2))
-
-
-def fingerprint(attr: np.ndarray, feature_mask: np.ndarray | None = None) -> list[list[float]]:
-    """The |attribution| mass per feature of the first :data:`FINGERPRINT_SAMPLES`
-    samples of ``attr`` (``feature_mask``: integer feature ids broadcastable to one
-    sample's map; None: every value its own feature)."""
-    flat = feature_sums(np.abs(np.asarray(attr, dtype=np.float64)[:FINGERPRINT_SAMPLES]), feature_mask)
-    return [[float(f"{v:.{DIGITS}g}") for v in row] for row in flat]
+UNSEEN_OUTLINE_SHARE = 3 / (NOISE_SAMPLES * (NOISE_DRAWS // 2))
 
 
 def outline(attr: np.ndarray) -> list[list[float]]:
@@ -115,6 +111,16 @@ class Agreement:
 
     cosines: tuple[float, ...]
     ratios: tuple[float, ...] = ()
+    #: per sample, the share of the baseline's clearly signed feature sums (weighted by their
+    #: size) whose sign this run kept; NaN where the baseline's map had none; empty where
+    #: either run kept no signs
+    sign_shares: tuple[float, ...] = ()
+    #: per sample, the cosine of the signed feature sums (empty where either run kept no signs)
+    signed: tuple[float, ...] = ()
+    #: of the baseline's clearly positive and clearly negative feature sums, pooled over the
+    #: samples (each sample's weighed by its share of the sample's mass): the share that kept
+    #: its sign and the pool's weight, per sign (empty where either run kept no signs)
+    sign_pools: tuple[tuple[float, float], ...] = ()
 
     @property
     def mean(self) -> float:
@@ -146,6 +152,29 @@ class Agreement:
         """The samples whose maps agree less than ``floor`` with the baseline's."""
         return [i for i, c in enumerate(self.cosines) if c < floor]
 
+    @property
+    def signs(self) -> float | None:
+        """The lesser share of the baseline's clearly positive and clearly negative feature
+        sums that kept their sign (:attr:`sign_pools`; a sign whose pool holds less than
+        :data:`SIGN_POOL` of the clearly signed weight is not counted on its own): 1 for the
+        same signs, 0 for a flipped sign, 0 for a map turned unsigned wherever its baseline
+        had clearly negative features (None where no signs were kept or none was clear)."""
+        total = sum(weight for _, weight in self.sign_pools)
+        if not self.sign_pools or total <= 0:
+            return None
+        return min(kept for kept, weight in self.sign_pools if weight >= SIGN_POOL * total)
+
+    def signs_lost(self, floor: float) -> list[int]:
+        """The samples that kept less than ``floor`` of their clearly signed features' signs."""
+        return [i for i, s in enumerate(self.sign_shares) if s == s and s < floor]
+
+    def moves(self) -> np.ndarray:
+        """How far each sample's map moved: 1 − the lesser of its cosines of masses and of signed sums."""
+        cos = np.asarray(self.cosines, dtype=np.float64)
+        if len(self.signed) == len(cos):
+            cos = np.minimum(cos, np.asarray(self.signed, dtype=np.float64))
+        return 1.0 - cos
+
 
 @dataclass(frozen=True)
 class DrawNoise:
@@ -158,26 +187,53 @@ class DrawNoise:
     #: the largest share of samples whose :func:`outline` changed between two draws
     #: (:func:`outline_change`; 0 for a deterministic explainer)
     outlines: float = 0.0
+    #: the least :attr:`Agreement.signs` of two draws (1 for a deterministic explainer)
+    signs: float = 1.0
 
     @classmethod
     def deterministic(cls) -> DrawNoise:
         """The noise of a deterministic explainer: its draws agree entirely."""
-        return cls(1.0, 1.0, 0.0)
+        return cls(1.0, 1.0, 0.0, 1.0)
 
 
-def map_agreement(now: list[list[float]], then: list[list[float]]) -> Agreement:
+def map_agreement(now: Fingerprint | StoredFingerprint, then: Fingerprint | StoredFingerprint) -> Agreement:
     """The per-sample :class:`Agreement` of two fingerprints over the samples both
-    kept (a baseline may have kept fewer); fingerprints of other features agree in
-    nothing."""
-    a, b = np.asarray(now, dtype=np.float64), np.asarray(then, dtype=np.float64)
+    kept (an older baseline kept fewer); fingerprints of other features agree in nothing."""
+    mine = now if isinstance(now, Fingerprint) else Fingerprint.read(now)
+    theirs = then if isinstance(then, Fingerprint) else Fingerprint.read(then)
+    a, b = mine.mass, theirs.mass
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[1]:
         return Agreement(())
     n = min(len(a), len(b))
     a, b = a[:n], b[:n]
-    na, nb = np.linalg.norm(a, axis=1), np.linalg.norm(b, axis=1)
-    both_zero = (na == 0) & (nb == 0)
-    cos = np.where(both_zero, 1.0, (a * b).sum(axis=1) / np.maximum(na * nb, 1e-300))
     sa, sb = a.sum(axis=1), b.sum(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratios = np.where((sa == 0) & (sb == 0), 1.0, sa / sb)
-    return Agreement(tuple(float(c) for c in cos), tuple(float(r) for r in ratios))
+    shares: tuple[float, ...] = ()
+    signed: tuple[float, ...] = ()
+    pools: list[tuple[float, float]] = []
+    if mine.signed is not None and theirs.signed is not None:
+        x, y = mine.signed[:n], theirs.signed[:n]
+        clear = (np.abs(y) >= CLEAR_SIGN * b) & (b > 0)
+        weight = np.where(clear, np.abs(y), 0.0)
+        same = np.sign(x) == np.sign(y)
+        kept = np.where(same, weight, 0.0).sum(axis=1)
+        total = weight.sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            shares = tuple(float(v) for v in np.where(total > 0, kept / total, np.nan))
+        signed = tuple(float(c) for c in _cosines(x, y))
+        share = weight / np.maximum(b.sum(axis=1, keepdims=True), 1e-300)  # each sample's by its mass
+        for side in (y > 0, y < 0):
+            pool = float(np.where(side, share, 0.0).sum())
+            held = float(np.where(side & same, share, 0.0).sum())
+            pools.append((held / pool if pool > 0 else 1.0, pool))
+    return Agreement(
+        tuple(float(c) for c in _cosines(a, b)), tuple(float(r) for r in ratios), shares, signed, tuple(pools)
+    )
+
+
+def _cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Each row's cosine similarity (two all-zero rows: 1; a zero row against another: 0)."""
+    na, nb = np.linalg.norm(a, axis=1), np.linalg.norm(b, axis=1)
+    both_zero = (na == 0) & (nb == 0)
+    return np.where(both_zero, 1.0, (a * b).sum(axis=1) / np.maximum(na * nb, 1e-300))

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from pytest_chaosmining.core.metrics.attribution import channel_scores
-from pytest_chaosmining.core.metrics.drift import fingerprint, outline
+from pytest_chaosmining.core.metrics.drift import outline
+from pytest_chaosmining.core.metrics.fingerprints import fingerprint_of
 from pytest_chaosmining.core.records import FINGERPRINT, OUTLINE, TARGETS
 from pytest_chaosmining.core.training.classification import pcm_to_float
 from pytest_chaosmining.suite_kit.classifier import ExplainedSizes
@@ -80,7 +81,7 @@ def evaluate(
         samples_of("training_gain"): [float(v) for v in hits[:m] - before_hits],
         COST: cost,
         "n": n,
-        FINGERPRINT: fingerprint(attr_np, segment_mask(trained.case)[0].numpy()),
+        FINGERPRINT: fingerprint_of(attr_np, segment_mask(trained.case)[0].numpy()).stored(),
         OUTLINE: outline(attr_np),
         TARGETS: [int(c) for c in trained.predictions[:n]],
     }

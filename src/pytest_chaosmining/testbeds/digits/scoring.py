@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from pytest_chaosmining.core.metrics.drift import fingerprint, outline
+from pytest_chaosmining.core.metrics.drift import outline
+from pytest_chaosmining.core.metrics.fingerprints import fingerprint_of
 from pytest_chaosmining.core.metrics.localisation import localisation
 from pytest_chaosmining.core.records import FINGERPRINT, OUTLINE, TARGETS
 from pytest_chaosmining.core.training.classification import to_float
@@ -74,7 +75,7 @@ def evaluate(
         samples_of("iou"): [float(v) for v in ious],
         samples_of("box_share"): [float(v) for v in shares],
         samples_of("training_gain"): [float(v) for v in ious[:m] - before_ious],
-        FINGERPRINT: fingerprint(attr_np, patch_mask(case)[0].numpy()),
+        FINGERPRINT: fingerprint_of(attr_np, patch_mask(case)[0].numpy()).stored(),
         OUTLINE: outline(attr_np),
         TARGETS: [int(c) for c in trained.predictions[:n]],
     }

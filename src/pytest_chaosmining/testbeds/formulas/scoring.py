@@ -11,7 +11,8 @@ import torch
 
 from pytest_chaosmining.core.metrics.attribution import attribution_uscore, fprec
 from pytest_chaosmining.core.metrics.axioms import output_change, sign_agreement
-from pytest_chaosmining.core.metrics.drift import fingerprint, outline
+from pytest_chaosmining.core.metrics.drift import outline
+from pytest_chaosmining.core.metrics.fingerprints import fingerprint_of
 from pytest_chaosmining.core.metrics.properties import completeness_fit, is_signed, truth_sign_agreement
 from pytest_chaosmining.core.records import FINGERPRINT, OUTLINE
 from pytest_chaosmining.explainers import IG_STEPS, attribute
@@ -44,7 +45,8 @@ def evaluate(trained: TrainedSymbolicModel, explainer: Explainer, device: torch.
     context = tabular_context(SUITE, data.x_train, device)
     attr, cost = timed(lambda: attribute(explainer, trained.model, inputs, 0, context), device)
     attr_np = attr.cpu().numpy().astype(np.float64)
-    out: dict[str, Any] = {"fprec": fprec(attr_np, data.truth), COST: cost, FINGERPRINT: fingerprint(attr_np)}
+    out: dict[str, Any] = {"fprec": fprec(attr_np, data.truth), COST: cost}
+    out[FINGERPRINT] = fingerprint_of(attr_np).stored()
     out[OUTLINE] = outline(attr_np)
     untrained = untrained_model(trained.case, data.n_features).to(device)
     before = (
