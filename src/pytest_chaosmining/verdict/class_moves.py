@@ -45,17 +45,20 @@ class ClassMove:
     others: float
 
 
-def class_moved(moved: Agreement, labels: Sequence[int] | None, least: float = LEAST_MOVE) -> ClassMove | None:
-    """The class whose samples (at least :data:`HINT_SAMPLES`) each moved at least ``least``
-    and :data:`FACTOR` times as far as any sample of every other class (None: no class did,
-    or the samples have no classes)."""
+def class_moved(
+    moved: Agreement, labels: Sequence[int] | None, least: float = LEAST_MOVE, fewest: int = HINT_SAMPLES
+) -> ClassMove | None:
+    """The class whose samples (at least ``fewest``) each moved at least ``least`` and
+    :data:`FACTOR` times as far as any sample of every other class (None: no class did, or
+    the samples have no classes).  A class of one explained sample is no class's change on
+    its own: the caller asks for ``fewest=1`` only with the evidence of a target change."""
     moves = moved.moves()
     if not labels or len(labels) < len(moves) or not len(moves):
         return None
     tags = np.asarray(labels[: len(moves)])
     for label in sorted(set(tags.tolist())):
         inside = tags == label
-        if inside.sum() < HINT_SAMPLES or inside.all():
+        if inside.sum() < fewest or inside.all():
             continue
         lowest, rest = float(moves[inside].min()), float(moves[~inside].max())
         if lowest >= least and lowest >= FACTOR * rest:

@@ -17,7 +17,7 @@ from pytest_chaosmining.verdict.baseline import MOVED
 from pytest_chaosmining.verdict.class_moves import LEAST_MOVE, Retargeting, class_moved, described, target_evidence
 from pytest_chaosmining.verdict.judge import Check, Judge
 from pytest_chaosmining.verdict.rule import BaselineRule
-from pytest_chaosmining.verdict.where import in_classes
+from pytest_chaosmining.verdict.where import HINT_SAMPLES, in_classes
 
 if TYPE_CHECKING:
     import pytest
@@ -240,14 +240,19 @@ def drift_verdict(
         )
     labels = kept.labels
     if labels and len(set(labels)) > 1:
-        found = class_moved(moved, labels)
-        if found is not None and sampler():  # a sampler's samples move with its draws: beyond any sample's noise
-            found = class_moved(moved, labels, max(LEAST_MOVE, NOISE_FACTOR * (1.0 - own_noise().sample)))
         classes = len(set(labels))
         message = f"{what}: no class's explained samples moved as a whole"
+        found, target = class_moved(moved, labels, fewest=1), None
+        if found is not None and sampler():  # a sampler's samples move with its draws: beyond any sample's noise
+            found = class_moved(moved, labels, max(LEAST_MOVE, NOISE_FACTOR * (1.0 - own_noise().sample)), 1)
         if found is not None:
             now = Fingerprint.read(kept.maps) if kept.maps is not None else None  # type: ignore[arg-type]
             target = target_evidence(found, now, retarget) if now is not None else None
+            if (
+                target is None and len(found.samples) < HINT_SAMPLES
+            ):  # one sample: a class's change only by the evidence
+                found = None
+        if found is not None:
             message = f"{what}: {described(found, target, classes)}{allowance}"
         checks.append(("classes_kept", 1.0 - (found is not None) / classes, 1.0, message))
     if rule is not None and verdict is not None:
