@@ -69,9 +69,9 @@ def drift_checks(
       at most the per-sample rule's allowed few may change, a sampler as many more as
       :data:`NOISE_FACTOR` times the share its own draws change (at least
       :data:`~pytest_chaosmining.core.metrics.drift.UNSEEN_OUTLINE_SHARE`), plus one;
-    - ``signs_kept``: the share of the baseline's clearly signed feature sums whose sign the
-      maps kept (a flipped sign: 0; a map turned unsigned: its positive share), at least its
-      bar, a sampler's loosened only by its own draws' noise in their signs;
+    - ``signs_kept``: of the baseline's clearly positive, clearly negative and mixed features,
+      the least share whose sign the maps kept (a flipped sign and a map turned unsigned: 0),
+      at least its bar, a sampler's loosened only by its own draws' noise in their signs;
     - ``classes_kept``: the share of the classes whose explained samples did not move as a
       whole (:func:`~pytest_chaosmining.verdict.class_moves.class_moved`), 1 (a change
       confined to one class: the wrong target for it, with the evidence where ``retarget``
@@ -232,10 +232,11 @@ def drift_verdict(
                 "signs_kept",
                 signs,
                 sign_bar,
-                f"{what}: the signs of its maps moved from the baseline's (of the baseline's clearly signed feature "
-                f"sums, {signs:.4f} kept their sign, the mean over {n} explained samples; {len(lost_signs)} kept "
-                f"less than half{_where(lost_signs, kept.labels)}: samples {_listed(lost_signs)}; a flipped sign "
-                f"keeps none, a map turned unsigned only its positive features{allowance})",
+                f"{what}: the signs of its maps moved from the baseline's (of the baseline's clearly positive, "
+                f"clearly negative and mixed features over {n} explained samples, the least share that kept its sign "
+                f"is {signs:.4f}; {len(lost_signs)} samples kept their signs on less than half their mass"
+                f"{_where(lost_signs, kept.labels)}: samples {_listed(lost_signs)}; a flipped sign keeps none, a map "
+                f"turned unsigned none of its negative or mixed features{allowance})",
             )
         )
     labels = kept.labels

@@ -9,10 +9,11 @@ keep it at 1; moving mass between features lowers it, whether or not the top-k o
 changes.  The mean over the samples judges a change that touches every map; the samples
 below a per-sample floor (:attr:`Agreement.lost`) judge one confined to some inputs (one
 class, a few samples), which the mean dilutes.  The signs are compared apart
-(:attr:`Agreement.signs`): the share of each sample's clearly signed feature sums (a feature
-whose sum is at least :data:`CLEAR_SIGN` of its mass) that kept their sign, so that a flipped
-sign (0) and a map turned unsigned (|attribution|: the share of its positive features) move it
-where no cosine of masses moves.  For an explainer whose maps' size is part of what it returns
+(:attr:`Agreement.signs`): of the baseline's clearly positive, clearly negative and mixed
+features (a feature is clearly signed where its sum is at least :data:`CLEAR_SIGN` of its
+mass), the least share that kept its sign (a mixed one: its balance), so that a flipped sign
+and a map turned unsigned (|attribution|) move it to 0 where no cosine of masses moves.  For
+an explainer whose maps' size is part of what it returns
 (``Explainer.sized``: LRP relevance, attributions that sum to the output),
 :attr:`Agreement.size` compares each sample's total mass too: a rule that now counts a bias
 twice moves every map by a factor and no cosine sees it.
@@ -39,8 +40,9 @@ OUTLINE_DIGITS = 3
 #: a map whose sign balance (sum over |sum|) is at least this far from 0 is clearly signed; so
 #: is a feature whose signed sum is at least this share of its mass
 CLEAR_SIGN = 0.5
-#: the least share of the clearly signed weight a sign's pool holds to count on its own in
-#: :attr:`Agreement.signs` (a map with a few small negative features is judged by its positive ones)
+#: the least share of the mass a pool of features (clearly positive, clearly negative, mixed) holds
+#: to count on its own in :attr:`Agreement.signs` (a map with a few small negative features is
+#: judged by its positive ones)
 SIGN_POOL = 0.02
 #: a sample's size ratio beyond this factor of the run's median ratio, either way, changed its
 #: map entirely (an emptied map: 0; a map where there was none: infinite)
@@ -111,15 +113,14 @@ class Agreement:
 
     cosines: tuple[float, ...]
     ratios: tuple[float, ...] = ()
-    #: per sample, the share of the baseline's clearly signed feature sums (weighted by their
-    #: size) whose sign this run kept; NaN where the baseline's map had none; empty where
-    #: either run kept no signs
+    #: per sample, the share of its baseline map's mass whose features kept their sign
+    #: (:attr:`signs`); NaN for an empty baseline map; empty where either run kept no signs
     sign_shares: tuple[float, ...] = ()
     #: per sample, the cosine of the signed feature sums (empty where either run kept no signs)
     signed: tuple[float, ...] = ()
-    #: of the baseline's clearly positive and clearly negative feature sums, pooled over the
-    #: samples (each sample's weighed by its share of the sample's mass): the share that kept
-    #: its sign and the pool's weight, per sign (empty where either run kept no signs)
+    #: of the baseline's clearly positive, clearly negative and mixed features, pooled over the
+    #: samples (each feature weighed by its share of its sample's mass): the share that kept
+    #: its sign and the pool's weight (empty where either run kept no signs)
     sign_pools: tuple[tuple[float, float], ...] = ()
 
     @property
@@ -154,18 +155,20 @@ class Agreement:
 
     @property
     def signs(self) -> float | None:
-        """The lesser share of the baseline's clearly positive and clearly negative feature
-        sums that kept their sign (:attr:`sign_pools`; a sign whose pool holds less than
-        :data:`SIGN_POOL` of the clearly signed weight is not counted on its own): 1 for the
-        same signs, 0 for a flipped sign, 0 for a map turned unsigned wherever its baseline
-        had clearly negative features (None where no signs were kept or none was clear)."""
+        """The least share, over the baseline's clearly positive, clearly negative and mixed
+        features (:attr:`sign_pools`; a feature is clearly signed where its signed sum is at
+        least :data:`CLEAR_SIGN` of its mass), that kept its sign: a clearly signed feature
+        its sign, a mixed one its balance within :data:`CLEAR_SIGN`.  A pool holding less than
+        :data:`SIGN_POOL` of the mass is not counted on its own.  1 for the same signs, 0 for a
+        flipped sign and for a map turned unsigned (|attribution|) wherever its baseline had
+        negative or mixed features (None where no signs were kept or the maps were empty)."""
         total = sum(weight for _, weight in self.sign_pools)
         if not self.sign_pools or total <= 0:
             return None
         return min(kept for kept, weight in self.sign_pools if weight >= SIGN_POOL * total)
 
     def signs_lost(self, floor: float) -> list[int]:
-        """The samples that kept less than ``floor`` of their clearly signed features' signs."""
+        """The samples whose features kept their signs on less than ``floor`` of their mass."""
         return [i for i, s in enumerate(self.sign_shares) if s == s and s < floor]
 
     def moves(self) -> np.ndarray:
@@ -214,18 +217,21 @@ def map_agreement(now: Fingerprint | StoredFingerprint, then: Fingerprint | Stor
     pools: list[tuple[float, float]] = []
     if mine.signed is not None and theirs.signed is not None:
         x, y = mine.signed[:n], theirs.signed[:n]
-        clear = (np.abs(y) >= CLEAR_SIGN * b) & (b > 0)
-        weight = np.where(clear, np.abs(y), 0.0)
-        same = np.sign(x) == np.sign(y)
-        kept = np.where(same, weight, 0.0).sum(axis=1)
-        total = weight.sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            now_balance = np.where(a > 0, x / np.maximum(a, 1e-300), 0.0)
+            then_balance = np.where(b > 0, y / np.maximum(b, 1e-300), 0.0)
+        positive, negative = then_balance >= CLEAR_SIGN, then_balance <= -CLEAR_SIGN
+        mixed = (b > 0) & ~positive & ~negative
+        same = (positive & (now_balance > 0)) | (negative & (now_balance < 0))
+        same |= mixed & (np.abs(now_balance - then_balance) < CLEAR_SIGN)
+        weight = b / np.maximum(b.sum(axis=1, keepdims=True), 1e-300)  # each sample's features by their mass
+        kept, total = np.where(same, weight, 0.0).sum(axis=1), np.where(b > 0, weight, 0.0).sum(axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
             shares = tuple(float(v) for v in np.where(total > 0, kept / total, np.nan))
         signed = tuple(float(c) for c in _cosines(x, y))
-        share = weight / np.maximum(b.sum(axis=1, keepdims=True), 1e-300)  # each sample's by its mass
-        for side in (y > 0, y < 0):
-            pool = float(np.where(side, share, 0.0).sum())
-            held = float(np.where(side & same, share, 0.0).sum())
+        for side in (positive, negative, mixed):
+            pool = float(np.where(side, weight, 0.0).sum())
+            held = float(np.where(side & same, weight, 0.0).sum())
             pools.append((held / pool if pool > 0 else 1.0, pool))
     return Agreement(
         tuple(float(c) for c in _cosines(a, b)), tuple(float(r) for r in ratios), shares, signed, tuple(pools)
