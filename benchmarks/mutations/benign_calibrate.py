@@ -31,10 +31,18 @@ From the calibration half only (the held-out half checks the result: benign_judg
   0 (a change confined to one class moves its samples' maps entirely: cosine 0 for an
   empty map).
 
+- **the maps' signs** (``signs_kept``), per suite: 1 − 2 × (1 − the lowest share of the
+  baseline's clearly positive, clearly negative or mixed features that kept its sign under a
+  deterministic calibration change), rounded down to 0.01, at most 0.99 (a sampler's bar is
+  loosened by its own draws' noise in the run).
+- **a class moved as a whole** (``classes_kept``): not a calibrated bar (the rule is relative:
+  a class's every sample four times as far as any other's), but its false alarms on the
+  calibration changes are counted, deterministic and samplers apart.
+
 ``--write`` stores ``[<suite>.smoke.max_drop]``, ``[<suite>.smoke.paired_drop]``,
-``[<suite>.smoke.map_agreement]``, ``[<suite>.smoke.size_agreement]`` and
-``[<suite>.smoke.sample_drift]`` in the suites' thresholds.toml and writes
-``benign-calibration.md``.
+``[<suite>.smoke.map_agreement]``, ``[<suite>.smoke.size_agreement]``,
+``[<suite>.smoke.sample_drift]`` and ``[<suite>.smoke.signs_kept]`` in the suites'
+thresholds.toml and writes ``benign-calibration.md``.
 """
 
 from __future__ import annotations
@@ -59,6 +67,7 @@ from pytest_chaosmining.explainers import builtin_explainers  # noqa: E402
 from pytest_chaosmining.suites import SUITES_DIR, metric_catalog, shipped_thresholds  # noqa: E402
 from pytest_chaosmining.tools.calibrate import tolerance_factor  # noqa: E402
 from pytest_chaosmining.verdict.baseline import MIN_PAIRED, paired_t  # noqa: E402
+from pytest_chaosmining.verdict.class_moves import class_moved  # noqa: E402
 from pytest_chaosmining.verdict.rule import CalibratedDrops  # noqa: E402
 
 TIER = "smoke"
@@ -84,6 +93,9 @@ def calibrate() -> dict[str, dict[str, object]]:
     agreements: dict[str, list[float]] = defaultdict(list)
     single: dict[str, list[tuple[float, str]]] = defaultdict(list)
     sizes: dict[str, list[tuple[float, str]]] = defaultdict(list)
+    signs: dict[str, list[tuple[float, str]]] = defaultdict(list)
+    classes: dict[str, list[str]] = defaultdict(list)
+    fingerprints: dict[str, int] = defaultdict(int)
     per_run = 0
     for name, change in CHANGES.items():
         if change.half != CALIBRATION or name not in records:
@@ -97,10 +109,16 @@ def calibrate() -> dict[str, dict[str, object]]:
             if old is None:
                 continue
             if r["metric"] == "fingerprint":
-                if not stochastic and r.get("maps") and old.get("maps"):
+                if r.get("maps") and old.get("maps"):
                     found = map_agreement(r["maps"], old["maps"])
+                    fingerprints[r["suite"]] += 1
+                    if class_moved(found, r.get("labels")) is not None:  # a false alarm of the class rule
+                        classes[r["suite"]].append(f"{name}{' (sampler)' if stochastic else ''}")
+                if not stochastic and r.get("maps") and old.get("maps"):
                     agreements[r["suite"]].append(found.mean)
                     single[r["suite"]].append((found.least, name))
+                    if found.signs is not None:
+                        signs[r["suite"]].append((found.signs, name))
                     if sized:
                         sizes[r["suite"]].append((found.size, name))
                 continue
@@ -171,6 +189,20 @@ def calibrate() -> dict[str, dict[str, object]]:
             f"| {suite} | sample_drift | {len(lows)} | floor | lowest one sample's agreement {lowest:.5f} ({by}) "
             f"| floor {floor:g} (1 − {SAMPLE_MARGIN} × {1 - lowest:.4f}), allowed 0 |"
         )
+    for suite, kept in sorted(signs.items()):
+        lowest, by = min(kept)
+        bar = min(0.99, max(0.0, math.floor((1 - 2 * (1 - lowest)) * 100) / 100))
+        out[suite]["signs_kept"] = bar
+        out[suite]["figures"].append(  # type: ignore[union-attr]
+            f"| {suite} | signs_kept | {len(kept)} | bar | lowest share of signs kept {lowest:.5f} ({by}) "
+            f"| {bar:g} (1 − 2 × {1 - lowest:.4f}) |"
+        )
+    for suite, count in sorted(fingerprints.items()):
+        alarms = classes.get(suite, [])
+        out[suite]["figures"].append(  # type: ignore[union-attr]
+            f"| {suite} | classes_kept | {count} | a class moved as a whole (no bar) | "
+            f"{len(alarms)} false alarms{': ' + ', '.join(alarms) if alarms else ''} | — |"
+        )
     return dict(out)
 
 
@@ -181,7 +213,7 @@ def write(tables: dict[str, dict[str, object]]) -> None:
     for suite, table in tables.items():
         path = SUITES_DIR / suite / "thresholds.toml"
         text = path.read_text()
-        for name in ("max_drop", "paired_drop", "map_agreement", "size_agreement", "sample_drift"):
+        for name in ("max_drop", "paired_drop", "map_agreement", "size_agreement", "sample_drift", "signs_kept"):
             values = table.get(name)
             if not values:
                 continue

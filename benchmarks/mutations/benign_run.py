@@ -129,7 +129,7 @@ def compact(payload: dict[str, object], names: list[str], live: bool = False) ->
     and their failed tests."""
     keep = set(names)
     fields = ("suite", "model", "explainer", "case", "seed", "metric", "value", "threshold", "passed", "nodeid",
-              "maps", "samples")  # fmt: skip
+              "maps", "samples", "labels")  # fmt: skip
     records = [{k: r[k] for k in fields if k in r} for r in payload["records"] if r["explainer"] in keep]  # type: ignore[union-attr]
     if live:  # judged in the run: its maps are kept as a digest (benign_judge tells what moved by it)
         for r in records:
