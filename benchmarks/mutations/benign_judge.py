@@ -171,7 +171,7 @@ PATTERN_AXIOM = re.compile(r"\b(completeness|batch consistency) on the '[^']+' n
 
 #: a missed bar in a failure message (``<metric> <value> < threshold``), and the drift checks' metrics among them
 BAR_MISSED = re.compile(r"(\w+) -?[0-9.]+ < threshold")
-DRIFT_METRICS = ("map_agreement", "sample_agreement", "size_agreement", "outline_kept")
+DRIFT_METRICS = ("map_agreement", "sample_agreement", "size_agreement", "outline_kept", "signs_kept", "classes_kept")
 
 
 def kinds(message: str) -> set[str]:

@@ -61,7 +61,7 @@ class Record:
     nodeid: str = ""
     #: a fingerprint of the explainer's maps (metric :data:`FINGERPRINT`: the stored
     #: :class:`~pytest_chaosmining.core.metrics.fingerprints.Fingerprint`, a list of rows
-    #: before version 0.12) or an outline's rows (metric :data:`OUTLINE`), else None
+    #: in an older results.json) or an outline's rows (metric :data:`OUTLINE`), else None
     maps: list[list[float]] | dict[str, object] | None = None
     #: the per-sample values whose mean ``value`` is (an image's IoU, a clip's hit), where the
     #: suite keeps them: a baseline judges a drop as a paired difference against their spread

@@ -363,7 +363,7 @@ class Baseline:
         from pytest_chaosmining.core.metrics.drift import DrawNoise  # numpy: never the entry module's
 
         found = self._noise.get(_without_metric(record))
-        if found is not None and {"mean", "sample", "outlines"} <= set(found):  # signs: since version 0.12
+        if found is not None and {"mean", "sample", "outlines"} <= set(found):  # signs: not in older results
             return DrawNoise(**found)
         return DrawNoise.deterministic() if self.records_noise else None
 

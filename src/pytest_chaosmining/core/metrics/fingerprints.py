@@ -6,8 +6,9 @@ scale, float32 beside it), zlib-compressed and base64-encoded: a relative precis
 about 5e-4 per value, so a cosine of two fingerprints is exact to about 1e-7 (the drift
 bars lie at 0.9 and beyond) and two runs of the same maps store the same bytes.  Where
 every value is its own feature (a tabular row) the masses are the signed sums' absolute
-values and only these are kept.  A results.json before version 0.12 kept a list of the
-masses of the first 32 samples: :meth:`Fingerprint.read` reads both (its signs: none).
+values and only these are kept.  An older results.json (before the signed fingerprints)
+kept a list of the masses of the first 32 samples: :meth:`Fingerprint.read` reads both
+(its signs: none).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import numpy as np
 
 from pytest_chaosmining.core.metrics.attribution import feature_sums
 
-#: a stored fingerprint: the arrays as text (this version), or the masses as lists (before 0.12)
+#: a stored fingerprint: the arrays as text (this version), or the masses as lists (an older results.json)
 StoredFingerprint = Mapping[str, object] | Sequence[Sequence[float]]
 
 
@@ -46,7 +47,7 @@ def unpack(text: str, samples: int, features: int) -> np.ndarray:
 @dataclass(frozen=True)
 class Fingerprint:
     """Each explained sample's |attribution| mass per feature (``mass``) and signed sum per
-    feature (``signed``: None where the run kept no signs, before version 0.12)."""
+    feature (``signed``: None where an older run kept no signs)."""
 
     mass: np.ndarray
     signed: np.ndarray | None
