@@ -276,7 +276,9 @@ def moved(name: str, base: str, records: dict[str, list[dict]]) -> bool:
 
     def maps(r: dict) -> object:  # a live chunk keeps its maps as a digest (benign_run.compact)
         found = r.get("maps")
-        return found["digest"] if isinstance(found, dict) else maps_digest(found) if found is not None else None
+        if isinstance(found, dict) and "digest" in found:
+            return found["digest"]
+        return maps_digest(found) if found is not None else None
 
     kept = ("fingerprint", "fprec", "iou", "box_share", "channel_share", "training_gain")
     mine = {what(r): (r["value"], r.get("samples"), maps(r)) for r in records[name] if r["metric"] in kept}

@@ -118,7 +118,7 @@ def base_of(name: str) -> tuple[str, bool]:
     return CHANGES[name].base, True
 
 
-def maps_digest(maps: list[list[float]]) -> str:
+def maps_digest(maps: object) -> str:
     """A digest of a fingerprint of maps (equal maps, equal digests)."""
     return hashlib.sha256(json.dumps(maps).encode()).hexdigest()[:16]
 

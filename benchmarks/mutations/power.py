@@ -12,6 +12,8 @@ none of its shape):
 
 - **uniform**: every explained sample;
 - **one class in ten**: ⌈n/10⌉ samples (20 draws of which samples, seeded);
+- **one class**: the explained samples of one class (vision, audio: each class in turn), the
+  others untouched (the class rule, ``classes_kept``, judges such a change);
 - **a quarter**: n/4 samples (20 draws);
 - **one condition**: every sample of one record, the suite's other conditions untouched.
 
@@ -43,6 +45,7 @@ sys.path.insert(0, str(HERE))
 from benign_judge import load, most_used_machine, on_machine  # noqa: E402
 
 from pytest_chaosmining.core.metrics.catalog import Metric  # noqa: E402
+from pytest_chaosmining.core.metrics.fingerprints import Fingerprint, StoredFingerprint  # noqa: E402
 from pytest_chaosmining.core.records import NOISE_METRICS, OUTLINE, Record  # noqa: E402
 from pytest_chaosmining.explainers import builtin_explainers  # noqa: E402
 from pytest_chaosmining.suites import metric_catalog, shipped_thresholds  # noqa: E402
@@ -51,7 +54,7 @@ from pytest_chaosmining.verdict.drift import drift_verdict  # noqa: E402
 from pytest_chaosmining.verdict.rule import BaselineRule, CalibratedDrops  # noqa: E402
 
 TIER = "smoke"
-SHAPES = ("uniform", "one class in ten", "a quarter", "one condition")
+SHAPES = ("uniform", "one class in ten", "one class", "a quarter", "one condition")
 DRAWS = 20
 GRID = [i / 64 for i in range(1, 65)]
 BARS = shipped_thresholds(None)
@@ -61,10 +64,14 @@ def _where(r: dict) -> tuple[str, str, str, int]:
     return (r["suite"], r["model"], json.dumps(r["case"], sort_keys=True), r["seed"])
 
 
-def _affected(shape: str, n: int, draw: int) -> list[int]:
-    """The samples a regression of ``shape`` touches (``draw``: which draw)."""
+def _affected(shape: str, n: int, draw: int, labels: list[int] | None = None) -> list[int]:
+    """The samples a regression of ``shape`` touches (``draw``: which draw; ``one class``:
+    the explained samples of the draw-th class among ``labels``)."""
     if shape in ("uniform", "one condition"):
         return list(range(n))
+    if shape == "one class":
+        classes = sorted(set(labels or []))
+        return [i for i, c in enumerate((labels or [])[:n]) if c == classes[draw]] if draw < len(classes) else []
     k = math.ceil(n / 10) if shape == "one class in ten" else n // 4
     return sorted(random.Random(1000 * draw + k).sample(range(n), k))
 
@@ -76,14 +83,17 @@ def _hurt_values(values: list[float], affected: list[int], f: float) -> list[flo
     return out
 
 
-def _hurt_maps(maps: list[list[float]], affected: list[int], f: float) -> list[list[float]]:
-    out = [list(row) for row in maps]
-    for i in affected:
-        if i < len(out):
-            row = out[i]
-            even = sum(row) / len(row)
-            out[i] = [(1 - f) * v + f * even for v in row]
-    return out
+def _hurt_maps(maps: StoredFingerprint, affected: list[int], f: float) -> dict[str, object]:
+    """The stored fingerprint with each affected sample's map moving a share ``f`` of its mass
+    to a uniform, positive spread over the features (a map that ignores the input)."""
+    found = Fingerprint.read(maps)
+    mass, signed = found.mass.copy(), None if found.signed is None else found.signed.copy()
+    rows = [i for i in affected if i < len(mass)]
+    even = mass[rows].mean(axis=1, keepdims=True)
+    mass[rows] = (1 - f) * mass[rows] + f * even
+    if signed is not None:
+        signed[rows] = (1 - f) * signed[rows] + f * even
+    return Fingerprint(mass, signed).stored()
 
 
 @dataclass(frozen=True)
@@ -193,9 +203,15 @@ def measure() -> dict[tuple[str, str, str, str], dict[str, list[float | None]]]:
             agreement = catalog.get(suite, "map_agreement")
             bar_key = agreement.bar_key(r["case"]) if agreement is not None and agreement.bar_key else "default"
             n = len(r["samples"]) if r.get("samples") else len(fp["maps"]) if fp else 32
+            labels = fp.get("labels") if fp else None
             for shape in SHAPES:
-                for draw in range(1 if shape in ("uniform", "one condition") else DRAWS):
-                    affected = _affected(shape, n, draw)
+                if shape == "one class" and not labels:
+                    continue
+                draws = len(set(labels or [])) if shape == "one class" else DRAWS
+                for draw in range(1 if shape in ("uniform", "one condition") else draws):
+                    affected = _affected(shape, n, draw, labels)
+                    if not affected:
+                        continue
                     score = ScoreRule(baseline, r, metric, drop, paired, affected, n)
                     drift = DriftRule(baseline, fp, outlines.get(_where(r)), affected, bar_key)
                     by_score = _smallest(score.fails)
@@ -254,8 +270,9 @@ def main(argv: list[str] | None = None) -> int:
         "score lost and of its map's mass moved to a uniform spread; *its drop*: the record's mean score drop at "
         "that f; medians over the built-ins' records (and 20 draws of the affected samples); *never*: not caught "
         "even at f = 1.  *score*: the score's drop rule alone; *gate*: score or drift, by the run's own rule "
-        "(verdict/drift.py: the mean and per-sample bars, every sample's outline; a sampler's allowance from the "
-        "noise its base's run recorded).",
+        "(verdict/drift.py: the mean and per-sample bars, every sample's outline, the signs, a class moved as a "
+        "whole; a sampler's allowance from the noise its base's run recorded).  *one class*: the explained samples "
+        "of one class (each class in turn), where the suite's samples have classes.",
         "",
         *table(measure()),
     ]

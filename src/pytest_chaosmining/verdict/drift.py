@@ -176,10 +176,12 @@ def drift_verdict(
         )
     change = None
     if bar is not None and MOVED > moved.mean >= bar and (verdict is None or verdict[0] >= verdict[1]):
+        shifted = [i for i, m in enumerate(moved.moves()) if m > 1.0 - MOVED]
         change = (
             f"{what}: its maps moved from the baseline's (cosine of the feature masses {moved.mean:.4f}, within the "
-            f"bar {bar:g}; explained sample {moved.worst} moved most, {moved.least:.4f}{allowance}): changed; if "
-            "the change is intended, make this run the baseline"
+            f"bar {bar:g}; explained sample {moved.worst} moved most, {moved.least:.4f}; {len(shifted)} of "
+            f"{len(moved.cosines)} samples moved{_where(shifted, kept.labels)}{allowance}): changed; if the change "
+            "is intended, make this run the baseline"
         )
     checks: list[tuple[str, float, float | None, str]] = [
         (
