@@ -300,7 +300,7 @@ def test_maps_that_drift_from_the_baseline_fail_and_unchanged_maps_pass(pytester
     run_suite(*args, report="base", k="f15").assert_outcomes(passed=2)
     records = load_results(pytester, "base")["records"]
     kept = [r for r in records if r["metric"] == "fingerprint"]
-    assert len(kept) == 1 and len(kept[0]["maps"]) == 32 and kept[0]["explainer"] == "mine"  # every explained sample
+    assert len(kept) == 1 and kept[0]["maps"]["samples"] == 400 and kept[0]["explainer"] == "mine"  # every row
     assert "fingerprint" not in (pytester.path / "base" / "report.md").read_text()
     baseline = str(pytester.path / "base" / "results.json")
     again = run_suite(*args, "--chaosmining-baseline", baseline, report="again", k="f15")
@@ -312,14 +312,14 @@ def test_maps_that_drift_from_the_baseline_fail_and_unchanged_maps_pass(pytester
     drifted = run_suite(*args, "--chaosmining-baseline", baseline, report="drifted", k="f15")
     drifted.assert_outcomes(passed=1, failed=1)
     drifted.stdout.fnmatch_lines(
-        ["*mine on f15*its maps moved from the baseline's (mean cosine of the feature masses over 32 explained*0.9*"]
+        ["*mine on f15*its maps moved from the baseline's (mean cosine of the feature masses over 400 explained*0.9*"]
     )
     fprec = [r for r in load_results(pytester, "drifted")["records"] if r["metric"] == "fprec"]
     assert fprec and all(r["passed"] for r in fprec)
     monkeypatch.setenv("CHAOSMINING_TEST_DRIFT", "rows")
     rows = run_suite(*args, "--chaosmining-baseline", baseline, report="rows", k="f15")
     rows.assert_outcomes(passed=1, failed=1)
-    rows.stdout.fnmatch_lines(["*the maps of 2 of 32 explained samples moved from the baseline's*samples 3, 7)*"])
+    rows.stdout.fnmatch_lines(["*the maps of 2 of 400 explained samples moved from the baseline's*samples 3, 7)*"])
 
 
 def test_the_run_and_compare_give_the_same_verdicts_on_the_same_files(pytester, run_suite, monkeypatch):
