@@ -55,7 +55,7 @@ def test_the_report_header_says_what_the_run_judges(pytester, shared_cache):
 
 def test_the_working_tree_is_light():
     """A library's checkout of the plugin (a submodule, a vendored copy) stays light:
-    the tracked files weigh at most 37 MB (0.2 MB for the module-pattern networks' calibration
+    the tracked files weigh at most 52 MB (0.2 MB for the module-pattern networks' calibration
     runs and the replay's outcomes on them; the calibration runs are compressed, the
     figures quantised; 25 MB before the benign changes behind the baseline's calibration,
     0.9 MB of xz, and the per-sample values in the shipped derived results; 27 MB before
@@ -70,7 +70,10 @@ def test_the_working_tree_is_light():
     35.2 MB before the benign set's fourth held-out batch, 72 changes in 9 more chunks, and
     the rerun's outlines and recorded noise in every chunk: about 1.5 MB when complete;
     36.75 MB after the rerun on today's code, with the bases kept per machine and the
-    earlier machine's bases dropped)."""
+    earlier machine's bases dropped; 50.9 MB after the fingerprints kept the signed sums
+    of every explained sample, float16, the symbolic suite's 400 rows where 32 were kept:
+    the CPU reference 5.4 -> 8.0 MB, the pack's derived results 3.2 -> 6.4 MB, the benign
+    bases and calibration half 5 -> 11 MB; issue 81 weighs the report's size)."""
     import subprocess
 
     root = Path(__file__).resolve().parents[1]
@@ -79,7 +82,7 @@ def test_the_working_tree_is_light():
         pytest.skip("not a git checkout")
     files = [root / name for name in listed.stdout.decode().split("\0") if name]
     total = sum(f.stat().st_size for f in files if f.is_file())
-    assert total <= 37_000_000, f"{total / 1e6:.2f} MB tracked"
+    assert total <= 52_000_000, f"{total / 1e6:.2f} MB tracked"
 
 
 def test_the_plugins_warnings_have_their_own_category():

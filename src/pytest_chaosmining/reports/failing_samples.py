@@ -35,7 +35,7 @@ class FailingSample:
 
 def failing_samples(
     records: Sequence[Record],
-    baseline_maps: Callable[[Record], StoredFingerprint | None],
+    baseline_maps: Callable[[Record], list[list[float]] | dict[str, object] | None],
     most: int = 2,
 ) -> list[FailingSample]:
     """Of one case's ``records``: a sample for each of the first ``most`` explainers with
@@ -58,7 +58,7 @@ def failing_samples(
                 continue
         shape = next((r for r in mine if r.metric == OUTLINE and r.maps), None)
         then_shape = baseline_maps(shape) if shape is not None else None
-        if shape is not None and shape.maps and then_shape:
+        if shape is not None and isinstance(shape.maps, list) and shape.maps and isinstance(then_shape, list):
             change = outline_change(shape.maps, then_shape)
             if change.lost:  # the masses held, the sign or the size did not
                 i = change.lost[0]

@@ -388,7 +388,7 @@ class Baseline:
         from pytest_chaosmining.core.metrics.drift import outline_change  # numpy: never the entry module's
 
         then = self.fingerprints.get(record.key())
-        if then is None or record.maps is None:
+        if not isinstance(then, list) or not isinstance(record.maps, list):
             return None
         return outline_change(record.maps, then)
 

@@ -249,7 +249,7 @@ def drift_verdict(
         if found is not None and sampler():  # a sampler's samples move with its draws: beyond any sample's noise
             found = class_moved(moved, labels, max(LEAST_MOVE, NOISE_FACTOR * (1.0 - own_noise().sample)), 1)
         if found is not None:
-            now = Fingerprint.read(kept.maps) if kept.maps is not None else None  # type: ignore[arg-type]
+            now = Fingerprint.read(kept.maps) if kept.maps is not None else None
             target = target_evidence(found, now, retarget) if now is not None else None
             if (
                 target is None and len(found.samples) < HINT_SAMPLES

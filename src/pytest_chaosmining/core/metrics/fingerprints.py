@@ -79,8 +79,11 @@ class Fingerprint:
         if isinstance(stored, Mapping):
             n, f = int(stored["samples"]), int(stored["features"])  # type: ignore[call-overload]
             signed = unpack(str(stored["signed"]), n, f) if "signed" in stored else None
-            mass = unpack(str(stored["mass"]), n, f) if "mass" in stored else np.abs(signed)
-            return cls(mass, signed)
+            if "mass" in stored:
+                return cls(unpack(str(stored["mass"]), n, f), signed)
+            if signed is None:
+                raise ValueError("a stored fingerprint keeps its masses, its signed sums or both")
+            return cls(np.abs(signed), signed)
         mass = np.asarray(stored, dtype=np.float64)
         return cls(mass.reshape(len(mass), -1) if mass.size else mass.reshape(0, 0), None)
 
