@@ -46,9 +46,7 @@ def test_the_wrong_target_for_any_one_class_fails_naming_the_class_and_the_targe
     wrong = run_suite(*args, baseline, "-rf", report="wrong", k="", shipped=True)
     text = wrong.stdout.str()
     records = json.loads((pytester.path / "wrong" / "results.json").read_text())["records"]
-    explained = {
-        (r["explainer"], r["nodeid"]): set(r["labels"] or []) for r in records if r["metric"] == "fingerprint"
-    }
+    explained = {(r["explainer"], r["nodeid"]): set(r["labels"] or []) for r in records if r["metric"] == "fingerprint"}
     verdicts = {(r["explainer"], r["nodeid"]): r["passed"] for r in records if r["metric"] == "classes_kept"}
     seen = 0
     for (name, nodeid), labels in explained.items():
