@@ -4,7 +4,8 @@
 
 Regressions of four shapes are injected into real records: the built-ins' judged scores,
 with their per-sample values, and the fingerprints of their maps, from one default run
-(the bases of ``benign/``, benign_run.py).  Each affected sample loses a share ``f`` of
+(the bases of ``benign/`` of today's code where there are, else of the machine most changes ran on;
+benign_run.py).  Each affected sample loses a share ``f`` of
 its score (its value moves to (1 − f) × its value; 0 is what an empty or map-free map
 scores on every metric here, about chance) and its map moves the same share of its mass
 to a uniform spread over the features (a map that ignores the input; at f = 1 it keeps
@@ -42,7 +43,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from benign_judge import load, most_used_machine, on_machine  # noqa: E402
+from benign_judge import load, most_used_machine, on_machine, stale_chunks  # noqa: E402
 
 from pytest_chaosmining.core.metrics.catalog import Metric  # noqa: E402
 from pytest_chaosmining.core.metrics.fingerprints import Fingerprint, StoredFingerprint  # noqa: E402
@@ -171,8 +172,9 @@ def _smallest(fails: Callable[[float], bool]) -> float | None:
 def measure() -> dict[tuple[str, str, str, str], dict[str, list[float | None]]]:
     """(suite, metric, shape, explainers) → the smallest failing f by the score and by the
     gate, and the drops there (explainers: the deterministic built-ins, or the samplers)."""
-    loaded, _, _ = load()
-    records = on_machine(loaded, most_used_machine(loaded))
+    loaded, _, keys = load()
+    current = [k.split("@")[1] for k in keys if k.startswith("bases@") and k not in stale_chunks(keys)]
+    records = on_machine(loaded, current[0] if current else most_used_machine(loaded))  # today's bases first
     catalog, bars = metric_catalog(), shipped_thresholds(None)
     found: dict[tuple[str, str, str, str], dict[str, list[float | None]]] = defaultdict(lambda: defaultdict(list))
     for name, rows in sorted(records.items()):

@@ -9,11 +9,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pytest_chaosmining.core.metrics.drift import SIZE_FACTOR, UNSEEN_OUTLINE_SHARE, DrawNoise
+from pytest_chaosmining.core.metrics.drift import NOISE_SAMPLES, SIZE_FACTOR, UNSEEN_OUTLINE_SHARE, DrawNoise
 from pytest_chaosmining.core.metrics.fingerprints import Fingerprint
 from pytest_chaosmining.core.metrics.properties import NOISE_FACTOR
 from pytest_chaosmining.core.records import FINGERPRINT, NOISE_METRICS, OUTLINE, TARGETS, Record, Recorder
-from pytest_chaosmining.verdict.baseline import MOVED
+from pytest_chaosmining.verdict.baseline import MOVED, SampleDrift
 from pytest_chaosmining.verdict.class_moves import LEAST_MOVE, Retargeting, class_moved, described, target_evidence
 from pytest_chaosmining.verdict.judge import Check, Judge
 from pytest_chaosmining.verdict.rule import BaselineRule
@@ -137,6 +137,7 @@ def drift_verdict(
     bar = thresholds.drift_bar(suite, tier, "map_agreement", bar_key, explainer)
     rule = judged_by.drops.sample_drift(suite)
     verdict = rule.verdict(moved) if rule is not None else None
+    sampled = rule  # the per-sample rule as it judges (a sampler's allows more where its draws saw few samples)
     size_bar = thresholds.drift_bar(suite, tier, "size_agreement", bar_key, explainer) if sized else None
     allowance = ""
     beyond = (bar is not None and moved.mean < bar) or (verdict is not None and verdict[0] < verdict[1])
@@ -168,7 +169,10 @@ def drift_verdict(
         own = own_noise()
         n = len(moved.cosines)
         bar = None if bar is None else min(bar, 1.0 - NOISE_FACTOR * (1.0 - own.mean) - 1.0 / n)
-        verdict = rule.verdict(moved, [UNRELATED] * n) if rule is not None else None
+        if rule is not None:  # rows beyond those its draws were measured on: the rule of three, 4 x, over them
+            unprobed = max(0, n - NOISE_SAMPLES)
+            sampled = SampleDrift(rule.floor, rule.allowed + math.ceil(NOISE_FACTOR * UNSEEN_OUTLINE_SHARE * unprobed))
+            verdict = sampled.verdict(moved, [UNRELATED] * n)
         allowance = (
             f"; its own draws agree to {own.mean:.4f} (one sample to {own.sample:.4f}; the stricter of this run's "
             "and the baseline's), so the mean's bar allows "
@@ -258,7 +262,7 @@ def drift_verdict(
         if found is not None:
             message = f"{what}: {described(found, target, classes)}{allowance}"
         checks.append(("classes_kept", 1.0 - (found is not None) / classes, 1.0, message))
-    if rule is not None and verdict is not None:
+    if rule is not None and sampled is not None and verdict is not None:
         value, floor, lost = verdict
         checks.append(
             (
@@ -267,7 +271,7 @@ def drift_verdict(
                 floor,
                 f"{what}: the maps of {len(lost)} of {len(moved.cosines)} explained samples moved from the "
                 f"baseline's beyond the per-sample floor {rule.floor:g}{_where(lost, kept.labels)} (at most "
-                f"{rule.allowed} may: a change confined "
+                f"{sampled.allowed} may: a change confined "
                 f"to some inputs; samples {_listed(lost)}{allowance})",
             )
         )
