@@ -24,6 +24,7 @@ from pytest_chaosmining.core.training.determinism import REPRODUCIBLE, KernelSet
 from pytest_chaosmining.suites import metric_catalog, shipped_thresholds
 from pytest_chaosmining.verdict.baseline import Baseline, PairedDrop, paired_t
 from pytest_chaosmining.verdict.judge import ConformanceFailure, Judge
+from pytest_chaosmining.verdict.rotation import ROTATION, Rotation, case_identity
 from pytest_chaosmining.verdict.rule import BaselineRule, CalibratedDrops
 from pytest_chaosmining.verdict.thresholds import Thresholds
 
@@ -415,3 +416,46 @@ def test_a_check_of_the_maps_own_merit_the_baseline_judged_and_that_is_gone_is_m
     comparison = baseline.compare([record("iou", 0.6, 0.5)], lambda r: True)
     assert [r.metric for r in comparison.missing] == ["truth_sign"]
     assert not baseline.compare([record("iou", 0.6, 0.5), record("truth_sign", 0.9, 0.65)], lambda r: True).missing
+
+
+def _rotation_record(case: str, metric: str, value: float, threshold: float | None = None) -> Record:
+    return Record("vision", "small_cnn", "mine", 0, metric, value, {"condition": case}, threshold, nodeid=case)
+
+
+def test_the_own_merit_rotation_steps_one_case_per_baseline_and_wraps():
+    """Without a baseline the own-merit checks run on the first case; against one, on the
+    case its rotation moved to and the next (wrapping at the plan's end); a baseline older
+    than the rotation (batch consistency on one case, no rotation record) counts as having
+    moved to that case; ``every`` checks all cases and steps the same way."""
+    plan = [case_identity("small_cnn", 0, {"condition": c}) for c in ("RBFP", "RBRP", "SBFP", "SBRP")]
+    first = Rotation.of(plan, None, "vision", every=False)
+    assert first.checked == {plan[0]} and first.moved_to == plan[0]
+    moved = [_rotation_record("RBFP", ROTATION, 0.0), _rotation_record("RBRP", ROTATION, 1.0)]
+    step = Rotation.of(plan, moved, "vision", every=False)
+    assert step.checked == {plan[1], plan[2]} and step.moved_to == plan[2]
+    last = [_rotation_record("SBFP", ROTATION, 0.0), _rotation_record("SBRP", ROTATION, 1.0)]
+    wrapped = Rotation.of(plan, last, "vision", every=False)
+    assert wrapped.checked == {plan[3], plan[0]} and wrapped.moved_to == plan[0]
+    older = [_rotation_record("SBFP", "batch_consistency", 1.0, 0.99)]
+    assert Rotation.of(plan, older, "vision", every=False).checked == {plan[2], plan[3]}
+    assert Rotation.of(plan, moved, "audio", every=False).checked == {plan[0]}  # another suite's records
+    every = Rotation.of(plan, moved, "vision", every=True)
+    assert every.checked == set(plan) and every.moved_to == plan[2]
+    assert Rotation.of(plan[:1], moved, "vision", every=False).checked == {plan[0]}
+
+
+def test_a_case_the_rotation_only_carried_may_go_but_the_case_it_moved_to_may_not():
+    """The baseline's own-merit results on the case its rotation only carried (record 0)
+    are not missing when this run's rotation leaves it behind; those on the case it moved
+    to (record 1) are, like any judged own-merit result that is gone."""
+    old = [
+        _rotation_record("RBFP", "truth_sign", 0.9, 0.65),
+        _rotation_record("RBFP", ROTATION, 0.0),
+        _rotation_record("RBRP", "truth_sign", 0.9, 0.65),
+        _rotation_record("RBRP", ROTATION, 1.0),
+    ]
+    baseline = Baseline(old, "base", metric_catalog())
+    kept = [_rotation_record("RBRP", "truth_sign", 0.9, 0.65)]
+    assert not baseline.compare(kept, lambda r: True).missing
+    missing = baseline.compare([_rotation_record("RBFP", "truth_sign", 0.9, 0.65)], lambda r: True).missing
+    assert [(r.case, r.metric) for r in missing] == [({"condition": "RBRP"}, "truth_sign")]

@@ -615,3 +615,29 @@ def test_compare_and_the_pr_summary_judge_as_the_run_judged(pytester, run_suite)
     lenient.assert_outcomes(passed=3)
     summary = pr_summary(baseline, pytester.path / "lenient" / "results.json")
     assert summary.startswith("## chaosmining: no regression against main"), summary
+
+
+def test_each_baseline_moves_the_own_merit_checks_one_case_on(pytester, run_suite):
+    """Without a baseline the own-merit checks run on the first case (f01); against that run
+    on f01 and f02 (nothing the baseline judged goes missing), against that one on f02 and
+    f03 (f01 only carried: not missing); ``--chaosmining-own-merit all`` checks every case."""
+    args = ("--chaosmining-explainers", "SA", "--chaosmining-suites", "symbolic")
+    cases = "f01 or f02 or f03"
+
+    def rotation(report: str) -> dict[str, float]:
+        records = load_results(pytester, report)["records"]
+        return {r["case"]["formula"]: r["value"] for r in records if r["metric"] == "own_merit_rotation"}
+
+    run_suite(*args, k=cases, fresh=False, report="first").assert_outcomes(passed=6)
+    assert rotation("first") == {1: 1.0}
+    second = run_suite(*args, "--chaosmining-baseline", "first/results.json", k=cases, fresh=False, report="second")
+    second.assert_outcomes(passed=6)
+    second.stdout.fnmatch_lines(["*missing 0 judged results*"])
+    assert rotation("second") == {1: 0.0, 2: 1.0}
+    third = run_suite(*args, "--chaosmining-baseline", "second/results.json", k=cases, fresh=False, report="third")
+    third.assert_outcomes(passed=6)
+    third.stdout.fnmatch_lines(["*missing 0 judged results*"])
+    assert rotation("third") == {2: 0.0, 3: 1.0}
+    every = run_suite(*args, "--chaosmining-own-merit", "all", k=cases, fresh=False, report="every")
+    assert rotation("every") == {1: 1.0, 2: 0.0, 3: 0.0}
+    every.assert_outcomes(passed=6)

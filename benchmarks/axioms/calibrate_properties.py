@@ -6,9 +6,10 @@ noise allowance of stochastic explainers (drift and batch checks).
     python benchmarks/axioms/calibrate_properties.py bars [--write]
 
 ``run`` trains (or loads from ``--cache``) the smoke tier's models of each seed and
-measures every built-in as the suites do: on the probe case of the vision and audio
-suites (the first case of the seed's plan) and of the symbolic suite, and on every
-formula for the per-case symbolic checks (``truth_sign``, ``completeness``).  Maps
+measures every built-in as the suites do: on every case of the symbolic, vision and
+audio plans that the own-merit rotation reaches (``probe``: the first; ``cases``: the
+others), and on every formula for the per-case symbolic checks (``truth_sign``,
+``completeness``).  Maps
 that must fail are measured beside them: the random control, model-free maps and
 priors (``cheats``), and bugs that need no baseline to be caught (a batch rolled by
 one, the gradient of the sum of all outputs, IG from the batch mean, IG's sign
@@ -111,7 +112,7 @@ def must_fail() -> dict[str, Callable[..., object]]:
     }
 
 
-PARTS = ("probe", "formulas", "reseed", "equivalence")
+PARTS = ("probe", "cases", "formulas", "reseed", "equivalence")
 
 
 def equivalent_pairs() -> dict[str, tuple[Callable[..., object], str]]:
@@ -144,7 +145,8 @@ def run_seed(seed: int, cache_dir: Path, parts: tuple[str, ...] = PARTS) -> dict
     import numpy as np
     import torch
 
-    from pytest_chaosmining.core.metrics.drift import FINGERPRINT_SAMPLES, fingerprint, map_agreement
+    from pytest_chaosmining.core.metrics.drift import NOISE_SAMPLES, map_agreement
+    from pytest_chaosmining.core.metrics.fingerprints import fingerprint_of
     from pytest_chaosmining.core.storage.cache import ModelCache
     from pytest_chaosmining.core.storage.pack import ModelPack
     from pytest_chaosmining.explainers import Explainer, ExplainerNotApplicable, attribute, builtin_explainers
@@ -202,6 +204,27 @@ def run_seed(seed: int, cache_dir: Path, parts: tuple[str, ...] = PARTS) -> dict
         }
         out["probe"][name] = {"quality": quality, "values": values}  # type: ignore[index]
         print(f"seed {seed} {name} probe done", flush=True)
+    out["cases"] = {}
+    for name, suite in suites.items() if "cases" in parts else ():  # the rotation's other cases
+        planned = symbolic_cases if name == "symbolic" else suite.plan_cases(suite.tiers["smoke"], seeds)  # type: ignore[attr-defined]
+        rows = out["cases"][name] = []  # type: ignore[index]
+        for case in planned[1:]:
+            trained = (
+                trained_model(case, cache, device)
+                if name == "symbolic"
+                else suite.scoring.trained_model(case, cache, device)  # type: ignore[attr-defined]
+            )
+            probe = suite.probe(trained, EFFECT_SAMPLES)  # type: ignore[attr-defined]
+            effects = None
+            if probe.other_target is not None:
+                effects = class_effects(probe.model, probe.inputs, probe.target, probe.fingerprint_mask, probe.guard)
+            quality = float(suite.quality(trained))  # type: ignore[attr-defined]
+            values = {
+                e: measured(x, lambda x=x, pr=probe, ef=effects: measured_merit(x, pr, ef))  # type: ignore[misc]
+                for e, x in explainers.items()
+            }
+            rows.append({"case": case.id, "quality": quality, "values": values})
+        print(f"seed {seed} {name} cases done", flush=True)
     if "equivalence" in parts:
         from pytest_chaosmining.suite_kit.merit import agreement_with
 
@@ -213,7 +236,7 @@ def run_seed(seed: int, cache_dir: Path, parts: tuple[str, ...] = PARTS) -> dict
                 for pair, (method, ref) in equivalent_pairs().items()
             }
         print(f"seed {seed} equivalence done", flush=True)
-    for case in symbolic_cases:
+    for case in symbolic_cases if {"formulas", "reseed"} & set(parts) else ():
         trained = trained_model(case, cache, device)
         row: dict[str, object] = {"formula": case.formula, "uscore": trained.uscore}
         for e, x in explainers.items():
@@ -227,8 +250,8 @@ def run_seed(seed: int, cache_dir: Path, parts: tuple[str, ...] = PARTS) -> dict
             context = FORMULA_MODELS.probe(trained, len(inputs)).context
             then = attribute(x, trained.model, inputs, 0, context).double().numpy()
             now = attribute(x, trained.model, inputs, 0, context, seed=7).double().numpy()
-            moved = map_agreement(fingerprint(now), fingerprint(then)).mean
-            noise = fingerprint_noise(x, FORMULA_MODELS.probe(trained, FINGERPRINT_SAMPLES)).mean
+            moved = map_agreement(fingerprint_of(now), fingerprint_of(then)).mean
+            noise = fingerprint_noise(x, FORMULA_MODELS.probe(trained, NOISE_SAMPLES)).mean
             out["reseed"].append({"formula": case.formula, "explainer": e, "moved": moved, "noise": noise})  # type: ignore[union-attr]
         out["formulas"].append(row)  # type: ignore[union-attr]
     print(f"seed {seed} formulas done", flush=True)
@@ -259,10 +282,12 @@ def values(seeds: range, metric: str, explainer: str, suite: str) -> list[float]
                 value = (row.get(explainer) or {}).get(metric)  # type: ignore[union-attr]
                 if value is not None:
                     found.append(float(value))
-        else:
-            entry = run["probe"].get(suite, {}).get("values", {}).get(explainer)  # type: ignore[union-attr]
-            if entry is not None and metric in entry:
-                found.append(float(entry[metric]))
+        else:  # the probe case and the rotation's other cases
+            probed = [run["probe"].get(suite, {})] + list(run.get("cases", {}).get(suite, []))  # type: ignore[union-attr, operator]
+            for case in probed:
+                entry = case.get("values", {}).get(explainer)
+                if entry is not None and metric in entry:
+                    found.append(float(entry[metric]))
     return found
 
 

@@ -144,6 +144,13 @@ OPTIONS: tuple[Option, ...] = (
         ("hold", "none"),
     ),
     Option(
+        "own-merit",
+        "the cases the checks of an explainer's own merit run on: {default} (default: a suite's first case, "
+        "against a baseline the case its rotation last moved to and the next, docs/ci.md) or all",
+        "rotate",
+        ("rotate", "all"),
+    ),
+    Option(
         "verdict",
         "{default} (default): a run that judges no test fails, never passes green; report-only: record and "
         "report without judging (a paper-tier table run), a run that judges nothing passes and says so",
@@ -229,6 +236,9 @@ class Settings:
     builtin_results: str
     #: ``hold``: a built-in's check that a known library defect makes fail is a strict expected failure
     known_defects: str
+    #: ``rotate``: own-merit checks on a suite's rotating cases (:mod:`~pytest_chaosmining.verdict.rotation`);
+    #: ``all``: on every case
+    own_merit: str
     #: ``required``: a run that judges nothing fails; ``report-only``: it passes
     verdict: str
     call_timeout: float
@@ -438,6 +448,7 @@ def resolve(config: pytest.Config, suite_names: Sequence[str], thresholds: Seque
         pack=_pack(get("pack")),
         builtin_results=get("builtin_results").text(),
         known_defects=get("known_defects").text(),
+        own_merit=get("own_merit").text(),
         verdict=get("verdict").text(),
         call_timeout=get("call_timeout").number("a number of seconds > 0", lambda t: t > 0),
         device=get("device").value,

@@ -53,7 +53,8 @@ from pytest_chaosmining.reports.tables import outcome_counts
 from pytest_chaosmining.settings import Settings
 from pytest_chaosmining.suites import get_suite, metric_catalog, suite_of
 from pytest_chaosmining.verdict.judge import ConformanceFailure
-from pytest_chaosmining.verdict.own_merit_scope import PROBE_CHECK, own_merit_not_run
+from pytest_chaosmining.verdict.own_merit_scope import own_merit_not_run
+from pytest_chaosmining.verdict.rotation import PROBE_CHECK
 from pytest_chaosmining.verdict.skips import skip_kind, skip_message, uncalibrated_condition
 from pytest_chaosmining.verdict.weaker_levels import levels_the_control_reaches
 
@@ -389,7 +390,7 @@ class ResultCollector:
 
     def _own_merit_not_run(self, session: pytest.Session) -> list[str]:
         """Notes for the suites whose own-merit checks this run left out by deselecting their
-        first planned case (not in a shard: another shard runs it)."""
+        own-merit cases (not in a shard: another shard runs it)."""
         if session.config.option.collectonly or self.settings.shard is not None:
             return []
         suites = [name for name in self.settings.suites if metric_catalog().get(name, PROBE_CHECK) is not None]

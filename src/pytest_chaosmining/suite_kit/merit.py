@@ -7,14 +7,15 @@ where declared, completeness.
 They need no baseline: each compares the explainer's maps with its own maps of the
 same samples, called again in another batch, with another seed or another target,
 or with the model's exact effects (:mod:`pytest_chaosmining.core.metrics.properties`).
-They run once per explainer and suite, on a few samples of the suite's first case
-(:func:`is_probe_case`), as checks of that case's explainer test.
+They run on a few samples of the suite's own-merit cases (:func:`own_merit_rotation`: the
+plan's first case, against a baseline the case its rotation last moved to and the next),
+as checks of that case's explainer test.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import torch
@@ -38,13 +39,14 @@ from pytest_chaosmining.suite_kit.probe import Probe
 from pytest_chaosmining.suite_kit.seam import number
 from pytest_chaosmining.verdict.class_moves import Retargeting
 from pytest_chaosmining.verdict.judge import Check, explainer_failures
+from pytest_chaosmining.verdict.rotation import ROTATION, Rotation, case_identity
 
 if TYPE_CHECKING:
     import pytest
 
     from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.run_view import RunView
-    from pytest_chaosmining.suite_kit.seam import CaseT, ModelSuite, ModelT, Recorder
+    from pytest_chaosmining.suite_kit.seam import CaseT, ModelSuite, ModelT, RecordedCase, Recorder
 
 #: the distinct samples of a probe (the checks run on these few, once per explainer and suite)
 PROBE_SAMPLES = 6
@@ -205,11 +207,22 @@ def _measurement_key(
     }
 
 
-def is_probe_case(run: RunView, suite: ModelSuite[CaseT, ModelT], case: CaseT) -> bool:
-    """Whether ``case`` is the one the own-merit checks of ``suite`` run on: the first
-    case of the run's plan (whatever the shard: every shard agrees)."""
+def is_first_case(run: RunView, suite: ModelSuite[CaseT, ModelT], case: CaseT) -> bool:
+    """Whether ``case`` is the first case of the run's plan of ``suite`` (whatever the
+    shard: every shard agrees), where the checks that need one case run once."""
     plan = suite.plan(run)
     return bool(plan) and plan[0].id == case.id
+
+
+def own_merit_rotation(run: RunView, suite: ModelSuite[CaseT, ModelT]) -> Rotation:
+    """The cases of ``suite`` its own-merit checks run on in this run
+    (:class:`~pytest_chaosmining.verdict.rotation.Rotation`: against the run's baseline,
+    or every case under ``--chaosmining-own-merit all``)."""
+    planned = cast("Sequence[RecordedCase]", suite.plan(run))  # a model suite plans recorded cases
+    plan = [case_identity(c.model_id, c.seed, c.case_fields()) for c in planned]
+    baseline = run.judge.baseline
+    rotation_records = baseline.rotation_records if baseline is not None else None
+    return Rotation.of(plan, rotation_records, suite.name, run.plan.settings.own_merit == "all")
 
 
 def own_merit_checks(
@@ -221,11 +234,14 @@ def own_merit_checks(
     record: Recorder,
     what: str,
 ) -> list[Check]:
-    """On the suite's probe case (:func:`is_probe_case`), the judged checks of the
-    explainer's own merit with the suite's bars and messages that name the property,
-    the sample and by how much; elsewhere none."""
+    """On the suite's own-merit cases (:func:`own_merit_rotation`), the judged checks of
+    the explainer's own merit with the suite's bars and messages that name the property,
+    the sample and by how much, and where the rotation stands (:data:`ROTATION`);
+    elsewhere none."""
 
-    if not is_probe_case(run, suite, case):
+    rotation = own_merit_rotation(run, suite)
+    here = case_identity(case.model_id, case.seed, case.case_fields())
+    if here not in rotation.checked:
         return []
     explainer = run.explainers[explainer_name]
     trained = suite.model(run, case)
@@ -267,6 +283,7 @@ def own_merit_checks(
     if explainer.same_as is not None:
         checks += _equivalence_check(run, suite, explainer, probe, key, record, what)
     run.judge.record(node, record("self_agreement", number(values, "self_agreement")))
+    run.judge.record(node, record(ROTATION, float(here == rotation.moved_to)))
     return checks
 
 

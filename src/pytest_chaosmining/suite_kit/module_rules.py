@@ -10,8 +10,8 @@ small untrained network with the probe's first images, and
   NaN there fails its test, naming the pattern, the reported bugs it reproduces and the
   library and release the explainer comes from.
 
-They run beside the own-merit checks (:mod:`.merit`), on the suite's probe case, for a
-suite that declares patterns (vision)."""
+They run beside the own-merit checks (:mod:`.merit`), on the suite's first planned case
+(the networks do not depend on the case), for a suite that declares patterns (vision)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ import torch
 from pytest_chaosmining.core.metrics import properties as p
 from pytest_chaosmining.explainers import ExplainerError, ExplainerNotApplicable, attribute
 from pytest_chaosmining.explainers.provenance import library_of
-from pytest_chaosmining.suite_kit.merit import EFFECT_SAMPLES, PROBE_SAMPLES, is_probe_case
+from pytest_chaosmining.suite_kit.merit import EFFECT_SAMPLES, PROBE_SAMPLES, is_first_case
 from pytest_chaosmining.suite_kit.module_patterns import (
     MEMBERS,
     PATTERNS,
@@ -97,12 +97,12 @@ def pattern_checks(
     record: Recorder,
     what: str,
 ) -> list[Check]:
-    """On the suite's probe case, an explainer declaring completeness: a check per pattern
+    """On the suite's first planned case, an explainer declaring completeness: a check per pattern
     network with the suite's ``pattern_completeness`` bar; any other explainer fails the
     test here if its call raised or returned NaN on a network.  Elsewhere, and for the
     control, none."""
     explainer = run.explainers[explainer_name]
-    if not suite.module_patterns or explainer.control or not is_probe_case(run, suite, case):
+    if not suite.module_patterns or explainer.control or not is_first_case(run, suite, case):
         return []
     trained = suite.model(run, case)
     probe = suite.probe(trained, EFFECT_SAMPLES)

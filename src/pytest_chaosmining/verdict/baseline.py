@@ -20,6 +20,7 @@ from pytest_chaosmining.core.machine import Machine, cost_differences, describe,
 from pytest_chaosmining.core.metrics.catalog import Metric, MetricCatalog
 from pytest_chaosmining.core.records import NOISE_METRICS, OUTLINE, Record
 from pytest_chaosmining.core.results_file import NotAResultsFile, read_results
+from pytest_chaosmining.verdict.rotation import PROBE_CHECK, ROTATION, Rotation, record_case
 from pytest_chaosmining.verdict.where import in_classes
 
 if TYPE_CHECKING:
@@ -167,6 +168,10 @@ class Baseline:
         #: each explainer's median cost over the cases of one suite, model and seed (:meth:`cost_regression`)
         self.typical_costs = _typical([r for r in costs if r.key() in self.costs])
         self.fingerprints = {r.key(): r.maps for r in records if r.maps is not None}
+        #: the records that say where its own-merit checks ran (:mod:`.rotation`)
+        self.rotation_records = [r for r in records if r.metric in (ROTATION, PROBE_CHECK)]
+        #: the (suite, explainer, case) whose own-merit checks its run only carried: a run may leave them
+        self.carried = Rotation.carried_by(records)
         #: whether its run recorded the outline of every explained sample and every declared
         #: sampler's own noise (this version's runs): an explainer it has no noise of was deterministic
         self.records_noise = any(r.metric == OUTLINE for r in records)
@@ -275,11 +280,13 @@ class Baseline:
 
     def _missed_when_gone(self, record: Record) -> bool:
         """Whether the baseline's ``record``, gone from this run, is missing: a compared metric's,
-        or a check of the maps' own merit the baseline judged with a bar (not the drift metrics)."""
+        or a check of the maps' own merit the baseline judged with a bar (not the drift metrics)
+        on a case its own-merit rotation did not only carry (:mod:`.rotation`)."""
         metric = self.catalog.get(record.suite, record.metric)
         if metric is None or metric.against_baseline:
             return True
-        return metric.missed_when_gone and record.threshold is not None
+        left = (record.suite, record.explainer, record_case(record)) in self.carried  # the rotation moved on
+        return metric.missed_when_gone and record.threshold is not None and not left
 
     def _against_baseline(self, record: Record) -> bool:
         metric = self.catalog.get(record.suite, record.metric)

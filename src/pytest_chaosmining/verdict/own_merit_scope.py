@@ -1,15 +1,13 @@
-"""Where a run's own-merit checks went: they run on each suite's first planned case
-(:func:`~pytest_chaosmining.suite_kit.merit.is_probe_case`), so a run that deselects it
-judges none of them there, and says so rather than dropping them silently."""
+"""Where a run's own-merit checks went: they run on each suite's rotating cases
+(:mod:`~pytest_chaosmining.verdict.rotation`), so a run that deselects them judges none
+of them, and says so rather than dropping them silently."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
 from pytest_chaosmining.core.records import MODEL_LEVEL, Record
-
-#: the own-merit check every suite that has them runs on its first case, whatever the maps
-PROBE_CHECK = "batch_consistency"
+from pytest_chaosmining.verdict.rotation import PROBE_CHECK
 
 
 def own_merit_not_run(
@@ -17,12 +15,12 @@ def own_merit_not_run(
 ) -> list[str]:
     """One note per suite of ``suites`` (those that run own-merit checks) whose explainers'
     tests ran (``tests``: node id → suite, explainer, outcome) but that recorded no
-    :data:`PROBE_CHECK`: its first planned case did not run."""
+    :data:`~pytest_chaosmining.verdict.rotation.PROBE_CHECK`: its own-merit cases did not run."""
     ran = {suite for suite, explainer, _ in tests.values() if explainer not in (MODEL_LEVEL, control)}
     probed = {r.suite for r in records if r.metric == PROBE_CHECK}
     return [
         f"chaosmining: {suite}'s checks of an explainer's own merit (batch consistency, target sensitivity, "
-        "signs, completeness) run on its first planned case, which this run did not run (deselected): none "
-        "was judged in this run"
+        "signs, completeness) run on its own-merit cases (docs/ci.md), which this run did not run (deselected): "
+        "none was judged in this run"
         for suite in sorted(set(suites) & ran - probed)
     ]

@@ -33,6 +33,7 @@ from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, ScoreChec
 from pytest_chaosmining.suites.audio import report
 from pytest_chaosmining.testbeds.audio.cases import SUITE
 from pytest_chaosmining.testbeds.audio.testbed import AudioTestbed
+from pytest_chaosmining.verdict.rotation import ROTATION
 
 
 def _arch_key(fields: CaseFields) -> str:
@@ -54,6 +55,7 @@ class AudioSpec(AudioTestbed, ClassifierSuite):
         *judged("accuracy"),
         *drift_metrics(),
         *own_merit("batch_consistency", "target_sensitivity", "truth_sign", "completeness", "equivalence"),
+        *reported(ROTATION),
         *reported("untrained_share", "untrained_top1_hit"),
     )
     calibration = Calibration(judged=calibrated(metrics), optional=frozenset({"channel_share"}))

@@ -23,6 +23,7 @@ from pytest_chaosmining.suites.symbolic.figure4 import in_default_condition
 from pytest_chaosmining.testbeds.formulas.cases import SUITE, SymbolicCase, planned_cases, swept_fields
 from pytest_chaosmining.testbeds.formulas.testbed import FormulaTestbed
 from pytest_chaosmining.testbeds.formulas.tiers import SYMBOLIC
+from pytest_chaosmining.verdict.rotation import ROTATION
 
 if TYPE_CHECKING:
     from pytest_chaosmining.core.records import Record
@@ -50,6 +51,7 @@ class SymbolicSpec(FormulaTestbed, SuiteDefaults):
         *judged("sign_agreement"),
         *drift_metrics(),
         *own_merit("completeness", "truth_sign", "batch_consistency", "equivalence"),
+        *reported(ROTATION),
         *reported("attr_uscore", "untrained_fprec"),
     )
     calibration = Calibration(judged=calibrated(metrics))

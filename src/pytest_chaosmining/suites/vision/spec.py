@@ -25,6 +25,7 @@ from pytest_chaosmining.suite_kit.seam import Calibration, CaseFields, ScoreChec
 from pytest_chaosmining.suites.vision import report
 from pytest_chaosmining.testbeds.digits.cases import SUITE
 from pytest_chaosmining.testbeds.digits.testbed import DigitTestbed
+from pytest_chaosmining.verdict.rotation import ROTATION
 
 
 def _condition_key(fields: CaseFields) -> str:
@@ -48,6 +49,7 @@ class VisionSpec(DigitTestbed, ClassifierSuite):
         *judged("box_share"),
         *drift_metrics(),
         *own_merit("batch_consistency", "target_sensitivity", "truth_sign", "completeness", "equivalence"),
+        *reported(ROTATION),
         *own_merit("pattern_completeness"),
         *reported("untrained_iou"),
     )
