@@ -459,3 +459,15 @@ def test_a_case_the_rotation_only_carried_may_go_but_the_case_it_moved_to_may_no
     assert not baseline.compare(kept, lambda r: True).missing
     missing = baseline.compare([_rotation_record("RBFP", "truth_sign", 0.9, 0.65)], lambda r: True).missing
     assert [(r.case, r.metric) for r in missing] == [({"condition": "RBRP"}, "truth_sign")]
+
+
+def test_an_explainer_deterministic_in_its_baseline_has_no_noise_a_bar_makes_room_for():
+    """The baseline says whether an explainer's own draws agreed on every own-merit case its
+    run checked: a deterministic one's new noise gets no sampler's bar; a sampler's, or one
+    the baseline never checked, may."""
+    steady = [_rotation_record("RBFP", "self_agreement", 1.0), _rotation_record("RBRP", "self_agreement", 1.0)]
+    noisy = [*steady, _rotation_record("SBFP", "self_agreement", 0.97)]
+    assert Baseline(steady, "base", metric_catalog()).was_deterministic("vision", "mine")
+    assert not Baseline(noisy, "base", metric_catalog()).was_deterministic("vision", "mine")
+    assert not Baseline(steady, "base", metric_catalog()).was_deterministic("vision", "other")
+    assert not Baseline(steady, "base", metric_catalog()).was_deterministic("audio", "mine")

@@ -233,3 +233,35 @@ def test_a_class_is_named_only_where_the_evidence_holds_it():
     assert in_classes([0, 1, 6], labels).startswith("mostly in class 0: 2 of its 3 samples, 2 of the 3 changed")
     assert in_classes([0, 1], [0, 0, 0, 0, 0, 1]) == ""  # 2 of its 5: not the class as a whole
     assert in_classes([0, 1], None) == ""
+
+
+HALF_SIGNS = """
+import torch
+from captum.attr import InputXGradient
+
+from pytest_chaosmining.explainers import Explainer
+
+
+def half_signs(model, inputs, target):
+    flips = torch.ones(inputs.shape[1:], device=inputs.device)
+    flips.view(-1)[torch.randperm(flips.numel(), generator=torch.Generator().manual_seed(0))[: flips.numel() // 2]] = -1
+    return InputXGradient(model).attribute(inputs, target=target) * flips
+
+
+def pytest_chaosmining_explainers(config):
+    return {"half": Explainer("half", half_signs, stochastic=True)}
+"""
+
+
+def test_declaring_an_explainer_stochastic_does_not_loosen_its_sign_bar(pytester, run_suite):
+    """Gradient × input with half its pixels' signs flipped, declared ``stochastic=True``
+    but deterministic: its signs are judged by the deterministic bar (0.65 in vision), not
+    the samplers' (0.25, which random signs pass), and fail."""
+    pytester.makeconftest(HALF_SIGNS)
+    args = ("--chaosmining-explainers", "half", "--chaosmining-suites", "vision", "-rf")
+    result = run_suite(*args, k="RBFP", fresh=False)
+    result.assert_outcomes(passed=1, failed=1)
+    (failure,) = load_results(pytester)["failures"]
+    assert "signs (a signed map gives each feature the sign" in failure["message"], failure["message"]
+    sign = next(r for r in load_results(pytester)["records"] if r["metric"] == "truth_sign")
+    assert 0.25 <= sign["value"] < sign["threshold"] == 0.65, sign

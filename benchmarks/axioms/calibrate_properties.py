@@ -397,7 +397,8 @@ def report(found: dict[str, object]) -> str:
         "lowest bar of the paper's four (SA, DL, IG, FA) that is set; for truth_sign in symbolic the lowest "
         "built-in's but GBP's (GradientShap's: a method of yours may attribute against a distribution of "
         "baselines, whose signs follow the zero-baseline truth less closely); in vision and audio a stochastic "
-        "explainer of yours (declared or found) gets the samplers' (SG, GS) lowest, `sampler_default`.",
+        "explainer of yours whose draws show noise (its baseline's too) gets the samplers' (SG, GS) lowest, "
+        "`sampler_default`.",
         "",
     ]
     for key, entry in found["metrics"].items():  # type: ignore[union-attr]

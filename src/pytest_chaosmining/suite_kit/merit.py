@@ -14,6 +14,7 @@ as checks of that case's explainer test.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, cast
 
@@ -257,7 +258,10 @@ def own_merit_checks(
         else "it is deterministic: nothing may move beyond float rounding"
     )
     blind = " every sample got the same map;" if values["sample_blind"] else ""
-    sampler = explainer.stochastic or values["noise_source"] != "none"  # declared, or found by its draws
+    # a sampler's bars only for noise its draws show, never for a declaration, nor for noise its baseline lacked
+    baseline = run.judge.baseline
+    steady = baseline is not None and baseline.was_deterministic(suite.name, explainer_name)
+    sampler = values["noise_source"] != "none" and not steady
     n = len(probe.inputs)
     messages = {
         "batch_consistency": f"batch consistency (a sample's map must not depend on the other samples of its "
@@ -370,6 +374,7 @@ def retargeting(run: RunView, suite: ModelSuite[CaseT, ModelT], case: CaseT, exp
     order), to tell a wrong target from another change (no classes where the suite's
     models do not classify)."""
 
+    @functools.cache  # one probe per size: a target asked of several samples builds it once
     def probe_of(samples: int) -> Probe:
         return suite.probe(suite.model(run, case), samples)
 

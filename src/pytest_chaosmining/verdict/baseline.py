@@ -168,6 +168,11 @@ class Baseline:
         #: each explainer's median cost over the cases of one suite, model and seed (:meth:`cost_regression`)
         self.typical_costs = _typical([r for r in costs if r.key() in self.costs])
         self.fingerprints = {r.key(): r.maps for r in records if r.maps is not None}
+        #: (suite, explainer) → how well the explainer's own draws agreed on each own-merit case of its run
+        self.self_agreement: dict[tuple[str, str], list[float]] = {}
+        for r in records:
+            if r.metric == "self_agreement":
+                self.self_agreement.setdefault((r.suite, r.explainer), []).append(r.value)
         #: the records that say where its own-merit checks ran (:mod:`.rotation`)
         self.rotation_records = [r for r in records if r.metric in (ROTATION, PROBE_CHECK)]
         #: the (suite, explainer, case) whose own-merit checks its run only carried: a run may leave them
@@ -361,6 +366,13 @@ class Baseline:
             f"run's results (a measurement is compared only with a measurement), "
             f"{len(measured) - compared - there} without a baseline cost"
         )
+
+    def was_deterministic(self, suite: str, explainer: str) -> bool:
+        """Whether the explainer's own draws agreed on every own-merit case of ``suite`` the
+        baseline's run checked (False where it checked none): noise it has now is no noise
+        of the method's that a bar may make room for."""
+        found = self.self_agreement.get((suite, explainer))
+        return found is not None and min(found) >= MOVED
 
     def noise_of(self, record: Record) -> DrawNoise | None:
         """The explainer's own noise on ``record``'s case as the baseline's run measured it:

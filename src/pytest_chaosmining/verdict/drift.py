@@ -168,10 +168,10 @@ def drift_verdict(
     if beyond and sampler():  # a sampler: one sample's draws may lie far apart (a heavy tail)
         own = own_noise()
         n = len(moved.cosines)
-        bar = None if bar is None else min(bar, 1.0 - NOISE_FACTOR * (1.0 - own.mean) - 1.0 / n)
+        bar = None if bar is None else _noise_bar(bar, own.mean, n)
         if rule is not None:  # rows beyond those its draws were measured on: the rule of three, 4 x, over them
             unprobed = max(0, n - NOISE_SAMPLES)
-            sampled = SampleDrift(rule.floor, rule.allowed + math.ceil(NOISE_FACTOR * UNSEEN_OUTLINE_SHARE * unprobed))
+            sampled = SampleDrift(rule.floor, rule.allowed + _noise_samples(UNSEEN_OUTLINE_SHARE, unprobed))
             verdict = sampled.verdict(moved, [UNRELATED] * n)
         allowance = (
             f"; its own draws agree to {own.mean:.4f} (one sample to {own.sample:.4f}; the stricter of this run's "
@@ -213,7 +213,7 @@ def drift_verdict(
         allowed = rule.allowed if rule is not None else 0
         if len(outline.lost) > allowed and sampler():  # a sampler's single samples may change with its draws
             share = max(own_noise().outlines, UNSEEN_OUTLINE_SHARE)  # a few draws miss a rare change
-            allowed += math.ceil(NOISE_FACTOR * share * outline.n) + 1
+            allowed += _noise_samples(share, outline.n) + 1
         checks.append(
             (
                 "outline_kept",
@@ -231,7 +231,7 @@ def drift_verdict(
     if signs is not None:
         n = len(moved.cosines)
         if sign_bar is not None and signs < sign_bar and sampler():  # a sampler: by its draws' noise in signs alone
-            sign_bar = min(sign_bar, 1.0 - NOISE_FACTOR * (1.0 - own_noise().signs) - 1.0 / n)
+            sign_bar = _noise_bar(sign_bar, own_noise().signs, n)
         lost_signs = moved.signs_lost(0.5)
         checks.append(
             (
@@ -276,6 +276,18 @@ def drift_verdict(
             )
         )
     return DriftVerdict(checks, change)
+
+
+def _noise_bar(bar: float, agreement: float, n: int) -> float:
+    """``bar`` for a sampler whose own draws agree to ``agreement``: at most
+    :data:`NOISE_FACTOR` x that noise below 1, and one of ``n`` samples moved entirely."""
+    return min(bar, 1.0 - NOISE_FACTOR * (1.0 - agreement) - 1.0 / n)
+
+
+def _noise_samples(share: float, n: int) -> int:
+    """How many of ``n`` samples a sampler may change entirely whose own draws change
+    ``share`` of theirs: :data:`NOISE_FACTOR` x as many, rounded up."""
+    return math.ceil(NOISE_FACTOR * share * n)
 
 
 def _where(changed: Sequence[int], labels: Sequence[int] | None) -> str:
