@@ -62,6 +62,54 @@ def _seeds(spec: str) -> range:
     return range(int(start), int(end or start) + 1)
 
 
+def random_signs(model: object, inputs: object, target: object) -> object:
+    """Input x gradient with an independent random sign on every entry (seeded): a map
+    whose magnitudes are a method's and whose signs carry nothing, what every sign bar
+    must reject (its balanced agreement centres on 0.5)."""
+    import torch
+    from captum.attr import InputXGradient
+
+    found = InputXGradient(model).attribute(inputs, target=target)  # type: ignore[arg-type]
+    flips = torch.randint(0, 2, found.shape, generator=torch.Generator().manual_seed(0)) * 2 - 1
+    return found * flips.to(found.device, found.dtype)
+
+
+def run_signs(seed: int, cache_dir: Path) -> dict[str, list[float]]:
+    """The truth_sign values of :func:`random_signs` on every case of ``seed``'s smoke
+    plans (symbolic: every formula; vision and audio: every condition)."""
+    import torch
+
+    from pytest_chaosmining.core.storage.cache import ModelCache
+    from pytest_chaosmining.core.storage.pack import ModelPack
+    from pytest_chaosmining.explainers import Explainer
+    from pytest_chaosmining.suite_kit.class_effects import class_effects
+    from pytest_chaosmining.suite_kit.merit import EFFECT_SAMPLES, effect_merit
+    from pytest_chaosmining.testbeds.audio.bound import AUDIO_MODELS
+    from pytest_chaosmining.testbeds.digits.bound import DIGIT_MODELS
+    from pytest_chaosmining.testbeds.formulas.cases import plan_cases
+    from pytest_chaosmining.testbeds.formulas.scoring import evaluate
+    from pytest_chaosmining.testbeds.formulas.tiers import SYMBOLIC
+    from pytest_chaosmining.testbeds.formulas.training import trained_model
+
+    torch.set_num_threads(1)
+    device, cache, seeds = torch.device("cpu"), ModelCache(cache_dir, ModelPack()), range(seed, seed + 1)
+    explainer = Explainer("random signs", random_signs)
+    out: dict[str, list[float]] = {"symbolic": [], "vision": [], "audio": []}
+    for case in plan_cases(SYMBOLIC["smoke"], seeds):
+        value = evaluate(trained_model(case, cache, device), explainer, device).get("truth_sign")
+        if value is not None:
+            out["symbolic"].append(float(value))
+    for name, suite in (("vision", DIGIT_MODELS), ("audio", AUDIO_MODELS)):
+        for case in suite.plan_cases(suite.tiers["smoke"], seeds):  # type: ignore[attr-defined]
+            probe = suite.probe(suite.scoring.trained_model(case, cache, device), EFFECT_SAMPLES)  # type: ignore[attr-defined]
+            effects = class_effects(probe.model, probe.inputs, probe.target, probe.fingerprint_mask, probe.guard)
+            value = effect_merit(explainer, probe, effects).get("truth_sign")
+            if value is not None:
+                out[name].append(float(value))
+    print(f"seed {seed} signs done", flush=True)
+    return out
+
+
 def must_fail() -> dict[str, Callable[..., object]]:
     """Maps every check must reject (each on its own, where it applies)."""
     import torch
@@ -301,6 +349,9 @@ def bars() -> dict[str, object]:
     for metric, (suites, cap, step) in METRICS.items():
         for suite in suites:
             entry: dict[str, object] = {"explainers": {}, "must_fail": {}}
+            chance = random_sign_bound(suite) if metric == "truth_sign" else None
+            if chance is not None:
+                entry["random_signs"] = chance
             correct = [p for p in pairs if "must fail" not in p] if metric == "equivalence" else BUILTINS
             for name in correct:
                 cal = values(CALIBRATION_SEEDS, metric, name, suite)
@@ -309,6 +360,8 @@ def bars() -> dict[str, object]:
                 k = tolerance_factor(len(cal), COVERAGE, CONFIDENCE)
                 mean, sd = statistics.fmean(cal), statistics.stdev(cal)
                 bar = min(math.floor((mean - k * sd) / step) * step, cap)
+                if chance is not None and bar < chance["bar"]:  # a bar random signs pass is no bar: at least
+                    bar = chance["bar"] if min(cal) >= chance["bar"] else 0.0  # theirs, or none where it is not
                 floor = None
                 if builtin_limitation(name, suite, metric) is not None:  # never a loosened bar: what it promises,
                     floor, bar = bar, cap  # held as a strict expected failure down to what the defect explains
@@ -322,10 +375,12 @@ def bars() -> dict[str, object]:
                 }  # fmt: skip
             # GBP is left out of the default sign bar: it drops negative gradients at every ReLU, so it does
             # not follow the model's signs (its bar is its own)
-            signs = [b for b in BUILTINS if b != "GBP"]
-            if metric == "truth_sign" and suite != "symbolic":  # a sampler's default apart: GradientShap's
-                signs = list(PAPER_NAMES)  # signs, against training images, follow the zero baseline's far less
-                entry["sampler_default"] = _lowest(entry, SAMPLERS)
+            signs = [b for b in BUILTINS if b not in ("GBP", *SAMPLERS)]
+            if metric == "truth_sign":  # a sampler's default apart: GradientShap's signs, against training
+                signs = signs if suite == "symbolic" else list(PAPER_NAMES)  # images, follow the zero baseline's
+                unset = any(entry["explainers"].get(n, {}).get("bar", 0.0) <= 0 for n in SAMPLERS)  # type: ignore[union-attr]
+                entry["sampler_default"] = None if unset else _lowest(entry, SAMPLERS)  # far less; where one
+                # sampler's signs are no better than random signs, a sampler of yours is not judged on its signs
             shared = {"equivalence": correct, "truth_sign": signs}.get(metric, PAPER_NAMES)
             shared = [n for n in shared if builtin_limitation(n, suite, metric) is None]  # a defect sets no shared bar
             entry["default"] = _lowest(entry, shared)
@@ -356,6 +411,27 @@ def bars() -> dict[str, object]:
     return found
 
 
+def random_sign_bound(suite: str) -> dict[str, object] | None:
+    """The upper tolerance bound x̄ + k·s of :func:`random_signs`' truth_sign on the
+    calibration seeds' cases of ``suite`` (coverage :data:`COVERAGE`), rounded up to 0.01:
+    the least sign bar (None where it was not measured)."""
+    from pytest_chaosmining.tools.calibrate import CONFIDENCE, tolerance_factor
+
+    def seen(seeds: range) -> list[float]:
+        paths = [RUNS / f"signs-{seed}.json" for seed in seeds]
+        runs = [json.loads(path.read_text()) for path in paths if path.exists()]
+        return [float(v) for run in runs for v in run["truth_sign"].get(suite, [])]
+
+    cal, held = seen(CALIBRATION_SEEDS), seen(HELD_OUT_SEEDS)
+    if len(cal) < 3:
+        return None
+    k = tolerance_factor(len(cal), COVERAGE, CONFIDENCE)
+    bound = math.ceil((statistics.fmean(cal) + k * statistics.stdev(cal)) * 100) / 100
+    return {"n": len(cal), "max": round(max(cal), 5), "bar": bound, "held_out_n": len(held),
+            "held_out_max": round(max(held), 5) if held else None,
+            "held_out_passed": sum(v >= bound for v in held)}  # fmt: skip
+
+
 def _lowest(entry: dict[str, object], names: Iterable[str]) -> float | None:
     """The lowest bar above 0 that ``names`` have in ``entry`` (None: none has one)."""
     bars = [e["bar"] for n, e in entry["explainers"].items() if n in names and e["bar"] > 0]  # type: ignore[union-attr]
@@ -370,8 +446,9 @@ def write(found: dict[str, object]) -> None:
         header = f"[{suite}.smoke.{metric}]"
         block = ["# calibrated by benchmarks/axioms/calibrate_properties.py (properties.md)", header]
         block += [f"default = {entry['default'] if entry['default'] is not None else '-inf'}"]
-        if entry.get("sampler_default") is not None:
-            block.append(f"sampler_default = {entry['sampler_default']}")
+        if "sampler_default" in entry:  # none: a sampler of yours is not judged there
+            sampler = entry["sampler_default"]
+            block.append(f"sampler_default = {sampler if sampler is not None else '-inf'}")
         block.append("")
         for name, e in entry["explainers"].items() if metric != "equivalence" else ():  # pairs set the default only
             bar = e["bar"] if e["bar"] > 0 else "-inf"
@@ -402,7 +479,19 @@ def report(found: dict[str, object]) -> str:
         "",
     ]
     for key, entry in found["metrics"].items():  # type: ignore[union-attr]
-        sampler = f" Sampler default: {entry['sampler_default']}." if entry.get("sampler_default") else ""
+        sampler = (
+            f" Sampler default: {entry['sampler_default'] or '-inf (not judged)'}."
+            if "sampler_default" in entry
+            else ""
+        )
+        chance = entry.get("random_signs")
+        if chance:
+            sampler += (
+                f" Random signs (input x gradient, a random sign per entry): upper bound {chance['bar']} over "
+                f"{chance['n']} calibration values (max {chance['max']}); held out {chance['held_out_n']}, max "
+                f"{chance['held_out_max']}, {chance['held_out_passed']} at or above it.  Every bar is at least "
+                "that; an explainer whose calibration values fall below it is not judged on its signs."
+            )
         lines += [f"## {key}", "", f"Default bar: {entry['default']}.{sampler}", ""]
         lines += ["| explainer | values | mean | sd | k | min | bar | held-out values | held-out min | failed |"]
         lines += ["|---|---|---|---|---|---|---|---|---|---|"]
@@ -443,6 +532,9 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("seeds", nargs="+", help="seed ranges such as 100-105")
     run.add_argument("--cache", type=Path, default=Path(".chaosmining-calibration-cache"))
     run.add_argument("--parts", default=",".join(PARTS), help="measure these parts again (kept: the others)")
+    signs = sub.add_parser("signs", help="measure the random-sign map on every case of seeds (resumable)")
+    signs.add_argument("seeds", nargs="+", help="seed ranges such as 100-105")
+    signs.add_argument("--cache", type=Path, default=Path(".chaosmining-calibration-cache"))
     out = sub.add_parser("bars", help="set the bars and check them on the held-out seeds")
     out.add_argument("--write", action="store_true")
     args = parser.parse_args(argv)
@@ -458,6 +550,15 @@ def main(argv: list[str] | None = None) -> int:
                 found = run_seed(seed, args.cache, parts)
                 path.write_text(json.dumps({**kept, **{k: found[k] for k in parts}, "seed": seed}, indent=1) + "\n")
                 print(f"seed {seed} done", flush=True)
+        return 0
+    if args.command == "signs":
+        RUNS.mkdir(exist_ok=True)
+        for spec in args.seeds:
+            for seed in _seeds(spec):
+                path = RUNS / f"signs-{seed}.json"
+                if not path.exists():
+                    found_signs = run_signs(seed, args.cache)
+                    path.write_text(json.dumps({"seed": seed, "truth_sign": found_signs}, indent=1) + "\n")
         return 0
     found = bars()
     (HERE / "properties.json").write_text(json.dumps(found, indent=1) + "\n")
