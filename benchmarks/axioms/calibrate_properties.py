@@ -360,8 +360,8 @@ def bars() -> dict[str, object]:
                 k = tolerance_factor(len(cal), COVERAGE, CONFIDENCE)
                 mean, sd = statistics.fmean(cal), statistics.stdev(cal)
                 bar = min(math.floor((mean - k * sd) / step) * step, cap)
-                if chance is not None and bar < chance["bar"]:  # a bar random signs pass is no bar: at least
-                    bar = chance["bar"] if min(cal) >= chance["bar"] else 0.0  # theirs, or none where it is not
+                if chance is not None and bar < chance["bar"]:  # a bar random signs pass is no bar: where the
+                    bar = 0.0  # method's own bound is below theirs, its signs are not told from chance: not judged
                 floor = None
                 if builtin_limitation(name, suite, metric) is not None:  # never a loosened bar: what it promises,
                     floor, bar = bar, cap  # held as a strict expected failure down to what the defect explains
@@ -378,12 +378,15 @@ def bars() -> dict[str, object]:
             signs = [b for b in BUILTINS if b not in ("GBP", *SAMPLERS)]
             if metric == "truth_sign":  # a sampler's default apart: GradientShap's signs, against training
                 signs = signs if suite == "symbolic" else list(PAPER_NAMES)  # images, follow the zero baseline's
-                unset = any(entry["explainers"].get(n, {}).get("bar", 0.0) <= 0 for n in SAMPLERS)  # type: ignore[union-attr]
+                unset = any(entry["explainers"][n]["bar"] <= 0 for n in SAMPLERS if n in entry["explainers"])  # type: ignore[index, operator]
                 entry["sampler_default"] = None if unset else _lowest(entry, SAMPLERS)  # far less; where one
                 # sampler's signs are no better than random signs, a sampler of yours is not judged on its signs
             shared = {"equivalence": correct, "truth_sign": signs}.get(metric, PAPER_NAMES)
             shared = [n for n in shared if builtin_limitation(n, suite, metric) is None]  # a defect sets no shared bar
             entry["default"] = _lowest(entry, shared)
+            measured = entry["explainers"]  # type: ignore[assignment]
+            if chance is not None and any(measured[n]["bar"] <= 0 for n in shared if n in measured):  # type: ignore[index, operator]
+                entry["default"] = None  # a correct method's signs are not told from chance here: yours is not judged
             for name in must_fail() if metric != "equivalence" else [p for p in pairs if "must fail" in p]:
                 seen = values(CALIBRATION_SEEDS, metric, name, suite) + values(HELD_OUT_SEEDS, metric, name, suite)
                 if seen:
@@ -490,7 +493,8 @@ def report(found: dict[str, object]) -> str:
                 f" Random signs (input x gradient, a random sign per entry): upper bound {chance['bar']} over "
                 f"{chance['n']} calibration values (max {chance['max']}); held out {chance['held_out_n']}, max "
                 f"{chance['held_out_max']}, {chance['held_out_passed']} at or above it.  Every bar is at least "
-                "that; an explainer whose calibration values fall below it is not judged on its signs."
+                "that; an explainer whose own bound falls below it is not judged on its signs, nor is yours where "
+                "one of the built-ins that set your bar is not."
             )
         lines += [f"## {key}", "", f"Default bar: {entry['default']}.{sampler}", ""]
         lines += ["| explainer | values | mean | sd | k | min | bar | held-out values | held-out min | failed |"]
