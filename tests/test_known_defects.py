@@ -198,6 +198,18 @@ def _symbolic_completeness(explainer: str) -> dict[int, list[float]]:
     return found
 
 
+def _condition_completeness(suite: str, explainer: str) -> dict[str, list[float]]:
+    """The calibration and held-out seeds' completeness of ``explainer`` in a classifier
+    ``suite``, per condition (the probe case and the rotation's other cases)."""
+    found: dict[str, list[float]] = {}
+    for path in sorted(glob.glob(str(ROOT / "benchmarks" / "axioms" / "runs" / "properties-*.json"))):
+        run = json.loads(Path(path).read_text())
+        for case in [run["probe"][suite], *run.get("cases", {}).get(suite, [])]:
+            condition = case.get("case", "RBFP").split("-")[0]  # the probe: the plan's first, RBFP
+            found.setdefault(condition, []).append(case["values"][explainer]["completeness"])
+    return found
+
+
 def test_the_shipped_bars_are_the_promise_not_the_defective_values():
     """The built-in's own bar is what the property promises, and the shared bar a
     registered explainer meets was not set from the defective values."""
@@ -206,7 +218,9 @@ def test_the_shipped_bars_are_the_promise_not_the_defective_values():
     for name, known in declared:
         own = bars.optional_metric(known.suite, "smoke", known.check, "default", name)
         shared = bars.optional_metric(known.suite, "smoke", known.check, "default", "a-registered-one")
-        assert own == known.promise and shared is not None and shared >= 0.65, (known, own, shared)
+        # a check of yours the limitation is of is judged, but vision's signs (not told from chance there)
+        judged_for_yours = shared is not None and shared >= 0.65
+        assert own == known.promise and (judged_for_yours or (known.suite, known.check) == ("vision", "truth_sign"))
     runs = json.loads((ROOT / "benchmarks" / "axioms" / "properties.json").read_text())
     patterns = json.loads((ROOT / "benchmarks" / "real_bugs" / "patterns_calibration.json").read_text())
     for name, known in declared:
@@ -219,6 +233,10 @@ def test_the_shipped_bars_are_the_promise_not_the_defective_values():
         assert seen["bar"] == known.promise and seen["defect_floor"] == known.floor <= seen["min"], seen
         if not known.cases:  # it fails there on every seed, calibration and held out (not stale)
             assert seen["max"] < seen["bar"] and seen["held_out_failed"] == seen["held_out_n"], seen
+            continue
+        if "condition" in known.cases:  # on the conditions it is declared for it fails on every seed
+            for condition, values in _condition_completeness(known.suite, name).items():
+                assert condition not in known.cases["condition"] or max(values) < known.promise, (condition, values)
             continue
         # on the formulas it is declared for it fails on every seed; on the others its sums hold
         for formula, values in _symbolic_completeness(name).items():

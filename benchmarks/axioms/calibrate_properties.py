@@ -360,11 +360,11 @@ def bars() -> dict[str, object]:
                 k = tolerance_factor(len(cal), COVERAGE, CONFIDENCE)
                 mean, sd = statistics.fmean(cal), statistics.stdev(cal)
                 bar = min(math.floor((mean - k * sd) / step) * step, cap)
-                if chance is not None and bar < chance["bar"]:  # a bar random signs pass is no bar: where the
-                    bar = 0.0  # method's own bound is below theirs, its signs are not told from chance: not judged
                 floor = None
                 if builtin_limitation(name, suite, metric) is not None:  # never a loosened bar: what it promises,
                     floor, bar = bar, cap  # held as a strict expected failure down to what the defect explains
+                elif chance is not None and bar < chance["bar"]:  # a bar random signs pass is no bar: where the
+                    bar = 0.0  # method's own bound is below theirs, its signs are not told from chance: not judged
                 held = values(HELD_OUT_SEEDS, metric, name, suite)
                 entry["explainers"][name] = {  # type: ignore[index]
                     "n": len(cal), "mean": round(mean, 5), "sd": round(sd, 5), "k": round(k, 3),
@@ -475,10 +475,10 @@ def report(found: dict[str, object]) -> str:
         f"{HELD_OUT_SEEDS.start}-{HELD_OUT_SEEDS.stop - 1} were never used to set them.  A bar at or below 0 "
         "is not set (-inf: not judged for that explainer).  The default bar (an explainer of a user's) is the "
         "lowest bar of the paper's four (SA, DL, IG, FA) that is set; for truth_sign in symbolic the lowest "
-        "built-in's but GBP's (GradientShap's: a method of yours may attribute against a distribution of "
-        "baselines, whose signs follow the zero-baseline truth less closely); in vision and audio a stochastic "
-        "explainer of yours whose draws show noise (its baseline's too) gets the samplers' (SG, GS) lowest, "
-        "`sampler_default`.",
+        "deterministic built-in's but GBP's.  No truth_sign bar lies below random signs' upper bound: an "
+        "explainer whose own bound falls below it is not judged on its signs, nor is yours where one of the "
+        "built-ins that set your bar is not; an explainer of yours whose draws show noise (its baseline's too) "
+        "gets the samplers' (SG, GS) lowest, `sampler_default`, not judged where one of theirs is not.",
         "",
     ]
     for key, entry in found["metrics"].items():  # type: ignore[union-attr]

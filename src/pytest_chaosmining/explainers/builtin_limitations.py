@@ -46,10 +46,12 @@ DEEPLIFT: tuple[KnownLimitation, ...] = (
             "captum's DeepLift applies no rule to AdaptiveMaxPool2d (every release: it is not among its supported "
             "non-linearities), and from 0.6.0 the second of two hooked modules back to back (ReLU then MaxPool2d, "
             "as in the vision CNN) reads a stale gradient; with both taken out of the network its sums are "
-            "f(x) - f(0) to 1e-6"
+            "f(x) - f(0) to 1e-6.  It shows on the random backgrounds (0.29 to 0.89 over 12 seeds), where the "
+            "pooling meets noise everywhere; on the shifted ones the sums hold (0.95 to 0.99 on 10 of 12 seeds)"
         ),
         promise=0.95,
         floor=0.3,
+        cases={"condition": ("RBFP", "RBRP")},
     ),
     *(
         KnownLimitation("vision", "pattern_completeness", references, what, floor, pattern, promise=0.95)
@@ -96,7 +98,7 @@ DEEPLIFT: tuple[KnownLimitation, ...] = (
 
 #: the floors of GuidedBackprop's sign agreement, the bars the calibration sets on its values
 #: (``benchmarks/axioms/properties.json``: ``defect_floor``; below 0 on vision: any share of signs)
-SIGN_FLOORS = {"vision": -1.2, "audio": 0.15}
+SIGN_FLOORS = {"vision": -0.7, "audio": 0.35}
 
 #: GuidedBackprop's: the method itself (Springenberg et al.) keeps only positive gradients at every ReLU,
 #: so its signs do not follow the class's logit (Nie et al. 2018; Adebayo et al. 2018's sanity checks)
@@ -108,7 +110,7 @@ GUIDED_BACKPROP: tuple[KnownLimitation, ...] = tuple(
         what=(
             "GuidedBackprop passes only positive gradients back through every ReLU (the method, not a defect of "
             "its library), so its map's signs do not follow the class's logit (calibration seeds: "
-            f"{'0.04 to 0.66' if suite == 'vision' else '0.47 to 0.67'} of signs agree)"
+            f"{'0.04 to 0.71' if suite == 'vision' else '0.47 to 0.71'} of signs agree over every condition)"
         ),
         floor=floor,
         promise=0.8,
