@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import glob
 import json
+import lzma
 import math
 from pathlib import Path
 
@@ -192,8 +193,8 @@ def test_the_built_ins_declare_their_limitations_as_a_library_would():
 def _symbolic_completeness(explainer: str) -> dict[int, list[float]]:
     """The calibration and held-out seeds' symbolic completeness of ``explainer``, per formula."""
     found: dict[int, list[float]] = {}
-    for path in sorted(glob.glob(str(ROOT / "benchmarks" / "axioms" / "runs" / "properties-*.json"))):
-        for entry in json.loads(Path(path).read_text())["formulas"]:
+    for path in sorted(glob.glob(str(ROOT / "benchmarks" / "axioms" / "runs" / "properties-*.json.xz"))):
+        for entry in json.loads(lzma.decompress(Path(path).read_bytes()))["formulas"]:
             found.setdefault(entry["formula"], []).append(entry[explainer]["completeness"])
     return found
 
@@ -202,8 +203,8 @@ def _condition_completeness(suite: str, explainer: str) -> dict[str, list[float]
     """The calibration and held-out seeds' completeness of ``explainer`` in a classifier
     ``suite``, per condition (the probe case and the rotation's other cases)."""
     found: dict[str, list[float]] = {}
-    for path in sorted(glob.glob(str(ROOT / "benchmarks" / "axioms" / "runs" / "properties-*.json"))):
-        run = json.loads(Path(path).read_text())
+    for path in sorted(glob.glob(str(ROOT / "benchmarks" / "axioms" / "runs" / "properties-*.json.xz"))):
+        run = json.loads(lzma.decompress(Path(path).read_bytes()))
         for case in [run["probe"][suite], *run.get("cases", {}).get(suite, [])]:
             condition = case.get("case", "RBFP").split("-")[0]  # the probe: the plan's first, RBFP
             found.setdefault(condition, []).append(case["values"][explainer]["completeness"])

@@ -258,6 +258,7 @@ BAD_VALUES = {
     "pack": ("nowhere", "an existing folder"),
     "builtin-results": ("forget", "invalid choice"),
     "known-defects": ("ignore", "invalid choice"),
+    "own-merit": ("some", "invalid choice"),
     "verdict": ("lenient", "invalid choice"),
     "call-timeout": ("0", "a number of seconds > 0"),
     "shard": ("3/2", "I/N with 1 <= I <= N"),

@@ -16,7 +16,7 @@ one, the gradient of the sum of all outputs, IG from the batch mean, IG's sign
 flipped).  For SmoothGrad and GradientShap it also records how far their maps move
 when reseeded (the drift a reseed causes) against the noise the drift check
 measures, the ratio the noise factor must cover.  Each seed's values go to
-``runs/properties-<n>.json`` as it finishes.
+``runs/properties-<n>.json.xz`` as it finishes.
 
 ``bars`` sets each metric's bars from the calibration seeds (100-105) as the lower
 one-sided normal tolerance bound x̄ − k·s over the built-ins' values (coverage
@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import lzma
 import math
 import re
 import statistics
@@ -307,12 +308,24 @@ def run_seed(seed: int, cache_dir: Path, parts: tuple[str, ...] = PARTS) -> dict
     return out
 
 
+def read_run(path: Path) -> dict:
+    """One seed's calibration run (``runs/*.json.xz``: xz-compressed JSON, a twentieth of its size)."""
+    return json.loads(lzma.decompress(path.read_bytes()))
+
+
+def write_run(path: Path, run: dict) -> None:
+    """Write one seed's calibration run compressed, atomically."""
+    partial = path.with_suffix(".partial")
+    partial.write_bytes(lzma.compress((json.dumps(run, indent=1) + "\n").encode(), preset=9))
+    partial.replace(path)
+
+
 def _load(seeds: range) -> list[dict[str, object]]:
     runs = []
     for seed in seeds:
-        path = RUNS / f"properties-{seed}.json"
+        path = RUNS / f"properties-{seed}.json.xz"
         if path.exists():
-            runs.append(json.loads(path.read_text()))
+            runs.append(read_run(path))
     return runs
 
 
@@ -421,8 +434,8 @@ def random_sign_bound(suite: str) -> dict[str, object] | None:
     from pytest_chaosmining.tools.calibrate import CONFIDENCE, tolerance_factor
 
     def seen(seeds: range) -> list[float]:
-        paths = [RUNS / f"signs-{seed}.json" for seed in seeds]
-        runs = [json.loads(path.read_text()) for path in paths if path.exists()]
+        paths = [RUNS / f"signs-{seed}.json.xz" for seed in seeds]
+        runs = [read_run(path) for path in paths if path.exists()]
         return [float(v) for run in runs for v in run["truth_sign"].get(suite, [])]
 
     cal, held = seen(CALIBRATION_SEEDS), seen(HELD_OUT_SEEDS)
@@ -546,23 +559,22 @@ def main(argv: list[str] | None = None) -> int:
         RUNS.mkdir(exist_ok=True)
         for spec in args.seeds:
             for seed in _seeds(spec):
-                path = RUNS / f"properties-{seed}.json"
+                path = RUNS / f"properties-{seed}.json.xz"
                 parts = tuple(args.parts.split(","))
                 if path.exists() and set(parts) == set(PARTS):
                     continue
-                kept = json.loads(path.read_text()) if path.exists() else {}
+                kept = read_run(path) if path.exists() else {}
                 found = run_seed(seed, args.cache, parts)
-                path.write_text(json.dumps({**kept, **{k: found[k] for k in parts}, "seed": seed}, indent=1) + "\n")
+                write_run(path, {**kept, **{k: found[k] for k in parts}, "seed": seed})
                 print(f"seed {seed} done", flush=True)
         return 0
     if args.command == "signs":
         RUNS.mkdir(exist_ok=True)
         for spec in args.seeds:
             for seed in _seeds(spec):
-                path = RUNS / f"signs-{seed}.json"
+                path = RUNS / f"signs-{seed}.json.xz"
                 if not path.exists():
-                    found_signs = run_signs(seed, args.cache)
-                    path.write_text(json.dumps({"seed": seed, "truth_sign": found_signs}, indent=1) + "\n")
+                    write_run(path, {"seed": seed, "truth_sign": run_signs(seed, args.cache)})
         return 0
     found = bars()
     (HERE / "properties.json").write_text(json.dumps(found, indent=1) + "\n")
