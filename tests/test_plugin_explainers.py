@@ -370,10 +370,14 @@ def test_a_library_declares_its_explainers_limitations_and_gets_the_built_ins_ve
 ):
     """captum's DeepLift registered by a library with the limitations the built-in declares
     gets the built-in's verdicts test for test; leave a declaration out and exactly its
-    tests fail, naming the check; declare one it no longer needs and that test fails as stale."""
+    tests fail, naming the check; declare one it no longer needs and that test fails as stale.
+    The vision case is RBRP (completeness 0.69 at seed 0, below both bars): on RBFP (0.82) a
+    library's DeepLift passes the explainers' default bar (0.8) where the built-in's own bar
+    (0.95, its promise) holds it as the known defect, which passes as any check does."""
     pytester.makeconftest(LIBRARY_DEEPLIFT)
     args = ("--chaosmining-explainers", "DL,myDL", "--chaosmining-suites", "symbolic,vision", "-rf")
-    k = "f01 or f04 or RBFP"
+    args += ("--chaosmining-own-merit", "all")  # the own-merit checks on RBRP too
+    k = "f01 or f04 or RBRP"
     declared = run_suite(*args, k=k, fresh=False)
     outcomes = {}
     for r in load_results(pytester)["records"]:
@@ -381,9 +385,10 @@ def test_a_library_declares_its_explainers_limitations_and_gets_the_built_ins_ve
             key = (r["suite"], r["metric"], json.dumps(r["case"], sort_keys=True))
             outcomes.setdefault(key, {})[r["explainer"]] = (r["passed"], bool(r.get("expected")))
     assert declared.ret == 0, declared.stdout.str()
-    differ = {k: v for k, v in outcomes.items() if v.get("DL") != v.get("myDL")}
-    assert outcomes and not differ, differ
-    assert any(v["DL"] == (False, True) for v in outcomes.values())  # some check held as a known limitation
+    both = {k: v for k, v in outcomes.items() if len(v) == 2}  # RBRP's IoU: the default bar does not judge it
+    differ = {k: v for k, v in both.items() if v["DL"] != v["myDL"]}
+    assert len(both) >= 10 and not differ, differ
+    assert any(v["DL"] == (False, True) for v in both.values())  # some check held as a known limitation
     monkeypatch.setenv("DROP", "vision")
     dropped = run_suite(*args, k=k, fresh=False, report="dropped")
     failed = [line for line in dropped.stdout.lines if line.startswith("FAILED ") and " myDL: " in line]

@@ -259,6 +259,10 @@ def pytest_chaosmining_explainers(config):
 """
 
 
+def signs_of(records, suite, explainer):
+    return next(r for r in records if (r["suite"], r["explainer"], r["metric"]) == (suite, explainer, "truth_sign"))
+
+
 def _by(records, metric):
     return {(r["suite"], r["explainer"]): r for r in records if r["metric"] == metric}
 
@@ -266,8 +270,9 @@ def _by(records, metric):
 def test_own_merit_checks_catch_what_the_bars_miss_without_a_baseline(pytester, run_suite):
     """Without a baseline: zennit's gradient and shap's GradientExplainer agree with the
     built-ins they declare (SA, GS), a gradient declaring IG does not; IG with its sign
-    flipped, registered as a plain callable, fails on the formula's signs and the
-    classifiers'; the gradient of the sum of all outputs fails target sensitivity in
+    flipped, registered as a plain callable, fails on the formula's signs and audio's
+    (vision's signs of an explainer of yours are not judged); shap's sampler gets the
+    samplers' sign bar, found by its draws; the gradient of the sum of all outputs fails target sensitivity in
     vision and audio, and the asked class's signs in audio; a SmoothGrad
     that seeds itself is found stochastic by its twin copies and passes.  Every message
     names the property."""
@@ -289,12 +294,17 @@ def test_own_merit_checks_catch_what_the_bars_miss_without_a_baseline(pytester, 
     assert not any(r["passed"] for (s, e), r in consistency.items() if e == "random")
     noise = _by(records, "self_agreement")
     assert noise[("vision", "sg_self_seeded")]["value"] < 1.0  # its copies in one batch differ: found stochastic
-    sign = [r for r in records if r["metric"] == "truth_sign" and r["explainer"] == "ig_flipped"]
-    assert sign and all(r["passed"] is False and r["value"] < 0.2 for r in sign)
-    assert {r["suite"] for r in sign} == {"symbolic", "vision", "audio"}  # the classifiers' own effects too
+    sign = {r["suite"]: r for r in records if r["metric"] == "truth_sign" and r["explainer"] == "ig_flipped"}
+    assert set(sign) == {"symbolic", "vision", "audio"} and all(r["value"] < 0.2 for r in sign.values())
+    assert sign["symbolic"]["passed"] is False and sign["audio"]["passed"] is False  # the classifier's own effects
+    # vision: recorded, not judged without a baseline (a bar that passes DeepLift's and Occlusion's
+    # signs, 0.61 at their lowest, passes random signs too at 24 samples: docs/properties.md)
+    assert sign["vision"]["passed"] is None
+    assert signs_of(records, "symbolic", "shap_gs")["passed"] is None  # a sampler: judged by the samplers' bar
     signs = _by(records, "truth_sign")  # the sum of all outputs does not follow the asked class's effects
     assert signs[("audio", "sum_of_outputs")]["passed"] is False, signs[("audio", "sum_of_outputs")]
-    assert signs[("vision", "zennit_grad")]["passed"] is True and signs[("audio", "sg_self_seeded")]["passed"] is True
+    assert signs[("audio", "zennit_grad")]["passed"] is True
+    assert signs[("audio", "sg_self_seeded")]["passed"] is None  # a sampler: shap's GradientExplainer sets its bar
     target = _by(records, "target_sensitivity")
     assert target[("vision", "sum_of_outputs")]["value"] == 0.0 and target[("audio", "sum_of_outputs")]["value"] == 0.0
     assert target[("vision", "sg_self_seeded")]["passed"] is True

@@ -31,6 +31,8 @@ COST_PROPERTY = "chaosmining_cost"
 SHIPPED_TEST_PROPERTY = "chaosmining_shipped_test"
 #: a suite's result entry of each explained sample's class (the target it was explained for)
 TARGETS = "targets"
+#: a result entry of where the explainer's own noise showed (``seed``, ``twins``; ``none``: deterministic)
+NOISE_SOURCE = "noise_source"
 #: the metric of a record that keeps a fingerprint of an explainer's maps (its value: the samples kept)
 FINGERPRINT = "fingerprint"
 #: the metric of a record that keeps an outline of every explained sample's map (its value: the samples)

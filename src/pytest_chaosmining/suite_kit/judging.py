@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, TypeVar
 import pytest
 
 from pytest_chaosmining.core.metrics.cost import Cost
-from pytest_chaosmining.core.records import MODEL_LEVEL, TARGETS
+from pytest_chaosmining.core.records import MODEL_LEVEL, NOISE_SOURCE, TARGETS
 from pytest_chaosmining.suite_kit import merit, module_rules
 from pytest_chaosmining.suite_kit.seam import (
     COST,
@@ -73,6 +73,7 @@ def judge_explainer(
     key = suite.bar_key(case.case_fields())
     what = f"{explainer} on {case.id}"
     tier, bars = run.plan.tier, run.judge.thresholds
+    sampler = merit.judged_as_sampler(run, suite.name, explainer, values.get(NOISE_SOURCE))
     checks: list[Check] = []
     for check in suite.checks:
         if check.when_present and check.source not in values:
@@ -87,7 +88,7 @@ def judge_explainer(
         if check.bar == "quality_gate":
             bar: float | None = bars.quality_gate(suite.name, tier)
         else:
-            bar = bars.optional_metric(suite.name, tier, check.metric, key, explainer)
+            bar = bars.optional_metric(suite.name, tier, check.metric, key, explainer, stochastic=sampler)
         checks.append((record, bar, check.message.format(what=what, **values)))
     uncalibrated = suite.uncalibrated(run, case)
     if scored.further is not None and uncalibrated is None:  # a report-only case is recorded, not judged

@@ -33,6 +33,7 @@ from pytest_chaosmining.core.metrics.drift import (
 )
 from pytest_chaosmining.core.metrics.fingerprints import Fingerprint, fingerprint_of
 from pytest_chaosmining.core.metrics.properties import NOISE_FACTOR
+from pytest_chaosmining.core.records import NOISE_SOURCE
 from pytest_chaosmining.core.storage.derived import weights_digest
 from pytest_chaosmining.explainers import ExplainerNotApplicable, attribute
 from pytest_chaosmining.suite_kit.class_effects import ClassEffects, class_effects
@@ -121,7 +122,7 @@ def measured_merit(explainer: Explainer, probe: Probe, effects: ClassEffects | N
     out: dict[str, object] = {
         "batch_consistency": 0.0 if blind else p.batch_consistency(np.concatenate(list(moved.values())), noise),
         "self_agreement": noise.agreement,
-        "noise_source": noise.source,
+        NOISE_SOURCE: noise.source,
         "moved_most": f"sample {sample} {how} (1 - cosine {worst:.2e})",
         "sample_blind": blind,
     }
@@ -254,14 +255,11 @@ def own_merit_checks(
     bars, tier = run.judge.thresholds, run.plan.tier
     noise = (
         f"its own noise: draws agree to {number(values, 'self_agreement'):.4f} ({values['noise_source']})"
-        if values["noise_source"] != "none"
+        if values[NOISE_SOURCE] != "none"
         else "it is deterministic: nothing may move beyond float rounding"
     )
     blind = " every sample got the same map;" if values["sample_blind"] else ""
-    # a sampler's bars only for noise its draws show, never for a declaration, nor for noise its baseline lacked
-    baseline = run.judge.baseline
-    steady = baseline is not None and baseline.was_deterministic(suite.name, explainer_name)
-    sampler = values["noise_source"] != "none" and not steady
+    sampler = judged_as_sampler(run, suite.name, explainer_name, values[NOISE_SOURCE])
     n = len(probe.inputs)
     messages = {
         "batch_consistency": f"batch consistency (a sample's map must not depend on the other samples of its "
@@ -289,6 +287,15 @@ def own_merit_checks(
     run.judge.record(node, record("self_agreement", number(values, "self_agreement")))
     run.judge.record(node, record(ROTATION, float(here == rotation.moved_to)))
     return checks
+
+
+def judged_as_sampler(run: RunView, suite: str, explainer: str, noise_source: object) -> bool:
+    """Whether ``explainer``'s results in ``suite`` get the samplers' bars (``sampler_default``):
+    only for noise its draws show here (``noise_source``: where it showed, ``none`` or None where
+    none was measured), never for a declaration, nor for noise its baseline's run lacked."""
+    baseline = run.judge.baseline
+    steady = baseline is not None and baseline.was_deterministic(suite, explainer)
+    return noise_source not in (None, "none") and not steady
 
 
 def model_effects(run: RunView, suite: ModelSuite[CaseT, ModelT], probe: Probe, key: dict[str, object]) -> ClassEffects:

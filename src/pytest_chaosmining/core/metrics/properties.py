@@ -20,6 +20,7 @@ rescaled map keeps 1, a flipped sign gives −1, a map of another sample less.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -107,6 +108,17 @@ def measured_noise(reseeded: np.ndarray, twins: np.ndarray, twins_ok: bool) -> N
     if seed >= twin:
         return Noise(worst, "seed", float(np.mean(reseeded)))
     return Noise(worst, "twins", float(np.mean(twins)))
+
+
+def noise_of(explain: Callable[[list[int], int], np.ndarray], samples: int, twins: int = 2) -> Noise:
+    """The noise of an explainer's maps of the first ``samples`` samples (``explain(rows,
+    seed)``: the maps of those rows under that seed): two seeds' draws of one batch that
+    holds ``twins`` of them twice (a sampler that seeds itself draws anew only within a call)."""
+    rows = list(range(samples)) + list(range(twins))
+    first, again = explain(rows, 0), explain(rows, 1)
+    pairs = [(i, samples + i) for i in range(twins)]
+    twin_moves = dissimilarity(first[:twins], first[samples:])
+    return measured_noise(dissimilarity(first, again), twin_moves, twins_identified(first, pairs))
 
 
 def batch_consistency(moved: np.ndarray, noise: Noise, factor: float = NOISE_FACTOR) -> float:

@@ -13,8 +13,8 @@ from pytest_chaosmining.core.metrics.attribution import attribution_uscore, fpre
 from pytest_chaosmining.core.metrics.axioms import output_change, sign_agreement
 from pytest_chaosmining.core.metrics.drift import outline
 from pytest_chaosmining.core.metrics.fingerprints import fingerprint_of
-from pytest_chaosmining.core.metrics.properties import completeness_fit, is_signed, truth_sign_agreement
-from pytest_chaosmining.core.records import FINGERPRINT, OUTLINE
+from pytest_chaosmining.core.metrics.properties import completeness_fit, is_signed, noise_of, truth_sign_agreement
+from pytest_chaosmining.core.records import FINGERPRINT, NOISE_SOURCE, OUTLINE
 from pytest_chaosmining.explainers import IG_STEPS, attribute
 from pytest_chaosmining.explainers.context import tabular_context
 from pytest_chaosmining.suite_kit.probe import Probe
@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
 #: steps of the exact path integral the sign check compares with (its sign, not an IG's estimate)
 SIGN_PATH_STEPS = 50
+#: the test rows whose maps two seeds' draws compare where the signs are judged (a sampler's signs get its bar)
+NOISE_ROWS = 16
 
 
 def evaluate(trained: TrainedSymbolicModel, explainer: Explainer, device: torch.device) -> dict[str, Any]:
@@ -39,7 +41,9 @@ def evaluate(trained: TrainedSymbolicModel, explainer: Explainer, device: torch.
     agreement of its sums with the output change and how well their size fits it
     (if it declares completeness; the sign where the outputs both rose and fell),
     the agreement of a signed map's signs with the formula's (``truth_sign``, where
-    the test rows give both signs), cost and a fingerprint of the maps."""
+    the test rows give both signs) and where the explainer's own noise shows
+    (:data:`~pytest_chaosmining.core.records.NOISE_SOURCE`: a sampler's signs are
+    judged by the samplers' bar), cost and a fingerprint of the maps."""
     data = trained.data
     inputs = torch.from_numpy(data.x_test).to(device)
     context = tabular_context(SUITE, data.x_train, device)
@@ -65,6 +69,12 @@ def evaluate(trained: TrainedSymbolicModel, explainer: Explainer, device: torch.
         truth_sign = truth_sign_agreement(attr_np, exact)
         if truth_sign is not None:
             out["truth_sign"] = truth_sign
+
+            def draws(rows: list[int], seed: int) -> np.ndarray:
+                maps = attribute(explainer, trained.model, inputs[rows], 0, context, seed=seed)
+                return maps.detach().cpu().double().numpy()
+
+            out[NOISE_SOURCE] = noise_of(draws, min(NOISE_ROWS, len(inputs))).source
     if explainer.completeness:
         change = output_change(trained.model, inputs, 0, torch.zeros_like(inputs))
         agreement = sign_agreement(attr_np.sum(axis=1), change)
