@@ -146,7 +146,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "own-merit",
         "the cases the checks of an explainer's own merit run on: {default} (default: a suite's first case, "
-        "against a baseline the case its rotation last moved to and the next, docs/ci.md) or all",
+        "against a baseline the case its rotation last moved to and the next, docs/properties.md) or all",
         "rotate",
         ("rotate", "all"),
     ),
