@@ -20,7 +20,7 @@ def own_merit_not_run(
     probed = {r.suite for r in records if r.metric == PROBE_CHECK}
     return [
         f"chaosmining: {suite}'s checks of an explainer's own merit (batch consistency, target sensitivity, "
-        "signs, completeness) run on its own-merit cases (docs/properties.md), which this run did not run (deselected): "
-        "none was judged in this run"
+        "signs, completeness) run on its own-merit cases (docs/properties.md), which this run did not run "
+        "(deselected): none was judged in this run"
         for suite in sorted(set(suites) & ran - probed)
     ]
