@@ -190,11 +190,17 @@ def test_the_built_ins_declare_their_limitations_as_a_library_would():
     assert builtin_limitation("IG", "vision", "completeness") is None
 
 
+def _calibration_runs() -> list[dict]:
+    """The own-merit calibration runs of every calibration and held-out seed (xz-compressed JSON)."""
+    paths = sorted(glob.glob(str(ROOT / "benchmarks" / "axioms" / "runs" / "properties-*.json.xz")))
+    return [json.loads(lzma.decompress(Path(path).read_bytes())) for path in paths]
+
+
 def _symbolic_completeness(explainer: str) -> dict[int, list[float]]:
     """The calibration and held-out seeds' symbolic completeness of ``explainer``, per formula."""
     found: dict[int, list[float]] = {}
-    for path in sorted(glob.glob(str(ROOT / "benchmarks" / "axioms" / "runs" / "properties-*.json.xz"))):
-        for entry in json.loads(lzma.decompress(Path(path).read_bytes()))["formulas"]:
+    for run in _calibration_runs():
+        for entry in run["formulas"]:
             found.setdefault(entry["formula"], []).append(entry[explainer]["completeness"])
     return found
 
@@ -203,8 +209,7 @@ def _condition_completeness(suite: str, explainer: str) -> dict[str, list[float]
     """The calibration and held-out seeds' completeness of ``explainer`` in a classifier
     ``suite``, per condition (the probe case and the rotation's other cases)."""
     found: dict[str, list[float]] = {}
-    for path in sorted(glob.glob(str(ROOT / "benchmarks" / "axioms" / "runs" / "properties-*.json.xz"))):
-        run = json.loads(lzma.decompress(Path(path).read_bytes()))
+    for run in _calibration_runs():
         for case in [run["probe"][suite], *run.get("cases", {}).get(suite, [])]:
             condition = case.get("case", "RBFP").split("-")[0]  # the probe: the plan's first, RBFP
             found.setdefault(condition, []).append(case["values"][explainer]["completeness"])
