@@ -361,6 +361,49 @@ def test_a_sampler_whose_draws_changed_no_outline_may_still_change_a_few_of_400_
     assert bar is not None and value < bar
 
 
+def test_a_sampler_whose_draws_kept_every_sign_may_still_lose_a_few_of_400_rows_signs():
+    """SmoothGrad reseeded kept 0.9848 of the baseline's signs over 400 rows where its 16
+    draws of the first 32 had kept all: a sampler's sign allowance is at least the rule of
+    three over its draws (the outline's); a tenth of the rows flipped still fails it, and a
+    deterministic explainer is held to the bar."""
+    import numpy as np
+
+    from pytest_chaosmining.core.metrics.drift import DrawNoise
+    from pytest_chaosmining.core.metrics.fingerprints import fingerprint_of
+    from pytest_chaosmining.core.records import FINGERPRINT, NOISE_METRICS
+    from pytest_chaosmining.verdict.drift import drift_verdict
+
+    rng = np.random.default_rng(1)
+    base = rng.normal(size=(400, 10)) + np.repeat([2.0, -2.0], 5)  # clearly positive and negative features
+    case = {"formula": 2, "noise": "d"}
+
+    def records(attr: np.ndarray, noise: DrawNoise | None) -> list[Record]:
+        kept = Record("symbolic", "mlp", "SG", 0, FINGERPRINT, 400, dict(case), maps=fingerprint_of(attr).stored())
+        drawn = [
+            Record("symbolic", "mlp", "SG", 0, metric, getattr(noise, field), dict(case))
+            for field, metric in NOISE_METRICS.items()
+            if noise is not None
+        ]
+        return [kept, *drawn]
+
+    def signs_kept(flipped: list[int], noise: DrawNoise | None) -> tuple[float, float]:
+        now = base.copy()
+        now[flipped] *= -1.0
+        baseline = Baseline(records(base, noise), "base.json", metric_catalog())
+        rule = BaselineRule(baseline, shipped_thresholds(None), "smoke")
+        measured = (lambda: noise) if noise is not None else None
+        verdict = drift_verdict(rule, records(now, noise)[0], None, "default", "SG", measured, False)
+        return next((value, bar) for metric, value, bar, _ in verdict.checks if metric == "signs_kept")
+
+    sampler = DrawNoise(0.99, 0.9, 0.0, 1.0)  # its draws kept every sign
+    value, bar = signs_kept([3, 77, 150, 222, 301, 399], sampler)
+    assert 0.98 < value < 0.99 and value >= bar
+    value, bar = signs_kept(list(range(40, 80)), sampler)
+    assert value < bar
+    value, bar = signs_kept([3, 77, 150, 222, 301, 399], None)  # declared deterministic: the bar
+    assert value < bar == pytest.approx(0.99)
+
+
 def test_a_sampler_s_draw_may_fall_one_explained_sample_below_an_absolute_bar():
     """Audio RBRP's training gain is a top-1 hit rate over 32 clips, in steps of 1/32:
     GradientShap reseeded lost one clip (3 of 32, 0.094) against a bar of 0.1 its base met

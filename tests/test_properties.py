@@ -167,6 +167,28 @@ def test_a_self_seeded_sampler_is_found_stochastic_and_passes(probe):
     assert exact.mean == pytest.approx(1.0, abs=1e-12) and exact.sample == pytest.approx(1.0, abs=1e-12)
 
 
+def _self_seeded_noisy_gradient(model, inputs, target):
+    """A gradient drowned in noise drawn from a seed of its own (as GradientShap's maps are
+    on a network whose background dominates them): two copies of a sample in one batch are
+    not each other's nearest map, and a call with another seed draws the same numbers."""
+    torch.manual_seed(7)
+    grad = _gradient(model, inputs, target)
+    return grad + 10 * grad.abs().mean() * torch.randn_like(grad)
+
+
+def test_a_declared_sampler_whose_draws_dominate_is_measured_by_its_copies(probe):
+    undeclared = measured_merit(_explainer("noisy", _self_seeded_noisy_gradient), probe)
+    assert undeclared["noise_source"] == "none" and undeclared["batch_consistency"] < 0.99  # judged deterministic
+    declared = measured_merit(_explainer("noisy", _self_seeded_noisy_gradient, stochastic=True), probe)
+    assert declared["noise_source"] == "twins" and declared["self_agreement"] < 0.5, declared
+    assert declared["batch_consistency"] == 1.0, declared
+    # a declaration measures noise where there is some, never invents it
+    exact = measured_merit(_explainer("grad", _gradient, stochastic=True), probe)
+    assert exact["noise_source"] == "none" and exact["batch_consistency"] == pytest.approx(1.0, abs=1e-6)
+    rolled = measured_merit(_explainer("rolled", _rolled, stochastic=True), probe)
+    assert rolled["noise_source"] == "none" and rolled["batch_consistency"] < 0.99  # a batch bug is not noise
+
+
 @pytest.mark.parametrize(
     "method, check",
     [

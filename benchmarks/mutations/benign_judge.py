@@ -192,16 +192,22 @@ def reasons(message: str) -> set[str]:
     return found or {"error"}
 
 
-def run_verdict(verdict: dict[str, object]) -> str:
+#: the kinds of change that can break an axiom their base declares (a coarser path rule or
+#: fewer steps leave completeness's gap); any other kind failing an axiom is a false alarm
+AXIOM_BREAKING_KINDS = ("path method's rule", "path method's steps")
+
+
+def run_verdict(verdict: dict[str, object], kind: str) -> str:
     """How a held-out change's whole run ended against its base's baseline: ``green``,
-    ``red`` (a false alarm), or counted apart as no harmless change, whatever else its run
-    failed: ``axiom`` (it breaks a declared axiom beyond its tolerance: a check of one
-    failed) or ``cost`` (it measurably more than doubles its base's work, green or not)."""
+    ``red`` (a false alarm), or counted apart as no harmless change: ``axiom`` (a change
+    of a kind that can break a declared axiom, :data:`AXIOM_BREAKING_KINDS`, failed a check
+    of one; a sampler's seed or a float type failing one is red) or ``cost`` (it measurably
+    more than doubles its base's work and fails nothing but a cost check)."""
     failed: list[dict] = verdict["failures"]  # type: ignore[assignment]
     found = {k for f in failed for k in f["reasons"]}
-    if "axiom" in found:
+    if "axiom" in found and kind in AXIOM_BREAKING_KINDS:
         return "axiom"
-    if verdict.get("doubled"):
+    if verdict.get("doubled") and found <= {"cost"}:
         return "cost"
     return "red" if failed else "green"
 
@@ -316,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
         verdict["moved"] = moved(name, change.base, records)
         verdict["doubled"] = work_ratio(name) > MAX_SLOWDOWN or verdict["cost_ratio"] > MAX_SLOWDOWN
         if change.half != CALIBRATION:
-            verdict["run"] = run_verdict(verdict)
+            verdict["run"] = run_verdict(verdict, change.kind)
         verdicts.append({**verdict, "kind": change.kind, "half": change.half, "what": change.what})
     harmful = []
     for name, mutant in MUTANTS.items():
@@ -426,8 +432,9 @@ def table(payload: dict[str, object]) -> str:
         "is *red* where any of its tests failed that its base's run passed, for any reason: an absolute bar, an "
         "own-merit check, a score's drop, drift, cost, a result gone, an error.  Counted apart, with their figures "
         "below, are the changes that are no harmless change: *cost*, failed on cost alone while measurably more "
-        "than doubling its base's work; *axiom*, failed only the checks of an axiom (completeness, batch "
-        "consistency, …) beyond their tolerance.  n: the runs counted (changes that move nothing left out).",
+        "than doubling its base's work; *axiom*, a coarser path rule or fewer steps of a path method that "
+        "failed a check of an axiom it declares (completeness's gap grows with them; any other change failing "
+        "an axiom's check is red).  n: the runs counted (changes that move nothing left out).",
         "",
         "| held-out whole runs | n | red | 95 % bound | reasons of the red runs | apart: cost | apart: axiom |",
         "|---|---|---|---|---|---|---|",

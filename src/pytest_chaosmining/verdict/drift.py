@@ -9,7 +9,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pytest_chaosmining.core.metrics.drift import NOISE_SAMPLES, SIZE_FACTOR, UNSEEN_OUTLINE_SHARE, DrawNoise
+from pytest_chaosmining.core.metrics.drift import (
+    NOISE_SAMPLES,
+    SIZE_FACTOR,
+    UNSEEN_OUTLINE_SHARE,
+    UNSEEN_SIGN_SHARE,
+    DrawNoise,
+)
 from pytest_chaosmining.core.metrics.fingerprints import Fingerprint
 from pytest_chaosmining.core.metrics.properties import NOISE_FACTOR
 from pytest_chaosmining.core.records import FINGERPRINT, NOISE_METRICS, OUTLINE, TARGETS, Record, Recorder
@@ -71,7 +77,8 @@ def drift_checks(
       :data:`~pytest_chaosmining.core.metrics.drift.UNSEEN_OUTLINE_SHARE`), plus one;
     - ``signs_kept``: of the baseline's clearly positive, clearly negative and mixed features,
       the least share whose sign the maps kept (a flipped sign and a map turned unsigned: 0),
-      at least its bar, a sampler's loosened only by its own draws' noise in their signs;
+      at least its bar, a sampler's loosened only by its own draws' noise in their signs (at
+      least :data:`~pytest_chaosmining.core.metrics.drift.UNSEEN_SIGN_SHARE`);
     - ``classes_kept``: the share of the classes whose explained samples did not move as a
       whole (:func:`~pytest_chaosmining.verdict.class_moves.class_moved`), 1 (a change
       confined to one class: the wrong target for it, with the evidence where ``retarget``
@@ -231,7 +238,7 @@ def drift_verdict(
     if signs is not None:
         n = len(moved.cosines)
         if sign_bar is not None and signs < sign_bar and sampler():  # a sampler: by its draws' noise in signs alone
-            sign_bar = _noise_bar(sign_bar, own_noise().signs, n)
+            sign_bar = _noise_bar(sign_bar, min(own_noise().signs, 1.0 - UNSEEN_SIGN_SHARE), n)
         lost_signs = moved.signs_lost(0.5)
         checks.append(
             (
