@@ -189,6 +189,24 @@ def test_a_declared_sampler_whose_draws_dominate_is_measured_by_its_copies(probe
     assert rolled["noise_source"] == "none" and rolled["batch_consistency"] < 0.99  # a batch bug is not noise
 
 
+def test_a_declared_self_seeded_sampler_shows_its_noise_to_the_symbolic_sign_bar():
+    """The symbolic suite's sign bar is the samplers' only where ``noise_of`` finds noise: a
+    sampler that seeds itself draws the same numbers under either seed, and where its draws
+    dominate its maps its twins are not each other's nearest map; declared, its copies in one
+    call show the noise (gs-seed-2 of the benign rerun: truth_sign 0.683 against the
+    deterministic bar 0.7).  A declaration finds no noise in a deterministic map."""
+    signal = np.random.default_rng(3).normal(size=(16, 20))
+
+    def self_seeded(rows, seed):
+        draws = np.random.default_rng(7).normal(size=(len(rows), 20))  # the same numbers whatever ``seed``
+        return signal[rows] + 10 * draws
+
+    assert p.noise_of(self_seeded, 16).source == "none"
+    declared = p.noise_of(self_seeded, 16, declared=True)
+    assert declared.source == "twins" and declared.agreement < 0.5, declared
+    assert p.noise_of(lambda rows, seed: signal[rows], 16, declared=True).source == "none"
+
+
 @pytest.mark.parametrize(
     "method, check",
     [

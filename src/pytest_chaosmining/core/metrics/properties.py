@@ -110,15 +110,25 @@ def measured_noise(reseeded: np.ndarray, twins: np.ndarray, twins_ok: bool) -> N
     return Noise(worst, "twins", float(np.mean(twins)))
 
 
-def noise_of(explain: Callable[[list[int], int], np.ndarray], samples: int, twins: int = 2) -> Noise:
+def noise_of(
+    explain: Callable[[list[int], int], np.ndarray], samples: int, twins: int = 2, declared: bool = False
+) -> Noise:
     """The noise of an explainer's maps of the first ``samples`` samples (``explain(rows,
     seed)``: the maps of those rows under that seed): two seeds' draws of one batch that
-    holds ``twins`` of them twice (a sampler that seeds itself draws anew only within a call)."""
+    holds ``twins`` of them twice (a sampler that seeds itself draws anew only within a call).
+    For a ``declared`` sampler where neither shows any, a copy of every sample in one call:
+    where its draws dominate its maps two copies are not each other's nearest map."""
     rows = list(range(samples)) + list(range(twins))
     first, again = explain(rows, 0), explain(rows, 1)
     pairs = [(i, samples + i) for i in range(twins)]
     twin_moves = dissimilarity(first[:twins], first[samples:])
-    return measured_noise(dissimilarity(first, again), twin_moves, twins_identified(first, pairs))
+    noise = measured_noise(dissimilarity(first, again), twin_moves, twins_identified(first, pairs))
+    if declared and not noise.stochastic:
+        copies = explain(list(range(samples)) * 2, 0)
+        apart = dissimilarity(copies[:samples], copies[samples:])
+        if float(apart.max(initial=0.0)) >= EQUAL:  # a declaration measures noise, never invents it
+            noise = Noise(float(apart.max()), "twins", float(apart.mean()))
+    return noise
 
 
 def batch_consistency(moved: np.ndarray, noise: Noise, factor: float = NOISE_FACTOR) -> float:

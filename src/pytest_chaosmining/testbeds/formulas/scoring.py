@@ -74,7 +74,7 @@ def evaluate(trained: TrainedSymbolicModel, explainer: Explainer, device: torch.
                 maps = attribute(explainer, trained.model, inputs[rows], 0, context, seed=seed)
                 return maps.detach().cpu().double().numpy()
 
-            out[NOISE_SOURCE] = noise_of(draws, min(NOISE_ROWS, len(inputs))).source
+            out[NOISE_SOURCE] = noise_of(draws, min(NOISE_ROWS, len(inputs)), declared=explainer.stochastic).source
     if explainer.completeness:
         change = output_change(trained.model, inputs, 0, torch.zeros_like(inputs))
         agreement = sign_agreement(attr_np.sum(axis=1), change)
