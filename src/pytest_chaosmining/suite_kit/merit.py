@@ -61,7 +61,7 @@ EXTRA_SEEDS = (2, 3)
 #: the seeds and copies per batch of the draws the drift check's noise is measured from
 NOISE_SEEDS, NOISE_COPIES = (0, 1), NOISE_DRAWS // 2
 #: the version of the checks' measurements, part of a built-in's cached result's key
-PROBE_VERSION = 7
+PROBE_VERSION = 8
 
 
 def _rows(target: int | torch.Tensor | None, index: torch.Tensor) -> int | torch.Tensor | None:
@@ -99,7 +99,7 @@ def measured_merit(explainer: Explainer, probe: Probe, effects: ClassEffects | N
     twins = p.dissimilarity(first[:TWINS], first[n:])
     twins_ok = p.twins_identified(first, pairs)
     noise = p.measured_noise(reseeded, twins, twins_ok)
-    # a sampler's mean noise from more draws: two more seeds, or a copy of every sample in one
+    # a sampler's mean noise from more draws: two more seeds, or copies of every sample in one
     # call (a declared sampler that seeds itself draws anew only there, and where its draws
     # dominate its maps two copies of a sample are not each other's nearest map: no twins)
     if noise.stochastic or explainer.stochastic:
@@ -107,9 +107,10 @@ def measured_merit(explainer: Explainer, probe: Probe, effects: ClassEffects | N
             more = [p.dissimilarity(first, _explain(explainer, probe, batch, seed=s)) for s in EXTRA_SEEDS]
             drawn = np.concatenate([reseeded, *more])
         else:
-            copies = _explain(explainer, probe, list(range(n)) * 2)
-            apart = p.dissimilarity(copies[:n], copies[n:])
-            drawn = np.concatenate([twins, apart]) if twins_ok else apart  # twins apart may be a batch bug
+            apart = p.spread_of_draws(lambda index: _explain(explainer, probe, index), first[:n])
+            # twins apart that are not each other's nearest map may be a batch bug, not noise
+            parts = ([twins] if twins_ok else []) + ([] if apart is None else [apart])
+            drawn = np.concatenate(parts) if parts else np.zeros(1)
         worst = max(noise.dissimilarity, float(drawn.max()))
         if worst >= p.EQUAL:
             noise = p.Noise(worst, "seed" if noise.source == "seed" else "twins", float(drawn.mean()))

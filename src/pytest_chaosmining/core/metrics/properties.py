@@ -37,6 +37,11 @@ TARGET_FLOOR = 1e-3
 SIGN_FLOOR = 0.1
 #: the fewest counted entries of each sign for a sign judgement
 MIN_PER_SIGN = 30
+#: the copies of every sample in one call that measure a sampler's noise where its seeds
+#: show none (it seeds itself): with the first batch's, six draws of each sample, fifteen pairs
+#: (two copies gave a mean so unsteady that 28 of 360 cases of a self-seeded GradientShap
+#: failed batch consistency; six draws: none; benchmarks/axioms/self_seeded/self_seeded.md)
+DRAW_COPIES = 5
 
 
 def row_similarity(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -110,23 +115,40 @@ def measured_noise(reseeded: np.ndarray, twins: np.ndarray, twins_ok: bool) -> N
     return Noise(worst, "twins", float(np.mean(twins)))
 
 
+def spread_of_draws(
+    draw: Callable[[list[int]], np.ndarray], first: np.ndarray, copies: int = DRAW_COPIES
+) -> np.ndarray | None:
+    """How far every two of a sample's draws lie apart (1 − cosine, pairs × samples,
+    flattened): ``first`` (the maps of samples ``0 … len(first)−1``) and ``copies``
+    copies of each of them in one call (``draw(rows)``: the maps of those rows), for a
+    sampler that seeds itself per call and so draws anew only within one.  None where
+    the copies agree: a map that moves only between calls moves with its batch (a bug),
+    not with draws of its own."""
+    samples = len(first)
+    again = draw(list(range(samples)) * copies)
+    drawn = [again[i * samples : (i + 1) * samples] for i in range(copies)]
+    among = [dissimilarity(a, b) for i, a in enumerate(drawn) for b in drawn[i + 1 :]]
+    if float(np.max(among, initial=0.0)) < EQUAL:
+        return None
+    return np.concatenate([dissimilarity(np.asarray(first), d) for d in drawn] + among)
+
+
 def noise_of(
     explain: Callable[[list[int], int], np.ndarray], samples: int, twins: int = 2, declared: bool = False
 ) -> Noise:
     """The noise of an explainer's maps of the first ``samples`` samples (``explain(rows,
     seed)``: the maps of those rows under that seed): two seeds' draws of one batch that
     holds ``twins`` of them twice (a sampler that seeds itself draws anew only within a call).
-    For a ``declared`` sampler where neither shows any, a copy of every sample in one call:
-    where its draws dominate its maps two copies are not each other's nearest map."""
+    For a ``declared`` sampler where neither shows any, :func:`spread_of_draws`: where its
+    draws dominate its maps two copies are not each other's nearest map."""
     rows = list(range(samples)) + list(range(twins))
     first, again = explain(rows, 0), explain(rows, 1)
     pairs = [(i, samples + i) for i in range(twins)]
     twin_moves = dissimilarity(first[:twins], first[samples:])
     noise = measured_noise(dissimilarity(first, again), twin_moves, twins_identified(first, pairs))
     if declared and not noise.stochastic:
-        copies = explain(list(range(samples)) * 2, 0)
-        apart = dissimilarity(copies[:samples], copies[samples:])
-        if float(apart.max(initial=0.0)) >= EQUAL:  # a declaration measures noise, never invents it
+        apart = spread_of_draws(lambda index: explain(index, 0), first[:samples])
+        if apart is not None:  # a declaration measures noise, never invents it
             noise = Noise(float(apart.max()), "twins", float(apart.mean()))
     return noise
 
