@@ -1,10 +1,11 @@
-import json
 import os
 import sys
 from pathlib import Path
 
 import _pytest.pytester
 import pytest
+
+from pytest_chaosmining.core.results_file import read_results
 
 # Two formulas with one predictive feature and one with several keep the
 # end-to-end runs short while still exercising every explainer.
@@ -103,4 +104,4 @@ def run_suite(pytester, shared_cache, monkeypatch):
 
 
 def load_results(pytester, report="report"):
-    return json.loads((pytester.path / report / "results.json").read_text())
+    return read_results(pytester.path / report / "results.json", samples=True)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_chaosmining.core.results_file import read_results
 from pytest_chaosmining.tools.annotate import error_lines, summary
 
 RECIPE = Path(__file__).parents[1] / "examples" / "github"
@@ -196,7 +197,7 @@ def test_run_baseline_and_annotate_steps(tmp_path, shared_cache):
     assert "test_the_librarys_own" not in first.stdout and "2 passed" in first.stdout, first.stdout[-3000:]
     assert (tmp_path / "chaosmining-report" / "results.json").is_file()
     assert _step(tmp_path, "baseline").returncode == 0
-    assert (folder / "baseline.json").is_file()
+    assert (folder / "baseline.json").is_file() and (folder / "baseline.samples.json.gz").is_file()
     second = _step(tmp_path, "run", *args, env=env)
     assert second.returncode == 0, second.stdout[-2000:]
     assert re.search(
@@ -204,7 +205,7 @@ def test_run_baseline_and_annotate_steps(tmp_path, shared_cache):
         r"4 judged results",  # uscore, SA's fprec, training_gain and truth_sign
         second.stdout,
     ), second.stdout[:1000]
-    records = json.loads((tmp_path / "chaosmining-report" / "results.json").read_text())["records"]
+    records = read_results(tmp_path / "chaosmining-report" / "results.json", samples=True)["records"]
     agreements = [r for r in records if r["metric"] == "map_agreement"]  # new: the maps against the baseline's
     assert agreements and all(r["passed"] for r in agreements)
     assert "compared 3, new 0, missing 0 judged results" in second.stdout  # agreement and sign: bars alone
@@ -331,7 +332,7 @@ def test_a_red_run_reads_in_a_minute(tmp_path, shared_cache, bug):
     summary_file = tmp_path / "summary.md"
     red = _step(tmp_path, "run", *args, env={**env, "CHAOSMINING_BUG": bug, "GITHUB_STEP_SUMMARY": str(summary_file)})
     assert red.returncode == 1, red.stdout[-3000:]
-    payload = json.loads((report / "results.json").read_text())
+    payload = read_results(report / "results.json", samples=True)
     counts, failures = payload["counts"], payload["failures"]
     summary_text = summary_file.read_text()
     assert summary_text.startswith(f"# ChaosMining (smoke tier): **{counts['headline']}**")
@@ -355,6 +356,10 @@ def test_a_red_run_reads_in_a_minute(tmp_path, shared_cache, bug):
         ('{"version": 1, "results": []}', "JSON, but not a chaosmining results.json (no 'records' list; keys*"),
         ('{"records": [{"name": "x"}], "meta": {}}', "record 0 is not a chaosmining result (no 'suite')*"),
         ('{"records": [], "meta": {}, "format": 99}', "results format 99, newer than this plugin's*"),
+        (
+            '{"format": 3, "meta": {}, "tests": [], "samples": {"file": "baseline.samples.json.gz", "sha256": "0"}}',
+            "its per-sample results baseline.samples.json.gz are missing beside it*",
+        ),
     ],
 )
 def test_a_baseline_that_is_not_a_results_file_is_one_usage_error_everywhere(tmp_path, capsys, content, said):

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_chaosmining.core.results_file import read_results
+
 RECIPE = Path(__file__).parents[1] / "examples" / "github"
 CHECKOUT = RECIPE.parents[1]
 
@@ -141,7 +143,7 @@ def test_the_recipe_in_a_librarys_repository(tmp_path):
     assert "configfile: pytest.ini" in cold.stdout
     assert "test_the_librarys_own" not in cold.stdout
     assert (root / ".chaosmining-cache").is_dir() and (root / "chaosmining-report" / "results.json").is_file()
-    cold_meta = json.loads((root / "chaosmining-report" / "results.json").read_text())["meta"]
+    cold_meta = read_results(root / "chaosmining-report" / "results.json", samples=True)["meta"]
     assert cold_meta["models_trained_on"] == ["cpu"] and cold_meta["xdist_workers"] == 2  # sent by the workers
     assert _step(root, bin_dir, "baseline").returncode == 0
 

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from pytest_chaosmining.core.metrics.attribution import fprec
+from pytest_chaosmining.core.results_file import read_results
 from pytest_chaosmining.core.storage.cache import ModelCache
 from pytest_chaosmining.core.training.ensemble import can_train_together
 from pytest_chaosmining.core.training.modes import SaliencyGuided
@@ -129,7 +130,6 @@ def test_a_run_with_ensembles_on_trains_the_selected_models_together_and_scores_
     """--chaosmining-ensemble on: the selected symbolic models train as ensembles
     (only those: -k keeps the other formulas untrained) and every score matches
     the run that trains each alone."""
-    import json
 
     args = ("--chaosmining-suites", "symbolic", "--chaosmining-explainers", "SA,IG,random")
     together = run_suite(*args, "--chaosmining-ensemble", "on", cache=pytester.path / "c1", report="on")
@@ -140,7 +140,7 @@ def test_a_run_with_ensembles_on_trains_the_selected_models_together_and_scores_
     assert all(torch.load(e, weights_only=True)["meta"].get("ensemble_size") == 1 for e in entries)
 
     def scores(report):
-        records = json.loads((pytester.path / report / "results.json").read_text())["records"]
+        records = read_results(pytester.path / report / "results.json", samples=True)["records"]
         return {
             (r["case"]["formula"], r["explainer"], r["metric"]): r["value"]
             for r in records
@@ -158,7 +158,6 @@ def test_the_saliency_suite_trains_its_symbolic_twins_as_ensembles_and_scores_al
     each alone to 1e-4; the guided ones to 0.01: masking the lowest gradients is
     discontinuous, so float rounding can change what a step masks (measured:
     seed 0, FPrec 0.935 against 0.9375, one row in 400)."""
-    import json
 
     args = ("--chaosmining-suites", "saliency", "--chaosmining-explainers", "SA")
     run_suite(*args, "--chaosmining-ensemble", "on", cache=pytester.path / "c1", report="on", k="symbolic and f06")
@@ -167,7 +166,7 @@ def test_the_saliency_suite_trains_its_symbolic_twins_as_ensembles_and_scores_al
     assert sorted(m.get("ensemble_size") for m in metas) == [2] * 4, metas
 
     def scores(report):
-        records = json.loads((pytester.path / report / "results.json").read_text())["records"]
+        records = read_results(pytester.path / report / "results.json", samples=True)["records"]
         return {
             (r["model"], r["explainer"], r["seed"], r["metric"], r["case"]["arm"]): r["value"]
             for r in records

@@ -3,6 +3,7 @@ import json
 import pytest
 
 from pytest_chaosmining.core.records import Record, sort_records
+from pytest_chaosmining.core.results_file import read_results
 from pytest_chaosmining.reports.markdown import build_markdown, write_reports
 from pytest_chaosmining.reports.run_results import RunResults
 from pytest_chaosmining.suites import all_suites
@@ -73,7 +74,7 @@ def test_write_reports(tmp_path):
     from pytest_chaosmining.suites import get_suite
 
     assert [p.name for p in get_suite("symbolic").figures(recs, tmp_path, None)] == ["fprec.png"]
-    payload = json.loads((tmp_path / "results.json").read_text())
+    payload = read_results(tmp_path / "results.json", samples=True)
     assert len(payload["records"]) == 6
     header = (tmp_path / "results.csv").read_text().splitlines()[0]
     assert header.startswith("suite,model,explainer,formula,label_noise,n_samples,noise_features,seed,metric,value")

@@ -7,6 +7,7 @@ import pytest
 from conftest import load_results
 from plugin_runs import breaking_conftest, drift_checks_of
 
+from pytest_chaosmining.core.results_file import read_results
 from pytest_chaosmining.tools.compare import compare_runs
 
 
@@ -173,7 +174,7 @@ def test_time_and_memory_are_gated_against_the_baseline(pytester, run_suite):
     args = ("--chaosmining-suites", "cost", "--chaosmining-explainers", "SA,IG")
     run_suite(*args, k="test_attribution_cost", fresh=False).assert_outcomes(passed=2)
     path = pytester.path / "report" / "results.json"
-    payload = json.loads(path.read_text())
+    payload = read_results(path, samples=True)
     for record in payload["records"]:
         if record["metric"] == "cpu_ms" and record["explainer"] == "IG":
             record["value"] = -1000.0  # a baseline no real call can stay within
@@ -193,7 +194,7 @@ def test_time_and_memory_are_gated_against_the_baseline(pytester, run_suite):
         ["*IG on *: cpu_ms regressed: * ms > 3 × baseline -1000.0 ms + 20 ms*Its work on the model grew too: cpu_ms*"]
     )
     assert "chaosmining-baseline::cost::" not in result.stdout.str()
-    counts = json.loads((pytester.path / "again" / "results.json").read_text())["counts"]
+    counts = read_results(pytester.path / "again" / "results.json", samples=True)["counts"]
     assert counts["failed"] == 1 and counts["judged"] == 2, counts
 
 
@@ -211,12 +212,12 @@ def test_shards_merge_into_the_report_of_the_unsharded_run(pytester, run_suite):
         result = run_suite(*args, "--chaosmining-shard", f"{index}/2", k=subset, fresh=False, report=f"shard{index}")
         assert result.ret == 0
         shards.append(pytester.path / f"shard{index}" / "results.json")
-    parts = [{(r["suite"], r["case"]["formula"]) for r in json.loads(p.read_text())["records"]} for p in shards]
+    parts = [{(r["suite"], r["case"]["formula"]) for r in read_results(p)["records"]} for p in shards]
     assert all(parts) and not parts[0] & parts[1], parts  # each shard ran a disjoint, non-empty share
     rebuild(pytester.path / "merged", shards)
 
     def comparable(report: str) -> tuple:
-        payload = json.loads((pytester.path / report / "results.json").read_text())
+        payload = read_results(pytester.path / report / "results.json", samples=True)
         records = sorted(
             json.dumps(r, sort_keys=True)
             for r in payload["records"]
@@ -392,7 +393,7 @@ def test_a_baseline_from_another_machine_gates_no_cost_and_says_so(pytester, run
     args = ("--chaosmining-suites", "symbolic", "--chaosmining-explainers", "SA")
     run_suite(*args, k="f01", report="base").assert_outcomes(passed=2, xfailed=0)
     path = pytester.path / "base" / "results.json"
-    payload = json.loads(path.read_text())
+    payload = read_results(path, samples=True)
     payload["meta"]["machine"]["cpu"] = "Another CPU 9000"
     path.write_text(json.dumps(payload))
     result = run_suite(*args, f"--chaosmining-baseline={path}", k="f01")
@@ -409,7 +410,7 @@ def test_costs_replayed_from_the_pack_are_not_gated_and_the_run_says_which_were(
     args = ("--chaosmining-suites", "symbolic", "--chaosmining-explainers", "SA,plain")
     run_suite(*args, k="f01", report="base").assert_outcomes(passed=3)  # computed: measured
     path = pytester.path / "base" / "results.json"
-    payload = json.loads(path.read_text())
+    payload = read_results(path, samples=True)
     costs = [r for r in payload["records"] if r["metric"] == "cpu_ms"]
     assert len(costs) == 2 and all(r["measured"] is True for r in costs)
     for record in costs:

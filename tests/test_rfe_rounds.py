@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from pytest_chaosmining.core.results_file import read_results
 from pytest_chaosmining.explainers import Explainer
 from pytest_chaosmining.suites.rfe.data import generated_classification
 from pytest_chaosmining.suites.rfe.rfewna import RFEwNA, fit_side_by_side
@@ -148,7 +149,7 @@ def test_the_suite_runs_a_cases_builtins_side_by_side_with_the_results_of_runs_a
     assert sum("curve" in m and "support" in m for m in selections) >= 2  # the two RFEwNA selections (and RFE-*)
 
     def values(report):
-        records = json.loads((pytester.path / report / "results.json").read_text())["records"]
+        records = read_results(pytester.path / report / "results.json", samples=True)["records"]
         return {
             (r["model"], r["explainer"], r["metric"], json.dumps(r["case"], sort_keys=True)): r["value"]
             for r in records

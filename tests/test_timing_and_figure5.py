@@ -12,6 +12,7 @@ import pytest
 from pytest_chaosmining.core.metrics.attribution import consistency
 from pytest_chaosmining.core.metrics.measuring import PeakMemory, measure
 from pytest_chaosmining.core.records import Record
+from pytest_chaosmining.core.results_file import read_results
 from pytest_chaosmining.reports.run_results import RunResults
 from pytest_chaosmining.suites import all_suites
 from pytest_chaosmining.suites.cost.spec import Convergence, snapshot_epochs
@@ -172,7 +173,7 @@ def test_every_section_renders_from_a_run_without_model_level_tests():
     from pytest_chaosmining.core.records import MODEL_LEVEL
     from pytest_chaosmining.reports.markdown import build_markdown
 
-    payload = json.loads((Path(__file__).parents[1] / "reports" / "smoke" / "results.json").read_text())
+    payload = read_results(Path(__file__).parents[1] / "reports" / "smoke" / "results.json", samples=True)
     records = [Record.from_dict(r) for r in payload["records"] if r["explainer"] != MODEL_LEVEL]
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -4,7 +4,7 @@ vision and audio condition where class c was explained, naming class c and the t
 
 from __future__ import annotations
 
-import json
+from pytest_chaosmining.core.results_file import read_results
 
 WRONG_TARGET_CONFTEST = """
 import os
@@ -45,7 +45,7 @@ def test_the_wrong_target_for_any_one_class_fails_naming_the_class_and_the_targe
     monkeypatch.setenv("CHAOSMINING_TEST_WRONG_TARGET", "1")
     wrong = run_suite(*args, baseline, "-rf", report="wrong", k="", shipped=True)
     text = wrong.stdout.str()
-    records = json.loads((pytester.path / "wrong" / "results.json").read_text())["records"]
+    records = read_results(pytester.path / "wrong" / "results.json", samples=True)["records"]
     explained = {(r["explainer"], r["nodeid"]): set(r["labels"] or []) for r in records if r["metric"] == "fingerprint"}
     verdicts = {(r["explainer"], r["nodeid"]): r["passed"] for r in records if r["metric"] == "classes_kept"}
     seen = 0

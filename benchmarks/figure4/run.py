@@ -25,6 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from pytest_chaosmining.core.results_file import read_results
+
 HERE = Path(__file__).resolve().parent
 CHUNKS = HERE / "chunks"
 #: the paper's four methods
@@ -50,7 +52,7 @@ def run_chunk(factor: str, seed: int, cache: Path) -> Path:
         start = time.time()
         done = subprocess.run(args, cwd=tmp, capture_output=True, text=True)
         seconds = time.time() - start
-        results = json.loads((report / "results.json").read_text())
+        results = read_results(report / "results.json")
     kept = [
         {"case": r["case"], "explainer": r["explainer"], "metric": r["metric"], "value": r["value"]}
         for r in results["records"]

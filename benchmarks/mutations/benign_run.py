@@ -53,6 +53,7 @@ from benign import BASES, CALIBRATION, CHANGES  # noqa: E402
 from mutants import HARMFUL, MUTANTS, PARTIAL  # noqa: E402
 
 from pytest_chaosmining.core.machine import this_machine  # noqa: E402
+from pytest_chaosmining.core.results_file import read_results  # noqa: E402
 from pytest_chaosmining.core.storage.derived import package_fingerprint  # noqa: E402
 from pytest_chaosmining.suites import SUITES_DIR  # noqa: E402
 
@@ -197,7 +198,7 @@ def run_chunk(name: str, names: list[str], workers: int, every: dict[str, list[s
             raise RuntimeError(
                 f"{name}: no results (exit {proc.returncode}): {proc.stdout[-3000:]}{proc.stderr[-2000:]}"
             )
-        body = compact(json.loads(results.read_text()), names, live)
+        body = compact(read_results(results, samples=True), names, live)
     body = {"key": key, "chunk": name, "machine": machine, "explainers": names, "against_baseline": live,
             "seconds": round(time.perf_counter() - start, 1), **body}  # fmt: skip
     OUT.mkdir(exist_ok=True)

@@ -41,6 +41,7 @@ sys.path.insert(0, str(HERE))
 from mutants import CALIBRATION_CHANGES  # noqa: E402
 from run import CANDIDATE, code_key, run_one  # noqa: E402
 
+from pytest_chaosmining.core.results_file import read_results  # noqa: E402
 from pytest_chaosmining.suites import SUITES_DIR  # noqa: E402
 from pytest_chaosmining.tools.calibrate import tolerance_factor  # noqa: E402
 
@@ -53,7 +54,7 @@ TIER = "smoke"
 
 def judged_values(folder: Path) -> dict[tuple[str, str, str, int, str], float]:
     """The candidate's judged records of one run, by case."""
-    payload = json.loads((folder / "report" / "results.json").read_text())
+    payload = read_results(folder / "report" / "results.json", samples=True)
     return {
         (r["suite"], r["metric"], json.dumps(r["condition"], sort_keys=True), r["seed"], r["model"]): r["value"]
         for r in payload["records"]

@@ -32,6 +32,7 @@ sys.path.insert(0, str(HERE))
 
 from mutants import BASES, BENIGN, COST, HARMFUL, MUTANTS, SAME_WORK  # noqa: E402
 
+from pytest_chaosmining.core.results_file import read_results  # noqa: E402
 from pytest_chaosmining.core.storage.derived import package_fingerprint  # noqa: E402
 
 CANDIDATE = "candidate"
@@ -92,7 +93,7 @@ def run_one(
     results = folder / "report" / "results.json"
     if not results.exists():
         raise RuntimeError(f"{name}: pytest wrote no results (exit {proc.returncode}); see {folder / 'pytest.log'}")
-    payload = json.loads(results.read_text())
+    payload = read_results(results, samples=True)
     summary = {
         "key": key,
         "name": name,
@@ -117,7 +118,7 @@ def plain_baseline(path: Path) -> Path:
     registered declaring nothing would have made it: the records its declarations add
     left out (the rest is computed alike).  A mutant registered as a plain callable is
     compared with it, so that a declaration it never made is not missed."""
-    payload = json.loads(path.read_text())
+    payload = read_results(path, samples=True)
     payload["records"] = [r for r in payload["records"] if r["metric"] not in DECLARED_ONLY]
     plain = path.with_name("results-plain.json")
     plain.write_text(json.dumps(payload))
@@ -265,7 +266,7 @@ def gate_alarms(out: Path, names: list[str], bases: dict[str, str], factor: floa
     counts = {"tests": 0, "wall": 0, "cpu": 0}
 
     def values(folder: Path, metric: str) -> dict[str, float]:
-        payload = json.loads((folder / "report" / "results.json").read_text())
+        payload = read_results(folder / "report" / "results.json")
         return {
             short_nodeid(r["nodeid"]): r["value"]
             for r in payload["records"]

@@ -14,8 +14,8 @@
 #                             own tests; your explainers and the control (CHAOSMINING_EXPLAINERS,
 #                             default own); against the committed baseline when there is one
 #   chaosmining.sh annotate   ::error lines for every failed conformance test (and why a run stopped)
-#   chaosmining.sh baseline   this run's results become the baseline (.github/chaosmining/baseline.json):
-#                             commit it; a committed file never expires, a CI cache does.  Take it from CI's
+#   chaosmining.sh baseline   this run's results become the baseline (.github/chaosmining/baseline.json
+#                             and baseline.samples.json.gz beside it): commit both; a committed file never expires, a CI cache does.  Take it from CI's
 #                             own artifact (a run on main): a laptop's CPU times gate CI's badly
 #
 # The files these steps write, for your .gitignore: chaosmining.gitignore (append it).
@@ -92,7 +92,7 @@ case "$step" in
     fi
     args=(--chaosmining "--chaosmining-report=$(absolute "$report")" "--chaosmining-cache=$(absolute "$cache")")
     # no earlier run's findings survive into this run's annotations, whenever this run stops
-    rm -f "$report/results.json" "$report/stopped.json"
+    rm -f "$report/results.json" "$report/results.samples.json.gz" "$report/stopped.json"
     # judge what is yours: the explainers your conftest registers and the control (the built-ins are
     # captum's; CHAOSMINING_EXPLAINERS= empty runs every registered explainer, a list names some)
     explainers=${CHAOSMINING_EXPLAINERS-own}
@@ -119,8 +119,8 @@ case "$step" in
     python -m pytest_chaosmining.tools.annotate "$report/results.json"
     ;;
   baseline)
-    cp "$report/results.json" "$baseline"
-    echo "chaosmining: $report/results.json is the new baseline $baseline: commit it"
+    # results.json and its samples file beside it (the maps a baseline compares): commit both
+    python -m pytest_chaosmining.tools.save_baseline "$report/results.json" "$baseline"
     ;;
   *)
     echo "unknown step $step" >&2

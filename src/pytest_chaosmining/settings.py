@@ -151,6 +151,14 @@ OPTIONS: tuple[Option, ...] = (
         ("rotate", "all"),
     ),
     Option(
+        "figures",
+        "the report's example figures: {default} (default: drawn from the run's results, every explainer's map "
+        "as its patch or channel masses, no model loaded) or models (drawn again from the trained models, "
+        "each explainer called for its full map: a paper-tier report)",
+        "results",
+        ("results", "models"),
+    ),
+    Option(
         "verdict",
         "{default} (default): a run that judges no test fails, never passes green; report-only: record and "
         "report without judging (a paper-tier table run), a run that judges nothing passes and says so",
@@ -239,6 +247,8 @@ class Settings:
     #: ``rotate``: own-merit checks on a suite's rotating cases (:mod:`~pytest_chaosmining.verdict.rotation`);
     #: ``all``: on every case
     own_merit: str
+    #: ``results``: the example figures drawn from the run's results; ``models``: from the trained models
+    figures: str
     #: ``required``: a run that judges nothing fails; ``report-only``: it passes
     verdict: str
     call_timeout: float
@@ -449,6 +459,7 @@ def resolve(config: pytest.Config, suite_names: Sequence[str], thresholds: Seque
         builtin_results=get("builtin_results").text(),
         known_defects=get("known_defects").text(),
         own_merit=get("own_merit").text(),
+        figures=get("figures").text(),
         verdict=get("verdict").text(),
         call_timeout=get("call_timeout").number("a number of seconds > 0", lambda t: t > 0),
         device=get("device").value,

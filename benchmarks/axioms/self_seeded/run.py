@@ -20,6 +20,8 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
+from pytest_chaosmining.core.results_file import read_results
+
 HERE = Path(__file__).parent
 SEEDS = {"gs": range(101, 125), "sg": range(101, 113)}
 BUG_SEEDS = range(101, 104)
@@ -47,7 +49,7 @@ def main() -> None:
                 "-q", "-n", "2"]  # fmt: skip
         env = {**os.environ, "CHAOSMINING_SELF_SEEDED": ",".join(listed)}
         proc = subprocess.run(argv, cwd=HERE, env=env, capture_output=True, text=True, timeout=3600)
-        results = json.loads((Path(tmp) / "results.json").read_text())
+        results = read_results(Path(tmp) / "results.json")
     cases: Counter[str] = Counter()
     failed: Counter[str] = Counter()
     other: Counter[str] = Counter()

@@ -9,13 +9,15 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 #: a case field's value (JSON scalars)
 CaseValue = str | int | float | bool | None
 
-#: results.json's format: 2 names a record's case fields ``case`` (1: ``condition``)
-RESULTS_FORMAT = 2
+#: results.json's format: 3 groups the records by test and keeps their per-sample fields in a
+#: samples file beside it (:mod:`pytest_chaosmining.core.results_file`); 2 names a record's case
+#: fields ``case`` (1: ``condition``)
+RESULTS_FORMAT = 3
 USER_PROPERTY = "chaosmining_record"
 MODEL_LEVEL = "-"  # explainer column of model-level records (prediction quality)
 OUTCOME_PROPERTY = "chaosmining_test"
@@ -37,6 +39,8 @@ NOISE_SOURCE = "noise_source"
 FINGERPRINT = "fingerprint"
 #: the metric of a record that keeps an outline of every explained sample's map (its value: the samples)
 OUTLINE = "outline"
+#: the metrics of the records that keep maps (:data:`FINGERPRINT`, :data:`OUTLINE`)
+MAP_METRICS = (FINGERPRINT, OUTLINE)
 #: the metrics of a declared sampler's own noise on a case (:class:`~pytest_chaosmining.core.metrics.drift.DrawNoise`'s
 #: fields), recorded beside its fingerprint so that a later run's drift allowance can be the stricter of the two runs'
 NOISE_METRICS = {
@@ -96,8 +100,8 @@ class Record:
         return {**{k: v for k, v in self.to_dict().items() if k not in dropped}, **self.case}
 
     def to_dict(self) -> dict[str, object]:
-        """The record as JSON-serialisable fields."""
-        return asdict(self)
+        """The record as JSON-serialisable fields (its case a copy; its maps and samples its own)."""
+        return {**{f: getattr(self, f) for f in self.__dataclass_fields__}, "case": dict(self.case)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> Record:
@@ -121,6 +125,15 @@ def strict_json(value: object) -> object:
     return value
 
 
+def strict_dumps(value: object, **options: object) -> str:
+    """``value`` as strict JSON (:func:`strict_json`'s nulls for non-finite floats), at
+    :func:`json.dumps`'s speed where it holds none."""
+    try:
+        return json.dumps(value, allow_nan=False, **options)  # type: ignore[arg-type]
+    except ValueError:
+        return json.dumps(strict_json(value), allow_nan=False, **options)  # type: ignore[arg-type]
+
+
 def case_of(data: Mapping[str, object]) -> dict[str, CaseValue]:
     """The case fields of a record as results.json holds it, in either format."""
     fields = data.get("case", data.get("condition", {}))
@@ -128,8 +141,9 @@ def case_of(data: Mapping[str, object]) -> dict[str, CaseValue]:
 
 
 def human_facing(records: list[Record]) -> list[Record]:
-    """``records`` without the fingerprints of maps (kept in results.json, shown nowhere else)."""
-    return [r for r in records if r.maps is None]
+    """``records`` without the fingerprints and outlines of maps (kept in results.json's
+    samples file, shown nowhere else), whether or not their maps were read."""
+    return [r for r in records if r.maps is None and r.metric not in MAP_METRICS]
 
 
 def shared_keys(records: list[Record]) -> dict[tuple[str | int, ...], list[str]]:

@@ -115,6 +115,8 @@ class ResultCollector:
         self.started = time.time()
         self.summary_lines: list[str] = []
         self.written: list[str] = []
+        #: how long the report took, for the summary (empty: no report)
+        self.report_line = ""
         #: node id → the test's failure (suite, explainer, message, kind: failed or missing), once per test
         self.failures: dict[str, dict[str, str]] = {}
         #: what the report-only cases' bars were not calibrated for → how many tests
@@ -306,7 +308,12 @@ class ResultCollector:
         summary = os.environ.get("GITHUB_STEP_SUMMARY")
         meta["step_summary"] = bool(summary)  # the annotate step adds none of its own
         if self.settings.report is not None:
-            _, self.written = render(Path(self.settings.report), run, self.session, self.drawn_suites())
+            began = time.monotonic()
+            self._say(f"chaosmining: writing the report to {self.settings.report} ...")
+            folder = Path(self.settings.report)
+            _, self.written = render(folder, run, self.session, self.drawn_suites(), self.started)
+            took = time.monotonic() - began
+            self.report_line = f"chaosmining: report written in {took:.1f} s ({len(self.written)} files)"
         if summary:
             with open(summary, "a", encoding="utf-8") as fh:
                 fh.write(step_summary(shown, self.suites(), run_page()))
@@ -429,8 +436,22 @@ class ResultCollector:
         terminalreporter.write_sep("=", "chaosmining summary")
         for line in self.summary_lines:
             terminalreporter.write_line(line)
+        if self.report_line:
+            terminalreporter.write_line(self.report_line)
         for path in self.written:
             terminalreporter.write_line(f"chaosmining report: {path}")
+
+    def _say(self, line: str) -> None:
+        """``line`` on the terminal now (not at the summary): what the run is doing at its end."""
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is None or self.config.get_verbosity() < -1:
+            return
+        capture = self.config.pluginmanager.get_plugin("capturemanager")
+        if capture is not None:
+            with capture.global_and_fixture_disabled():
+                reporter.write_line(line)
+        else:
+            reporter.write_line(line)
 
 
 def _property(report: pytest.TestReport, name: str) -> dict[str, str] | None:

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_chaosmining import ChaosminingWarning
-from pytest_chaosmining.core.records import MODEL_LEVEL, RESULTS_FORMAT, Record, strict_json
+from pytest_chaosmining.core.records import MODEL_LEVEL, Record
+from pytest_chaosmining.core.results_file import write_results
 from pytest_chaosmining.core.storage.atomic import atomic_write_text
 from pytest_chaosmining.explainers.limitations import WEAKER_PREFIX
 from pytest_chaosmining.reports.failure_table import SUMMARY_REASON, SUMMARY_ROWS, cell, failure_table
@@ -308,35 +309,16 @@ def build_markdown(run: RunResults, suites: Sequence[ReportedSuite], board: Lead
     return "\n".join(lines)
 
 
-#: an indented JSON array of numbers (and nulls) only
-_NUMBER_ARRAY = re.compile(r"\[\s*((?:-?[0-9][-+0-9.eE]*|null)(?:,\s*(?:-?[0-9][-+0-9.eE]*|null))*)\s*\]")
-
-
-def _numbers_inline(text: str) -> str:
-    """Indented JSON with each array of numbers on one line (a map's fingerprint row, a
-    record's per-sample values): the same JSON, a third lighter, one line per sample."""
-    return _NUMBER_ARRAY.sub(lambda m: "[" + ", ".join(v.strip() for v in m.group(1).split(",")) + "]", text)
-
-
 def write_reports(out_dir: Path, run: RunResults, markdown: str) -> list[str]:
-    """Write results.json (every record, fingerprints of maps included), results.csv
-    and report.md into ``out_dir`` (the suites write their figures through
+    """Write results.json (every record; their per-sample fields, fingerprints of maps
+    among them, in its samples file: :func:`~pytest_chaosmining.core.results_file.write_results`),
+    results.csv and report.md into ``out_dir`` (the suites write their figures through
     :meth:`~pytest_chaosmining.suites.Suite.figures`)."""
     records = run.records
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
-    payload = {
-        "format": RESULTS_FORMAT,
-        "meta": run.meta,
-        "outcomes": run.outcomes,
-        "failures": run.failures,
-        "counts": run.counts.to_dict(),
-        "records": [r.to_dict() for r in records],
-    }
-    strict = _numbers_inline(json.dumps(strict_json(payload), indent=1, sort_keys=True, allow_nan=False))
-    atomic_write_text(out_dir / "results.json", strict)
-    written.append(str(out_dir / "results.json"))
+    payload = {"meta": run.meta, "outcomes": run.outcomes, "failures": run.failures, "counts": run.counts.to_dict()}
+    written = write_results(out_dir / "results.json", payload, [r.to_dict() for r in records])
     records = run.human_facing.records  # fingerprints of maps: results.json only
     case_keys = sorted({k for r in records for k in r.case})
     fields = [

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_chaosmining import __version__
-from pytest_chaosmining.core.records import Record
+from pytest_chaosmining.core.records import Record, human_facing
 from pytest_chaosmining.explainers import BUILTIN_NAMES, CONTROL_NAME
 from pytest_chaosmining.reports.leaderboard import Cell, Leaderboard, build_leaderboard
 from pytest_chaosmining.reports.reported_suite import ReportedSuite
@@ -28,7 +28,7 @@ def reference_payload(results: Mapping[str, Any], suites: Sequence[ReportedSuite
     """The built-ins' leaderboard rows of a results.json payload, with where they come from."""
     meta = results["meta"]
     assert isinstance(meta, dict)
-    records = [Record.from_dict(r) for r in results["records"] if r.get("maps") is None]
+    records = human_facing([Record.from_dict(r) for r in results["records"]])
     board = build_leaderboard(records, results["outcomes"], suites)
     rows = [
         [name, [[c.score, list(c.spread) if c.spread else None, c.verdict] for c in cells]]

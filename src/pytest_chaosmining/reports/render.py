@@ -6,6 +6,7 @@ renders it again from results files (CI shards merged, or a committed run)."""
 
 from __future__ import annotations
 
+import time
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -45,15 +46,23 @@ def figures(records: list[Record], out_dir: Path, run: RunView | None, suites: S
 
 
 def render(
-    out_dir: Path, results: RunResults, run: RunView | None, suites: Sequence[ReportedSuite]
+    out_dir: Path,
+    results: RunResults,
+    run: RunView | None,
+    suites: Sequence[ReportedSuite],
+    started: float | None = None,
 ) -> tuple[str, list[str]]:
-    """Write the whole report folder; report.md's text and the paths written."""
+    """Write the whole report folder; report.md's text and the paths written.  ``started``
+    (a run's start, :func:`time.time`): its duration, the figures included, goes into the
+    run's metadata before the reports that state it are written."""
     out_dir, shown = Path(out_dir), results.human_facing
     out_dir.mkdir(parents=True, exist_ok=True)
     board = build_leaderboard(shown.records, results.outcomes, suites).with_reference(shipped_reference(results.meta))
     drawn = run_figures(shown.records, board, out_dir) + figures(
         results.records, out_dir, run, suites
     )  # maps: failing samples
+    if started is not None:
+        results.meta["duration_s"] = round(time.time() - started, 1)
     markdown = embed_figures(build_markdown(shown, suites, board), [Path(f).name for f in drawn])
     written = write_reports(out_dir, results, markdown)
     html = out_dir / "report.html"

@@ -294,13 +294,14 @@ class ClassifierSuite(ClassifierTestbed, SuiteDefaults):
 
     #: file name of the example figure in the report folder
     example_png: str
-    #: the example figure is drawn from the run's trained models
+    #: the example figure needs the run (its cases' data; their models under ``--chaosmining-figures models``)
     figures_need_models = True
 
     def example_figure(self, run: RunView, path: Path, planned: Sequence[Any], records: Sequence[Record]) -> bool:
-        """Draw the example figure of the ``planned`` cases' cached models, the samples the
-        run's ``records`` failed on among them (False: nothing drawn): the suite's heavy
-        half, bound by the suite (the report writer of a run is handed it)."""
+        """Draw the example figure of the ``planned`` cases the run's ``records`` hold, the
+        samples they failed on among them (False: nothing drawn), from the records or, under
+        ``--chaosmining-figures models``, from the cached models: the suite's heavy half,
+        bound by the suite (the report writer of a run is handed it)."""
         raise NotImplementedError
 
     def seeds(self, tier: str, seeds: Seeds | None) -> range:

@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     baseline = Path(args[0])
     try:
-        payload = read_results(baseline)
+        payload = read_results(baseline, samples=True)  # its samples file too: the baseline is both
     except NotAResultsFile as exc:
         reason = f"--chaosmining-baseline: {exc}"
         print(f"ERROR: chaosmining: {reason}", file=sys.stderr)

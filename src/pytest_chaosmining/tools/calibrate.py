@@ -42,8 +42,6 @@ should be 0).
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import math
 import re
 import statistics
@@ -55,6 +53,7 @@ from pathlib import Path
 
 from scipy.stats import beta, nct
 
+from pytest_chaosmining.core import results_file
 from pytest_chaosmining.core.records import MODEL_LEVEL, case_of
 from pytest_chaosmining.explainers import BUILTIN_NAMES, CONTROL_NAME, PAPER_NAMES
 from pytest_chaosmining.suites import Calibration, get_spec, registered_suites
@@ -574,13 +573,10 @@ def plan_runs(raw: Path, entries: Iterable[str | dict], suite: str = "") -> list
 
 
 def read_results(path: Path) -> dict:
-    """A results.json file, or the gzip-compressed ``<path>.gz`` where only that exists
-    (the committed calibration runs are compressed)."""
+    """A results.json file with its per-sample fields, or the gzip-compressed ``<path>.gz``
+    where only that exists (the committed calibration runs are compressed)."""
     packed = path.with_name(path.name + ".gz")
-    if path.suffix == ".gz" or (not path.exists() and packed.exists()):
-        with gzip.open(path if path.suffix == ".gz" else packed, "rt", encoding="utf-8") as handle:
-            return json.load(handle)
-    return json.loads(path.read_text())
+    return results_file.read_results(packed if not path.exists() and packed.exists() else path, samples=True)
 
 
 def _read_run(spec: Path | str) -> tuple[dict, list[dict]]:

@@ -72,7 +72,7 @@ class Finding:
 def _load(path: Path) -> tuple[list[Record], dict[str, object], list[Finding]]:
     """NEW's records, metadata and failed tests (those standing for a baseline's missing
     result left out: the comparison finds them itself, as ``missing``)."""
-    payload = read_results(path)
+    payload = read_results(path, samples=True)
     failed = [
         Finding("failed", str(f["nodeid"]), f"failed in this run: {f['message']}", str(f.get("explainer", "")))
         for f in payload.get("failures", [])

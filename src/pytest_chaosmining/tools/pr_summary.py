@@ -33,7 +33,7 @@ KINDS = ("regressed", "changed", "improved", "new", "missing")
 
 
 def _payload(path: Path) -> dict[str, object]:
-    return read_results(path)
+    return read_results(path, samples=True)
 
 
 def _records(payload: dict[str, object]) -> list[Record]:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_chaosmining.core.records import Record, sort_records
+from pytest_chaosmining.core.results_file import read_results
 from pytest_chaosmining.reports.render import render
 from pytest_chaosmining.reports.run_counts import RunCounts
 from pytest_chaosmining.reports.run_results import RunResults
@@ -80,8 +81,8 @@ def merged_baseline(tables: list[object]) -> dict[str, object] | None:
 def rebuild(out_dir: Path, paths: list[Path]) -> list[str]:
     """Write the report of ``paths`` merged into ``out_dir``; the paths written."""
     try:
-        payloads = [json.loads(Path(p).read_text()) for p in paths]
-    except (OSError, ValueError) as exc:
+        payloads = [read_results(Path(p), samples=True) for p in paths]
+    except ValueError as exc:  # NotAResultsFile among them: names the file and what is wrong
         raise ValueError(f"cannot read results: {exc}") from exc
     return render(Path(out_dir), RunResults(*merge(payloads, [str(p) for p in paths])), None, all_specs())[1]
 

@@ -8,13 +8,14 @@ import json
 import sys
 from pathlib import Path
 
+from pytest_chaosmining.core.results_file import read_results
 from pytest_chaosmining.reports.reference import SHIPPED, reference_payload
 from pytest_chaosmining.suites import all_specs
 
 
 def main(argv: list[str] | None = None) -> int:
     args = argv if argv is not None else sys.argv[1:]
-    results = json.loads(Path(args[0]).read_text())
+    results = read_results(Path(args[0]))
     SHIPPED.write_text(json.dumps(reference_payload(results, all_specs()), indent=1) + "\n")
     print(f"wrote {SHIPPED}")
     return 0

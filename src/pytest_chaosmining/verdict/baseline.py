@@ -200,7 +200,7 @@ class Baseline:
     @classmethod
     def load(cls, path: Path, catalog: MetricCatalog) -> Baseline:
         """Read a results.json written by this plugin."""
-        payload = read_results(path)  # NotAResultsFile (a ValueError) names the file and what is wrong
+        payload = read_results(path, samples=True)  # NotAResultsFile (a ValueError) names the file and what is wrong
         try:
             records = [Record.from_dict(r) for r in payload["records"]]
             meta = payload.get("meta", {})
