@@ -311,3 +311,30 @@ def test_own_merit_checks_catch_what_the_bars_miss_without_a_baseline(pytester, 
     failed = {line.split("::")[-1] for line in result.stdout.lines if line.startswith("FAILED")}
     assert not any("sg_self_seeded" in f or "zennit_grad" in f or "shap_gs" in f for f in failed), failed
     result.stdout.fnmatch_lines(["*grad_as_ig*declared equivalence*", "*sum_of_outputs*target sensitivity*"])
+
+
+def test_the_example_figures_come_from_the_results_and_from_the_models_one_option_away(
+    pytester, run_suite, monkeypatch
+):
+    """By default the vision and audio examples are drawn from what the run computed:
+    with loading a model and calling an explainer broken, both are drawn all the same;
+    ``--chaosmining-figures models`` draws them from the models (broken here: not drawn,
+    and a warning says why)."""
+    from pytest_chaosmining.suites.audio import evaluation as audio
+    from pytest_chaosmining.suites.vision import evaluation as vision
+
+    args = ("--chaosmining-suites", "vision,audio", "--chaosmining-explainers", "SA")
+    run_suite(*args, k="SBFP", fresh=False, report="warm").assert_outcomes(passed=3)
+
+    def broken(*_args, **_kwargs):
+        raise RuntimeError("no model in the report")
+
+    for module in (vision, audio):
+        monkeypatch.setattr(module, "run_model", broken)
+        monkeypatch.setattr(module, "attribution_call", broken)
+    run_suite(*args, k="SBFP", fresh=False, report="results").assert_outcomes(passed=3)
+    for name in ("vision_examples.png", "audio_examples.png"):
+        assert (pytester.path / "results" / name).is_file(), name
+    again = run_suite(*args, "--chaosmining-figures", "models", k="SBFP", fresh=False, report="models")
+    assert not (pytester.path / "models" / "vision_examples.png").exists()
+    again.stdout.fnmatch_lines(["*vision figures not drawn: RuntimeError: no model in the report*"])

@@ -143,7 +143,8 @@ def _entry_key(record: Mapping[str, object]) -> str:
 
 def _expanded(path: Path, payload: dict[str, Any]) -> list[dict[str, object]]:
     """Format 3's ``tests`` as one object per record (the ``tests`` entry removed)."""
-    fields = payload.get("fields") if isinstance(payload.get("fields"), dict) else {}
+    found = payload.get("fields")
+    fields: dict[str, Any] = found if isinstance(found, dict) else {}
     test_fields, row_fields = fields.get("test", TEST_FIELDS), fields.get("row", ROW_FIELDS)
     records: list[dict[str, object]] = []
     try:
