@@ -203,3 +203,23 @@ def test_an_offline_comparison_leaves_out_the_report_only_conditions(tmp_path):
     old = results(0.9, ["t::swept"])
     assert not [f for f in compare_runs(old, results(0.1, ["t::swept"])) if f.kind == "regressed"]
     assert [f for f in compare_runs(old, results(0.1, [])) if f.kind == "regressed"]  # where it was judged
+
+
+def test_a_run_gets_the_same_verdicts_from_either_results_format(tmp_path, payload):
+    """The committed run and a changed one (a score past its drop, one explainer's maps
+    reversed), each written inline (format 2's layout) and as format 3 (results.json and
+    its samples file): compare finds the same, and format 3's results.json is a small file."""
+    from pytest_chaosmining.core.results_file import write_results
+
+    changed = copy.deepcopy(payload)
+    _first(changed, suite="symbolic", metric="fprec", explainer="IG")["value"] -= 0.04
+    kept = _first(changed, suite="vision", metric="fingerprint", explainer="SA")
+    kept["maps"] = _reversed(kept["maps"])
+    rest = {k: v for k, v in changed.items() if k in ("meta", "outcomes", "failures", "counts")}
+    inline = _write(tmp_path, {**changed, "format": 2})
+    grouped = tmp_path / "grouped" / "results.json"
+    grouped.parent.mkdir()
+    write_results(grouped, rest, changed["records"])
+    found = [sorted((f.kind, f.nodeid) for f in compare_runs(SMOKE, path)) for path in (inline, grouped)]
+    assert found[0] == found[1] and {"regressed", "drift"} <= {kind for kind, _ in found[0]}, found
+    assert grouped.stat().st_size < inline.stat().st_size / 10
