@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_chaosmining.core.results_file import read_results
+from pytest_chaosmining.core.results_file import copy_results, read_results
 
 RECIPE = Path(__file__).parents[1] / "examples" / "github"
 CHECKOUT = RECIPE.parents[1]
@@ -158,7 +158,7 @@ def test_the_recipe_in_a_librarys_repository(tmp_path):
     report = root / "chaosmining-report" / "results.json"
     assert "NaN" not in report.read_text()
     kept = tmp_path / "warm.json"
-    kept.write_text(report.read_text())
+    copy_results(report, kept)  # results.json and its samples file
     compare = _step_compare(bin_dir, folder / "baseline.json", kept)
     assert compare.returncode == 0 and "no regression" in compare.stdout, compare.stdout
 

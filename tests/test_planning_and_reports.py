@@ -70,7 +70,12 @@ def test_markdown_tables_give_mean_and_std_over_seeds():
 def test_write_reports(tmp_path):
     recs = sort_records(_records())
     written = write_reports(tmp_path, RunResults(recs, {"tier": "ci"}), "# md")
-    assert {p.split("/")[-1] for p in written} == {"results.json", "results.csv", "report.md"}
+    assert {p.split("/")[-1] for p in written} == {
+        "results.json",
+        "results.samples.json.gz",
+        "results.csv",
+        "report.md",
+    }
     from pytest_chaosmining.suites import get_suite
 
     assert [p.name for p in get_suite("symbolic").figures(recs, tmp_path, None)] == ["fprec.png"]

@@ -76,7 +76,7 @@ def test_smoke_run_from_an_empty_directory(pytester, run_suite):
     record = fprec[0]
     for field in ("suite", "model", "explainer", "case", "seed", "value", "threshold", "passed"):
         assert field in record
-    assert payload["format"] == 2 and set(record["case"]) >= {"formula", "noise_features", "label_noise"}
+    assert payload["format"] == 3 and set(record["case"]) >= {"formula", "noise_features", "label_noise"}
     random = [r for r in fprec if r["explainer"] == "random"]
     assert random and all(r["passed"] is False for r in random)
     report = (pytester.path / "report" / "report.md").read_text()
@@ -260,6 +260,7 @@ BAD_VALUES = {
     "builtin-results": ("forget", "invalid choice"),
     "known-defects": ("ignore", "invalid choice"),
     "own-merit": ("some", "invalid choice"),
+    "figures": ("pictures", "invalid choice"),
     "verdict": ("lenient", "invalid choice"),
     "call-timeout": ("0", "a number of seconds > 0"),
     "shard": ("3/2", "I/N with 1 <= I <= N"),

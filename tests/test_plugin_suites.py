@@ -324,7 +324,7 @@ def test_the_example_figures_come_from_the_results_and_from_the_models_one_optio
     from pytest_chaosmining.suites.vision import evaluation as vision
 
     args = ("--chaosmining-suites", "vision,audio", "--chaosmining-explainers", "SA")
-    run_suite(*args, k="SBFP", fresh=False, report="warm").assert_outcomes(passed=3)
+    run_suite(*args, k="SBFP", fresh=False, report="warm").assert_outcomes(passed=4)
 
     def broken(*_args, **_kwargs):
         raise RuntimeError("no model in the report")
@@ -332,7 +332,7 @@ def test_the_example_figures_come_from_the_results_and_from_the_models_one_optio
     for module in (vision, audio):
         monkeypatch.setattr(module, "run_model", broken)
         monkeypatch.setattr(module, "attribution_call", broken)
-    run_suite(*args, k="SBFP", fresh=False, report="results").assert_outcomes(passed=3)
+    run_suite(*args, k="SBFP", fresh=False, report="results").assert_outcomes(passed=4)
     for name in ("vision_examples.png", "audio_examples.png"):
         assert (pytester.path / "results" / name).is_file(), name
     again = run_suite(*args, "--chaosmining-figures", "models", k="SBFP", fresh=False, report="models")
