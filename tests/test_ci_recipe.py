@@ -319,15 +319,15 @@ def pytest_chaosmining_explainers(config):
 def test_a_red_run_reads_in_a_minute(tmp_path, shared_cache, bug):
     """The bugs a maintainer met through the recipe, each against the correct run's
     baseline: the step summary states one count, each failure appears once there and as
-    one annotation, a bug confined to one class names it, and the example figure is not
-    the correct run's."""
+    one annotation, a bug confined to one class names it, and the example figure is drawn
+    for the red run alone (the green one needs none)."""
     folder = _adopting_repository(tmp_path)
     (folder / "conftest.py").write_text(GXI_CONFTEST)
     env = {"CHAOSMINING_CACHE": str(shared_cache)}
     args = ("--chaosmining-suites", "vision", "-k", "RBFP", "-p", "no:randomly")
     assert _step(tmp_path, "run", *args, env=env).returncode == 0
     report = tmp_path / "chaosmining-report"
-    correct = (report / "vision_examples.png").read_bytes()
+    assert not (report / "vision_examples.png").exists()
     assert _step(tmp_path, "baseline").returncode == 0
     summary_file = tmp_path / "summary.md"
     red = _step(tmp_path, "run", *args, env={**env, "CHAOSMINING_BUG": bug, "GITHUB_STEP_SUMMARY": str(summary_file)})
@@ -346,7 +346,7 @@ def test_a_red_run_reads_in_a_minute(tmp_path, shared_cache, bug):
     if bug == "class-5":
         assert all("all in class 5" in f["message"].splitlines()[0] for f in failures), failures
     if bug != "raises":
-        assert (report / "vision_examples.png").read_bytes() != correct
+        assert (report / "vision_examples.png").stat().st_size > 10_000
 
 
 @pytest.mark.parametrize(

@@ -170,7 +170,8 @@ def test_a_failure_names_the_class_its_damage_sits_in(pytester, run_suite, monke
     positions only); results.json keeps each explained sample's class."""
     pytester.makeconftest(CLASS_FIVE)
     args = ("--chaosmining-explainers", "gxi", "--chaosmining-suites", "vision", "-rf")
-    run_suite(*args, k="RBFP", fresh=False, report="base").assert_outcomes(passed=2)
+    every = ("--chaosmining-figures", "all")  # a green run draws its example figure on asking
+    run_suite(*args, *every, k="RBFP", fresh=False, report="base").assert_outcomes(passed=2)
     monkeypatch.setenv("CLASS_FIVE", "1")
     broken = run_suite(*args, "--chaosmining-baseline", "base/results.json", k="RBFP", fresh=False)
     broken.assert_outcomes(passed=1, failed=1)

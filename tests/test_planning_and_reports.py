@@ -78,7 +78,8 @@ def test_write_reports(tmp_path):
     }
     from pytest_chaosmining.suites import get_suite
 
-    assert [p.name for p in get_suite("symbolic").figures(recs, tmp_path, None)] == ["fprec.png"]
+    assert [p.name for p in get_suite("symbolic").figures(recs, tmp_path, None, True)] == ["fprec.png"]
+    assert get_suite("symbolic").figures(recs, tmp_path / "needed", None, False) == []  # none a failure needs
     payload = read_results(tmp_path / "results.json", samples=True)
     assert len(payload["records"]) == 6
     header = (tmp_path / "results.csv").read_text().splitlines()[0]
@@ -213,7 +214,7 @@ def test_protocol_report_sections_from_records(tmp_path):
     lines = "\n".join(iteroar.sections(records_frame(records)) + bam.sections(records_frame(records)))
     assert "| SA | 0.600 → 0.100 |" in lines and "0.400 / 0.100 **leaks**" in lines
     assert "| random-pixels | 0.600 → 0.500 |" in lines and "| f_o | 0.900 |" in lines
-    written = iteroar.figures(records, tmp_path, None) + bam.figures(records, tmp_path, None)
+    written = iteroar.figures(records, tmp_path, None, True) + bam.figures(records, tmp_path, None, True)
     assert [p.name for p in written] == ["iteroar_accuracy.png", "bam_scores.png"]
 
 
@@ -259,6 +260,8 @@ def test_report_lists_failures_first_and_embeds_the_figures_it_names():
     text = embed_figures("Curves: `curves.png`.\nmore\n\nnext", ["curves.png", "other.png"])
     assert text.split("\n")[:4] == ["Curves: [`curves.png`](curves.png).", "more", "", "![curves.png](curves.png)"]
     assert text.endswith("## Figures\n\n![other.png](other.png)\n")
+    left_out = embed_figures("Curves: `curves.png`, `bars.png`.\n", ["curves.png"], "not drawn")
+    assert left_out.startswith("Curves: [`curves.png`](curves.png), `bars.png` (not drawn).")
 
 
 def test_shards_split_the_cases_by_id_alone_and_cover_each_once():

@@ -62,8 +62,15 @@ def test_smoke_run_from_an_empty_directory(pytester, run_suite):
             "*symbolic*SA*2*",
         ]
     )
-    for name in ("results.json", "results.csv", "report.md", "report.html", "fprec.png", "leaderboard.png", "cost.png"):
+    for name in ("results.json", "results.csv", "report.md", "report.html"):
         assert (pytester.path / "report" / name).is_file(), name
+    assert not list((pytester.path / "report").glob("*.png"))  # a green run needs no figure by default
+    said = "`fprec.png` (not drawn: `--chaosmining-figures all` draws it)"
+    assert said in (pytester.path / "report" / "report.md").read_text()
+    from pytest_chaosmining.tools.rebuild import rebuild  # every figure is one option away
+
+    every = rebuild(pytester.path / "every", [pytester.path / "report" / "results.json"], every_figure=True)
+    assert {"fprec.png", "leaderboard.png", "cost.png"} <= {Path(p).name for p in every}
     payload = load_results(pytester)
     assert payload["meta"]["tier"] == "smoke" and payload["meta"]["device"] == "cpu"
     assert payload["meta"]["versions"]["torch"]
@@ -537,7 +544,7 @@ def test_benchmark_options_carry_every_explainers_timing_and_never_skip_a_judgem
     (often in addopts) and -p no:benchmark run every conformance test, timed by hand
     where pytest-benchmark does not time it."""
     args = ("--chaosmining-suites", "symbolic,cost", "--chaosmining-explainers", "SA,IG,random")
-    run_suite(*args, k="f01 or cost", fresh=False).assert_outcomes(passed=9, xfailed=1)  # caches the built-ins
+    run_suite(*args, "--chaosmining-figures", "all", k="f01 or cost", fresh=False).assert_outcomes(passed=9, xfailed=1)
     report = (pytester.path / "report" / "report.md").read_text()
     assert "## Convergence, consistency and cost (ChaosMining Figure 5)" in report
     assert "| SA | 1.000 (" in report and (pytester.path / "report" / "figure5.png").exists()
@@ -574,7 +581,7 @@ def test_a_sweep_judges_its_default_condition_and_reports_the_others(pytester, r
     in results.json, the terminal summary and report.md, and drawn in figure4.png."""
     result = run_suite(
         "--chaosmining-suites", "symbolic", "--chaosmining-sweep", "noise_features",
-        "--chaosmining-explainers", "SA,random", "-rs", k="f01",
+        "--chaosmining-explainers", "SA,random", "--chaosmining-figures", "all", "-rs", k="f01",
     )  # fmt: skip
     result.assert_outcomes(passed=2, skipped=6, xfailed=1)
     result.stdout.fnmatch_lines(["*report-only: 6 tests in conditions whose bars were not calibrated*"])

@@ -71,7 +71,16 @@ def test_rfe_suite_end_to_end(pytester, run_suite):
     figure."""
     pytester.makeconftest(CHEATS_CONFTEST)
     names = ",".join(("zero_weights", "SA", "DL", "IG", "FA", "random") + CHEATS)
-    result = run_suite("--chaosmining-suites", "rfe", "--chaosmining-explainers", names, "-rf", k="f10-n")
+    result = run_suite(
+        "--chaosmining-suites",
+        "rfe",
+        "--chaosmining-explainers",
+        names,
+        "--chaosmining-figures",
+        "all",
+        "-rf",
+        k="f10-n",
+    )
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed") == 4 + 3 and outcomes.get("xfailed") == 1, result.stdout.str()
     assert outcomes.get("failed") == len(CHEATS) + 1, result.stdout.str()
@@ -102,6 +111,8 @@ def test_saliency_suite_end_to_end(pytester, run_suite):
         "--chaosmining-sg-gradient",
         "absolute",
         "-rf",
+        "--chaosmining-figures",
+        "all",
         "--chaosmining-explainers",
         names,
         k="symbolic-f06",
@@ -163,7 +174,8 @@ def test_iteroar_and_bam_suites_end_to_end(pytester, run_suite, suite):
     pytester.makeconftest(CHEATS_CONFTEST)
     cheats = ("constant", "edges", "centre", "input_magnitude")
     names = ",".join(("leave_hook", "SA", "random") + cheats)
-    result = run_suite("--chaosmining-suites", suite, "--chaosmining-explainers", names, "-rf", k=None, shipped=True)
+    args = ("--chaosmining-suites", suite, "--chaosmining-explainers", names, "--chaosmining-figures", "all", "-rf")
+    result = run_suite(*args, k=None, shipped=True)
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed") == 2 and outcomes.get("xfailed") == 1, result.stdout.str()
     assert outcomes.get("failed") == len(cheats) + 1, result.stdout.str()
@@ -316,15 +328,16 @@ def test_own_merit_checks_catch_what_the_bars_miss_without_a_baseline(pytester, 
 def test_the_example_figures_come_from_the_results_and_from_the_models_one_option_away(
     pytester, run_suite, monkeypatch
 ):
-    """By default the vision and audio examples are drawn from what the run computed:
-    with loading a model and calling an explainer broken, both are drawn all the same;
-    ``--chaosmining-figures models`` draws them from the models (broken here: not drawn,
-    and a warning says why)."""
+    """The vision and audio examples are drawn from what the run computed (by default only
+    where a test failed: a green run draws none; ``all``: always): with loading a model and
+    calling an explainer broken, both are drawn all the same; ``--chaosmining-figures
+    models`` draws them from the models (broken here: not drawn, and a warning says why)."""
     from pytest_chaosmining.suites.audio import evaluation as audio
     from pytest_chaosmining.suites.vision import evaluation as vision
 
     args = ("--chaosmining-suites", "vision,audio", "--chaosmining-explainers", "SA")
     run_suite(*args, k="SBFP", fresh=False, report="warm").assert_outcomes(passed=4)
+    assert not list((pytester.path / "warm").glob("*.png"))
 
     def broken(*_args, **_kwargs):
         raise RuntimeError("no model in the report")
@@ -332,7 +345,7 @@ def test_the_example_figures_come_from_the_results_and_from_the_models_one_optio
     for module in (vision, audio):
         monkeypatch.setattr(module, "run_model", broken)
         monkeypatch.setattr(module, "attribution_call", broken)
-    run_suite(*args, k="SBFP", fresh=False, report="results").assert_outcomes(passed=4)
+    run_suite(*args, "--chaosmining-figures", "all", k="SBFP", fresh=False, report="results").assert_outcomes(passed=4)
     for name in ("vision_examples.png", "audio_examples.png"):
         assert (pytester.path / "results" / name).is_file(), name
     again = run_suite(*args, "--chaosmining-figures", "models", k="SBFP", fresh=False, report="models")

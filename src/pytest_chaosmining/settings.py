@@ -152,11 +152,13 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "figures",
-        "the report's example figures: {default} (default: drawn from the run's results, every explainer's map "
-        "as its patch or channel masses, no model loaded) or models (drawn again from the trained models, "
-        "each explainer called for its full map: a paper-tier report)",
-        "results",
-        ("results", "models"),
+        "the report's figures: {default} (default: only what a failure needs, the example figure of a suite "
+        "where an explainer's test failed, drawn from the run's results, no model loaded), all (every figure: "
+        "the leaderboard, cost and the papers' figures, every example figure from the run's results) or models "
+        "(every figure, the examples drawn again from the trained models, each explainer called for its full "
+        "map: a paper-tier report)",
+        "needed",
+        ("needed", "all", "models"),
     ),
     Option(
         "verdict",
@@ -247,7 +249,8 @@ class Settings:
     #: ``rotate``: own-merit checks on a suite's rotating cases (:mod:`~pytest_chaosmining.verdict.rotation`);
     #: ``all``: on every case
     own_merit: str
-    #: ``results``: the example figures drawn from the run's results; ``models``: from the trained models
+    #: ``needed``: only the example figures of failures; ``all``: every figure, from the run's results;
+    #: ``models``: every figure, the examples from the trained models
     figures: str
     #: ``required``: a run that judges nothing fails; ``report-only``: it passes
     verdict: str

@@ -37,6 +37,7 @@ from pytest_chaosmining.core.storage.derived import package_digest, source_finge
 from pytest_chaosmining.explainers.builtins import CONTROL_NAME
 from pytest_chaosmining.explainers.limitations import declared
 from pytest_chaosmining.reports.failure_table import run_page
+from pytest_chaosmining.reports.figures import NEEDED
 from pytest_chaosmining.reports.html import LEADERBOARD_STYLE, leaderboard_table
 from pytest_chaosmining.reports.leaderboard import build_leaderboard
 from pytest_chaosmining.reports.markdown import (
@@ -311,7 +312,8 @@ class ResultCollector:
             began = time.monotonic()
             self._say(f"chaosmining: writing the report to {self.settings.report} ...")
             folder = Path(self.settings.report)
-            _, self.written = render(folder, run, self.session, self.drawn_suites(), self.started)
+            every = self.settings.figures != NEEDED
+            _, self.written = render(folder, run, self.session, self.drawn_suites(), self.started, every)
             took = time.monotonic() - began
             self.report_line = f"chaosmining: report written in {took:.1f} s ({len(self.written)} files)"
         if summary:

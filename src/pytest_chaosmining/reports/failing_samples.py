@@ -33,6 +33,12 @@ class FailingSample:
     now: list[float] | None
 
 
+def failed_explainers(records: Sequence[Record]) -> list[str]:
+    """The explainers of ``records`` with a failed check, by name (a known defect's
+    expected failure and the random control left out)."""
+    return sorted({r.explainer for r in records if r.passed is False and not r.expected} - {CONTROL_NAME})
+
+
 def failing_samples(
     records: Sequence[Record],
     baseline_maps: Callable[[Record], list[list[float]] | dict[str, object] | None],
@@ -41,7 +47,7 @@ def failing_samples(
     """Of one case's ``records``: a sample for each of the first ``most`` explainers with
     a failed check (a known defect's expected failure and the random control left out); ``baseline_maps`` gives
     the baseline's fingerprint of a fingerprint record (None: none)."""
-    failed = sorted({r.explainer for r in records if r.passed is False and not r.expected} - {CONTROL_NAME})
+    failed = failed_explainers(records)
     found = []
     for explainer in failed[:most]:
         mine = [r for r in records if r.explainer == explainer]

@@ -12,6 +12,10 @@ if TYPE_CHECKING:
 
     from pytest_chaosmining.core.records import Record
 
+#: ``--chaosmining-figures``: only the figures a failure needs (the default); every figure; every
+#: figure, the example figures drawn again from the trained models
+NEEDED, EVERY, FROM_MODELS = "needed", "all", "models"
+
 #: draws a figure of some records into a path; False when there is nothing to draw
 Draw = Callable[[list["Record"], Path], bool]
 

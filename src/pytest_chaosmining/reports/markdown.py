@@ -43,8 +43,11 @@ if TYPE_CHECKING:
     from pytest_chaosmining.reports.run_results import RunResults
 
 
-def _cost_sections(df: Any) -> list[str]:
-    cost = df[df.metric.isin(["time_ms", "peak_mem_mb"])]
+#: the metrics of the attribution cost section
+_COST_METRICS = ("time_ms", "peak_mem_mb")
+
+
+def _cost_sections(cost: Any) -> list[str]:
     if cost.empty:
         return []
     lines = [
@@ -227,11 +230,22 @@ def _baseline_section(baseline: object) -> list[str]:
     return lines
 
 
-def embed_figures(markdown: str, figures: list[str]) -> str:
+#: a figure named in report.md's text
+_MENTION = re.compile(r"`([\w.-]+\.png)`")
+
+
+def embed_figures(markdown: str, figures: list[str], left_out: str | None = None) -> str:
     """``markdown`` with each drawn figure (a file name beside report.md) shown
     as an image after the paragraph that names it (in backticks), or in a
-    closing Figures section when no paragraph does."""
+    closing Figures section when no paragraph does; ``left_out``: said in
+    parentheses after each mention of a figure that was not drawn."""
     lines = markdown.split("\n")
+    if left_out is not None:
+        drawn = set(figures)
+        lines = [
+            _MENTION.sub(lambda m: m[0] if m[1] in drawn else f"{m[0]} ({left_out})", line) if ".png`" in line else line
+            for line in lines
+        ]
     unplaced = []
     for name in figures:
         mention = f"`{name}`"
@@ -293,10 +307,14 @@ def build_markdown(run: RunResults, suites: Sequence[ReportedSuite], board: Lead
     lines += scorecard_markdown(records, meta.get("baseline"))
     lines += _outcome_section(outcomes)
     if records:
-        df = records_frame(records)
+        own: dict[str, list[Record]] = {}
+        for r in records:
+            own.setdefault(r.suite, []).append(r)
         for suite in suites:
+            if suite.name not in own:
+                continue  # the suite did not run: no section
             try:
-                lines += suite.sections(df)
+                lines += suite.sections(records_frame(own[suite.name]))  # its own columns: fast selections
             except Exception as exc:  # noqa: BLE001 - a failure costs that suite's section, not the report
                 warnings.warn(
                     f"chaosmining: {suite.name} section not written: {type(exc).__name__}: {exc}",
@@ -304,7 +322,7 @@ def build_markdown(run: RunResults, suites: Sequence[ReportedSuite], board: Lead
                     category=ChaosminingWarning,
                 )
                 lines += [f"*The {suite.name} section could not be written ({type(exc).__name__}: {exc}).*", ""]
-        lines += _cost_sections(df)
+        lines += _cost_sections(records_frame([r for r in records if r.metric in _COST_METRICS]))
     lines += _baseline_section(meta.get("baseline"))
     return "\n".join(lines)
 

@@ -43,7 +43,8 @@ class ReportedSuite(Protocol):
         other conditions: the headline compares like with like)."""
         ...
 
-    def figures(self, records: list[Record], out_dir: Path, run: RunView | None) -> list[Path]:
-        """Write the suite's figures into ``out_dir``; the paths written (``session``
-        None: a report rebuilt from results files, without models)."""
+    def figures(self, records: list[Record], out_dir: Path, run: RunView | None, every: bool) -> list[Path]:
+        """Write the suite's figures into ``out_dir``; the paths written (``run`` None: a
+        report rebuilt from results files, without the run's data).  ``every`` False: only
+        those a failure needs (an example figure of the samples a failed test chose)."""
         ...

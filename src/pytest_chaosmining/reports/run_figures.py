@@ -85,9 +85,12 @@ def draw_cost(records: Sequence[Record], path: Path) -> bool:
     return save(fig, path, dpi=100)
 
 
-def run_figures(records: list[Record], board: Leaderboard, out_dir: Path) -> list[str]:
-    """Draw the report's own figures into ``out_dir``; the paths drawn."""
-    drawn = []
+def run_figures(records: list[Record], board: Leaderboard, out_dir: Path, every: bool) -> list[str]:
+    """Draw the report's own figures into ``out_dir`` under ``every`` (summaries of the
+    run: none a failure needs); the paths drawn."""
+    drawn: list[str] = []
+    if not every:
+        return drawn
     if draw_leaderboard(board, out_dir / LEADERBOARD_PNG):
         drawn.append(str(out_dir / LEADERBOARD_PNG))
     if draw_cost(records, out_dir / COST_PNG):

@@ -23,10 +23,15 @@ def ranked_records(suites: Sequence[ReportedSuite], records: Sequence[Record]) -
 
 
 def records_frame(records: list[Record]) -> pd.DataFrame:
-    """The records as a frame, one row each (pandas, imported with the first table of records)."""
+    """The records as a frame, one row each (pandas, imported with the first table of records).
+    Text columns are plain objects under every pandas, and the columns are held in one
+    block per type (``copy``): pandas 3 would give each text column its own string block,
+    and every row selection copies each block apart."""
     import pandas as pd
 
-    return pd.DataFrame([r.flat() for r in records])
+    frame = pd.DataFrame([r.flat() for r in records])
+    text = [c for c, dtype in frame.dtypes.items() if not pd.api.types.is_numeric_dtype(dtype)]
+    return frame.astype(dict.fromkeys(text, object)).copy()
 
 
 def mean_sd(values: Any, digits: int = 3) -> str:

@@ -24,6 +24,7 @@ from pytest_chaosmining.core.training.modes import (
     training_key,
     uncalibrated_training,
 )
+from pytest_chaosmining.reports.failing_samples import failed_explainers
 from pytest_chaosmining.suite_kit.case_names import formatted
 from pytest_chaosmining.suite_kit.defaults import SuiteDefaults
 from pytest_chaosmining.suite_kit.seam import NamedCase
@@ -321,8 +322,10 @@ class ClassifierSuite(ClassifierTestbed, SuiteDefaults):
         """A training mode other than standard fp32 (the bars were calibrated for that)."""
         return "; ".join(uncalibrated_training(case.guide, case.precision)) or None
 
-    def figures(self, records: list[Record], out_dir: Path, run: RunView | None) -> list[Path]:
+    def figures(self, records: list[Record], out_dir: Path, run: RunView | None, every: bool) -> list[Path]:
+        """The example figure: under ``every``, or where an explainer's test failed here."""
         path = out_dir / self.example_png
-        if run is None or not any(r.suite == self.name for r in records):
-            return []  # the examples are drawn from the trained models
+        own = [r for r in records if r.suite == self.name]
+        if run is None or not own or not (every or failed_explainers(own)):
+            return []  # the examples need the run's data; by default only a failure's
         return [path] if self.example_figure(run, path, self.plan(run), records) else []

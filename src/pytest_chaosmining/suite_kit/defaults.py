@@ -67,5 +67,6 @@ class SuiteDefaults:
         """Every record: a suite without sweeps ranks by all of them."""
         return list(records)
 
-    def figures(self, records: list[Record], out_dir: Path, run: RunView | None) -> list[Path]:
-        return drawn(records, out_dir, self.report.FIGURES)
+    def figures(self, records: list[Record], out_dir: Path, run: RunView | None, every: bool) -> list[Path]:
+        """The report module's ``FIGURES`` (summaries of a run, none a failure needs) under ``every``."""
+        return drawn(records, out_dir, self.report.FIGURES) if every else []

@@ -4,8 +4,8 @@
 
 With several files (the shards of one run, ``--chaosmining-shard i/n``) their
 records, outcomes and failures are merged into one report; they must share a
-tier.  Figures drawn from trained models (the vision and audio examples) need
-the models and are left out; every other figure is drawn from the records."""
+tier.  The example figures (vision, audio) need the run's data and are left
+out; with ``--figures all`` every other figure is drawn from the records."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from typing import Any
 
 from pytest_chaosmining.core.records import Record, sort_records
 from pytest_chaosmining.core.results_file import read_results
+from pytest_chaosmining.reports.figures import EVERY, NEEDED
 from pytest_chaosmining.reports.render import render
 from pytest_chaosmining.reports.run_counts import RunCounts
 from pytest_chaosmining.reports.run_results import RunResults
@@ -78,13 +79,15 @@ def merged_baseline(tables: list[object]) -> dict[str, object] | None:
     }
 
 
-def rebuild(out_dir: Path, paths: list[Path]) -> list[str]:
-    """Write the report of ``paths`` merged into ``out_dir``; the paths written."""
+def rebuild(out_dir: Path, paths: list[Path], every_figure: bool = False) -> list[str]:
+    """Write the report of ``paths`` merged into ``out_dir`` (``every_figure``: the
+    summaries' figures too, the leaderboard's and the papers'); the paths written."""
     try:
         payloads = [read_results(Path(p), samples=True) for p in paths]
     except ValueError as exc:  # NotAResultsFile among them: names the file and what is wrong
         raise ValueError(f"cannot read results: {exc}") from exc
-    return render(Path(out_dir), RunResults(*merge(payloads, [str(p) for p in paths])), None, all_specs())[1]
+    merged = RunResults(*merge(payloads, [str(p) for p in paths]))
+    return render(Path(out_dir), merged, None, all_specs(), every_figure=every_figure)[1]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -96,9 +99,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("out_dir", type=Path, help="folder to write the report into")
     parser.add_argument("results", type=Path, nargs="+", help="results.json files of one run (or its shards)")
+    parser.add_argument(
+        "--figures",
+        choices=(NEEDED, EVERY),
+        default=NEEDED,
+        help="needed (default): no figure, a rebuilt report has no example figures; all: the leaderboard's, "
+        "cost's and the papers' figures",
+    )
     args = parser.parse_args(argv)
     try:
-        written = rebuild(args.out_dir, args.results)
+        written = rebuild(args.out_dir, args.results, args.figures == EVERY)
     except ValueError as exc:
         parser.error(str(exc))
     for path in written:

@@ -16,7 +16,7 @@ from pytest_chaosmining.core.metrics.fingerprints import Fingerprint
 from pytest_chaosmining.core.records import FINGERPRINT, Record
 from pytest_chaosmining.explainers import ExplainerError
 from pytest_chaosmining.reports.failing_samples import FailingSample, failing_samples
-from pytest_chaosmining.reports.figures import pyplot
+from pytest_chaosmining.reports.figures import FROM_MODELS, pyplot
 from pytest_chaosmining.testbeds.audio.cases import SUITE, AudioCase, audio_code
 from pytest_chaosmining.testbeds.audio.tiers import AUDIO
 from pytest_chaosmining.testbeds.audio.training import attribution_call, data_split, run_model, segment_mask
@@ -31,9 +31,9 @@ ORDER = {"SBFP": 0, "RBFP": 1, "SBRP": 2, "RBRP": 3}
 
 def example_figure(run: RunView, path: Path, planned: Sequence[AudioCase], records: Sequence[Record] = ()) -> bool:
     """The example figure of the ``planned`` cases the run's ``records`` hold: drawn from
-    the records (``--chaosmining-figures results``, the default) or again from the trained
+    the records (``--chaosmining-figures needed`` or ``all``) or again from the trained
     models (``models``); False where there is nothing to draw."""
-    if run.plan.settings.figures == "models":
+    if run.plan.settings.figures == FROM_MODELS:
         return figure_from_models(run, path, planned, records)
     return figure_from_results(run, path, planned, records)
 

@@ -39,8 +39,9 @@ def sections(df: Any) -> list[str]:
         lines += ["### Share of |attribution| inside the true box (chance ≈ 1/49 = 0.020)", ""]
         lines += per_condition_table(share, explainers)
     lines += [
-        "Validation images with each explainer's smoothed map, its top-k box (red) and the true box (green): "
-        "`vision_examples.png`.",
+        "Validation images with each explainer's map as its patch masses (the run's fingerprint; its smoothed "
+        "map under `--chaosmining-figures models`), its top-k box (red) and the true box (green), and the "
+        "samples a failed test chose: `vision_examples.png`.",
         "",
     ]
     return lines
