@@ -155,3 +155,15 @@ def test_a_reference_is_named_by_its_formula_and_settings_and_bad_settings_stop_
     with pytest.raises(ValueError, match="no reference formula"):
         paper("GradCAM+++")
     assert {"saliency", "IxG", "IG", "SmoothGrad", "occlusion", "ablation", "GradCAM++", "LayerCAM"} <= set(FORMULAS)
+    assert paper("GradCAM++", eps=1e-6).name == "paper:GradCAM++(eps=1e-06)"
+    with pytest.raises(TypeError):
+        paper("GradCAM", eps=1e-6)  # Grad-CAM has no denominator
+
+
+def test_a_library_s_regulariser_and_display_normalisation_are_settings():
+    """Grad-CAM++ with ``eps`` in the denominator (pytorch-grad-cam's 1e-6): channel 0's
+    weight 1 / (2 + 10 + eps); ``normalised``: each map shifted to 0 and scaled to 1."""
+    a, g = cam.activations_and_gradients(_TwoChannels(), IMAGE, 0, "conv")
+    assert _close(cam.grad_cam_pp(a, g, eps=4.0)[0], [[(1 / 16 + 2 / 26) * v for v in r] for r in ([1, 2], [3, 4])])
+    assert _close(cam.min_max(cam.grad_cam(a, g))[0], [[0.0, 1 / 3], [2 / 3, 1.0]])
+    assert _close(cam.min_max(torch.ones(1, 2, 2, dtype=torch.float64)), [[[0.0, 0.0], [0.0, 0.0]]])
