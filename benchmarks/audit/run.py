@@ -6,7 +6,8 @@ smoke tier, every case checked (``--chaosmining-own-merit all``): the suites' de
 equivalence check compares its maps with the reference's on each network, within both
 explainers' own noise, by the equivalence bar (0.99).  The table (library, release,
 method, formula, the least agreement and where, verdict, why) goes to docs/audit.md;
-the measured agreements to benchmarks/audit/audit.json.
+the measured agreements to benchmarks/audit/audit.json, with the digests of the code that
+made them (the plugin's and the libraries' installed source, and the audit's own).
 
     python benchmarks/audit/run.py            # run and write both
     python benchmarks/audit/run.py --table    # docs/audit.md from audit.json
@@ -15,6 +16,7 @@ the measured agreements to benchmarks/audit/audit.json.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import subprocess
 import sys
@@ -99,7 +101,11 @@ def run() -> dict[str, object]:
         if r["metric"] == "equivalence":
             case = r["nodeid"].split("[", 1)[1].rsplit("-", 2)[0]
             agreements.setdefault(r["explainer"], {})[f"{r['suite']} {case}"] = round(float(r["value"]), 6)
+    from pytest_chaosmining.core.storage.derived import source_fingerprint
+
+    audit_code = hashlib.sha256((HERE / "methods.py").read_bytes() + CONFTEST.encode()).hexdigest()[:16]
     return {
+        "made_by": {"source": source_fingerprint(), "audit": audit_code},  # the plugin's and libraries' code, ours
         "versions": versions(),
         "methods": [
             {
