@@ -437,6 +437,8 @@ def table(entries: list[Entry]) -> str:
                 if shown
                 else f"**none shows the reported effect ({entry.effect})**"
             )
+        if run and entry.raw.get("not_reproduced"):
+            how += ("; " if how else "") + f"not reproduced: {entry.raw['not_reproduced']}"
         if run and "cites_report" in run and entry.effect == "raises":
             cited = run["cites_report"]
             how += "; " + (f"{cited} of the failures cite the report" if cited else "no failure cites the report")
