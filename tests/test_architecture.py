@@ -206,7 +206,7 @@ def test_core_reports_and_settings_never_reach_the_suites():
 
 #: the floors of the house, top down: the pytest side and the tools, the run's parts, the
 #: suites, the testbeds they share, what every suite is built from, the report writers, the
-#: modules at the root, the explainer side, the core
+#: modules at the root, the papers' formulas, the explainer side, the core
 FLOORS = (
     ("pytest_chaosmining.plugin", "pytest_chaosmining.tools"),
     ("pytest_chaosmining.run",),
@@ -220,6 +220,7 @@ FLOORS = (
         "pytest_chaosmining.settings",
         "pytest_chaosmining.run_view",
     ),
+    ("pytest_chaosmining.references",),
     ("pytest_chaosmining.explainers",),
     ("pytest_chaosmining.core", "pytest_chaosmining.pack", "pytest_chaosmining"),
 )
@@ -232,8 +233,8 @@ def _floor(module: str) -> int:
 
 
 def test_every_import_points_down_even_for_type_checking():
-    """The tree reads pytest side → run → suites → testbeds → suite kit → reports → root modules → explainers →
-    core: no module imports one on a floor above its own, not even under ``TYPE_CHECKING``
+    """The tree reads pytest side → run → suites → testbeds → suite kit → reports → root modules → references →
+    explainers → core: no module imports one on a floor above its own, not even under ``TYPE_CHECKING``
     (the suites and reports see the run as ``run_view.RunView``), and the package root
     holds at most 8 modules."""
     modules = _modules()

@@ -417,3 +417,32 @@ def test_signs_and_sums_against_the_models_effects(effect_probe):
     assert one_step["completeness"] < 0.99 < good["completeness"], (one_step, good)  # a smooth net: a small gap
     unsigned = effect_merit(_explainer("abs", lambda m, x, t: ig(m, x, t).abs()), probe, effects)
     assert "truth_sign" not in unsigned  # an unsigned map has no signs to check
+
+
+def test_captum_s_methods_agree_with_the_papers_formulas_and_a_flipped_sign_does_not(probe):
+    """captum's saliency, input × gradient, integrated gradients (Gauss-Legendre, its steps)
+    and feature ablation against the papers' formulas (pytest_chaosmining.references) on the
+    probe's trained network: equal within float error; integrated gradients by another rule
+    or a sign flipped is told apart."""
+    from captum.attr import FeatureAblation, InputXGradient
+
+    from pytest_chaosmining.explainers.builtin_settings import IG_STEPS
+    from pytest_chaosmining.references.formulas import paper
+    from pytest_chaosmining.suite_kit.merit import agreement_with
+
+    builtins = builtin_explainers()
+    pairs = [
+        (builtins["SA"], paper("saliency", absolute=False)),
+        (_explainer("ixg", InputXGradient), paper("IxG")),
+        (builtins["IG"], paper("IG", rule="gausslegendre", steps=IG_STEPS)),
+        (_explainer("fa", FeatureAblation), paper("ablation")),
+    ]
+    for explainer, reference in pairs:
+        found = agreement_with(explainer, reference, probe)
+        assert found["equivalence"] == pytest.approx(1.0, abs=1e-6), (reference.name, found)
+    coarse = agreement_with(builtins["IG"], paper("IG", rule="riemann_left", steps=1), probe)
+    assert coarse["equivalence"] < 0.99, coarse  # the gradient at the baseline alone is not the integral
+    flipped = agreement_with(
+        _explainer("neg", lambda m, x, t: -_gradient(m, x, t)), paper("saliency", absolute=False), probe
+    )
+    assert flipped["equivalence"] < 0, flipped

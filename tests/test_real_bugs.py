@@ -133,3 +133,26 @@ def test_the_pattern_networks_run_and_the_docs_quote_their_committed_figures():
     assert "0.621" in rows["functional ReLU · DeepLift"]
     assert "0.578" in rows["one ReLU module called twice · shap.DeepExplainer"]
     assert rows["in-place ReLU after the last convolution · DeepLift"].split(" | ")[2] == "raises RuntimeError"
+
+
+def test_a_failure_by_the_registration_s_api_is_no_catch_and_the_effect_is_read_from_the_failure(replay):
+    """torchcam 0.3.2's ScoreCAM without a context manager (the adapter's `with` failed
+    there before it learnt the old API) is an error of the replay, never a catch; a NaN map
+    is not the raise grad-cam#183 reports; a wrong map is a silent bug's effect."""
+    entries = {e.id: e for e in replay.load_corpus()}
+    api = (
+        "Failed: explainer 'torchcam-ScoreCAM' raised TypeError: 'ScoreCAM' object does not support the "
+        "context manager protocol"
+    )
+    assert replay.registration_error(api)
+    assert not replay.shows_effect(entries["torchcam-scorecam-inplace-normalize-nan"], api)
+    nan = "explainer 'gradcam-GradCAM' returned 26460 non-finite value(s) (NaN/inf)"
+    raises = (
+        "explainer 'gradcam-GradCAM' raised RuntimeError: Output 0 of BackwardHookFunction is a view and is "
+        "being modified inplace"
+    )
+    hooked = entries["gradcam-full-backward-hook-inplace-relu"]
+    assert not replay.shows_effect(hooked, nan) and replay.shows_effect(hooked, raises)
+    assert not replay.registration_error(raises)
+    drift = "torchcam-ScoreCAM on RBFP: its maps moved from the baseline's: map_agreement 0.6829 < threshold 0.9860"
+    assert replay.shows_effect(entries["torchcam-scorecam-inplace-normalize-nan"], drift)

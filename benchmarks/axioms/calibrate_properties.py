@@ -164,13 +164,28 @@ def must_fail() -> dict[str, Callable[..., object]]:
 PARTS = ("probe", "cases", "formulas", "reseed", "equivalence")
 
 
-def equivalent_pairs() -> dict[str, tuple[Callable[..., object], str]]:
-    """Implementations of a built-in's method by other libraries (and one that is not), each
-    with the built-in it declares: name → (method, ``same_as``)."""
+def equivalent_pairs() -> dict[str, tuple[Callable[..., object], object]]:
+    """Implementations of a built-in's method or of a paper's formula by other libraries
+    (and some that are not), each with what it declares: name → (method, ``same_as``: a
+    built-in's name, or the formula as :func:`~pytest_chaosmining.references.formulas.paper`
+    makes it)."""
     import shap
-    from captum.attr import IntegratedGradients, Saliency
+    import torchcam.methods as tc
+    from captum.attr import IntegratedGradients, LayerGradCam, Saliency
+    from pytorch_grad_cam import GradCAM, GradCAMPlusPlus
 
-    from pytest_chaosmining.explainers.adapters import shap_method, zennit_method
+    from pytest_chaosmining.explainers.adapters import grad_cam_method, shap_method, torchcam_method, zennit_method
+    from pytest_chaosmining.explainers.builtin_settings import IG_STEPS
+    from pytest_chaosmining.explainers.upsampling import upsampled
+    from pytest_chaosmining.references.formulas import paper
+
+    def captum_grad_cam(model: object, inputs: object, target: object, context: object) -> object:
+        from pytest_chaosmining.explainers import NotApplicable
+
+        if context.layer is None:  # type: ignore[attr-defined]
+            raise NotApplicable("no 2-D convolution")
+        layer = LayerGradCam(model, context.layer)  # type: ignore[arg-type, attr-defined]
+        return upsampled(layer.attribute(inputs, target=target, relu_attributions=True), inputs)  # type: ignore[arg-type]
 
     def captum_ig(model: object, inputs: object, target: object) -> object:
         return IntegratedGradients(model).attribute(inputs, target=target, n_steps=10)  # type: ignore[arg-type]
@@ -183,6 +198,20 @@ def equivalent_pairs() -> dict[str, tuple[Callable[..., object], str]]:
         "shap GradientExplainer as GS": (shap_method(shap.GradientExplainer, nsamples=10), "GS"),
         "captum IG called directly as IG": (captum_ig, "IG"),
         "a gradient declared as IG (must fail)": (gradient, "IG"),
+        "captum IG as the paper's IG (Gauss-Legendre)": (captum_ig, paper("IG", rule="gausslegendre", steps=IG_STEPS)),
+        "captum saliency as the paper's saliency": (gradient, paper("saliency", absolute=False)),
+        "captum LayerGradCam as the paper's Grad-CAM": (captum_grad_cam, paper("GradCAM")),
+        "pytorch-grad-cam GradCAM as the paper's Grad-CAM": (grad_cam_method(GradCAM), paper("GradCAM")),
+        "pytorch-grad-cam GradCAMPlusPlus as the paper's Grad-CAM++ (its eps)": (
+            grad_cam_method(GradCAMPlusPlus),
+            paper("GradCAM++", eps=1e-6),
+        ),
+        "torchcam GradCAM as the paper's Grad-CAM": (torchcam_method(tc.GradCAM), paper("GradCAM")),
+        "a gradient declared as the paper's IG (must fail)": (
+            gradient,
+            paper("IG", rule="gausslegendre", steps=IG_STEPS),
+        ),
+        "torchcam GradCAMpp as the paper's Grad-CAM++ (must fail)": (torchcam_method(tc.GradCAMpp), paper("GradCAM++")),
     }
 
 
@@ -280,10 +309,13 @@ def run_seed(seed: int, cache_dir: Path, parts: tuple[str, ...] = PARTS) -> dict
         out["equivalence"] = {}
         for name, suite in suites.items():
             probe = suite.probe(first_model(name), PROBE_SAMPLES)  # type: ignore[attr-defined]
-            out["equivalence"][name] = {  # type: ignore[index]
-                pair: agreement_with(Explainer(pair, method), builtins[ref], probe)["equivalence"]
-                for pair, (method, ref) in equivalent_pairs().items()
-            }
+            found = out["equivalence"][name] = {}  # type: ignore[index]
+            for pair, (method, ref) in equivalent_pairs().items():
+                reference = ref if isinstance(ref, Explainer) else builtins[str(ref)]
+                try:
+                    found[pair] = agreement_with(Explainer(pair, method), reference, probe)["equivalence"]  # type: ignore[arg-type]
+                except ExplainerNotApplicable:
+                    continue  # a CAM on a model without a 2-D convolution
         print(f"seed {seed} equivalence done", flush=True)
     for case in symbolic_cases if {"formulas", "reseed"} & set(parts) else ():
         trained = trained_model(case, cache, device)

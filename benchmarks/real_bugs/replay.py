@@ -241,6 +241,31 @@ def run_suites(entry: Entry, side: str, spec: str, out: Path, baseline: Path | N
 COSTS = {"cpu_ms", "peak_mem_mb", "time_ms"}
 
 
+#: a failure by an error of the registration or its adapter on this release (an API it lacks), not of the method
+REGISTRATION_ERROR = re.compile(
+    r"raised (AttributeError|ImportError|ModuleNotFoundError|TypeError: .*(context manager protocol|"
+    r"unexpected keyword argument|positional argument|not callable))"
+)
+
+
+def registration_error(message: str) -> bool:
+    """Whether a failure is an error of the replay's registration (the release lacks an API
+    the registration or the adapter uses): an error of the replay, never a catch."""
+    return REGISTRATION_ERROR.search(message) is not None
+
+
+def shows_effect(entry: Entry, message: str) -> bool:
+    """Whether a failure shows the entry's reported effect: a raise where it raises (naming
+    ``raises_match`` where the corpus gives it), a wrong map without one where it is silent."""
+    if registration_error(message):
+        return False
+    raised = "raised" in message.splitlines()[0] if message else False
+    if entry.effect == "raises":
+        pattern = entry.raw.get("raises_match")
+        return raised and (pattern is None or re.search(str(pattern), message) is not None)
+    return not raised
+
+
 def rules_of(message: str) -> list[str]:
     """The baseline rules a failure's message names (its checks' messages are joined), or
     ``["bar"]`` where it names none."""
@@ -286,10 +311,13 @@ def replay_unfixed(entry: Entry, key: str) -> dict:
     if "results" not in alone:
         why = f"the bad release's run wrote no results (exit {alone['exit']})"
         return {"id": entry.id, "verdict": "error", "why": why, "plugin_source": key}
-    bars = sorted(n for n, message in alone["failures"].items() if entry.reference in message)
+    bars = sorted(
+        n for n, message in alone["failures"].items() if entry.reference in message and not registration_error(message)
+    )
     return {
         "id": entry.id,
         "verdict": "caught by the bars alone" if bars else "missed",
+        "shows_effect": sorted(n for n in bars if shows_effect(entry, alone["failures"][n])),
         "bars_alone": bars,
         "against_baseline": [],
         "rules": [],
@@ -338,22 +366,33 @@ def replay(entry: Entry, key: str) -> dict:
         and not (n.startswith(prefix) and n.removeprefix(prefix) in changed["failures"])
     )
     rules = sorted({rule for n in against for rule in rules_of(changed["failures"][n])})
-    raised = [n for n in bars + against if "raised" in (alone["failures"].get(n) or changed["failures"].get(n, ""))]
+    message = {n: alone["failures"].get(n) or changed["failures"].get(n, "") for n in bars + against}
+    raised = [n for n in bars + against if "raised" in message[n]]
+    registration = sorted(n for n in bars + against if registration_error(message[n]))
+    effect = sorted(n for n in bars + against if shows_effect(entry, message[n]))
     if entry.control:
         verdict = "false alarm" if bars or against else "quiet"
+    elif (bars or against) and len(registration) == len(bars) + len(against):
+        verdict = "error"  # every failure is the registration's: the replay did not exercise the method
+    elif (bars or against) and not effect:
+        verdict = "failed, not by the reported effect"  # another defect of the release: not this bug's catch
     elif bars:
         verdict = "caught by the bars alone"
     elif against:
         verdict = "caught against the baseline"
     else:
         verdict = "missed"
+    first = message[registration[0]].splitlines()[0] if registration else ""
     return {
         "id": entry.id,
         "verdict": verdict,
+        "why": f"every failure is an error of the registration on this release: {first}" if verdict == "error" else "",
         "bars_alone": bars,
         "against_baseline": against,
         "rules": rules,
         "raised": raised,
+        "registration_errors": registration,
+        "shows_effect": effect,
         "cites_report": sum(
             _cites(entry, alone["failures"].get(n) or changed["failures"].get(n, "")) for n in bars + against
         ),
@@ -391,6 +430,15 @@ def table(entries: list[Entry]) -> str:
             ) + f"{len(run['against_baseline'])} more against the baseline ({', '.join(run['rules'])})"
         if run and run.get("good_fails_alone"):
             how += ("; " if how else "") + f"the good release fails {len(run['good_fails_alone'])} of its tests alone"
+        if run and "shows_effect" in run and (run.get("bars_alone") or run.get("against_baseline")):
+            shown = len(run["shows_effect"])
+            how += "; " + (
+                f"{shown} show the reported effect ({entry.effect})"
+                if shown
+                else f"**none shows the reported effect ({entry.effect})**"
+            )
+        if run and entry.raw.get("not_reproduced"):
+            how += ("; " if how else "") + f"not reproduced: {entry.raw['not_reproduced']}"
         if run and "cites_report" in run and entry.effect == "raises":
             cited = run["cites_report"]
             how += "; " + (f"{cited} of the failures cite the report" if cited else "no failure cites the report")

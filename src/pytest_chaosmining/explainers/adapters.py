@@ -102,13 +102,17 @@ def torchcam_method(method: Callable[..., object]) -> ContextExplainer:
             raise NotApplicable(f"{getattr(method, '__name__', method)} needs an image model with a 2-D convolution")
         classes = [int(t) for t in torch.as_tensor(target).reshape(-1).expand(inputs.shape[0])]
         make: Any = method  # a torchcam CAM class
-        with (
-            torch.enable_grad(),
-            make(model, target_layer=context.layer_name, input_shape=tuple(inputs.shape[1:])) as cam,
-        ):
-            scores = model(inputs)
-            maps = cam(classes, scores, normalized=False)[0]
-        return upsampled(maps.unsqueeze(1), inputs)
+        with torch.enable_grad():
+            cam = make(model, target_layer=context.layer_name, input_shape=tuple(inputs.shape[1:]))
+            try:  # a context manager since 0.4.0; before, its hooks are removed by hand
+                scores = model(inputs)
+                maps = cam(classes, scores, normalized=False)
+            finally:
+                if hasattr(cam, "__exit__"):
+                    cam.__exit__(None, None, None)
+                else:
+                    cam.remove_hooks()
+        return upsampled((maps[0] if isinstance(maps, list | tuple) else maps).unsqueeze(1), inputs)
 
     explain.__name__ = f"torchcam_{getattr(method, '__name__', 'method')}"
     return explain

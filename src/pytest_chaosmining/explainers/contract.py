@@ -68,8 +68,11 @@ class Explainer:
     found so and judged the same way.
     ``same_as``: the name of a registered explainer (a built-in) whose method it
     implements with settings that make their maps comparable (zennit's gradient as
-    ``"SA"``, shap's GradientExplainer as ``"GS"``): the suites check that their maps
-    agree (``equivalence``), within both explainers' own noise.
+    ``"SA"``, shap's GradientExplainer as ``"GS"``), or the paper's formula it implements
+    (:func:`pytest_chaosmining.references.formulas.paper`, with its settings:
+    ``paper("IG", steps=50, rule="riemann_trapezoid")``; ``"paper:GradCAM++"`` with the
+    defaults): the suites check that their maps agree (``equivalence``), within both
+    explainers' own noise.
     ``known``: its known limitations, declared by whoever registers it
     (:class:`~pytest_chaosmining.explainers.limitations.KnownLimitation`: a check its
     library's reported defect makes it fail, held as a strict expected failure citing the
@@ -90,7 +93,7 @@ class Explainer:
     completeness: bool = False
     sized: bool = False
     stochastic: bool = False
-    same_as: str | None = None
+    same_as: str | Explainer | None = None
     known: tuple[KnownLimitation, ...] = ()
     call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S
     map_notes: MapNotes | None = field(default=None, compare=False, repr=False)

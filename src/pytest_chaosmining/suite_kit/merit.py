@@ -35,7 +35,8 @@ from pytest_chaosmining.core.metrics.fingerprints import Fingerprint, fingerprin
 from pytest_chaosmining.core.metrics.properties import NOISE_FACTOR
 from pytest_chaosmining.core.records import NOISE_SOURCE
 from pytest_chaosmining.core.storage.derived import weights_digest
-from pytest_chaosmining.explainers import ExplainerNotApplicable, attribute
+from pytest_chaosmining.explainers import Explainer, ExplainerNotApplicable, attribute
+from pytest_chaosmining.references.formulas import named
 from pytest_chaosmining.suite_kit.class_effects import ClassEffects, class_effects
 from pytest_chaosmining.suite_kit.probe import Probe
 from pytest_chaosmining.suite_kit.seam import number
@@ -46,7 +47,6 @@ from pytest_chaosmining.verdict.rotation import ROTATION, Rotation, case_identit
 if TYPE_CHECKING:
     import pytest
 
-    from pytest_chaosmining.explainers import Explainer
     from pytest_chaosmining.run_view import RunView
     from pytest_chaosmining.suite_kit.seam import CaseT, ModelSuite, ModelT, RecordedCase, Recorder
 
@@ -332,8 +332,11 @@ def _equivalence_check(
 ) -> list[Check]:
     """The check that ``explainer`` agrees with the explainer it declares it implements
     (none where that one does not apply)."""
-    name = str(explainer.same_as)
-    reference = run.explainers.get(name) or run.explainers.registered.get(name)
+    same, name = explainer.same_as, str(explainer.same_as)
+    if isinstance(same, Explainer):
+        reference: Explainer | None = same
+    else:
+        reference = run.explainers.get(name) or run.explainers.registered.get(name) or named(name)
     if reference is None:
         raise ValueError(
             f"explainer {explainer.name!r} declares same_as={name!r}, which is not a registered "
