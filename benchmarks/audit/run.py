@@ -138,7 +138,7 @@ def run(release: str | None = None) -> dict[str, object]:
     audit_code = hashlib.sha256((HERE / "methods.py").read_bytes() + CONFTEST.encode()).hexdigest()[:16]
     return {
         "made_by": {"source": source_fingerprint(), "audit": audit_code},  # the plugin's and libraries' code, ours
-        "versions": versions() | ({RELEASE_OF[library]: release.split("==")[-1]} if library and release else {}),
+        "versions": versions() | ({library: release.split("==")[-1]} if library and release else {}),
         "methods": [
             {
                 "library": lib,
@@ -154,7 +154,6 @@ def run(release: str | None = None) -> dict[str, object]:
 
 #: the distribution each audited library installs as
 RELEASE = {"captum": "captum", "pytorch-grad-cam": "grad-cam", "torchcam": "torchcam", "zennit": "zennit"}
-RELEASE_OF = {dist: dist for dist in RELEASE.values()}
 
 
 def table(audit: dict[str, object]) -> str:

@@ -104,14 +104,11 @@ def torchcam_method(method: Callable[..., object]) -> ContextExplainer:
         make: Any = method  # a torchcam CAM class
         with torch.enable_grad():
             cam = make(model, target_layer=context.layer_name, input_shape=tuple(inputs.shape[1:]))
-            try:  # a context manager since 0.4.0; before, its hooks are removed by hand
+            try:  # not a context manager before 0.4.0: its hooks removed as every release can
                 scores = model(inputs)
                 maps = cam(classes, scores, normalized=False)
             finally:
-                if hasattr(cam, "__exit__"):
-                    cam.__exit__(None, None, None)
-                else:
-                    cam.remove_hooks()
+                cam.remove_hooks()
         return upsampled((maps[0] if isinstance(maps, list | tuple) else maps).unsqueeze(1), inputs)
 
     explain.__name__ = f"torchcam_{getattr(method, '__name__', 'method')}"

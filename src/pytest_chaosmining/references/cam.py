@@ -20,14 +20,14 @@ from collections.abc import Callable
 import torch
 
 from pytest_chaosmining.explainers import NotApplicable
-from pytest_chaosmining.references.exact import explained_output
+from pytest_chaosmining.references.exact import Target, explained_output
 
 #: a layer map from a layer's activations and gradients, ``(N, K, h, w)`` each (its settings as keywords)
 LayerRule = Callable[..., torch.Tensor]
 
 
 def activations_and_gradients(
-    model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None, layer_name: str | None
+    model: torch.nn.Module, inputs: torch.Tensor, target: Target, layer_name: str | None
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The activations of ``model``'s layer ``layer_name`` on ``inputs`` and the explained
     output's gradients with respect to them."""

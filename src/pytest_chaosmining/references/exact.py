@@ -10,6 +10,9 @@ import torch
 
 from pytest_chaosmining.explainers import NotApplicable
 
+#: what a formula explains: a regressor's output (None, 0) or one class per sample
+Target = int | torch.Tensor | None
+
 
 def exact_copy(model: torch.nn.Module, inputs: torch.Tensor) -> tuple[torch.nn.Module, torch.Tensor]:
     """A float64 copy of ``model`` (its mode kept: the suites explain models in eval mode)
@@ -17,7 +20,7 @@ def exact_copy(model: torch.nn.Module, inputs: torch.Tensor) -> tuple[torch.nn.M
     return copy.deepcopy(model).double(), inputs.detach().double()
 
 
-def explained_output(output: torch.Tensor, target: int | torch.Tensor | None) -> torch.Tensor:
+def explained_output(output: torch.Tensor, target: Target) -> torch.Tensor:
     """Each sample's explained output ``(N,)``: the one output of a regressor, else the
     ``target`` entry (an int, or one class per sample) of each row."""
     if output.dim() == 1:
@@ -31,7 +34,7 @@ def explained_output(output: torch.Tensor, target: int | torch.Tensor | None) ->
     return rows.gather(1, index[:, None])[:, 0]
 
 
-def gradient(model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None) -> torch.Tensor:
+def gradient(model: torch.nn.Module, inputs: torch.Tensor, target: Target) -> torch.Tensor:
     """``∂y/∂x`` of each sample's explained output (samples do not interact: eval mode)."""
     x = inputs.detach().requires_grad_(True)
     with torch.enable_grad():
@@ -39,7 +42,7 @@ def gradient(model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.T
     return grad
 
 
-def outputs(model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None) -> torch.Tensor:
+def outputs(model: torch.nn.Module, inputs: torch.Tensor, target: Target) -> torch.Tensor:
     """Each sample's explained output, without gradients."""
     with torch.no_grad():
         return explained_output(model(inputs), target)

@@ -15,13 +15,11 @@ from pytest_chaosmining.explainers.context import AttributionContext
 from pytest_chaosmining.explainers.contract import Explainer
 from pytest_chaosmining.explainers.upsampling import upsampled
 from pytest_chaosmining.references import cam, gradients, perturbation
-from pytest_chaosmining.references.exact import exact_copy
+from pytest_chaosmining.references.exact import Target, exact_copy
 
 #: the prefix of a reference formula's name
 PREFIX = "paper:"
 
-#: what a formula explains: a regressor's output (None, 0) or one class per sample
-Target = int | torch.Tensor | None
 #: a formula's computation on the float64 model and inputs
 Computed = Callable[[torch.nn.Module, torch.Tensor, Target, AttributionContext], torch.Tensor]
 
@@ -110,7 +108,7 @@ def paper(name: str, **settings: object) -> Explainer:
     title = f"{PREFIX}{name}" + (f"({shown})" if shown else "")
 
     def explain(
-        model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None, context: AttributionContext
+        model: torch.nn.Module, inputs: torch.Tensor, target: Target, context: AttributionContext
     ) -> torch.Tensor:
         exact, x = exact_copy(model, inputs)
         return computed(exact, x, target, context).to(inputs.dtype)

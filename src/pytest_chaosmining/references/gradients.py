@@ -12,22 +12,20 @@ import numpy as np
 import torch
 
 from pytest_chaosmining.explainers import NotApplicable
-from pytest_chaosmining.references.exact import gradient
+from pytest_chaosmining.references.exact import Target, gradient
 
 #: the quadrature rules of the path integral: nodes and weights on [0, 1] for ``steps`` points
 RULES = ("riemann_right", "riemann_left", "riemann_middle", "riemann_trapezoid", "gausslegendre")
 
 
-def saliency(
-    model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None, absolute: bool = True
-) -> torch.Tensor:
+def saliency(model: torch.nn.Module, inputs: torch.Tensor, target: Target, absolute: bool = True) -> torch.Tensor:
     """Saliency: the gradient of the explained output, its magnitude where ``absolute``
     (Simonyan et al. take the magnitude, then the maximum over colour channels for a picture)."""
     grad = gradient(model, inputs, target)
     return grad.abs() if absolute else grad
 
 
-def input_x_gradient(model: torch.nn.Module, inputs: torch.Tensor, target: int | torch.Tensor | None) -> torch.Tensor:
+def input_x_gradient(model: torch.nn.Module, inputs: torch.Tensor, target: Target) -> torch.Tensor:
     """Input × gradient."""
     return inputs * gradient(model, inputs, target)
 
@@ -59,7 +57,7 @@ def quadrature(rule: str, steps: int) -> tuple[np.ndarray, np.ndarray]:
 def integrated_gradients(
     model: torch.nn.Module,
     inputs: torch.Tensor,
-    target: int | torch.Tensor | None,
+    target: Target,
     baseline: torch.Tensor | None,
     steps: int = 50,
     rule: str = "riemann_right",
@@ -76,7 +74,7 @@ def integrated_gradients(
 def smoothgrad(
     model: torch.nn.Module,
     inputs: torch.Tensor,
-    target: int | torch.Tensor | None,
+    target: Target,
     samples: int = 50,
     stdev: float | None = None,
     noise_level: float = 0.15,

@@ -10,13 +10,13 @@ import itertools
 
 import torch
 
-from pytest_chaosmining.references.exact import outputs
+from pytest_chaosmining.references.exact import Target, outputs
 
 
 def occlusion(
     model: torch.nn.Module,
     inputs: torch.Tensor,
-    target: int | torch.Tensor | None,
+    target: Target,
     window: tuple[int, ...],
     strides: tuple[int, ...] | None = None,
     baseline: float = 0.0,
@@ -37,13 +37,13 @@ def occlusion(
         drop = plain - outputs(model, occluded, target)
         total[region] += drop.reshape(-1, *([1] * len(shape)))
         count[region] += 1
-    return torch.where(count > 0, total / count.clamp(min=1), torch.zeros_like(total))
+    return total / count.clamp(min=1)  # an element no window covers stays 0
 
 
 def feature_ablation(
     model: torch.nn.Module,
     inputs: torch.Tensor,
-    target: int | torch.Tensor | None,
+    target: Target,
     feature_mask: torch.Tensor | None,
     baseline: float = 0.0,
 ) -> torch.Tensor:

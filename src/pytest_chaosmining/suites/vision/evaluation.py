@@ -83,9 +83,11 @@ def figure_from_results(
     beside this run's where a baseline was given."""
     shown, seen = [], set()
     for case in planned:
+        if case.condition in seen:
+            continue
         own = _case_records(records, case)
         kept = {r.explainer: r for r in own if r.metric == FINGERPRINT and r.maps}
-        if not kept or case.condition in seen:
+        if not kept:
             continue
         seen.add(case.condition)
         masses = {name: Fingerprint.read(r.maps).mass for name, r in kept.items()}  # type: ignore[arg-type]
